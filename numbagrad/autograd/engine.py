@@ -1,0 +1,230 @@
+"""backward(): seed the roots, run the compiled sweep (handing big nodes to their parallel
+kernels between segments), and accumulate the leaves' gradients into their ``.grad``."""
+
+import re
+
+import numpy as np
+
+from ..ops import registry
+from . import codegen
+from .tape import (
+    F_BIG,
+    F_CODE,
+    F_FAT,
+    F_FLAGS,
+    F_IAT,
+    F_NFAT,
+    F_NIAT,
+    F_SIZE,
+    F_VOFF,
+    FLAG_NEEDS_GRAD,
+    NODE_FIELDS,
+    retire,
+)
+
+_module = None
+
+FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+_EMPTY = np.empty(0)
+
+
+def sweep_module():
+    """The generated sweep module (generated, compiled or loaded from cache on first use)."""
+    global _module
+    if _module is None:
+        _module = codegen.load()
+    return _module
+
+
+class _Run:
+    """One backward pass over one tape: its array views, adjoints and touched flags."""
+
+    def __init__(self, tape, retain):
+        self.tape = tape
+        self.retain = retain
+        n = len(tape)
+        self.nodes = np.frombuffer(tape.nodes, np.int64).reshape(n, NODE_FIELDS)
+        self.args = np.frombuffer(tape.args, np.int64) if tape.args else np.empty(0, np.int64)
+        self.shapes = np.frombuffer(tape.shapes, np.int64) if tape.shapes else \
+            np.empty(0, np.int64)
+        self.iat = np.frombuffer(tape.iat, np.int64) if tape.iat else np.empty(0, np.int64)
+        self.fat = np.frombuffer(tape.fat, np.float64) if tape.fat else np.empty(0)
+        self.val = np.frombuffer(tape.val, np.float64) if tape.val else np.empty(0)
+        self.adj = np.zeros(len(self.val))
+        self.big_adj = {}
+        self.touched = np.zeros(n, np.uint8)
+        if tape.freed is None or len(tape.freed) < n:
+            freed = np.zeros(n, np.uint8)
+            if tape.freed is not None:
+                freed[:len(tape.freed)] = tape.freed
+            tape.freed = freed
+        self.freed = tape.freed
+        self.dirty = np.zeros(n, np.uint8)
+        for node in tape.dirty:
+            self.dirty[node] = 1
+
+    # --- values and adjoints of a node as flat views, wherever they live ------------------
+    def value(self, node):
+        row = self.nodes[node]
+        if row[F_VOFF] >= 0:
+            return self.val[row[F_VOFF]:row[F_VOFF] + row[F_SIZE]]
+        v = self.tape.big_val[row[F_BIG]]
+        return np.ascontiguousarray(v).reshape(-1)
+
+    def adjoint(self, node, dtype=np.float64):
+        row = self.nodes[node]
+        if row[F_VOFF] >= 0:
+            return self.adj[row[F_VOFF]:row[F_VOFF] + row[F_SIZE]]
+        a = self.big_adj.get(node)
+        if a is None:
+            a = self.big_adj[node] = np.zeros(row[F_SIZE], dtype)
+        return a
+
+    def seed(self, node, grad):
+        self.adjoint(node, grad.dtype)[:] += np.asarray(grad, dtype=np.float64).reshape(-1)
+        self.touched[node] = 1
+
+    # --- the sweep --------------------------------------------------------------------------
+    def run(self, start):
+        sweep = sweep_module().sweep
+        t = self
+        while start >= 0:
+            status, i = sweep(t.nodes, t.args, t.shapes, t.iat, t.fat, t.val, t.adj, t.touched,
+                              t.freed, t.dirty, start, t.retain)
+            if status == 0:
+                return
+            if status == 1:
+                self.big_node(i)
+                start = i - 1
+            elif status == 2:
+                raise RuntimeError(FREED_MSG)
+            else:
+                raise RuntimeError(self.dirty_message(i))
+
+    def big_node(self, i):
+        """Differentiate a node too large for the serial sweep with its op's own kernel."""
+        tape, nodes = self.tape, self.nodes
+        op = registry.OPS[nodes[i, F_CODE]]
+        argn = tape.arg_nodes(i)
+        needs = [bool(nodes[a, F_FLAGS] & FLAG_NEEDS_GRAD) for a in argn]
+        reads = set()
+        for k, need in enumerate(needs):
+            if need:
+                reads.update(op.reads(k))
+        if reads:
+            if self.freed[i]:
+                raise RuntimeError(FREED_MSG)
+            checked = [i] if "y" in reads else []
+            checked += [a for k, a in enumerate(argn) if f"x{k}" in reads]
+            if any(self.dirty[a] for a in checked):
+                raise RuntimeError(self.dirty_message(i))
+        # One compute dtype per call: Numba's np.dot will not mix float32 and float64.
+        big = [tape.big_val[nodes[a, F_BIG]] for a in (i, *argn) if nodes[a, F_BIG] >= 0]
+        dt = np.result_type(*[b.dtype for b in big if b.dtype.kind == "f"] or [np.float64])
+        g = np.ascontiguousarray(self.adjoint(i, dt), dtype=dt)
+        y = self.value(i).astype(dt, copy=False) if "y" in reads else _EMPTY.astype(dt)
+        sh_y = np.array(tape.shape_of(i), np.int64)
+        row = nodes[i]
+        ia = self.iat[row[F_IAT]:row[F_IAT] + row[F_NIAT]]
+        fa = self.fat[row[F_FAT]:row[F_FAT] + row[F_NFAT]]
+        grads, sinks = [], []
+        for a, need in zip(argn, needs):
+            target = self.adjoint(a, dt) if need else _EMPTY
+            if need and target.dtype != dt:
+                grads.append(np.zeros(target.shape, dt))
+                sinks.append((target, grads[-1]))
+            else:
+                grads.append(target if need else _EMPTY.astype(dt))
+        shapes = [np.array(tape.shape_of(a), np.int64) for a in argn]
+        mod = sweep_module()
+        if op.arity == -1:
+            kernel = getattr(mod, op.kernel)
+            for k in range(len(argn)):
+                if needs[k]:
+                    kernel(g, grads[k], sh_y, shapes[k], k, ia, fa)
+        else:
+            xs = [self.value(a).astype(dt, copy=False) if f"x{k}" in reads else _EMPTY.astype(dt)
+                  for k, a in enumerate(argn)]
+            kernel = getattr(mod, codegen.kernel_name(op, parallel=True))
+            kernel(g, y, *xs, *grads, sh_y, *shapes, *needs, ia, fa)
+        for target, tmp in sinks:
+            target += tmp
+        for a, need in zip(argn, needs):
+            if need:
+                self.touched[a] = 1
+        if not self.retain:
+            self.freed[i] = 1
+
+    def dirty_message(self, i):
+        tape = self.tape
+        for node in (i, *tape.arg_nodes(i)):
+            if node in tape.dirty:
+                desc, version, producer, expected = tape.dirty[node]
+                # torch names the forward op here: ExpBackward0 -> Exp
+                name = re.sub(r"Backward\d*$", "", producer or "")
+                source = f", which is output 0 of {name}," if producer else ""
+                return (
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [{desc}]{source} is at version {version}; expected "
+                    f"version {expected} instead. Hint: enable anomaly detection to find the "
+                    "operation that failed to compute its gradient, with "
+                    "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+                )
+        return "one of the variables needed for gradient computation has been modified by an " \
+               "inplace operation"
+
+    def gradient_of(self, node):
+        """The accumulated adjoint of ``node`` as a flat array, or None if never reached."""
+        if not self.touched[node]:
+            return None
+        if self.nodes[node, F_VOFF] >= 0:
+            return self.adjoint(node)
+        return self.big_adj.get(node)
+
+
+def run_backward(roots, grads, retain_graph, inputs):
+    """Backward from ``roots`` (non-leaf tensors on tapes) seeded with ``grads``.
+
+    Returns {id(tensor): flat gradient} for ``inputs`` when given; else accumulates into
+    ``.grad`` of every reached leaf (and of retained non-leaves).
+    """
+    from ..tensor import _accumulate_grad
+
+    by_tape = {}
+    for t, g in zip(roots, grads):
+        by_tape.setdefault(id(t._tape), (t._tape, []))[1].append((t, g))
+    for tape, items in by_tape.values():
+        run = _Run(tape, retain_graph)
+        for t, g in items:
+            run.seed(t._node, g)
+        run.run(max(t._node for t, _ in items))
+        if inputs is None:
+            for node, leaf in tape.leaves:
+                g = run.gradient_of(node)
+                if g is not None and leaf._requires_grad:
+                    _accumulate_grad(leaf, g)
+            for node, t in tape.retained.items():
+                g = run.gradient_of(node)
+                if g is not None and t._node == node:
+                    _accumulate_grad(t, g)
+        else:
+            for t in inputs:
+                node = t._node if t._tape is tape else tape.sources.get(id(t))
+                if node is not None and (t._tape is tape or t._requires_grad):
+                    g = run.gradient_of(node)
+                    if g is not None:
+                        _accumulate_grad(t, g)
+        if not retain_graph:
+            retire(tape)
+
+
+def node_count(tape):
+    return len(tape.nodes) // NODE_FIELDS
+
+

@@ -1,0 +1,66 @@
+"""no_grad / enable_grad / set_grad_enabled: thread-local context managers and decorators."""
+
+import functools
+import threading
+
+
+class _State(threading.local):
+    enabled = True
+
+
+state = _State()
+
+
+def is_grad_enabled():
+    return state.enabled
+
+
+class _GradMode:
+    """Base for the three switches; ``_target`` is the mode inside the block."""
+
+    _target = True
+
+    def __enter__(self):
+        self._prev = state.enabled
+        state.enabled = self._target
+
+    def __exit__(self, *exc):
+        state.enabled = self._prev
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__() if not isinstance(self, set_grad_enabled) else \
+                    set_grad_enabled(self._target):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_GradMode):  # noqa: N801 - torch's name
+    _target = False
+
+
+class enable_grad(_GradMode):  # noqa: N801
+    _target = True
+
+
+class set_grad_enabled(_GradMode):  # noqa: N801
+    def __init__(self, mode=True):
+        # torch switches immediately, so that a plain call (not a with block) works too
+        self._prev = state.enabled
+        self._target = bool(mode)
+        state.enabled = self._target
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        state.enabled = self._prev
+        return False
+
+
+class inference_mode(no_grad):  # noqa: N801 - recorded nothing, as no_grad
+    def __init__(self, mode=True):
+        self._target = not mode

@@ -1,0 +1,154 @@
+"""The tape: a thread-local Wengert list of fixed-width integer records and flat value arenas.
+
+Every node (a leaf, a constant or an op's output) is one row of ``NODE_FIELDS`` int64s in
+``nodes``. Arguments, shapes and attributes live in CSR form in their own flat arrays, so the
+Numba sweep reads the whole graph without touching a Python object. ``array.array`` is
+used for recording because appending to it costs about what appending to a list does, and
+``np.frombuffer`` hands it to Numba without a copy.
+
+Values: a node with fewer than ``BIG`` elements (and all of whose operands are small too) has
+its value copied, as float64, into the ``val`` arena, and is differentiated inside the serial
+sweep. Larger nodes keep a reference to their NumPy array (``big_val``) and are differentiated
+by their op's parallel kernel, called from Python between segments of the sweep.
+Everything an @njit forward kernel needs to recompute a node is recorded (op code, argument
+nodes, shapes, attributes, and the values of source nodes), so a tape can be replayed.
+"""
+
+import os
+import struct
+import sys
+import threading
+from array import array
+
+import numpy as np
+
+from ..ops.registry import CONST, LEAF
+
+# Field offsets of a node record
+(F_CODE, F_VOFF, F_SIZE, F_NDIM, F_SHP, F_ARG, F_NARG, F_IAT, F_NIAT, F_FAT, F_NFAT,
+ F_FLAGS, F_BIG) = range(13)
+NODE_FIELDS = 13
+_NODE = struct.Struct(f"{NODE_FIELDS}q")
+# array.extend(tuple) converts item by item (~1 us for a record); packing is ~3x cheaper
+_ARGS = [struct.Struct(f"{n}q") for n in range(8)]
+FLAG_NEEDS_GRAD = 1
+FLAG_BIG = 2
+
+# Elements above which a node leaves the serial sweep for its op's parallel kernel. Measured
+# in bench/threshold.py: a 2-thread prange loop pays ~3 us fork/join and breaks even near 30k.
+BIG = int(os.environ.get("NUMBAGRAD_BIG_THRESHOLD", 32768))
+
+
+class Tape:
+    __slots__ = ("nodes", "args", "shapes", "iat", "fat", "val", "big_val", "sources",
+                 "source_refs", "leaves", "dirty", "freed", "retained", "thread", "__weakref__")
+
+    def __init__(self):
+        self.nodes = array("q")
+        self.args = bytearray()  # int64 argument nodes, packed (see push)
+        self.shapes = array("q")
+        self.iat = array("q")
+        self.fat = array("d")
+        self.val = array("d")
+        self.big_val = []
+        self.sources = {}  # id(tensor) -> node, for leaves and constant tensors
+        self.source_refs = []  # keeps those tensors alive so their ids stay unique
+        self.leaves = []  # (node, tensor) of the leaves that require grad
+        self.dirty = {}  # node -> (tensor description, version) of values changed in place
+        self.freed = None  # uint8 per node once a backward has freed its saved values
+        self.retained = {}  # node -> tensor that called retain_grad()
+        self.thread = threading.get_ident()
+
+    def __len__(self):
+        return len(self.nodes) // NODE_FIELDS
+
+    def push(self, code, value, size, shape, args, iat, fat, flags):
+        """Append one node; returns its index. ``value`` is the NumPy value (array or scalar)."""
+        nodes = self.nodes
+        node = len(nodes) // NODE_FIELDS
+        if flags & FLAG_BIG:
+            voff = -1
+            big = len(self.big_val)
+            self.big_val.append(value)
+        else:
+            big = -1
+            val = self.val
+            voff = len(val)
+            if size == 1:
+                val.append(float(value) if shape == () else float(value.reshape(-1)[0]))
+            elif size:
+                # a flat uint8 view: array.frombytes wants a byte buffer, and this copies once
+                flat = np.ascontiguousarray(value, dtype=np.float64).reshape(-1)
+                val.frombytes(flat.view(np.uint8))
+        self_args = self.args
+        nargs = len(args)
+        nodes.frombytes(_NODE.pack(code, voff, size, len(shape), len(self.shapes),
+                                   len(self_args) >> 3, nargs, len(self.iat), len(iat),
+                                   len(self.fat), len(fat), flags, big))
+        if shape:
+            self.shapes.extend(shape)
+        if nargs:
+            self_args += (_ARGS[nargs].pack(*args) if nargs < 8 else
+                          struct.pack(f"{nargs}q", *args))
+        if len(iat):
+            if isinstance(iat, np.ndarray):  # index maps: one C-level copy, not an int loop
+                self.iat.frombytes(np.ascontiguousarray(iat, np.int64).view(np.uint8))
+            else:
+                self.iat.extend(iat)
+        if len(fat):
+            self.fat.extend(fat)
+        return node
+
+    def source(self, t):
+        """The node of a leaf or constant tensor on this tape, creating it on first use."""
+        node = self.sources.get(id(t))
+        if node is None:
+            data = t._data
+            size = data.size
+            big = FLAG_BIG if size >= BIG else 0
+            flags = (FLAG_NEEDS_GRAD if t._requires_grad else 0) | big
+            node = self.push(LEAF.code if t._requires_grad else CONST.code, data, size,
+                             data.shape, (), (), (), flags)
+            self.sources[id(t)] = node
+            self.source_refs.append(t)
+            if t._requires_grad:
+                self.leaves.append((node, t))
+        return node
+
+    def field(self, node, f):
+        return self.nodes[node * NODE_FIELDS + f]
+
+    def shape_of(self, node):
+        base = node * NODE_FIELDS
+        s = self.nodes[base + F_SHP]
+        return tuple(self.shapes[s:s + self.nodes[base + F_NDIM]])
+
+    def arg_nodes(self, node):
+        base = node * NODE_FIELDS
+        a = self.nodes[base + F_ARG]
+        n = self.nodes[base + F_NARG]
+        return struct.unpack_from(f"{n}q", self.args, a * 8)
+
+
+class _Local(threading.local):
+    tape = None
+
+
+_local = _Local()
+
+
+def current_tape():
+    tape = _local.tape
+    if tape is None:
+        tape = _local.tape = Tape()
+    elif len(tape.nodes) > 65536 * NODE_FIELDS and sys.getrefcount(tape) <= 3:
+        # Nothing outside this thread-local slot refers to the tape any more (no tensor
+        # of it is alive): start afresh instead of letting an unused graph grow.
+        tape = _local.tape = Tape()
+    return tape
+
+
+def retire(tape):
+    """After a backward that freed ``tape``'s graph, new ops go onto a fresh tape."""
+    if _local.tape is tape:
+        _local.tape = None

@@ -1,0 +1,348 @@
+"""@njit backward kernels of the structured ops, on flat views, with the op table's signatures.
+
+Every kernel accumulates (``+=``) into the gradient views it is given: the sweep owns the
+adjoint arena and several consumers may add into one input. Index maps between a tensor
+and a view of it are computed here once per call (``bcast_index``, ``strided_index``)
+rather than per element, which keeps every kernel a plain loop that LLVM can vectorize.
+"""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def c_strides(shape):
+    """C-order strides, in elements."""
+    nd = shape.shape[0]
+    st = np.empty(nd, np.int64)
+    acc = 1
+    for d in range(nd - 1, -1, -1):
+        st[d] = acc
+        acc *= shape[d]
+    return st
+
+
+@njit(cache=True)
+def numel(shape):
+    n = 1
+    for d in range(shape.shape[0]):
+        n *= shape[d]
+    return n
+
+
+@njit(cache=True)
+def strided_index(shape, offset, strides):
+    """Flat index ``offset + sum(coord[d] * strides[d])`` of every element of ``shape``."""
+    n = numel(shape)
+    nd = shape.shape[0]
+    idx = np.empty(n, np.int64)
+    coord = np.zeros(nd, np.int64)
+    pos = offset
+    for k in range(n):
+        idx[k] = pos
+        # odometer increment: cheaper than a div/mod per dimension per element
+        for d in range(nd - 1, -1, -1):
+            coord[d] += 1
+            pos += strides[d]
+            if coord[d] < shape[d]:
+                break
+            pos -= strides[d] * shape[d]
+            coord[d] = 0
+    return idx
+
+
+@njit(cache=True)
+def bcast_index(sh_in, sh_out):
+    """For each element of ``sh_out``, the flat index of the ``sh_in`` element broadcast to it."""
+    nd_out = sh_out.shape[0]
+    lead = nd_out - sh_in.shape[0]
+    st_in = c_strides(sh_in)
+    st = np.zeros(nd_out, np.int64)
+    for d in range(sh_in.shape[0]):
+        if sh_in[d] != 1:
+            st[lead + d] = st_in[d]
+    return strided_index(sh_out, 0, st)
+
+
+# ---- views, reshapes, indexing -----------------------------------------------------------
+@njit(cache=True)
+def reshape_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    for k in range(g.shape[0]):
+        gx0[k] += g[k]
+
+
+@njit(cache=True)
+def view_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    # iat = [offset, strides of y in x's C-order element space...]
+    idx = strided_index(sh_y, iat[0], iat[1:])
+    for k in range(g.shape[0]):
+        gx0[idx[k]] += g[k]
+
+
+@njit(cache=True)
+def index_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    # iat = flat index into x of every output element (gather, advanced indexing, max(dim))
+    for k in range(g.shape[0]):
+        gx0[iat[k]] += g[k]
+
+
+@njit(cache=True)
+def index_put_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
+    # y = x0 with the positions iat[1 + nd:] overwritten by x1 broadcast to the region shape
+    nd = iat[0]
+    region = iat[1:1 + nd]
+    pos = iat[1 + nd:]
+    if need0:
+        keep = np.ones(g.shape[0], np.bool_)
+        for r in range(pos.shape[0]):
+            keep[pos[r]] = False
+        for k in range(g.shape[0]):
+            if keep[k]:
+                gx0[k] += g[k]
+    if need1:
+        j = bcast_index(sh1, region)
+        for r in range(pos.shape[0]):
+            gx1[j[r]] += g[pos[r]]
+
+
+@njit(cache=True)
+def repeat_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    nd = sh_y.shape[0]
+    padded = np.ones(nd, np.int64)
+    padded[nd - sh0.shape[0]:] = sh0
+    st = c_strides(padded)
+    n = g.shape[0]
+    coord = np.zeros(nd, np.int64)
+    for k in range(n):
+        pos = 0
+        for d in range(nd):
+            pos += (coord[d] % padded[d]) * st[d]
+        gx0[pos] += g[k]
+        for d in range(nd - 1, -1, -1):
+            coord[d] += 1
+            if coord[d] < sh_y[d]:
+                break
+            coord[d] = 0
+
+
+@njit(cache=True)
+def cat_bw(g, gx, sh_y, sh_x, k, iat, fat):
+    # iat = [dim, offset of input 0 along dim, offset of input 1, ...]
+    dim = iat[0]
+    ost = c_strides(sh_y)
+    idx = strided_index(sh_x, iat[1 + k] * ost[dim], ost)
+    for j in range(gx.shape[0]):
+        gx[j] += g[idx[j]]
+
+
+@njit(cache=True)
+def stack_bw(g, gx, sh_y, sh_x, k, iat, fat):
+    dim = iat[0]
+    ost = c_strides(sh_y)
+    st = np.empty(sh_x.shape[0], np.int64)
+    for d in range(sh_x.shape[0]):
+        st[d] = ost[d] if d < dim else ost[d + 1]
+    idx = strided_index(sh_x, k * ost[dim], st)
+    for j in range(gx.shape[0]):
+        gx[j] += g[idx[j]]
+
+
+# ---- reductions: iat holds the kept shape (reduced dims as 1) ----------------------------
+@njit(cache=True)
+def sum_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    # fat[0] scales: 1 for sum, 1/N for mean
+    s = fat[0]
+    if g.shape[0] == 1:  # full reduction: no index map needed
+        gs = g[0] * s
+        for k in range(gx0.shape[0]):
+            gx0[k] += gs
+        return
+    j = bcast_index(iat, sh0)
+    for k in range(gx0.shape[0]):
+        gx0[k] += g[j[k]] * s
+
+
+@njit(cache=True)
+def expand_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    j = bcast_index(sh0, sh_y)
+    for k in range(g.shape[0]):
+        gx0[j[k]] += g[k]
+
+
+@njit(cache=True)
+def amax_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    # torch: the gradient is shared evenly among the tied extrema of a group
+    j = bcast_index(iat, sh0)
+    count = np.zeros(g.shape[0])
+    for k in range(x0.shape[0]):
+        if x0[k] == y[j[k]]:
+            count[j[k]] += 1.0
+    for k in range(x0.shape[0]):
+        if x0[k] == y[j[k]]:
+            gx0[k] += g[j[k]] / count[j[k]]
+
+
+@njit(cache=True)
+def logsumexp_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    j = bcast_index(iat, sh0)
+    for k in range(x0.shape[0]):
+        gx0[k] += g[j[k]] * np.exp(x0[k] - y[j[k]])
+
+
+@njit(cache=True)
+def _group_mean(x0, j, n_groups):
+    mean = np.zeros(n_groups)
+    cnt = np.zeros(n_groups)
+    for k in range(x0.shape[0]):
+        mean[j[k]] += x0[k]
+        cnt[j[k]] += 1.0
+    for q in range(n_groups):
+        mean[q] /= max(cnt[q], 1.0)
+    return mean, cnt
+
+
+@njit(cache=True)
+def var_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    # fat[0] = correction (Bessel's 1 by default)
+    j = bcast_index(iat, sh0)
+    mean, cnt = _group_mean(x0, j, g.shape[0])
+    for k in range(x0.shape[0]):
+        q = j[k]
+        gx0[k] += g[q] * 2.0 * (x0[k] - mean[q]) / (cnt[q] - fat[0])
+
+
+@njit(cache=True)
+def std_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    j = bcast_index(iat, sh0)
+    mean, cnt = _group_mean(x0, j, g.shape[0])
+    for k in range(x0.shape[0]):
+        q = j[k]
+        if y[q] != 0.0:  # torch masks the gradient where std == 0
+            gx0[k] += g[q] * (x0[k] - mean[q]) / ((cnt[q] - fat[0]) * y[q])
+
+
+@njit(cache=True)
+def norm_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    p = fat[0]
+    j = bcast_index(iat, sh0)
+    if p == np.inf:
+        count = np.zeros(g.shape[0])
+        for k in range(x0.shape[0]):
+            if abs(x0[k]) == y[j[k]]:
+                count[j[k]] += 1.0
+    for k in range(x0.shape[0]):
+        q = j[k]
+        x = x0[k]
+        if p == 2.0:
+            if y[q] != 0.0:
+                gx0[k] += g[q] * x / y[q]
+        elif p == 1.0:
+            gx0[k] += g[q] * np.sign(x)
+        elif p == np.inf:
+            if abs(x) == y[q] and y[q] != 0.0:
+                gx0[k] += g[q] * np.sign(x) / count[q]
+        elif y[q] != 0.0:
+            gx0[k] += g[q] * x * abs(x) ** (p - 2.0) / y[q] ** (p - 1.0)
+
+
+@njit(cache=True)
+def prod_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    # Exact with zeros: the product of the *other* elements, not y / x.
+    j = bcast_index(iat, sh0)
+    m = g.shape[0]
+    zeros = np.zeros(m, np.int64)
+    nonzero_prod = np.ones(m)
+    for k in range(x0.shape[0]):
+        if x0[k] == 0.0:
+            zeros[j[k]] += 1
+        else:
+            nonzero_prod[j[k]] *= x0[k]
+    for k in range(x0.shape[0]):
+        q = j[k]
+        if zeros[q] == 0:
+            gx0[k] += g[q] * nonzero_prod[q] / x0[k]
+        elif zeros[q] == 1 and x0[k] == 0.0:
+            gx0[k] += g[q] * nonzero_prod[q]
+
+
+@njit(cache=True)
+def softmax_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    j = bcast_index(iat, sh_y)
+    s = np.zeros(numel(iat))
+    for k in range(g.shape[0]):
+        s[j[k]] += g[k] * y[k]
+    for k in range(g.shape[0]):
+        gx0[k] += y[k] * (g[k] - s[j[k]])
+
+
+@njit(cache=True)
+def log_softmax_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    j = bcast_index(iat, sh_y)
+    s = np.zeros(numel(iat))
+    for k in range(g.shape[0]):
+        s[j[k]] += g[k]
+    for k in range(g.shape[0]):
+        gx0[k] += g[k] - np.exp(y[k]) * s[j[k]]
+
+
+# ---- linear algebra ----------------------------------------------------------------------
+@njit(cache=True)
+def mm_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
+    m, k, n = sh0[0], sh0[1], sh1[1]
+    g2 = g.reshape((m, n))
+    if need0 and m * k > 0:
+        gx0.reshape((m, k))[:, :] += np.dot(g2, x1.reshape((k, n)).T)
+    if need1 and k * n > 0:
+        gx1.reshape((k, n))[:, :] += np.dot(x0.reshape((m, k)).T, g2)
+
+
+@njit(cache=True)
+def mv_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
+    m, n = sh0[0], sh0[1]
+    a = x0.reshape((m, n))
+    if need0:
+        ga = gx0.reshape((m, n))
+        for i in range(m):
+            for q in range(n):
+                ga[i, q] += g[i] * x1[q]
+    if need1 and m * n > 0:
+        gx1 += np.dot(a.T, g.copy())
+
+
+@njit(cache=True)
+def dot_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
+    for k in range(x0.shape[0]):
+        if need0:
+            gx0[k] += g[0] * x1[k]
+        if need1:
+            gx1[k] += g[0] * x0[k]
+
+
+@njit(cache=True)
+def bmm_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
+    b, m, k, n = sh0[0], sh0[1], sh0[2], sh1[2]
+    for i in range(b):
+        gi = g[i * m * n:(i + 1) * m * n].reshape((m, n))
+        if need0 and m * k > 0:
+            ga = gx0[i * m * k:(i + 1) * m * k].reshape((m, k))
+            ga += np.dot(gi, x1[i * k * n:(i + 1) * k * n].reshape((k, n)).T)
+        if need1 and k * n > 0:
+            gb = gx1[i * k * n:(i + 1) * k * n].reshape((k, n))
+            gb += np.dot(x0[i * m * k:(i + 1) * m * k].reshape((m, k)).T, gi)
+
+
+@njit(cache=True)
+def addmm_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, need1, need2,
+             iat, fat):
+    # y = beta * x0 + alpha * (x1 @ x2); fat = [beta, alpha]
+    beta, alpha = fat[0], fat[1]
+    m, k, n = sh1[0], sh1[1], sh2[1]
+    g2 = g.reshape((m, n))
+    if need0:
+        j = bcast_index(sh0, sh_y)
+        for q in range(g.shape[0]):
+            gx0[j[q]] += beta * g[q]
+    if need1 and m * k > 0:
+        gx1.reshape((m, k))[:, :] += alpha * np.dot(g2, x2.reshape((k, n)).T)
+    if need2 and k * n > 0:
+        gx2.reshape((k, n))[:, :] += alpha * np.dot(x1.reshape((m, k)).T, g2)

@@ -1,0 +1,79 @@
+"""The one path from an op's NumPy result to a Tensor: record a node when gradients flow."""
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd import grad_mode
+from ..autograd import tape as tape_mod
+from ..autograd.tape import F_FLAGS, FLAG_BIG, FLAG_NEEDS_GRAD, NODE_FIELDS, current_tape
+from ..tensor import Tensor, _make  # noqa: F401
+
+
+def record(op, out, inputs, iat=(), fat=()):
+    """Wrap ``out`` (the op's NumPy value) in a Tensor, recording ``op`` when any input
+    requires grad and grad mode is on. ``inputs`` are Tensors in the op's argument order."""
+
+    if not grad_mode.state.enabled:
+        return _make(out)
+    tape = None
+    needed = False
+    for t in inputs:
+        if t._requires_grad:
+            needed = True
+            if t._tape is not None:
+                if tape is None:
+                    tape = t._tape
+                elif t._tape is not tape:
+                    raise NotImplementedError(
+                        f"numbagrad: {op.name} combines tensors recorded on two different graphs "
+                        "(one of them from before a backward() that freed its graph); "
+                        "detach() one of them or use retain_graph=True"
+                    )
+    if not needed:
+        return _make(out)
+    if tape is None:
+        tape = current_tape()
+    nodes = tape.nodes
+    if isinstance(out, np.generic):  # a 0-d result: skip NumPy's slow scalar attributes
+        size, shape = 1, ()
+    else:
+        size, shape = out.size, out.shape
+    big = size >= tape_mod.BIG
+    args = []
+    for t in inputs:
+        a = t._node if t._tape is tape else tape.source(t)
+        args.append(a)
+        if nodes[a * NODE_FIELDS + F_FLAGS] & FLAG_BIG:
+            big = True
+    node = tape.push(op.code, out, size, shape, args, iat, fat,
+                     FLAG_NEEDS_GRAD | (FLAG_BIG if big else 0))
+    return _make(out, tape, node)
+
+
+def shape_error_broadcast(sa, sb):
+    """torch's message for shapes that do not broadcast."""
+    na, nb = len(sa), len(sb)
+    for i in range(1, max(na, nb) + 1):
+        da = sa[-i] if i <= na else 1
+        db = sb[-i] if i <= nb else 1
+        if da != db and da != 1 and db != 1:
+            dim = max(na, nb) - i
+            return RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
+                                f"({db}) at non-singleton dimension {dim}")
+    return None
+
+
+def broadcast_shapes(*shapes):
+    out = ()
+    for s in shapes:
+        err = shape_error_broadcast(out, tuple(s))
+        if err is not None:
+            raise err
+        out = tuple(np.broadcast_shapes(out, tuple(s)))
+    return out
+
+
+def float_dtype_for(t):
+    """The floating dtype an op like exp computes in for tensor ``t`` (ints -> default)."""
+    d = t.dtype
+    return d if d.is_floating_point else dtypes.get_default_dtype()

@@ -1,0 +1,99 @@
+"""The op table: one OpDef per op; op codes, the sweep's dispatch and the op tests derive from it.
+
+How an op is declared (see numbagrad/ops/elementwise.py etc. for the records):
+
+* ``name``      our name, unique (``"mul"``); the op code is its index in ``OPS``.
+* ``grad_fn``   torch's autograd node name (``"MulBackward0"``).
+* ``arity``     number of tensor inputs, ``-1`` for variadic (cat, stack).
+* Elementwise ops give ``grads``: one scalar formula per input, a Python expression over
+  ``g`` (upstream gradient), ``a``/``b`` (inputs), ``y`` (output), ``f0``/``f1`` (float
+  attributes) and ``m`` (an integer attribute per output element, e.g. a mask), or None
+  when that input is not differentiable. Serial and parallel backward kernels are
+  generated from the formulas; what a formula reads is what the op saves.
+* Structured ops give ``kernel``: the dotted name of an @njit function with the fixed
+  signature ``bw(g, y, x0.., gx0.., sh_y, sh0.., need0.., iat, fat)`` on flat views
+  (variadic: ``bw(g, gx, sh_y, sh_x, k, iat, fat)`` once per input ``k``), and ``saves``.
+* ``forward``   the eager NumPy forward of an elementwise op: ``forward(x0, .., *fattrs)``.
+* ``fwd``       scalar formula of the forward (elementwise), for compiled replay.
+* ``samples``   how the generated tests call the op: a list of ``Sample``.
+"""
+
+from dataclasses import dataclass, field
+
+SAVE_NAMES = ("x0", "x1", "x2", "y")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One generated-test case: input shapes, keyword arguments, and the call expression.
+
+    ``call`` is a Python expression over ``lib`` (numbagrad or torch), ``x0``.. and ``kw``;
+    the default calls ``lib.<torch name>(x0, .., **kw)``.
+    """
+
+    shapes: tuple
+    kw: dict = field(default_factory=dict)
+    call: str | None = None
+    # input positions that must be integers/booleans made by ``make`` instead of floats
+    domain: tuple | None = None
+
+
+@dataclass
+class OpDef:
+    name: str
+    grad_fn: str
+    arity: int
+    grads: tuple | None = None
+    kernel: str | None = None
+    saves: tuple = ()
+    fwd: str | None = None
+    # eager forward on NumPy values (elementwise ops): f(x0, .., attrs) -> ndarray
+    forward: object = None
+    torch: str | None = None
+    samples: list = field(default_factory=list)
+    domain: tuple = (-2.0, 2.0)
+    code: int = -1
+    # ops whose values never reach a derivative (sources) have no backward at all
+    source: bool = False
+
+    @property
+    def elementwise(self):
+        return self.grads is not None
+
+    def reads(self, k=None):
+        """Names of the values the derivative reads ("x0", "x1", "y"), from the formulas or
+        ``saves``; with ``k``, only what input ``k``'s derivative reads (torch saves an input
+        only when another input's gradient needs it)."""
+        if not self.elementwise:
+            return tuple(self.saves)
+        import re
+
+        used = set()
+        for i, formula in enumerate(self.grads):
+            if formula and (k is None or i == k):
+                used |= set(re.findall(r"\b[a-z]\w*\b", formula))
+        names = {"a": "x0", "b": "x1", "y": "y"}
+        return tuple(v for n, v in names.items() if n in used)
+
+    def save_mask(self, k=None):
+        """``reads(k)`` as a bit mask over SAVE_NAMES."""
+        return sum(1 << SAVE_NAMES.index(r) for r in self.reads(k))
+
+
+OPS: list[OpDef] = []
+BY_NAME: dict[str, OpDef] = {}
+
+
+def defop(name, grad_fn, arity, **kw):
+    """Declare an op; returns its OpDef whose ``code`` is the op code on the tape."""
+    if name in BY_NAME:
+        raise ValueError(f"op {name!r} declared twice")
+    op = OpDef(name=name, grad_fn=grad_fn, arity=arity, code=len(OPS), **kw)
+    OPS.append(op)
+    BY_NAME[name] = op
+    return op
+
+
+# Source nodes: values that enter the graph (leaves that require grad, and constants).
+LEAF = defop("leaf", "", 0, source=True)
+CONST = defop("const", "", 0, source=True)

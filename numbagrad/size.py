@@ -1,0 +1,20 @@
+"""torch.Size: a tuple that prints as torch does."""
+
+
+class Size(tuple):
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"torch.Size([{', '.join(str(int(d)) for d in self)}])"
+
+    __str__ = __repr__
+
+    def numel(self):
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+    def __getitem__(self, item):
+        out = tuple.__getitem__(self, item)
+        return Size(out) if isinstance(item, slice) else out
