@@ -1,0 +1,49 @@
+"""numbagrad: PyTorch's autograd API on NumPy arrays, differentiated by a compiled tape sweep."""
+
+from . import dtypes as _dtypes
+from .dtypes import dtype, get_default_dtype, set_default_dtype
+from .tensor import Tensor
+from .size import Size
+from . import _methods  # noqa: F401 - binds Tensor's operators and methods
+from .factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
+                        linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
+                        randn_like, tensor, zeros, zeros_like)
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from . import autograd
+from .ops.pointwise import (abs, add, clamp, clip, cos, div, divide, exp, expm1, log, log1p,
+                            maximum, minimum, mul, multiply, neg, pow, relu, rsqrt, sigmoid, sign,
+                            sin, sqrt, sub, subtract, tan, tanh, true_divide, where)
+from .ops.reduce import (amax, amin, log_softmax, logsumexp, max, mean, min, norm, prod,
+                         softmax, std, sum, var)
+from .ops.shape import (broadcast_to, cat, chunk, flatten, narrow, permute, repeat, reshape,
+                        split, squeeze, stack, t, transpose, unbind, unflatten, unsqueeze)
+from .ops.linalg import addmm, bmm, dot, matmul, mm, mv, outer
+from .ops.index import gather, index_select
+from ._format import get_printoptions, set_printoptions
+from . import nn  # noqa: F401 - nn.functional activations used by torch-style scripts
+
+float32 = float = _dtypes.float32
+float64 = double = _dtypes.float64
+int64 = long = _dtypes.int64
+int32 = int = _dtypes.int32
+bool = _dtypes.bool_
+
+concat = concatenate = cat
+negative = neg
+absolute = abs
+masked_fill = Tensor.masked_fill
+argmax = Tensor.argmax
+argmin = Tensor.argmin
+numel = Tensor.numel
+is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
+
+
+def result_type(a, b):
+    def kind(x):
+        if isinstance(x, Tensor):
+            return (x.dtype, x.ndim)
+        return (_dtypes.scalar_dtype(x), None)
+    return _dtypes.result_type(kind(a), kind(b))
+
+
+__version__ = "0.1.0"

@@ -1,0 +1,137 @@
+"""``python -m numbagrad``: a short tour with real gradients and timings.
+``python -m numbagrad warmup``: compile (or load from cache) the backward sweep and kernels."""
+
+import sys
+import time
+
+import numpy as np
+
+
+def _timeit(fn, repeat=5):
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def scalar_graph(lib, leaves, n_ops, seed=0):
+    """A random graph of ``n_ops`` scalar ops over ``leaves`` (same graph for any lib)."""
+    rng = np.random.default_rng(seed)
+    kinds = rng.integers(0, 5, n_ops)
+    picks = rng.integers(0, 1 << 30, (n_ops, 2))
+    vals = list(leaves)
+    for k, (i, j) in zip(kinds, picks):
+        a, b = vals[i % len(vals)], vals[j % len(vals)]
+        if k == 0:
+            v = a * b
+        elif k == 1:
+            v = a + b
+        elif k == 2:
+            v = lib.tanh(a)
+        elif k == 3:
+            v = a - b * 0.5
+        else:
+            v = lib.sin(a) * 0.9
+        vals.append(v)
+    total = vals[-1]
+    for v in vals[-100:-1]:
+        total = total + v
+    return total
+
+
+def tour():
+    t_start = time.perf_counter()
+    import numbagrad as torch
+
+    print("numbagrad tour: torch's autograd API, backward compiled with Numba\n")
+    print(">>> x = torch.tensor(2.); w = torch.tensor(3., requires_grad=True)")
+    print(">>> b = torch.tensor(1., requires_grad=True); y = w * x + b")
+    x = torch.tensor(2.)
+    w = torch.tensor(3., requires_grad=True)
+    b = torch.tensor(1., requires_grad=True)
+    y = w * x + b
+    print("y:", y)
+    print("(y.backward(): on a new machine the first one compiles the sweep, about a minute)")
+    t0 = time.perf_counter()
+    y.backward()
+    t_first = time.perf_counter() - t0
+    print("x.grad:", x.grad)
+    print("w.grad:", w.grad)
+    print("b.grad:", b.grad)
+    print(f"(first backward in this process: {t_first * 1e3:.0f} ms; the compiled sweep is "
+          "cached on disk after its first compile)\n")
+
+    print(">>> x = torch.tensor(2.0, requires_grad=True); y = 3 * x ** 2; y.backward()")
+    x = torch.tensor(2.0, requires_grad=True)
+    y = 3 * x ** 2
+    y.backward()
+    print(f"Gradient dy/dx at x=2: {x.grad.item()}\n")
+
+    print(">>> x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True); y = x * 2; y.backward()")
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    try:
+        y.backward()
+    except RuntimeError as e:
+        print(f"Error: {e}")
+    y.backward(torch.tensor([1.0, 1.0, 1.0]))
+    print(f"Gradients: {x.grad}\n")
+
+    n_ops, n_leaves = 10_000, 100
+    print(f"A random graph of {n_ops:,} scalar ops over {n_leaves} leaves (float64):")
+    rng = np.random.default_rng(0)
+    init = rng.uniform(-1, 1, n_leaves)
+
+    def build():
+        leaves = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in init]
+        return leaves, scalar_graph(torch, leaves, n_ops)
+
+    leaves, out = build()
+    out.backward()  # warm: compile or load the sweep
+    fwd = _timeit(lambda: build(), 3)
+    bwd = float("inf")
+    for _ in range(5):
+        leaves, out = build()
+        t0 = time.perf_counter()
+        out.backward()
+        bwd = min(bwd, time.perf_counter() - t0)
+    np_leaves = [np.float64(v) for v in init]
+    np_fwd = _timeit(lambda: scalar_graph(np, np_leaves, n_ops), 3)
+    total = n_ops + 99
+    print(f"  numbagrad forward (recording): {fwd / total * 1e9:8.0f} ns/op")
+    print(f"  numbagrad backward (one @njit sweep): {bwd / total * 1e9:5.0f} ns/op")
+    print(f"  plain NumPy scalar forward, no gradient: {np_fwd / total * 1e9:5.0f} ns/op")
+    print(f"  -> the whole backward costs {bwd / np_fwd:.2f}x one plain NumPy evaluation")
+    grad0 = leaves[0].grad.item()
+    print(f"  d out / d leaf[0] = {grad0:.6f}")
+    print(f"\ntour done in {time.perf_counter() - t_start:.1f} s")
+
+
+def warmup():
+    """Compile the sweep and the parallel kernels (or load them from Numba's cache)."""
+    t0 = time.perf_counter()
+    from numbagrad.autograd import engine
+    print("numbagrad warmup: compiling the backward sweep (first time: about a minute)...",
+          flush=True)
+    engine.sweep_module()
+    import numbagrad as torch
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    print(f"  sweep ready in {time.perf_counter() - t0:.1f} s", flush=True)
+
+
+def main(argv):
+    if argv[:1] == ["warmup"]:
+        warmup()
+    elif not argv:
+        tour()
+    else:
+        print("usage: python -m numbagrad [warmup]")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,302 @@
+"""Tensor's operators and methods, bound to the op front ends; in-place ops and their checks."""
+
+import numpy as np
+
+from . import dtypes
+from .autograd import grad_mode
+from .autograd import tape as tape_mod
+from .ops import index, linalg, pointwise, reduce, shape
+from .tensor import Tensor, _make
+
+_TYPE_NAME = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+              "bool": "Bool"}
+
+
+def _desc(t):
+    return f"torch.{_TYPE_NAME[t.dtype.name]}Tensor [{', '.join(map(str, t.shape))}]"
+
+
+# ---- comparisons: never differentiable ------------------------------------------------------
+def _compare(ufunc):
+    def cmp(self, other):
+        o = other._data if isinstance(other, Tensor) else other
+        if other is None:
+            return NotImplemented
+        try:
+            return _make(np.asarray(ufunc(self._data, o)))
+        except ValueError:
+            from .ops.record import shape_error_broadcast
+            raise shape_error_broadcast(self.shape, np.shape(o)) from None
+    return cmp
+
+
+for _name, _uf in (("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
+                   ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)):
+    setattr(Tensor, f"__{_name}__", _compare(_uf))
+    setattr(Tensor, _name, _compare(_uf))
+Tensor.__hash__ = object.__hash__
+Tensor.greater, Tensor.less = Tensor.gt, Tensor.lt
+
+
+def _logical(ufunc):
+    def op(self, other):
+        o = other._data if isinstance(other, Tensor) else other
+        return _make(np.asarray(ufunc(self._data, o)))
+    return op
+
+
+Tensor.__and__ = _logical(np.logical_and)
+Tensor.__or__ = _logical(np.logical_or)
+Tensor.__xor__ = _logical(np.logical_xor)
+Tensor.__invert__ = lambda self: _make(np.asarray(np.logical_not(self._data)
+                                                  if self._data.dtype == np.bool_
+                                                  else np.invert(self._data)))
+
+
+# ---- arithmetic -------------------------------------------------------------------------------
+def _binop(name):
+    def op(self, other):
+        if isinstance(other, Tensor):
+            return pointwise.binary(name, self, other)
+        if isinstance(other, (int, float, bool, np.number, np.bool_)):
+            return pointwise.binary(name, self, other)
+        if isinstance(other, np.ndarray):
+            return pointwise.binary(name, self, _make(other))
+        return NotImplemented
+    return op
+
+
+def _rbinop(name):
+    def op(self, other):
+        if isinstance(other, (int, float, bool, np.number, np.bool_)):
+            return pointwise.rbinary(name, self, other)
+        return NotImplemented
+    return op
+
+
+for _name in ("add", "sub", "mul"):
+    setattr(Tensor, f"__{_name}__", _binop(_name))
+    setattr(Tensor, f"__r{_name}__", _rbinop(_name))
+Tensor.__truediv__ = _binop("div")
+Tensor.__rtruediv__ = _rbinop("div")
+Tensor.__pow__ = lambda self, e: pointwise.pow(self, e)
+Tensor.__rpow__ = lambda self, base: pointwise.rpow_scalar(self, base)
+Tensor.__neg__ = lambda self: pointwise.unary("neg", self)
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = lambda self: pointwise.unary("abs", self)
+Tensor.__matmul__ = lambda self, other: linalg.matmul(self, other)
+Tensor.__rmatmul__ = lambda self, other: linalg.matmul(_make(np.asarray(other)), self)
+Tensor.__getitem__ = lambda self, idx: index.getitem(self, idx)
+
+
+def _floordiv(self, other):
+    o = other._data if isinstance(other, Tensor) else other
+    return _make(np.asarray(np.floor_divide(self._data, o)))
+
+
+Tensor.__floordiv__ = _floordiv
+Tensor.__mod__ = lambda self, o: _make(np.asarray(np.mod(self._data,
+                                                         o._data if isinstance(o, Tensor) else o)))
+
+for _name in pointwise.UNARY_PUBLIC:
+    setattr(Tensor, _name, getattr(pointwise, _name))
+Tensor.negative = Tensor.neg
+Tensor.absolute = Tensor.abs
+for _name in ("add", "sub", "mul", "div", "maximum", "minimum"):
+    setattr(Tensor, _name, getattr(pointwise, _name))
+Tensor.subtract, Tensor.multiply, Tensor.divide = Tensor.sub, Tensor.mul, Tensor.div
+Tensor.true_divide = Tensor.div
+Tensor.pow = pointwise.pow
+Tensor.clamp = pointwise.clamp
+Tensor.clip = pointwise.clamp
+Tensor.masked_fill = pointwise.masked_fill
+Tensor.where = lambda self, condition, other: pointwise.where(condition, self, other)
+
+# ---- reductions, shapes, indexing, products ----------------------------------------------------
+for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "logsumexp", "var", "std",
+              "norm", "softmax", "log_softmax"):
+    setattr(Tensor, _name, getattr(reduce, _name))
+for _name in ("reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "permute",
+              "transpose", "t", "expand", "expand_as", "narrow", "split", "chunk", "unbind",
+              "repeat", "contiguous"):
+    setattr(Tensor, _name, getattr(shape, _name))
+Tensor.swapaxes = Tensor.swapdims = Tensor.transpose
+Tensor.T = property(shape.reverse_dims)
+Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
+Tensor.view_as = lambda self, other: shape.view(self, *other.shape)
+Tensor.reshape_as = lambda self, other: shape.reshape(self, *other.shape)
+Tensor.movedim = lambda self, src, dst: shape.permute(
+    self, *_movedim_order(self.ndim, src, dst))
+Tensor.gather = index.gather
+Tensor.index_select = index.index_select
+for _name in ("mm", "mv", "dot", "bmm", "matmul", "outer"):
+    setattr(Tensor, _name, getattr(linalg, _name))
+Tensor.addmm = lambda self, a, b, *, beta=1, alpha=1: linalg.addmm(self, a, b, beta=beta,
+                                                                   alpha=alpha)
+
+
+def _movedim_order(ndim, src, dst):
+    src, dst = src % ndim, dst % ndim
+    order = [d for d in range(ndim) if d != src]
+    order.insert(dst, src)
+    return order
+
+
+def _arg(fn):
+    def arg(self, dim=None, keepdim=False):
+        data = np.asarray(self._data)
+        if dim is None:
+            return _make(np.asarray(fn(data), np.int64)[()])
+        out = fn(data, axis=dim % max(data.ndim, 1)) if data.ndim else np.zeros((), np.int64)
+        if keepdim and data.ndim:
+            out = np.expand_dims(out, dim)
+        return _make(np.asarray(out, np.int64))
+    return arg
+
+
+Tensor.argmax = _arg(np.argmax)
+Tensor.argmin = _arg(np.argmin)
+Tensor.all = lambda self, dim=None: _make(np.asarray(np.all(self._data, axis=dim)))
+Tensor.any = lambda self, dim=None: _make(np.asarray(np.any(self._data, axis=dim)))
+Tensor.isnan = lambda self: _make(np.asarray(np.isnan(self._data)))
+Tensor.isfinite = lambda self: _make(np.asarray(np.isfinite(self._data)))
+Tensor.nonzero = lambda self: _make(np.argwhere(np.asarray(self._data)).astype(np.int64))
+Tensor.floor = lambda self: _make(np.asarray(np.floor(self._data)))
+Tensor.round = lambda self: _make(np.asarray(np.round(self._data)))
+
+
+# ---- dtype conversions --------------------------------------------------------------------------
+def _to(self, *args, dtype=None, copy=False, **kw):
+    for a in args:
+        if isinstance(a, dtypes.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+    if dtype is None:
+        return self
+    out = pointwise.to_dtype(self, dtypes.as_dtype(dtype))
+    return out.clone() if copy and out is self else out
+
+
+Tensor.to = _to
+Tensor.float = lambda self: pointwise.to_dtype(self, dtypes.float32)
+Tensor.double = lambda self: pointwise.to_dtype(self, dtypes.float64)
+Tensor.long = lambda self: pointwise.to_dtype(self, dtypes.int64)
+Tensor.int = lambda self: pointwise.to_dtype(self, dtypes.int32)
+Tensor.bool = lambda self: pointwise.to_dtype(self, dtypes.bool_)
+Tensor.type_as = lambda self, other: pointwise.to_dtype(self, other.dtype)
+Tensor.cpu = lambda self: self
+Tensor.clone = lambda self: pointwise.unary("clone", self)
+
+
+# ---- in-place ops ------------------------------------------------------------------------
+def _inplace(self, compute):
+    """Run ``compute(self)`` out of place, write the result into self's storage, and move
+    self onto the new node, as torch rebases a tensor onto an in-place op's grad_fn."""
+    recording = grad_mode.state.enabled
+    if recording and self._tape is None and self._requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if recording and self._base is not None and (self._requires_grad or
+                                                 self._base._requires_grad):
+        raise NotImplementedError(
+            "numbagrad: in-place ops on a view of a tensor that requires grad are not "
+            "supported yet; clone() the view first")
+    result = compute(self)
+    if result.dtype is not self.dtype and not np.can_cast(result._data.dtype, self._data.dtype,
+                                                           "same_kind"):
+        raise RuntimeError(f"result type {_TYPE_NAME[result.dtype.name]} can't be cast to the "
+                           f"desired output type {_TYPE_NAME[self.dtype.name]}")
+    if np.shape(result._data) != np.shape(self._data):
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
+                           f"shape {list(np.shape(result._data))}")
+    data = self._data
+    if isinstance(data, np.ndarray):
+        np.copyto(data, result._data, casting="unsafe")
+    else:
+        self._data = np.asarray(result._data).astype(data.dtype)[()]
+    _bump_version(self)
+    if result._tape is not None:
+        self._tape, self._node, self._requires_grad = result._tape, result._node, True
+    return self
+
+
+def _bump_version(t):
+    """Mark the nodes whose recorded value ``t`` was: backward through a saver then fails."""
+    t._vc[0] += 1
+    marks = []
+    if t._tape is not None:
+        from .ops.registry import OPS
+        producer = OPS[t._tape.field(t._node, tape_mod.F_CODE)].grad_fn
+        marks.append((t._tape, t._node, producer))
+    cur = tape_mod._local.tape
+    if cur is not None and id(t) in cur.sources:
+        # later uses must record the new value: forget the cached source node
+        marks.append((cur, cur.sources.pop(id(t)), None))
+    for tp, node, producer in marks:
+        prev = tp.dirty.get(node)
+        expected = prev[3] if prev else t._vc[0] - 1
+        tp.dirty[node] = (_desc(t), t._vc[0], producer, expected)
+
+
+def _inplace_binary(name):
+    def op(self, other):
+        return _inplace(self, lambda s: pointwise.binary(name, s, other)
+                        if isinstance(other, Tensor) or name != "div" else
+                        pointwise.binary(name, s, other))
+    op.__name__ = name + "_"
+    return op
+
+
+for _name in ("add", "sub", "mul", "div"):
+    setattr(Tensor, f"{_name}_", _inplace_binary(_name))
+    setattr(Tensor, f"__i{_name if _name != 'div' else 'truediv'}__", _inplace_binary(_name))
+
+
+def _fill_(self, value):
+    v = value.item() if isinstance(value, Tensor) else value
+    return _inplace(self, lambda s: pointwise.masked_fill(s, np.ones(s.shape, bool), v))
+
+
+Tensor.fill_ = _fill_
+Tensor.zero_ = lambda self: _fill_(self, 0)
+Tensor.clamp_ = lambda self, min=None, max=None: _inplace(  # noqa: A006
+    self, lambda s: pointwise.clamp(s, min, max))
+Tensor.clip_ = Tensor.clamp_
+Tensor.masked_fill_ = lambda self, mask, value: _inplace(
+    self, lambda s: pointwise.masked_fill(s, mask, value))
+Tensor.pow_ = lambda self, e: _inplace(self, lambda s: pointwise.pow(s, e))
+Tensor.exp_ = lambda self: _inplace(self, lambda s: pointwise.unary("exp", s))
+Tensor.relu_ = lambda self: _inplace(self, lambda s: pointwise.unary("relu", s))
+Tensor.neg_ = lambda self: _inplace(self, lambda s: pointwise.unary("neg", s))
+
+
+def _copy_(self, src):
+    src_t = src if isinstance(src, Tensor) else _make(np.asarray(src))
+
+    def compute(s):
+        target = shape.expand(src_t, *s.shape) if src_t.shape != s.shape else src_t
+        return pointwise.binary("add", pointwise.to_dtype(target, s.dtype) * 1, s * 0) \
+            if src_t._requires_grad else _make(np.broadcast_to(np.asarray(src_t._data),
+                                                               s.shape).astype(s._data.dtype))
+    return _inplace(self, compute)
+
+
+Tensor.copy_ = _copy_
+
+
+def _setitem(self, idx, value):
+    if grad_mode.state.enabled and (self._requires_grad or
+                                    (isinstance(value, Tensor) and value._requires_grad)):
+        return _inplace(self, lambda s: index.setitem(s, idx, value))
+    v = value._data if isinstance(value, Tensor) else value
+    data = self._array()
+    try:
+        data[index._normalize(idx)] = v
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(v))} cannot be "
+                           "broadcast to indexing result") from None
+    _bump_version(self)
+
+
+Tensor.__setitem__ = _setitem

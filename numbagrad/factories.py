@@ -1,0 +1,168 @@
+"""Tensor factories (tensor, zeros, randn, ...) and the conversion of Python data to NumPy."""
+
+import threading
+
+import numpy as np
+
+from . import dtypes
+from .tensor import Tensor, _make
+
+
+def _to_numpy(data, dtype=None, copy=True):
+    """Python data / NumPy array / Tensor -> ndarray in torch's dtype for it."""
+    dt = dtypes.as_dtype(dtype)
+    if isinstance(data, Tensor):
+        arr = data._array()
+    elif isinstance(data, (np.ndarray, np.generic)):
+        arr = np.asarray(data)  # NumPy arrays and scalars keep their dtype, as in torch
+        if dt is None:
+            dtypes.from_numpy_dtype(arr.dtype)  # raises for unsupported dtypes
+    else:
+        if isinstance(data, (list, tuple)):
+            data = _unwrap(data)
+        arr = np.array(data)
+        if dt is None:
+            kind = arr.dtype.kind
+            if kind == "f" or (kind in "iub" and arr.size == 0 and arr.dtype.kind != "b"):
+                dt = dtypes.get_default_dtype()  # Python floats (and []) take the default
+            elif kind in "iu":
+                dt = dtypes.int64
+            elif kind == "b":
+                dt = dtypes.bool_
+            else:
+                raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if dt is not None and arr.dtype != dt.np:
+        return arr.astype(dt.np)
+    return np.array(arr) if copy else arr
+
+
+def _unwrap(seq):
+    return [(_unwrap(x) if isinstance(x, (list, tuple)) else
+             (x._data if isinstance(x, Tensor) else x)) for x in seq]
+
+
+def _shape(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
+def _finish(arr, requires_grad):
+    t = _make(arr)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False):
+    return _finish(_to_numpy(data, dtype), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor) and (dtype is None or dtypes.as_dtype(dtype) is data.dtype):
+        return data
+    return _make(_to_numpy(data, dtype, copy=False))
+
+
+def from_numpy(arr):
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    dtypes.from_numpy_dtype(arr.dtype)
+    return _make(arr)  # shares memory, as torch.from_numpy does
+
+
+def _dt(dtype):
+    return (dtypes.as_dtype(dtype) or dtypes.get_default_dtype()).np
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(np.zeros(_shape(size), _dt(dtype)), requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(np.ones(_shape(size), _dt(dtype)), requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(np.empty(_shape(size), _dt(dtype)), requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = dtypes.scalar_dtype(fill_value)
+    return _finish(np.full(_shape((size,)), fill_value, _dt(dtype)), requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    return _finish(np.eye(n, m, dtype=_dt(dtype)), requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        is_float = any(isinstance(v, float) for v in (start, end, step))
+        dtype = dtypes.get_default_dtype() if is_float else dtypes.int64
+    return _finish(np.arange(start, end, step).astype(_dt(dtype)), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    return _finish(np.linspace(start, end, steps).astype(_dt(dtype)), requires_grad)
+
+
+def _like(fn):
+    def like(t, *, dtype=None, device=None, requires_grad=False, **kw):
+        return fn(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, **kw)
+    like.__name__ = fn.__name__ + "_like"
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+
+
+def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return full(tuple(t.shape), fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+# ---- random numbers: one generator per thread, seeded by manual_seed -----------------------
+class _Rng(threading.local):
+    gen = None
+
+
+_rng = _Rng()
+
+
+def manual_seed(seed):
+    _rng.gen = np.random.default_rng(int(seed))
+    return _rng.gen
+
+
+def _gen():
+    if _rng.gen is None:
+        _rng.gen = np.random.default_rng()
+    return _rng.gen
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    return _finish(_gen().random(_shape(size)).astype(_dt(dtype)), requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    return _finish(_gen().standard_normal(_shape(size)).astype(_dt(dtype)), requires_grad)
+
+
+def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    dt = dtypes.as_dtype(dtype) or dtypes.int64
+    return _finish(_gen().integers(low, high, _shape((size,))).astype(dt.np), requires_grad)
+
+
+def rand_like(t, *, dtype=None, requires_grad=False):
+    return rand(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def randn_like(t, *, dtype=None, requires_grad=False):
+    return randn(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)

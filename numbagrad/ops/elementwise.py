@@ -1,0 +1,130 @@
+"""Elementwise ops: forward, derivative formula per input, replay formula, torch name.
+
+Formulas are scalar Python expressions (see registry.py for the names they may use). Each
+derivative pins torch's convention at kinks: relu'(0) = 0, abs'(0) = 0, clamp passes the
+gradient at the bounds, maximum/minimum split it evenly on ties, pow's exponent gradient is
+0 where the base is 0.
+"""
+
+import operator
+
+import numpy as np
+from scipy import special
+
+from .registry import Sample, defop
+
+POS = (0.5, 2.0)  # domain for ops defined on positive reals only
+
+
+def _softplus(a, beta, threshold):
+    z = a * beta
+    return np.where(z > threshold, a, np.log1p(np.exp(np.minimum(z, threshold))) / beta)
+
+
+def _gelu(a, approx):
+    if approx:
+        k = np.sqrt(2.0 / np.pi).astype(a.dtype)
+        return 0.5 * a * (1.0 + np.tanh(k * (a + 0.044715 * a * a * a)))
+    return 0.5 * a * (1.0 + special.erf(a / np.sqrt(2.0).astype(a.dtype)))
+
+
+
+# ---- unary -----------------------------------------------------------------------------
+defop("neg", "NegBackward0", 1, forward=operator.neg, grads=("-g",), fwd="-a", torch="neg")
+defop("exp", "ExpBackward0", 1, forward=np.exp, grads=("g * y",), fwd="exp(a)", torch="exp")
+defop("log", "LogBackward0", 1, forward=np.log, grads=("g / a",), fwd="log(a)",
+      torch="log", domain=POS)
+defop("log1p", "Log1PBackward0", 1, forward=np.log1p, grads=("g / (1.0 + a)",),
+      fwd="log1p(a)", torch="log1p", domain=POS)
+defop("expm1", "Expm1Backward0", 1, forward=np.expm1, grads=("g * (y + 1.0)",),
+      fwd="expm1(a)", torch="expm1")
+defop("sqrt", "SqrtBackward0", 1, forward=np.sqrt, grads=("g / (2.0 * y)",),
+      fwd="sqrt(a)", torch="sqrt", domain=POS)
+defop("rsqrt", "RsqrtBackward0", 1, forward=lambda a: 1.0 / np.sqrt(a),
+      grads=("-0.5 * g * y * y * y",), fwd="1.0 / sqrt(a)", torch="rsqrt", domain=POS)
+defop("abs", "AbsBackward0", 1, forward=np.abs, grads=("g * sgn(a)",), fwd="abs(a)",
+      torch="abs")
+defop("sin", "SinBackward0", 1, forward=np.sin, grads=("g * cos(a)",), fwd="sin(a)",
+      torch="sin")
+defop("cos", "CosBackward0", 1, forward=np.cos, grads=("-g * sin(a)",), fwd="cos(a)",
+      torch="cos")
+defop("tan", "TanBackward0", 1, forward=np.tan, grads=("g * (1.0 + y * y)",),
+      fwd="tan(a)", torch="tan")
+defop("tanh", "TanhBackward0", 1, forward=np.tanh, grads=("g * (1.0 - y * y)",),
+      fwd="tanh(a)", torch="tanh")
+# sigmoid is fused: its derivative from the saved output is stable where exp overflows
+defop("sigmoid", "SigmoidBackward0", 1, forward=special.expit,
+      grads=("g * y * (1.0 - y)",), fwd="sigmoid(a)", torch="sigmoid")
+defop("relu", "ReluBackward0", 1, forward=lambda a: np.maximum(a, 0).astype(a.dtype),
+      grads=("g if y > 0.0 else 0.0",), fwd="a if a > 0.0 else 0.0", torch="relu")
+defop("leaky_relu", "LeakyReluBackward0", 1,
+      forward=lambda a, slope: np.where(a > 0, a, a * slope).astype(a.dtype),
+      grads=("g if a > 0.0 else g * f0",), fwd="a if a > 0.0 else a * f0",
+      samples=[Sample((s,), {"negative_slope": 0.1},
+                      "lib.nn.functional.leaky_relu(x0, **kw)") for s in [(), (5,), (2, 3)]])
+defop("gelu", "GeluBackward0", 1, forward=_gelu,
+      grads=("g * gelu_grad(a, f0)",), fwd="gelu(a, f0)",
+      samples=[Sample((s,), {"approximate": ap}, "lib.nn.functional.gelu(x0, **kw)")
+               for s in [(), (7,)] for ap in ("none", "tanh")])
+defop("silu", "SiluBackward0", 1, forward=lambda a: a * special.expit(a),
+      grads=("g * silu_grad(a)",), fwd="a * sigmoid(a)",
+      samples=[Sample((s,), {}, "lib.nn.functional.silu(x0)") for s in [(), (7,)]])
+defop("softplus", "SoftplusBackward0", 1, forward=_softplus,
+      grads=("g if a * f0 > f1 else g * sigmoid(a * f0)",), fwd="softplus(a, f0, f1)",
+      samples=[Sample((s,), kw, "lib.nn.functional.softplus(x0, **kw)") for s in [(), (7,)]
+               for kw in ({}, {"beta": 2.0, "threshold": 1.0})])
+defop("sign", "SignBackward0", 1, forward=np.sign, grads=("0.0",), fwd="sgn(a)",
+      torch="sign")
+defop("clamp", "ClampBackward1", 1,
+      forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype),
+      grads=("g if (a >= f0 and a <= f1) else 0.0",), fwd="min(max(a, f0), f1)",
+      samples=[Sample((s,), kw, "lib.clamp(x0, **kw)") for s in [(), (7,), (2, 3)]
+               for kw in ({"min": -0.5, "max": 0.5}, {"min": 0.1}, {"max": -0.2})])
+defop("pow_scalar", "PowBackward0", 1,
+      forward=lambda a, e: np.power(a, a.dtype.type(e)),
+      grads=("0.0 if f0 == 0.0 else g * f0 * a ** (f0 - 1.0)",), fwd="a ** f0",
+      domain=POS,
+      samples=[Sample((s,), {"e": e}, "x0 ** kw['e']") for s in [(), (5,)]
+               for e in (2, 3, 0.5, -1.5, 0)])
+defop("rpow_scalar", "PowBackward2", 1,
+      forward=lambda a, base: np.power(a.dtype.type(base), a),
+      grads=("0.0 if (f0 == 0.0 and a >= 0.0) else g * y * log(f0)",), fwd="f0 ** a",
+      samples=[Sample((s,), {"base": c}, "kw['base'] ** x0") for s in [(), (5,)]
+               for c in (2.0, 0.5)])
+defop("to_copy", "ToCopyBackward0", 1, grads=("g",), fwd="a",
+      samples=[Sample((s,), {}, "x0.double()") for s in [(), (3,)]])
+defop("clone", "CloneBackward0", 1, forward=np.copy, grads=("g",), fwd="a",
+      samples=[Sample((s,), {}, "x0.clone()") for s in [(), (3,)]])
+defop("masked_fill", "MaskedFillBackward0", 1, grads=("0.0 if m else g",),
+      fwd="f0 if m else a",
+      samples=[Sample((s, s), {}, "x0.masked_fill(x1 > 0, 0.5)", domain=("float", "float"))
+               for s in [(), (6,), (2, 3)]])
+
+# ---- binary ----------------------------------------------------------------------------
+# (operator.* rather than np.* ufuncs: same result on arrays, ~10x cheaper on 0-d scalars)
+defop("add", "AddBackward0", 2, forward=operator.add, grads=("g", "g"), fwd="a + b", torch="add")
+defop("sub", "SubBackward0", 2, forward=operator.sub, grads=("g", "-g"), fwd="a - b",
+      torch="sub")
+defop("rsub", "RsubBackward1", 2, forward=lambda a, b: b - a,
+      grads=("-g", "g"), fwd="b - a",
+      samples=[Sample((s,), {}, "1.5 - x0") for s in [(), (4,)]])
+defop("mul", "MulBackward0", 2, forward=operator.mul, grads=("g * b", "g * a"),
+      fwd="a * b", torch="mul")
+defop("div", "DivBackward0", 2, forward=operator.truediv,
+      grads=("g / b", "-g * a / (b * b)"), fwd="a / b", torch="div", domain=POS)
+defop("pow", "PowBackward1", 2, forward=np.power,
+      grads=("0.0 if b == 0.0 else g * b * a ** (b - 1.0)",
+             "0.0 if (a == 0.0 and b >= 0.0) else g * y * log(a)"),
+      fwd="a ** b", torch="pow", domain=POS)
+defop("maximum", "MaximumBackward0", 2, forward=np.maximum,
+      grads=("g if a > b else (0.5 * g if a == b else 0.0)",
+             "g if b > a else (0.5 * g if a == b else 0.0)"),
+      fwd="max(a, b)", torch="maximum")
+defop("minimum", "MinimumBackward0", 2, forward=np.minimum,
+      grads=("g if a < b else (0.5 * g if a == b else 0.0)",
+             "g if b < a else (0.5 * g if a == b else 0.0)"),
+      fwd="min(a, b)", torch="minimum")
+defop("where", "WhereBackward0", 2, grads=("g if m else 0.0", "0.0 if m else g"),
+      fwd="a if m else b",
+      samples=[Sample((s, t, c), {}, "lib.where(x2 > 0, x0, x1)")
+               for s, t, c in [((), (), ()), ((4,), (4,), (4,)), ((2, 3), (3,), (2, 1))]])

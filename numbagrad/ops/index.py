@@ -1,0 +1,154 @@
+"""Indexing: basic (int, slice, None, Ellipsis) as one strided view; advanced (integer arrays,
+bool masks), gather and index_select as flat index maps; __setitem__ on non-leaf tensors."""
+
+import numpy as np
+
+from ..tensor import Tensor, _make  # noqa: F401
+from .record import record
+from .registry import Sample, defop
+from .shape import SELECT, SLICE, UNSQUEEZE, as_view
+
+INDEX = defop("index", "IndexBackward0", 1, kernel="index_bw",
+              samples=[Sample(((4, 3),), {}, "x0[[0, 2, 2]]"),
+                       Sample(((4, 3),), {}, "x0[[0, 1], [2, 0]]"),
+                       Sample(((4, 3),), {}, "x0[x0 > 0]"),
+                       Sample(((4, 3),), {}, "x0[:, [1, 1]]")])
+GATHER = defop("gather", "GatherBackward0", 1, kernel="index_bw",
+               samples=[Sample(((3, 4),), {}, "x0.gather(1, lib.tensor([[0, 0], [1, 3], [2, 1]]))"),
+                        Sample(((3, 4),), {}, "lib.gather(x0, 0, lib.tensor([[2, 1, 0, 0]]))")])
+INDEX_SELECT = defop("index_select", "IndexSelectBackward0", 1, kernel="index_bw",
+                     samples=[Sample(((3, 4),), {},
+                                     "x0.index_select(1, lib.tensor([3, 0, 3]))")])
+# y = x with x[idx] replaced by v; iat = flat positions written (in x's element space)
+COPY_SLICES = defop("copy_slices", "CopySlices", 2, kernel="index_put_bw",
+                    samples=[Sample(((4, 3), (3,)), {}, "_setitem(lib, x0 * 1, 1, x1)"),
+                             Sample(((4, 3), ()), {},
+                                    "_setitem(lib, x0 * 1, (slice(0, 2), 1), x1)")])
+
+
+def _normalize(index):
+    """NumPy index from a torch index: Tensors become arrays; a list stays advanced."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    out = []
+    for i in index:
+        if isinstance(i, Tensor):
+            a = i._array()
+            if a.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            out.append(a)
+        elif isinstance(i, list):
+            out.append(np.asarray(i))
+        else:
+            out.append(i)
+    return tuple(out)
+
+
+def _is_basic(index):
+    return all(i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice))
+               for i in index)
+
+
+def _check_basic(shape, index):
+    nd = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if nd > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    # track the dim each int index addresses, for torch's out-of-bounds message
+    dim = 0
+    for i in index:
+        if i is Ellipsis:
+            dim += len(shape) - nd
+            continue
+        if i is None:
+            continue
+        if isinstance(i, (int, np.integer)) and not -shape[dim] <= i < shape[dim]:
+            raise IndexError(f"index {i} is out of bounds for dimension {dim} with size "
+                             f"{shape[dim]}")
+        dim += 1
+
+
+def _basic_op(index):
+    """torch applies the indices left to right; the grad_fn is that of the last real one."""
+    last = SLICE
+    for i in index:
+        if i is None:
+            last = UNSQUEEZE
+        elif isinstance(i, (int, np.integer)):
+            last = SELECT
+        elif isinstance(i, slice) and i != slice(None):
+            last = SLICE
+    return last
+
+
+def getitem(x, index):
+    idx = _normalize(index)
+    if _is_basic(idx):
+        for i in idx:
+            if isinstance(i, slice) and i.step is not None and i.step <= 0:
+                raise ValueError("step must be greater than zero")
+        _check_basic(x.shape, idx)
+        if not any(i is Ellipsis for i in idx):
+            idx = idx + (Ellipsis,)  # NumPy then returns a 0-d view, never a scalar copy
+        return as_view(_basic_op(idx), x, lambda a: a[idx])
+    data = x._array()
+    try:
+        out = data[idx]
+        flat = np.arange(data.size).reshape(data.shape)[idx]
+    except IndexError as e:
+        raise IndexError(str(e).replace("array", "tensor")) from None
+    return record(INDEX, out, (x,), flat.reshape(-1))
+
+
+def gather(x, dim, index):
+    from .shape import _wrap
+    d = _wrap(dim, x.ndim)
+    idx = index._array() if isinstance(index, Tensor) else np.asarray(index)
+    if idx.dtype != np.int64:
+        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if idx.ndim != max(x.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    data = x._array()
+    if idx.size and (idx.min() < -data.shape[d] or idx.max() >= data.shape[d]):
+        raise RuntimeError(f"index {int(idx.max())} is out of bounds for dimension {d} with size "
+                           f"{data.shape[d]}")
+    # torch's gather allows index smaller than the input in non-gather dims
+    sl = tuple(slice(0, idx.shape[k]) if k != d else slice(None) for k in range(data.ndim))
+    positions = np.arange(data.size).reshape(data.shape)[sl]
+    flat = np.take_along_axis(positions, idx, d)
+    out = np.take_along_axis(data[sl], idx, d)
+    return record(GATHER, out, (x,), flat.reshape(-1))
+
+
+def index_select(x, dim, index):
+    from .shape import _wrap
+    d = _wrap(dim, x.ndim)
+    idx = index._array() if isinstance(index, Tensor) else np.asarray(index)
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    data = x._array()
+    out = np.take(data, idx, axis=d)
+    flat = np.take(np.arange(data.size).reshape(data.shape), idx, axis=d)
+    return record(INDEX_SELECT, out, (x,), flat.reshape(-1))
+
+
+def setitem(x, index, value):
+    """``x[index] = value``: in place for the value; recorded as CopySlices when grads flow."""
+    from .pointwise import _operand
+    idx = _normalize(index)
+    v = _operand(value, x.dtype) if not isinstance(value, Tensor) else value
+    if v.dtype is not x.dtype:
+        from .pointwise import to_dtype
+        v = to_dtype(v, x.dtype)
+    data = x._array()
+    positions = np.arange(data.size).reshape(data.shape)[idx]
+    new = data.copy()
+    try:
+        new[idx] = v._data
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.shape)} cannot be "
+                           f"broadcast to indexing result of shape "
+                           f"{list(np.shape(positions))}") from None
+    region = np.shape(positions)
+    flat = np.asarray(positions).reshape(-1)
+    # iat = [ndim of the written region, its shape..., flat positions written in x]
+    return record(COPY_SLICES, new, (x, v), (len(region), *region, *flat.tolist()))

@@ -1,0 +1,169 @@
+"""Matrix products: mm, mv, dot, bmm, addmm, and matmul composed from them as torch does."""
+
+import numpy as np
+
+from ..tensor import Tensor, _make  # noqa: F401
+from .record import record
+from .registry import Sample, defop
+
+MM = defop("mm", "MmBackward0", 2, kernel="mm_bw", saves=("x0", "x1"),
+           samples=[Sample(((3, 4), (4, 2))), Sample(((1, 5), (5, 1))), Sample(((2, 0), (0, 3)))],
+           torch="mm")
+MV = defop("mv", "MvBackward0", 2, kernel="mv_bw", saves=("x0", "x1"),
+           samples=[Sample(((3, 4), (4,))), Sample(((1, 2), (2,)))], torch="mv")
+DOT = defop("dot", "DotBackward0", 2, kernel="dot_bw", saves=("x0", "x1"),
+            samples=[Sample(((5,), (5,))), Sample(((1,), (1,)))], torch="dot")
+BMM = defop("bmm", "BmmBackward0", 2, kernel="bmm_bw", saves=("x0", "x1"),
+            samples=[Sample(((2, 3, 4), (2, 4, 5)))], torch="bmm")
+ADDMM = defop("addmm", "AddmmBackward0", 3, kernel="addmm_bw", saves=("x1", "x2"),
+              samples=[Sample(((3, 2), (3, 4), (4, 2))), Sample(((2,), (3, 4), (4, 2))),
+                       Sample(((3, 2), (3, 4), (4, 2)), {"beta": 0.5, "alpha": 2.0},
+                              "lib.addmm(x0, x1, x2, **kw)")], torch="addmm")
+# matmul itself records the primitives above (and views), so torch's grad_fn names follow
+MATMUL_SAMPLES = [Sample(((3,), (3,)), {}, "x0 @ x1"), Sample(((2, 3), (3,)), {}, "x0 @ x1"),
+                  Sample(((3,), (3, 2)), {}, "x0 @ x1"), Sample(((2, 3), (3, 4)), {}, "x0 @ x1"),
+                  Sample(((2, 2, 3), (3, 4)), {}, "x0 @ x1"),
+                  Sample(((2, 1, 2, 3), (4, 3, 2)), {}, "lib.matmul(x0, x1)"),
+                  Sample(((3,), (2, 3, 4)), {}, "x0 @ x1"),
+                  Sample(((2, 3, 4), (4,)), {}, "x0 @ x1"),
+                  Sample(((3,), (4,)), {}, "lib.outer(x0, x1)")]
+MATMUL_SQUEEZE = defop("matmul_squeeze", "SqueezeBackward4", 1, kernel="reshape_bw",
+                       samples=MATMUL_SAMPLES)
+
+
+def _dims_of(x):
+    return "x".join(str(s) for s in x.shape)
+
+
+def _common(a, b):
+    from .pointwise import to_dtype
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_cname(a.dtype)} != {_cname(b.dtype)}")
+    if not a.dtype.is_floating_point:
+        return a, b  # integer products are computed by NumPy and never recorded
+    return to_dtype(a, a.dtype), to_dtype(b, b.dtype)
+
+
+def _cname(d):
+    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "bool": "bool"}[d.name]
+
+
+def mm(a, b):
+    if a.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if b.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims_of(a)} and "
+                           f"{_dims_of(b)})")
+    a, b = _common(a, b)
+    return record(MM, np.matmul(a._array(), b._array()), (a, b))
+
+
+def mv(a, v):
+    if a.ndim != 2 or v.ndim != 1 or a.shape[1] != v.shape[0]:
+        if a.ndim == 2 and v.ndim == 1:
+            raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat ({_dims_of(a)}), "
+                               f"vec ({v.shape[0]})")
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
+    a, v = _common(a, v)
+    return record(MV, np.matmul(a._array(), v._array()), (a, v))
+
+
+def dot(a, b):
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+                           f"[{b.shape[0]}] to have the same number of elements, but got "
+                           f"{a.shape[0]} and {b.shape[0]} elements respectively")
+    a, b = _common(a, b)
+    return record(DOT, np.dot(a._array(), b._array())[()], (a, b))
+
+
+def bmm(a, b):
+    if a.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+    a, b = _common(a, b)
+    return record(BMM, np.matmul(a._array(), b._array()), (a, b))
+
+
+def addmm(c, a, b, *, beta=1, alpha=1):
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims_of(a)} and "
+                           f"{_dims_of(b)})")
+    out_shape = (a.shape[0], b.shape[1])
+    try:
+        np.broadcast_shapes(c.shape, out_shape)
+    except ValueError:
+        raise RuntimeError(f"The expanded size of the tensor ({out_shape[-1]}) must match the "
+                           f"existing size ({c.shape[-1]}) at non-singleton dimension 1.  Target "
+                           f"sizes: {list(out_shape)}.  Tensor sizes: {list(c.shape)}") from None
+    a, b = _common(a, b)
+    value = beta * c._array() + alpha * np.matmul(a._array(), b._array())
+    value = np.broadcast_to(value, out_shape).astype(a._data.dtype)
+    return record(ADDMM, value, (c, a, b), (), (float(beta), float(alpha)))
+
+
+def matmul(a, b):
+    """torch.matmul's dispatch, recording the same primitive ops torch does."""
+    from .shape import expand, reshape, unsqueeze
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{a.ndim}D and {b.ndim}D")
+    if a.ndim == 1 and b.ndim == 1:
+        return dot(a, b)
+    if a.ndim == 2 and b.ndim == 1:
+        return mv(a, b)
+    if a.ndim == 1 and b.ndim == 2:
+        prod = mm(unsqueeze(a, 0), b)
+        return record(MATMUL_SQUEEZE, prod._array().reshape(b.shape[1:]), (prod,))
+    if a.ndim == 2 and b.ndim == 2:
+        return mm(a, b)
+    # batched: broadcast the batch dims, fold them, bmm, unfold (UnsafeViewBackward0)
+    a2 = unsqueeze(a, 0) if a.ndim == 1 else a
+    b2 = unsqueeze(b, -1) if b.ndim == 1 else b
+    n, k = a2.shape[-2:]
+    k2, m = b2.shape[-2:]
+    batch_a, batch_b = a2.shape[:-2], b2.shape[:-2]
+    if k != k2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{int(np.prod(batch_b or (1,)))}, {k}] but got: "
+                           f"[{int(np.prod(batch_b or (1,)))}, {k2}].")
+    try:
+        batch = tuple(np.broadcast_shapes(batch_a, batch_b))
+    except ValueError:
+        from .record import shape_error_broadcast
+        raise shape_error_broadcast(batch_a, batch_b) from None
+    bsz = int(np.prod(batch)) if batch else 1
+    if not batch_b and b.ndim == 2:
+        # (..., n, k) @ (k, m): one mm over the folded rows, as torch folds it
+        out = mm(reshape(a2, -1, k), b2)
+    else:
+        ea = reshape(expand(a2, *batch, n, k), bsz, n, k) if batch_a != batch or a2.ndim < 3 \
+            else reshape(a2, bsz, n, k)
+        eb = reshape(expand(b2, *batch, k, m), bsz, k, m) if batch_b != batch or b2.ndim < 3 \
+            else reshape(b2, bsz, k, m)
+        out = bmm(ea, eb)
+    shape = batch + ((n,) if a.ndim > 1 else ()) + ((m,) if b.ndim > 1 else ())
+    return _unsafe_view(out, shape)
+
+
+def _unsafe_view(x, shape):
+    from .shape import UNSAFE_VIEW
+    return record(UNSAFE_VIEW, x._array().reshape(shape), (x,))
+
+
+def outer(a, b):
+    from .pointwise import binary
+    from .shape import unsqueeze
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument self, but got {a.ndim}-D")
+    return binary("mul", unsqueeze(a, 1), b)

@@ -1,0 +1,197 @@
+"""Front ends of the elementwise ops: type promotion, broadcasting errors, then record()."""
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor, _make  # noqa: F401
+from . import elementwise  # noqa: F401 - declares the records used below
+from .record import record, shape_error_broadcast
+from .registry import BY_NAME
+
+# ops that keep integer dtypes (the rest compute in the default float dtype)
+_INT_OK = {"neg", "abs", "sign", "relu", "clamp", "clone", "masked_fill", "maximum", "minimum",
+           "add", "sub", "rsub", "mul", "where", "pow_scalar", "pow"}
+
+
+def to_dtype(t, dt):
+    """Cast a tensor, recording ToCopyBackward0 when it carries a gradient."""
+    if t.dtype is dt:
+        return t
+    out = np.asarray(t._data).astype(dt.np)
+    if t._requires_grad and dt.is_floating_point:
+        return record(BY_NAME["to_copy"], out, (t,))
+    return _make(out)
+
+
+def _operand(x, dt):
+    """A Tensor operand in dtype ``dt``; Python numbers become constants."""
+    if isinstance(x, Tensor):
+        return to_dtype(x, dt)
+    return _make(np.asarray(x, dt.np))
+
+
+def _check_number(x, opname):
+    if not isinstance(x, (int, float, bool, np.number, np.bool_)):
+        raise TypeError(f"{opname}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def unary(name, x, *fattrs):
+    op = BY_NAME[name]
+    dt = x.dtype
+    if not dt.is_floating_point and name not in _INT_OK:
+        x = to_dtype(x, dtypes.get_default_dtype())
+    out = op.forward(x._data, *fattrs) if fattrs else op.forward(x._data)
+    return record(op, out, (x,), (), fattrs)
+
+
+def binary(name, a, b):
+    """``a`` is a Tensor; ``b`` a Tensor or a Python number."""
+    op = BY_NAME[name]
+    if isinstance(b, Tensor):
+        da = a._data.dtype
+        if da == b._data.dtype and (da.kind == "f" or name in _INT_OK):
+            ta, tb = a, b  # the common case: no promotion
+        else:
+            dt = dtypes.result_type((a.dtype, a.ndim), (b.dtype, b.ndim))
+            ta, tb = _promoted(name, dt, a, b)
+    elif a._data.dtype.kind == "f" and type(b) in (float, int):
+        # a Python number never promotes a float tensor: wrap it in the tensor's dtype
+        ta, tb = a, _make(a._data.dtype.type(b))
+    else:
+        _check_number(b, name)
+        dt = dtypes.result_type((a.dtype, a.ndim), (dtypes.scalar_dtype(b), None))
+        ta, tb = _promoted(name, dt, a, b)
+    try:
+        out = op.forward(ta._data, tb._data)
+    except ValueError:
+        err = shape_error_broadcast(np.shape(ta._data), np.shape(tb._data))
+        if err is None:
+            raise
+        raise err from None
+    return record(op, out, (ta, tb))
+
+
+def _promoted(name, dt, a, b):
+    if not dt.is_floating_point and name not in _INT_OK:
+        dt = dtypes.get_default_dtype()  # true division and friends of integers give floats
+    return _operand(a, dt), _operand(b, dt)
+
+
+def rbinary(name, a, b):
+    """``b op a`` for a Python number ``b``, recorded as torch records it."""
+    _check_number(b, name)
+    if name == "sub":
+        return binary("rsub", a, b)
+    if name == "div":  # torch: 2 / x is recorded as a reciprocal times 2 (MulBackward0)
+        return binary("mul", pow_scalar(a, -1.0) if a.dtype.is_floating_point else
+                      pow_scalar(to_dtype(a, dtypes.get_default_dtype()), -1.0), b)
+    if name == "pow":
+        return rpow_scalar(a, b)
+    return binary(name, a, b)
+
+
+def pow_scalar(x, e):
+    if not x.dtype.is_floating_point and isinstance(e, float):
+        x = to_dtype(x, dtypes.get_default_dtype())
+    return unary("pow_scalar", x, float(e))
+
+
+def rpow_scalar(x, base):
+    if not x.dtype.is_floating_point:
+        x = to_dtype(x, dtypes.get_default_dtype())
+    return unary("rpow_scalar", x, float(base))
+
+
+def pow(x, e):  # noqa: A001 - torch's name
+    if isinstance(x, Tensor) and not isinstance(e, Tensor):
+        return pow_scalar(x, e)
+    if not isinstance(x, Tensor):
+        return rpow_scalar(e, x)
+    return binary("pow", x, e)
+
+
+def where(condition, x, y):
+    cond = np.asarray(condition._data if isinstance(condition, Tensor) else condition, bool)
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        x = _operand(x, dtypes.get_default_dtype())
+    ref = x if isinstance(x, Tensor) else y
+    other = y if ref is x else x
+    kinds = [(ref.dtype, ref.ndim)]
+    kinds.append((other.dtype, other.ndim) if isinstance(other, Tensor) else
+                 (dtypes.scalar_dtype(other), None))
+    dt = dtypes.result_type(*kinds)
+    tx, ty = _operand(x, dt), _operand(y, dt)
+    shape = np.broadcast_shapes(cond.shape, np.shape(tx._data), np.shape(ty._data))
+    out = np.where(cond, tx._data, ty._data)
+    mask = np.broadcast_to(cond, shape).reshape(-1).astype(np.int64)
+    return record(BY_NAME["where"], out, (tx, ty), mask)
+
+
+def masked_fill(x, mask, value):
+    m = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
+                           f"dtype {dtypes.from_numpy_dtype(m.dtype)}")
+    v = value.item() if isinstance(value, Tensor) else value
+    out = np.where(m, np.asarray(v, x._data.dtype), x._data)
+    if out.shape != np.shape(x._data):
+        raise RuntimeError(f"masked_fill: mask of shape {list(m.shape)} does not broadcast to "
+                           f"self of shape {list(x.shape)}")
+    mask_flat = np.broadcast_to(m, out.shape).reshape(-1).astype(np.int64)
+    return record(BY_NAME["masked_fill"], out, (x,), mask_flat, (float(v),))
+
+
+def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    lo = -np.inf if min is None else float(min)
+    hi = np.inf if max is None else float(max)
+    if not x.dtype.is_floating_point and (isinstance(min, float) or isinstance(max, float)):
+        x = to_dtype(x, dtypes.get_default_dtype())
+    return unary("clamp", x, lo, hi)
+
+
+def leaky_relu(x, negative_slope=0.01):
+    return unary("leaky_relu", x, float(negative_slope))
+
+
+def gelu(x, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return unary("gelu", x, 1.0 if approximate == "tanh" else 0.0)
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    return unary("softplus", x, float(beta), float(threshold))
+
+
+def _unary_fn(name):
+    def fn(x):
+        return unary(name, x)
+    fn.__name__ = name
+    return fn
+
+
+UNARY_PUBLIC = ("neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sin", "cos",
+                "tan", "tanh", "sigmoid", "relu", "silu", "sign")
+globals().update({name: _unary_fn(name) for name in UNARY_PUBLIC})
+
+
+def _binary_fn(name):
+    def fn(a, b):
+        if not isinstance(a, Tensor):
+            return rbinary(name, b, a) if name in ("sub", "div") else binary(name, b, a)
+        return binary(name, a, b)
+    fn.__name__ = name
+    return fn
+
+
+add = _binary_fn("add")
+sub = _binary_fn("sub")
+mul = _binary_fn("mul")
+div = _binary_fn("div")
+maximum = _binary_fn("maximum")
+minimum = _binary_fn("minimum")
+subtract, multiply, divide, true_divide = sub, mul, div, div
+clip = clamp

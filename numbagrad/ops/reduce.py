@@ -1,0 +1,277 @@
+"""Reductions and softmax: records and front ends. ``iat`` of a node is the kept shape (the
+input's shape with reduced dims as 1), which maps every input element to its group."""
+
+from collections import namedtuple
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor, _make  # noqa: F401
+from .record import float_dtype_for, record
+from .registry import Sample, defop
+
+_SH = [(), (5,), (3, 4), (2, 3, 4)]
+
+
+def _s(call, shapes=_SH, kws=({},), domain=None):
+    return [Sample((s,), kw, call, domain) for s in shapes for kw in kws]
+
+
+_DIMS = ({"dim": 0}, {"dim": -1, "keepdim": True}, {"dim": (0, -1)})
+SUM = defop("sum", "SumBackward0", 1, kernel="sum_bw", samples=_s("x0.sum()"))
+SUM_DIM = defop("sum_dim", "SumBackward1", 1, kernel="sum_bw",
+                samples=_s("x0.sum(**kw)", _SH[1:], _DIMS))
+MEAN = defop("mean", "MeanBackward0", 1, kernel="sum_bw", samples=_s("x0.mean()"))
+MEAN_DIM = defop("mean_dim", "MeanBackward1", 1, kernel="sum_bw",
+                 samples=_s("x0.mean(**kw)", _SH[1:], _DIMS))
+PROD = defop("prod", "ProdBackward0", 1, kernel="prod_bw", saves=("x0",),
+             samples=_s("x0.prod()"))
+PROD_DIM = defop("prod_dim", "ProdBackward1", 1, kernel="prod_bw", saves=("x0",),
+                 samples=_s("x0.prod(**kw)", _SH[1:], ({"dim": 0}, {"dim": -1, "keepdim": True})))
+MAX_ALL = defop("max", "MaxBackward1", 1, kernel="amax_bw", saves=("x0", "y"),
+                samples=_s("x0.max()"))
+MIN_ALL = defop("min", "MinBackward1", 1, kernel="amax_bw", saves=("x0", "y"),
+                samples=_s("x0.min()"))
+MAX_DIM = defop("max_dim", "MaxBackward0", 1, kernel="index_bw",
+                samples=_s("x0.max(**kw)[0]", _SH[1:], ({"dim": 0}, {"dim": -1, "keepdim": True})))
+MIN_DIM = defop("min_dim", "MinBackward0", 1, kernel="index_bw",
+                samples=_s("x0.min(**kw)[0]", _SH[1:], ({"dim": 0}, {"dim": 1, "keepdim": True})))
+AMAX = defop("amax", "AmaxBackward0", 1, kernel="amax_bw", saves=("x0", "y"),
+             samples=_s("x0.amax(**kw)", _SH[1:], _DIMS))
+AMIN = defop("amin", "AminBackward0", 1, kernel="amax_bw", saves=("x0", "y"),
+             samples=_s("x0.amin(**kw)", _SH[1:], _DIMS))
+LOGSUMEXP = defop("logsumexp", "LogsumexpBackward0", 1, kernel="logsumexp_bw",
+                  saves=("x0", "y"), samples=_s("x0.logsumexp(**kw)", _SH[1:], _DIMS))
+VAR = defop("var", "VarBackward0", 1, kernel="var_bw", saves=("x0",),
+            samples=_s("x0.var(**kw)", _SH[1:], ({}, {"dim": 0}, {"dim": -1, "correction": 0})))
+STD = defop("std", "StdBackward0", 1, kernel="std_bw", saves=("x0", "y"),
+            samples=_s("x0.std(**kw)", _SH[1:], ({}, {"dim": 0}, {"dim": -1, "keepdim": True})))
+NORM = defop("norm", "LinalgVectorNormBackward0", 1, kernel="norm_bw", saves=("x0", "y"),
+             samples=_s("x0.norm(**kw)", _SH[1:],
+                        ({}, {"p": 1}, {"p": 3.0, "dim": -1}, {"p": float("inf")})))
+SOFTMAX = defop("softmax", "SoftmaxBackward0", 1, kernel="softmax_bw", saves=("y",),
+                samples=_s("x0.softmax(**kw)", _SH[1:], ({"dim": 0}, {"dim": -1})))
+LOG_SOFTMAX = defop("log_softmax", "LogSoftmaxBackward0", 1, kernel="log_softmax_bw",
+                    saves=("y",),
+                    samples=_s("x0.log_softmax(**kw)", _SH[1:], ({"dim": 0}, {"dim": -1})))
+
+
+def _dims(dim, ndim, name):
+    """Normalized reduced dims as a sorted tuple; None means all."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    n = ndim if ndim > 1 else 1
+    out = []
+    for d in dims:
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}]"
+                             f", but got {d})")
+        d %= n
+        if d in out:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        out.append(d)
+    return tuple(sorted(d for d in out if d < ndim)) if ndim else ()
+
+
+def _kept(shape, dims):
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def _reduce(op, x, dims, keepdim, value, fat=()):
+    kept = _kept(x.shape, dims)
+    out = np.asarray(value).reshape(kept if keepdim else
+                                    tuple(s for i, s in enumerate(x.shape) if i not in dims))
+    if out.ndim == 0:
+        out = out[()]  # 0-d results are NumPy scalars, as a ufunc's would be
+    return record(op, out, (x,), kept, fat)
+
+
+def _float_input(x):
+    from .pointwise import to_dtype
+    return to_dtype(x, float_dtype_for(x))
+
+
+def sum(x, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+    from .pointwise import to_dtype
+    if dtype is not None:
+        x = to_dtype(x, dtypes.as_dtype(dtype))
+    elif x.dtype in (dtypes.bool_, dtypes.int32):
+        x = to_dtype(x, dtypes.int64)  # torch sums integers in int64
+    dims = _dims(dim, x.ndim, "sum")
+    value = np.sum(x._data, axis=dims, keepdims=keepdim)
+    return _reduce(SUM if dim is None else SUM_DIM, x, dims, keepdim, value, (1.0,))
+
+
+def mean(x, dim=None, keepdim=False, *, dtype=None):
+    if not x.dtype.is_floating_point and dtype is None:
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {_long_name(x.dtype)}")
+    dims = _dims(dim, x.ndim, "mean")
+    n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+    value = np.mean(x._data, axis=dims, keepdims=keepdim) if n else \
+        np.full(_kept(x.shape, dims), np.nan, x._data.dtype)
+    return _reduce(MEAN if dim is None else MEAN_DIM, x, dims, keepdim, value,
+                   (1.0 / n if n else np.nan,))
+
+
+def _long_name(d):
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+            "bool": "Bool"}[d.name]
+
+
+def prod(x, dim=None, keepdim=False):
+    dims = _dims(dim, x.ndim, "prod")
+    value = np.prod(x._data, axis=dims, keepdims=keepdim)
+    return _reduce(PROD if dim is None else PROD_DIM, x, dims, keepdim, value)
+
+
+MaxMin = namedtuple("MaxMin", ["values", "indices"])
+
+
+class _ReturnType(MaxMin):
+    _name = "max"
+
+    def __repr__(self):
+        return (f"torch.return_types.{self._name}(\nvalues={self.values!r},\n"
+                f"indices={self.indices!r})")
+
+
+class max_return(_ReturnType):  # noqa: N801
+    _name = "max"
+
+
+class min_return(_ReturnType):  # noqa: N801
+    _name = "min"
+
+
+def _extreme(x, dim, keepdim, is_max, other=None):
+    from .pointwise import maximum, minimum
+    if other is not None:  # torch.max(a, b) is maximum
+        return maximum(x, other) if is_max else minimum(x, other)
+    if dim is None:
+        if x.numel() == 0:
+            raise RuntimeError(f"{'max' if is_max else 'min'}(): Expected reduction dim to be "
+                               "specified for input.numel() == 0. Specify the reduction dim "
+                               "with the 'dim' argument.")
+        dims = tuple(range(x.ndim))
+        value = np.max(x._data) if is_max else np.min(x._data)
+        return _reduce(MAX_ALL if is_max else MIN_ALL, x, dims, False, value)
+    d = _dims(dim, x.ndim, "max")
+    d = d[0] if d else 0
+    data = np.asarray(x._data)
+    if data.ndim == 0:
+        idx = np.zeros((), np.int64)
+    else:
+        # torch returns the first index among ties, like NumPy's argmax
+        idx = np.argmax(data, axis=d) if is_max else np.argmin(data, axis=d)
+    idx_k = np.expand_dims(idx, d) if data.ndim else idx
+    values = np.take_along_axis(data, idx_k, d) if data.ndim else data
+    flat = np.take_along_axis(np.arange(data.size).reshape(data.shape), idx_k, d) \
+        if data.ndim else np.zeros((), np.int64)
+    if not keepdim and data.ndim:
+        values = values.squeeze(d)
+        idx_k = idx_k.squeeze(d)
+    out = record(MAX_DIM if is_max else MIN_DIM, values, (x,), flat.reshape(-1))
+    cls = max_return if is_max else min_return
+    return cls(out, _make(np.asarray(idx_k, np.int64)))
+
+
+def max(x, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    if dim is not None and not isinstance(dim, int):
+        return _extreme(x, None, False, True, other=dim)
+    return _extreme(x, dim, keepdim, True, other)
+
+
+def min(x, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    if dim is not None and not isinstance(dim, int):
+        return _extreme(x, None, False, False, other=dim)
+    return _extreme(x, dim, keepdim, False, other)
+
+
+def amax(x, dim=(), keepdim=False):
+    dims = _dims(None if dim == () else dim, x.ndim, "amax")
+    return _reduce(AMAX, x, dims, keepdim, np.amax(x._data, axis=dims, keepdims=keepdim))
+
+
+def amin(x, dim=(), keepdim=False):
+    dims = _dims(None if dim == () else dim, x.ndim, "amin")
+    return _reduce(AMIN, x, dims, keepdim, np.amin(x._data, axis=dims, keepdims=keepdim))
+
+
+def logsumexp(x, dim, keepdim=False):
+    x = _float_input(x)
+    dims = _dims(dim, x.ndim, "logsumexp")
+    data = np.asarray(x._data)
+    m = np.amax(data, axis=dims, keepdims=True) if data.size else np.zeros(())
+    m = np.where(np.isfinite(m), m, 0)  # stable: subtract the max, as torch does
+    value = np.log(np.sum(np.exp(data - m), axis=dims, keepdims=True)) + m
+    return _reduce(LOGSUMEXP, x, dims, keepdim, value.astype(data.dtype))
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return float(correction)
+    return 1.0 if unbiased is None or unbiased else 0.0
+
+
+def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):  # var(unbiased) positional form
+        dim, unbiased = None, dim
+    c = _correction(unbiased, correction)
+    dims = _dims(dim, x.ndim, "var")
+    value = np.var(x._data, axis=dims, ddof=c, keepdims=keepdim)
+    return _reduce(VAR, x, dims, keepdim, value, (c,))
+
+
+def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    c = _correction(unbiased, correction)
+    dims = _dims(dim, x.ndim, "std")
+    value = np.std(x._data, axis=dims, ddof=c, keepdims=keepdim)
+    return _reduce(STD, x, dims, keepdim, value, (c,))
+
+
+def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
+    p = 2.0 if p in ("fro", None) else float(p)
+    x = _float_input(x)
+    dims = _dims(dim, x.ndim, "norm")
+    a = np.abs(np.asarray(x._data))
+    if p == np.inf:
+        value = np.amax(a, axis=dims, keepdims=keepdim)
+    elif p == 2.0:
+        value = np.sqrt(np.sum(a * a, axis=dims, keepdims=keepdim))
+    elif p == 0.0:
+        value = np.sum(a != 0, axis=dims, keepdims=keepdim).astype(a.dtype)
+    else:
+        value = np.sum(a ** p, axis=dims, keepdims=keepdim) ** (1.0 / p)
+    return _reduce(NORM, x, dims, keepdim, np.asarray(value, a.dtype), (p,))
+
+
+def _softmax_value(data, d, log):
+    m = np.amax(data, axis=d, keepdims=True)
+    z = data - m
+    if log:
+        return z - np.log(np.sum(np.exp(z), axis=d, keepdims=True))
+    e = np.exp(z)
+    return e / np.sum(e, axis=d, keepdims=True)
+
+
+def softmax(x, dim, dtype=None):
+    return _softmax(x, dim, dtype, False)
+
+
+def log_softmax(x, dim, dtype=None):
+    return _softmax(x, dim, dtype, True)
+
+
+def _softmax(x, dim, dtype, log):
+    from .pointwise import to_dtype
+    x = to_dtype(x, dtypes.as_dtype(dtype)) if dtype is not None else _float_input(x)
+    dims = _dims(dim, x.ndim, "softmax")
+    data = np.asarray(x._data)
+    value = _softmax_value(data, dims, log) if data.ndim else \
+        (np.zeros_like(data) if log else np.ones_like(data))
+    value = value[()] if value.ndim == 0 else value
+    return record(LOG_SOFTMAX if log else SOFTMAX, value, (x,), _kept(x.shape, dims))

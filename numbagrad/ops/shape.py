@@ -1,0 +1,348 @@
+"""Movement ops: views (one strided map covers them all), reshapes, cat/stack, split, repeat.
+
+A view's backward needs, for every output element, the flat index of its source element in
+the input. That map is ``offset + sum(coord * stride)`` and NumPy computes it for us: the same
+view function is applied to a dummy array whose strides are the input's C-order element
+strides (item size 1), and the dummy view's offset and strides are read back. Nothing reads
+the dummy's memory; only pointer arithmetic happens.
+"""
+
+import numpy as np
+
+from ..tensor import Tensor, _make  # noqa: F401
+from .record import record
+from .registry import Sample, defop
+
+_VIEW = "view_bw"
+
+
+def _views(call, shapes, kws=({},)):
+    return [Sample((s,), kw, call) for s in shapes for kw in kws]
+
+
+VIEW = defop("view", "ViewBackward0", 1, kernel="reshape_bw",
+             samples=_views("x0.reshape(**kw)", [(3, 4)], ({"shape": (4, 3)}, {"shape": (-1,)}))
+             + _views("x0.view(-1)", [(), (2, 3)]) + _views("x0.flatten()", [(2, 3, 2)]))
+UNSAFE_VIEW = defop("unsafe_view", "UnsafeViewBackward0", 1, kernel="reshape_bw",
+                    samples=_views("x0.t().reshape(-1)", [(3, 4)]))
+SQUEEZE = defop("squeeze", "SqueezeBackward0", 1, kernel="reshape_bw",
+                samples=_views("x0.squeeze()", [(3, 1, 2), (1,)]))
+SQUEEZE_DIM = defop("squeeze_dim", "SqueezeBackward1", 1, kernel="reshape_bw",
+                    samples=_views("x0.squeeze(1)", [(3, 1, 2)]))
+SQUEEZE_DIMS = defop("squeeze_dims", "SqueezeBackward2", 1, kernel="reshape_bw",
+                     samples=_views("x0.squeeze((0, 2))", [(1, 3, 1)]))
+UNSQUEEZE = defop("unsqueeze", "UnsqueezeBackward0", 1, kernel=_VIEW,
+                  samples=_views("x0.unsqueeze(-1)", [(), (3,), (2, 3)]))
+PERMUTE = defop("permute", "PermuteBackward0", 1, kernel=_VIEW,
+                samples=_views("x0.permute(2, 0, 1)", [(2, 3, 4)]) + _views("x0.T", [(2, 3)]))
+TRANSPOSE = defop("transpose", "TransposeBackward0", 1, kernel=_VIEW,
+                  samples=_views("x0.transpose(0, -1)", [(2, 3), (2, 3, 4)]))
+T = defop("t", "TBackward0", 1, kernel=_VIEW, samples=_views("x0.t()", [(2, 3), (3,)]))
+EXPAND = defop("expand", "ExpandBackward0", 1, kernel="expand_bw",
+               samples=_views("x0.expand(2, 3, 4)", [(3, 1), (4,), ()])
+               + _views("lib.broadcast_to(x0, (2, 3))", [(3,)]))
+SELECT = defop("select", "SelectBackward0", 1, kernel=_VIEW,
+               samples=_views("x0[1]", [(3,), (3, 4)]) + _views("x0[..., -1]", [(2, 3, 4)]))
+SLICE = defop("slice", "SliceBackward0", 1, kernel=_VIEW,
+              samples=_views("x0[1:3]", [(5,), (4, 3)]) + _views("x0[::2, 1:]", [(5, 3)])
+              + _views("x0.narrow(0, 1, 2)", [(4, 2)]))
+SPLIT = defop("split", "SplitBackward0", 1, kernel=_VIEW,
+              samples=_views("x0.split(2)[1]", [(5, 2)]) + _views("x0.chunk(2, 1)[0]", [(2, 5)]))
+SPLIT_SIZES = defop("split_sizes", "SplitWithSizesBackward0", 1, kernel=_VIEW,
+                    samples=_views("x0.split([1, 3])[1]", [(4, 2)]))
+UNBIND = defop("unbind", "UnbindBackward0", 1, kernel=_VIEW,
+               samples=_views("x0.unbind(1)[2]", [(2, 4)]))
+REPEAT = defop("repeat", "RepeatBackward0", 1, kernel="repeat_bw",
+               samples=_views("x0.repeat(2, 1, 3)", [(2, 3), (3,)]))
+CAT = defop("cat", "CatBackward0", -1, kernel="cat_bw",
+            samples=[Sample(((2, 3), (1, 3)), {}, "lib.cat([x0, x1])"),
+                     Sample(((2, 3), (2, 2), (2, 1)), {}, "lib.cat([x0, x1, x2], dim=1)")])
+STACK = defop("stack", "StackBackward0", -1, kernel="stack_bw",
+              samples=[Sample(((2, 3), (2, 3)), {}, "lib.stack([x0, x1])"),
+                       Sample(((3,), (3,), (3,)), {}, "lib.stack([x0, x1, x2], dim=1)")])
+
+
+def c_strides(shape):
+    st, acc = [], 1
+    for s in reversed(shape):
+        st.append(acc)
+        acc *= s
+    return tuple(reversed(st))
+
+
+def view_map(shape, fn):
+    """(offset, strides) of ``fn``'s view in the C-order element space of ``shape``."""
+    base = np.zeros(1, np.uint8)
+    dummy = np.lib.stride_tricks.as_strided(base, shape=shape, strides=c_strides(shape))
+    v = fn(dummy)
+    offset = v.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return (offset, *v.strides)
+
+
+def as_view(op, x, fn, *, map_shape=None):
+    """Record ``fn`` (a NumPy view function) applied to ``x`` as the view op ``op``."""
+    data = x._array()
+    out = fn(data)
+    if op.kernel == _VIEW:
+        iat = view_map(data.shape, fn)
+    else:
+        iat = ()
+    t = record(op, out, (x,), iat)
+    t._base = x if x._base is None else x._base
+    t._vc = x._vc
+    return t
+
+
+def _wrap(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def _infer(shape, numel):
+    shape = list(shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = int(np.prod([s for s in shape if s != -1]))
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[shape.index(-1)] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _shape_args(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def reshape(x, *args, shape=None):
+    shape = _infer(_shape_args(args if shape is None else (shape,)), x.numel())
+    data = x._array()
+    out = data.reshape(shape)
+    copied = out.size and not np.shares_memory(out, data)
+    t = record(UNSAFE_VIEW if copied else VIEW, out, (x,))
+    if not copied:
+        t._base, t._vc = (x if x._base is None else x._base), x._vc
+    return t
+
+
+def view(x, *args, size=None):
+    shape = _infer(_shape_args(args if size is None else (size,)), x.numel())
+    data = x._array()
+    probe = data.view()
+    try:
+        probe.shape = shape  # raises where NumPy (and torch) would need a copy
+    except AttributeError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.") from None
+    return as_view(VIEW, x, lambda a: a.reshape(shape))
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    if x.ndim == 0:
+        return reshape(x, 1)
+    s, e = _wrap(start_dim, x.ndim), _wrap(end_dim, x.ndim)
+    shape = x.shape[:s] + (int(np.prod(x.shape[s:e + 1])),) + x.shape[e + 1:]
+    return reshape(x, shape) if s != e else x
+
+
+def unflatten(x, dim, sizes):
+    d = _wrap(dim, x.ndim)
+    sizes = _infer(sizes, x.shape[d])
+    return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
+
+
+def squeeze(x, dim=None):
+    if dim is None:
+        return as_view(SQUEEZE, x, lambda a: a.reshape([s for s in a.shape if s != 1]))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = {_wrap(d, x.ndim) for d in dims} if x.ndim else set()
+    keep = [s for i, s in enumerate(x.shape) if not (i in dims and s == 1)]
+    return as_view(SQUEEZE_DIM if isinstance(dim, int) else SQUEEZE_DIMS, x,
+                   lambda a: a.reshape(keep))
+
+
+def unsqueeze(x, dim):
+    d = _wrap(dim, x.ndim + 1)
+    return as_view(UNSQUEEZE, x, lambda a: np.expand_dims(a, d))
+
+
+def permute(x, *dims):
+    dims = _shape_args(dims)
+    if len(dims) != x.ndim:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not "
+            f"equal to len(dims) = {len(dims)}")
+    dims = tuple(_wrap(d, x.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return as_view(PERMUTE, x, lambda a: a.transpose(dims))
+
+
+def transpose(x, dim0, dim1):
+    if x.ndim == 0:
+        return as_view(TRANSPOSE, x, lambda a: a)
+    d0, d1 = _wrap(dim0, x.ndim), _wrap(dim1, x.ndim)
+    return as_view(TRANSPOSE, x, lambda a: np.swapaxes(a, d0, d1))
+
+
+def t(x):
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return as_view(T, x, lambda a: a.T)
+
+
+def reverse_dims(x):
+    """The .T property: all dims reversed."""
+    return as_view(PERMUTE, x, lambda a: a.T)
+
+
+def expand(x, *sizes):
+    sizes = _shape_args(sizes)
+    if len(sizes) < x.ndim:
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(x.shape)}}}, size={list(sizes)}): "
+                           "the number of sizes provided ("
+                           f"{len(sizes)}) must be greater or equal to the number of dimensions "
+                           f"in the tensor ({x.ndim})")
+    lead = len(sizes) - x.ndim
+    target = [0] * len(sizes)
+    for i in range(len(sizes) - 1, -1, -1):  # torch checks from the last dim backwards
+        s = sizes[i]
+        cur = x.shape[i - lead] if i >= lead else 1
+        if s == -1:
+            if i < lead:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
+            s = cur
+        if cur != 1 and s != cur:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                f"{list(x.shape)}")
+        target[i] = s
+    target = tuple(target)
+    return as_view(EXPAND, x, lambda a: np.broadcast_to(a, target))
+
+
+def broadcast_to(x, shape):
+    return expand(x, *shape)
+
+
+def expand_as(x, other):
+    return expand(x, *other.shape)
+
+
+def narrow(x, dim, start, length):
+    d = _wrap(dim, x.ndim)
+    idx = (slice(None),) * d + (slice(start, start + length),)
+    return as_view(SLICE, x, lambda a: a[idx])
+
+
+def _split_at(x, sizes, d, op):
+    outs, start = [], 0
+    for s in sizes:
+        idx = (slice(None),) * d + (slice(start, start + s),)
+        outs.append(as_view(op, x, lambda a, idx=idx: a[idx]))
+        start += s
+    return tuple(outs)
+
+
+def split(x, split_size_or_sections, dim=0):
+    d = _wrap(dim, x.ndim)
+    n = x.shape[d]
+    if isinstance(split_size_or_sections, int):
+        s = split_size_or_sections
+        sizes = [min(s, n - i) for i in range(0, n, s)] if n else [0]
+        return _split_at(x, sizes, d, SPLIT)
+    sizes = list(split_size_or_sections)
+    if sum(sizes) != n:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                           f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    return _split_at(x, sizes, d, SPLIT_SIZES)
+
+
+def chunk(x, chunks, dim=0):
+    d = _wrap(dim, x.ndim)
+    n = x.shape[d]
+    size = -(-n // chunks) if n else 0
+    return split(x, max(size, 1), d) if n else split(x, 1, d)
+
+
+def unbind(x, dim=0):
+    d = _wrap(dim, x.ndim)
+    return tuple(as_view(UNBIND, x, lambda a, i=i: a[(slice(None),) * d + (i,)])
+                 for i in range(x.shape[d]))
+
+
+def repeat(x, *sizes):
+    sizes = _shape_args(sizes)
+    if len(sizes) < x.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    data = x._array().reshape((1,) * (len(sizes) - x.ndim) + x.shape)
+    return record(REPEAT, np.tile(data, sizes), (x,))
+
+
+def _same_dtype(tensors):
+    from .. import dtypes
+    from .pointwise import to_dtype
+    dt = None
+    for t in tensors:
+        dt = dtypes.promote(dt, t.dtype)
+    return [to_dtype(t, dt) for t in tensors]
+
+
+def cat(tensors, dim=0):
+    tensors = [t for t in tensors]
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    # torch skips legacy empty 1-d tensors
+    parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    ref = parts[0]
+    if ref.ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = _wrap(dim, ref.ndim)
+    for i, t in enumerate(parts):
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and "
+                               f"{t.ndim}")
+        for k in range(ref.ndim):
+            if k != d and t.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref.shape[k]} but got size {t.shape[k]} for "
+                                   f"tensor number {i} in the list.")
+    parts = _same_dtype(parts)
+    out = np.concatenate([t._array() for t in parts], axis=d)
+    offsets = np.cumsum([0] + [t.shape[d] for t in parts])[:-1]
+    return record(CAT, out, parts, (d, *offsets.tolist()))
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
+                               f"entry {i}")
+    d = _wrap(dim, tensors[0].ndim + 1)
+    parts = _same_dtype(tensors)
+    out = np.stack([t._array() for t in parts], axis=d)
+    return record(STACK, out, parts, (d,))
+
+
+def contiguous(x):
+    from .pointwise import unary
+    data = x._array()
+    if data.flags.c_contiguous:
+        return x
+    return unary("clone", x)

@@ -1,0 +1,352 @@
+"""Tensor: a NumPy value, its autograd state (leaf flag, .grad, node on a tape) and torch's API."""
+
+import warnings
+
+import numpy as np
+
+from . import dtypes
+
+_DTYPE_OF = {d.np: d for d in dtypes.ALL}
+_QUALIFIED = {"CopySlices", "AccumulateGrad"}
+
+
+class GradFn:
+    """What ``tensor.grad_fn`` returns: names the node as torch does, and walks the graph."""
+
+    __slots__ = ("_tape", "_node")
+
+    def __init__(self, tape, node):
+        self._tape = tape
+        self._node = node
+
+    def _short_name(self):
+        from .autograd.tape import F_CODE
+        from .ops.registry import OPS
+        return OPS[self._tape.field(self._node, F_CODE)].grad_fn
+
+    def name(self):
+        # torch qualifies the nodes it implements by hand (CopySlices, AccumulateGrad)
+        short = self._short_name()
+        return f"torch::autograd::{short}" if short in _QUALIFIED else short
+
+    def __repr__(self):
+        return f"<{self._short_name()} object at {hex(id(self))}>"
+
+    def __eq__(self, other):
+        return isinstance(other, GradFn) and other._tape is self._tape and \
+            other._node == self._node
+
+    def __hash__(self):
+        return hash((id(self._tape), self._node))
+
+    @property
+    def next_functions(self):
+        from .autograd.tape import F_CODE, F_FLAGS, FLAG_NEEDS_GRAD
+        from .ops.registry import LEAF, OPS
+        out = []
+        for a in self._tape.arg_nodes(self._node):
+            code = self._tape.field(a, F_CODE)
+            if not self._tape.field(a, F_FLAGS) & FLAG_NEEDS_GRAD:
+                out.append((None, 0))
+            elif code == LEAF.code:
+                out.append((AccumulateGrad(self._tape, a), 0))
+            elif OPS[code].arity != 0:
+                out.append((GradFn(self._tape, a), 0))
+            else:
+                out.append((None, 0))
+        return tuple(out)
+
+
+class AccumulateGrad(GradFn):
+    __slots__ = ()
+
+    def _short_name(self):
+        return "AccumulateGrad"
+
+    @property
+    def variable(self):
+        for node, t in self._tape.leaves:
+            if node == self._node:
+                return t
+        return None
+
+    @property
+    def next_functions(self):
+        return ()
+
+
+class Tensor:
+    """A tensor; ``_data`` is a NumPy array, or a NumPy scalar for 0-d op results (cheaper to
+    make; turned into a 0-d array the moment anything needs to share or mutate it)."""
+
+    __slots__ = ("_data", "_requires_grad", "_grad", "_tape", "_node", "_vc", "_base",
+                 "_retains_grad", "__weakref__")
+    __array_priority__ = 1000  # numpy scalars and arrays defer to our reflected operators
+
+    def __init__(self, data=None, *, requires_grad=False, dtype=None):
+        from .factories import _to_numpy
+        self._data = _to_numpy(data, dtype)
+        self._grad = None
+        self._tape = None
+        self._node = -1
+        self._vc = [0]
+        self._base = None
+        self._retains_grad = False
+        self._requires_grad = False
+        if requires_grad:
+            self.requires_grad = True
+
+    # ---- the value ----------------------------------------------------------------------
+    def _array(self):
+        """The data as an ndarray that can be shared or written (materializes scalars)."""
+        d = self._data
+        if not isinstance(d, np.ndarray):
+            d = self._data = np.array(d)
+        return d
+
+    @property
+    def data(self):
+        t = _make(self._array())
+        t._vc = self._vc
+        return t
+
+    @data.setter
+    def data(self, value):
+        value = value._array() if isinstance(value, Tensor) else np.asarray(value)
+        self._data = value
+
+    @property
+    def shape(self):
+        from .size import Size
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.shape
+        return self._data.shape[_wrap_dim(dim, self.ndim, "size")]
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def dim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return int(self._data.size)
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return _DTYPE_OF[self._data.dtype]
+
+    @property
+    def device(self):
+        return "cpu"
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def element_size(self):
+        return self._data.itemsize
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        return self._data.reshape(-1)[0].item() if self._data.ndim else self._data.item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._array()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._array()
+        return a if dtype is None else a.astype(dtype)
+
+    # ---- autograd state ---------------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        flag = bool(flag)
+        if self._tape is not None:
+            if not flag:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach()."
+                )
+            return
+        if flag and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = flag
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._tape is None
+
+    @property
+    def grad_fn(self):
+        return None if self._tape is None else GradFn(self._tape, self._node)
+
+    @property
+    def grad(self):
+        if self._grad is None and self._tape is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
+                "mistake, make sure you access the leaf Tensor instead.", UserWarning,
+                stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._grad = value
+
+    def retain_grad(self):
+        if self._tape is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        self._retains_grad = True
+        self._tape.retained[self._node] = self
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def detach(self):
+        t = _make(self._array())
+        t._vc = self._vc
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._base._tape is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._tape = None
+        self._node = -1
+        self._requires_grad = False
+        return self
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    @property
+    def _version(self):
+        return self._vc[0]
+
+    # ---- printing -----------------------------------------------------------------------
+    def __repr__(self, prefix="tensor("):
+        from . import _format
+        suffixes = []
+        if self._tape is not None:
+            suffixes.append(f"grad_fn=<{self.grad_fn._short_name()}>")
+        elif self._requires_grad:
+            suffixes.append("requires_grad=True")
+        return _format.format_tensor(np.asarray(self._data), repr(self.dtype),
+                                     repr(dtypes.get_default_dtype()), suffixes, prefix)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    # ---- Python protocol ----------------------------------------------------------------------
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    def __reduce__(self):
+        return (_rebuild, (np.array(self._data), self._requires_grad))
+
+
+def _rebuild(data, requires_grad):
+    return Tensor(data, requires_grad=requires_grad)
+
+
+def _make(data, tape=None, node=-1):
+    """Fast constructor for op results: no conversion, no checks."""
+    t = Tensor.__new__(Tensor)
+    t._data = data
+    t._grad = None
+    t._tape = tape
+    t._node = node
+    t._vc = [0]
+    t._base = None
+    t._retains_grad = False
+    t._requires_grad = tape is not None
+    return t
+
+
+def _wrap_dim(dim, ndim, op="dim"):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def _accumulate_grad(t, flat):
+    """Add a flat float gradient into ``t.grad`` (creating it), in ``t``'s dtype and shape."""
+    shape = t._data.shape
+    g = np.asarray(flat).reshape(shape).astype(t._data.dtype)
+    if t._grad is None:
+        t._grad = _make(g)
+    else:
+        existing = t._grad._array()
+        existing += g
