@@ -1,0 +1,349 @@
+"""backward() semantics and errors as torch defines them: accumulation, retain_graph, inputs=,
+leaf and non-leaf .grad, grad modes, in-place checks, dtypes, threads."""
+
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+
+torch = pytest.importorskip("torch")
+
+
+def both(fn):
+    """Run ``fn(lib)`` with numbagrad and torch; return both results (errors as strings)."""
+    out = []
+    for lib in (ng, torch):
+        try:
+            out.append(fn(lib))
+        except (RuntimeError, TypeError, IndexError, NotImplementedError) as e:
+            out.append(f"{type(e).__name__}: {e}")
+    return out
+
+
+def same(fn):
+    ours, theirs = both(fn)
+    assert ours == theirs
+    return ours
+
+
+def test_grad_is_none_until_backward_reaches_it():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    unused = ng.tensor(1.0, requires_grad=True)
+    y = (x * x).sum()
+    assert x.grad is None
+    y.backward()
+    assert unused.grad is None
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0])
+
+
+def test_gradients_accumulate_across_backward_calls():
+    def run(lib):
+        x = lib.tensor(2.0, requires_grad=True)
+        (x * x).backward()
+        (x * x * x).backward()
+        return repr(x.grad)
+    assert same(run) == "tensor(16.)"
+
+
+def test_retain_graph_allows_a_second_backward_and_accumulates():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        s = (x * x).sum()
+        s.backward(retain_graph=True)
+        s.backward()
+        return repr(x.grad)
+    assert same(run) == "tensor([ 4.,  8., 12.])"
+
+
+def test_second_backward_through_freed_graph_raises_torchs_message():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        s = (x * x).sum()
+        s.backward()
+        s.backward()
+    ours = same(run)
+    assert "Trying to backward through the graph a second time" in ours
+
+
+def test_second_backward_through_ops_that_save_nothing_is_allowed():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        s = (x + 1).sum()
+        s.backward()
+        s.backward()
+        return repr(x.grad)
+    assert same(run) == "tensor([2., 2.])"
+
+
+def test_inputs_restricts_accumulation():
+    def run(lib):
+        a = lib.tensor(2.0, requires_grad=True)
+        b = lib.tensor(3.0, requires_grad=True)
+        (a * b).backward(inputs=[a])
+        return repr(a.grad), repr(b.grad)
+    assert same(run) == ("tensor(3.)", "None")
+
+
+def test_inputs_may_name_a_non_leaf():
+    def run(lib):
+        a = lib.tensor(2.0, requires_grad=True)
+        h = a * 3
+        (h * h).backward(inputs=[h])
+        return repr(h.grad), repr(a.grad)
+    assert same(run) == ("tensor(12.)", "None")
+
+
+def test_nonscalar_backward_needs_gradient():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        (x * 2).backward()
+    assert same(run) == "RuntimeError: grad can be implicitly created only for scalar outputs"
+
+
+def test_gradient_argument_weights_the_outputs():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        (x * x).backward(lib.tensor([1.0, 0.5, -1.0]))
+        return repr(x.grad)
+    assert same(run) == "tensor([ 2.,  2., -6.])"
+
+
+def test_gradient_shape_mismatch():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        (x * 2).backward(lib.tensor([1.0, 2.0, 3.0]))
+    ours = same(run)
+    assert ours.startswith("RuntimeError: Mismatch in shape")
+
+
+def test_backward_on_tensor_without_grad():
+    def run(lib):
+        lib.tensor(2.0).backward()
+    assert same(run) == ("RuntimeError: element 0 of tensors does not require grad and does not "
+                         "have a grad_fn")
+
+
+def test_backward_from_a_leaf():
+    def run(lib):
+        x = lib.tensor(2.0, requires_grad=True)
+        x.backward()
+        return repr(x.grad)
+    assert same(run) == "tensor(1.)"
+
+
+def test_non_leaf_grad_is_none_with_a_warning_unless_retained():
+    x = ng.tensor(2.0, requires_grad=True)
+    h = x * 3
+    k = x * 4
+    k.retain_grad()
+    (h * k).backward()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert h.grad is None
+    assert len(caught) == 1 and "not a leaf Tensor" in str(caught[0].message)
+    assert k.grad.item() == pytest.approx(6.0)
+    assert not h.is_leaf and x.is_leaf
+
+
+def test_no_grad_records_nothing_and_nests_with_enable_grad():
+    x = ng.tensor(2.0, requires_grad=True)
+    with ng.no_grad():
+        y = x * 2
+        with ng.enable_grad():
+            z = x * 2
+    assert y.grad_fn is None and not y.requires_grad
+    assert z.grad_fn is not None
+
+
+def test_no_grad_and_set_grad_enabled_as_decorators():
+    x = ng.tensor(2.0, requires_grad=True)
+
+    @ng.no_grad()
+    def f():
+        return x * 2
+
+    assert f().grad_fn is None
+    assert ng.is_grad_enabled()
+    with ng.set_grad_enabled(False):
+        assert (x * 2).grad_fn is None
+    assert ng.is_grad_enabled()
+    ng.set_grad_enabled(False)
+    assert not ng.is_grad_enabled()
+    ng.set_grad_enabled(True)
+
+
+def test_grad_mode_is_thread_local():
+    seen = []
+
+    def worker():
+        x = ng.tensor(1.0, requires_grad=True)
+        seen.append((x * 2).grad_fn is not None)
+
+    with ng.no_grad():
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+    assert seen == [True]
+
+
+def test_requires_grad_rules():
+    assert same(lambda lib: lib.tensor([1, 2]).requires_grad_()) == (
+        "RuntimeError: only Tensors of floating point dtype can require gradients")
+
+    def nonleaf(lib):
+        x = lib.tensor(1.0, requires_grad=True)
+        (x * 2).requires_grad = False
+    assert "you can only change requires_grad flags of leaf variables" in same(nonleaf)
+
+
+def test_numpy_and_item_errors():
+    def numpy_err(lib):
+        lib.tensor([1.0], requires_grad=True).numpy()
+    assert "Can't call numpy() on Tensor that requires grad" in same(numpy_err)
+    assert same(lambda lib: lib.tensor([1.0, 2.0]).item()) == (
+        "RuntimeError: a Tensor with 2 elements cannot be converted to Scalar")
+
+
+def test_inplace_on_leaf_that_requires_grad():
+    def run(lib):
+        x = lib.tensor([1.0], requires_grad=True)
+        x.add_(1)
+    assert same(run) == ("RuntimeError: a leaf Variable that requires grad is being used in an "
+                         "in-place operation.")
+
+
+def test_inplace_on_non_leaf_is_recorded():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        z = x * 2
+        z.mul_(3)
+        z.sum().backward()
+        return repr(z.grad_fn).split(" ")[0], repr(x.grad)
+    assert same(run) == ("<MulBackward0", "tensor([6., 6.])")
+
+
+def test_inplace_change_of_a_saved_output_is_detected():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x.exp()
+        y.add_(1)
+        y.sum().backward()
+    ours = same(run)
+    assert "modified by an inplace operation" in ours and "output 0 of Exp" in ours
+
+
+def test_inplace_change_of_a_saved_leaf_is_detected():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        with lib.no_grad():
+            x.add_(1)
+        w = x * x
+        with lib.no_grad():
+            x.mul_(2)
+        w.sum().backward()
+    assert "is at version 2; expected version 1 instead" in same(run)
+
+
+def test_leaf_changed_in_no_grad_then_reused_records_its_new_value():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        a = (x * x).sum()
+        with lib.no_grad():
+            x.mul_(3)
+        b = (x * x).sum()
+        b.backward()
+        return repr(x.grad), a.item()
+    assert same(run) == ("tensor([ 6., 12.])", 5.0)
+
+
+def test_create_graph_is_not_implemented_yet():
+    x = ng.tensor(2.0, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="create_graph"):
+        (x * x).backward(create_graph=True)
+
+
+def test_detach_and_from_numpy_share_memory():
+    a = np.array([1.0, 2.0])
+    t = ng.from_numpy(a)
+    a[0] = 5.0
+    assert t[0].item() == 5.0
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    d = x.detach()
+    d[1] = 7.0
+    assert x[1].item() == 7.0 and not d.requires_grad
+
+
+def test_default_dtype_and_promotion():
+    assert same(lambda lib: str(lib.tensor([1.0]).dtype)) == "torch.float32"
+    assert same(lambda lib: str((lib.tensor([1, 2]) * 2.5).dtype)) == "torch.float32"
+    assert same(lambda lib: str((lib.tensor([1.0]) + lib.tensor(1.0, dtype=lib.float64)).dtype)) \
+        == "torch.float32"
+    assert same(lambda lib: str((lib.tensor(1.0) + lib.tensor(1.0, dtype=lib.float64)).dtype)) \
+        == "torch.float64"
+    assert same(lambda lib: str((lib.tensor([1, 2]) / lib.tensor([2, 2])).dtype)) == \
+        "torch.float32"
+    ng.set_default_dtype(ng.float64)
+    try:
+        assert ng.tensor([1.0]).dtype is ng.float64
+    finally:
+        ng.set_default_dtype(ng.float32)
+
+
+def test_mixed_dtype_gradients_come_back_in_each_leafs_dtype():
+    def run(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        (a * b).sum().backward()
+        return str(a.grad.dtype), str(b.grad.dtype), a.grad.tolist(), b.grad.tolist()
+    same(run)
+
+
+def test_error_messages_of_shape_ops():
+    for fn in (lambda lib: lib.ones(3, 4) + lib.ones(5),
+               lambda lib: lib.ones(3, 4) @ lib.ones(3, 4),
+               lambda lib: lib.ones(3, 4).view(5),
+               lambda lib: lib.ones(3, 4).t().view(-1),
+               lambda lib: lib.ones(3, 4)[5],
+               lambda lib: lib.ones(3, 4)[0, 0, 0],
+               lambda lib: lib.ones(3, 4).sum(5),
+               lambda lib: lib.cat([lib.ones(3, 4), lib.ones(2, 3)]),
+               lambda lib: lib.ones(3, 4).expand(2, 5),
+               lambda lib: lib.mv(lib.ones(3, 4), lib.ones(5)),
+               lambda lib: lib.dot(lib.ones(3), lib.ones(4))):
+        ours, theirs = both(fn)
+        assert isinstance(ours, str) and ours == theirs
+
+
+def test_four_threads_train_their_own_models_as_if_serially():
+    """Each thread records on its own tape: concurrent training gives the serial gradients."""
+
+    def train(seed, out):
+        rng = np.random.default_rng(seed)
+        X = ng.tensor(rng.standard_normal((64, 5)))
+        y = ng.tensor(rng.standard_normal(64))
+        w = ng.zeros(5, dtype=ng.float64, requires_grad=True)
+        b = ng.zeros((), dtype=ng.float64, requires_grad=True)
+        for _ in range(30):
+            loss = ((X @ w + b - y) ** 2).mean()
+            loss.backward()
+            with ng.no_grad():
+                w.sub_(0.1 * w.grad)
+                b.sub_(0.1 * b.grad)
+            w.grad.zero_()
+            b.grad.zero_()
+        out[seed] = (w.detach().numpy().copy(), float(loss))
+
+    serial, threaded = {}, {}
+    for s in range(4):
+        train(s, serial)
+    threads = [threading.Thread(target=train, args=(s, threaded)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for s in range(4):
+        np.testing.assert_array_equal(serial[s][0], threaded[s][0])
+        assert serial[s][1] == threaded[s][1]
