@@ -68,6 +68,27 @@ def test_second_backward_through_freed_graph_raises_torchs_message():
     assert "Trying to backward through the graph a second time" in ours
 
 
+def test_recording_continues_after_a_failed_backward_whose_traceback_is_kept():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    s = (x * x).sum()
+    s.backward(retain_graph=True)
+    h = x * 3
+    try:
+        h.backward()  # non-scalar: fails before the sweep
+    except RuntimeError as e:
+        kept = e  # a live traceback, as in an interactive session
+    s2 = (x * x).sum()
+    s.backward()
+    with pytest.raises(RuntimeError) as info:
+        s.backward()  # freed: fails inside the sweep
+    kept = info  # noqa: F841 - keep the traceback alive while recording more
+    for _ in range(200):  # grows the tape's buffers
+        h = h * 1.0
+    h.sum().backward()
+    s2.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2 + 2 + 3 + 2, 4 + 4 + 3 + 4])
+
+
 def test_second_backward_through_ops_that_save_nothing_is_allowed():
     def run(lib):
         x = lib.tensor([1.0, 2.0], requires_grad=True)

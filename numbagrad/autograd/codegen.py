@@ -92,13 +92,9 @@ def _loads(formula, idx):
     return out
 
 
-def _attrs(op):
-    body = "".join(op.grads)
-    lines = []
-    for i in (0, 1):
-        if re.search(rf"\bf{i}\b", body):
-            lines.append(f"f{i} = fat[{i}]")
-    return lines
+def _attrs(op, arr="fat"):
+    body = " ".join(f for f in op.grads if f)
+    return [f"f{i} = {arr}[{i}]" for i in (0, 1) if re.search(rf"\bf{i}\b", body)]
 
 
 def _ew_unary(op, parallel):
@@ -148,6 +144,25 @@ def _ew_binary(op, parallel):
             lines += ["                " + s for s in loads]
             lines += [f"                gx{i}[i{i}[k]] += {_expr(formula)}"]
     return "\n".join(lines) + "\n"
+
+
+def _scalar_body(op, n):
+    """Statements applying ``op``'s formulas to one-element operands at arena offsets."""
+    body = " ".join(f for f in op.grads if f)
+    used = set(re.findall(r"\b[a-z]\w*\b", body))
+    lines = ["gv = adj[oy]"]
+    if "y" in used:
+        lines.append("yv = val[oy]")
+    for name, q in (("a", 0), ("b", 1)):
+        if name in used and q < n:
+            lines.append(f"{name}v = val[o{q}]")
+    if "m" in used:
+        lines.append("m = ia[0] != 0")
+    lines += _attrs(op, "fa")
+    for q, formula in enumerate(op.grads):
+        if formula:
+            lines += [f"if need{q}:", f"    adj[o{q}] += {_expr(formula)}"]
+    return lines
 
 
 def kernel_name(op, parallel=False):
@@ -208,11 +223,29 @@ def _sweep(ops):
             w(f"            a{q} = args[p + {q}]")
             w(f"            o{q} = nodes[a{q}, {F_VOFF}]")
             w(f"            n{q} = nodes[a{q}, {F_SIZE}]")
-            w(f"            x{q} = val[o{q}:o{q} + n{q}]")
-            w(f"            gx{q} = adj[o{q}:o{q} + n{q}]")
-            w(f"            sh{q} = shapes[nodes[a{q}, {F_SHP}]:nodes[a{q}, {F_SHP}]"
-              f" + nodes[a{q}, {F_NDIM}]]")
             w(f"            need{q} = (nodes[a{q}, {F_FLAGS}] & 1) != 0")
+        # Scalar fast path: every operand has one element, so an elementwise op's formula
+        # runs on arena entries directly, without building views or calling a kernel.
+        scalar_ops = [op for op in ops if op.arity == n and op.elementwise]
+        cond = " and ".join(["ny == 1"] + [f"n{q} == 1" for q in range(n)])
+        w("            done = False")
+        if scalar_ops:
+            w(f"            if {cond}:")
+            w("                done = True")
+            first = True
+            for op in scalar_ops:
+                w(f"                {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
+                for line in _scalar_body(op, n):
+                    w("                    " + line)
+                first = False
+            w("                else:")
+            w("                    done = False")
+        w("            if not done:")
+        for q in range(n):
+            w(f"                x{q} = val[o{q}:o{q} + n{q}]")
+            w(f"                gx{q} = adj[o{q}:o{q} + n{q}]")
+            w(f"                sh{q} = shapes[nodes[a{q}, {F_SHP}]:nodes[a{q}, {F_SHP}]"
+              f" + nodes[a{q}, {F_NDIM}]]")
         xs = ", ".join(f"x{q}" for q in range(n))
         gxs = ", ".join(f"gx{q}" for q in range(n))
         shs = ", ".join(f"sh{q}" for q in range(n))
@@ -221,8 +254,9 @@ def _sweep(ops):
         for op in ops:
             if op.arity != n:
                 continue
-            w(f"            {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
-            w(f"                {kernel_name(op)}(g, y, {xs}, {gxs}, sh_y, {shs}, {needs}, ia, fa)")
+            w(f"                {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
+            w(f"                    {kernel_name(op)}(g, y, {xs}, {gxs}, sh_y, {shs}, {needs}, "
+              "ia, fa)")
             first = False
         for q in range(n):
             w(f"            if need{q}:")

@@ -86,6 +86,9 @@ class _Run:
             a = self.big_adj[node] = np.zeros(row[F_SIZE], dtype)
         return a
 
+    def release(self):
+        self.nodes = self.args = self.shapes = self.iat = self.fat = self.val = None
+
     def seed(self, node, grad):
         self.adjoint(node, grad.dtype)[:] += np.asarray(grad, dtype=np.float64).reshape(-1)
         self.touched[node] = 1
@@ -189,39 +192,52 @@ class _Run:
 
 
 def run_backward(roots, grads, retain_graph, inputs):
-    """Backward from ``roots`` (non-leaf tensors on tapes) seeded with ``grads``.
-
-    Returns {id(tensor): flat gradient} for ``inputs`` when given; else accumulates into
-    ``.grad`` of every reached leaf (and of retained non-leaves).
-    """
-    from ..tensor import _accumulate_grad
-
+    """Backward from ``roots`` (non-leaf tensors on tapes) seeded with ``grads``: accumulate
+    into ``.grad`` of every reached leaf and retained non-leaf, or only of ``inputs``."""
     by_tape = {}
     for t, g in zip(roots, grads):
         by_tape.setdefault(id(t._tape), (t._tape, []))[1].append((t, g))
     for tape, items in by_tape.values():
         run = _Run(tape, retain_graph)
-        for t, g in items:
-            run.seed(t._node, g)
-        run.run(max(t._node for t, _ in items))
-        if inputs is None:
-            for node, leaf in tape.leaves:
-                g = run.gradient_of(node)
-                if g is not None and leaf._requires_grad:
-                    _accumulate_grad(leaf, g)
-            for node, t in tape.retained.items():
-                g = run.gradient_of(node)
-                if g is not None and t._node == node:
-                    _accumulate_grad(t, g)
-        else:
-            for t in inputs:
-                node = t._node if t._tape is tape else tape.sources.get(id(t))
-                if node is not None and (t._tape is tape or t._requires_grad):
-                    g = run.gradient_of(node)
-                    if g is not None:
-                        _accumulate_grad(t, g)
+        try:
+            _sweep_and_accumulate(run, tape, items, inputs)
+        finally:
+            # the views pin the tape's buffers (np.frombuffer); a live traceback must not keep
+            # them, or the next op recorded on this tape could not grow it
+            run.release()
         if not retain_graph:
             retire(tape)
+
+
+def _sweep_and_accumulate(run, tape, items, inputs):
+    from ..tensor import _accumulate_grad, _make
+
+    for t, g in items:
+        run.seed(t._node, g)
+    run.run(max(t._node for t, _ in items))
+    if inputs is None:
+        touched, nodes, adj = run.touched, run.nodes, run.adj
+        for node, leaf in tape.leaves:
+            if not touched[node] or not leaf._requires_grad:
+                continue
+            voff = nodes[node, F_VOFF]
+            if leaf._grad is None and voff >= 0 and nodes[node, F_SIZE] == 1 and \
+                    leaf._data.ndim == 0:
+                # 0-d leaf (scalar graphs): skip the array round trip, ~10x cheaper
+                leaf._grad = _make(leaf._data.dtype.type(adj[voff]))
+            else:
+                _accumulate_grad(leaf, run.gradient_of(node))
+        for node, t in tape.retained.items():
+            g = run.gradient_of(node)
+            if g is not None and t._node == node:
+                _accumulate_grad(t, g)
+    else:
+        for t in inputs:
+            node = t._node if t._tape is tape else tape.sources.get(id(t))
+            if node is not None and (t._tape is tape or t._requires_grad):
+                g = run.gradient_of(node)
+                if g is not None:
+                    _accumulate_grad(t, g)
 
 
 def node_count(tape):
