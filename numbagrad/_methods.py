@@ -6,6 +6,8 @@ from . import dtypes
 from .autograd import grad_mode
 from .autograd import tape as tape_mod
 from .ops import index, linalg, pointwise, reduce, shape
+from .ops.record import record
+from .ops.registry import BY_NAME
 from .tensor import Tensor, _make
 
 _TYPE_NAME = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
@@ -275,10 +277,11 @@ def _copy_(self, src):
     src_t = src if isinstance(src, Tensor) else _make(np.asarray(src))
 
     def compute(s):
-        target = shape.expand(src_t, *s.shape) if src_t.shape != s.shape else src_t
-        return pointwise.binary("add", pointwise.to_dtype(target, s.dtype) * 1, s * 0) \
-            if src_t._requires_grad else _make(np.broadcast_to(np.asarray(src_t._data),
-                                                               s.shape).astype(s._data.dtype))
+        value = np.array(np.broadcast_to(np.asarray(src_t._data), s.shape), s._data.dtype)
+        if s._requires_grad or src_t._requires_grad:
+            return record(BY_NAME["copy"], value[()] if value.ndim == 0 else value,
+                          (s, pointwise.to_dtype(src_t, s.dtype)))
+        return _make(value)
     return _inplace(self, compute)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 from . import dtypes
 
 _DTYPE_OF = {d.np: d for d in dtypes.ALL}
-_QUALIFIED = {"CopySlices", "AccumulateGrad"}
+_QUALIFIED = {"CopySlices", "CopyBackwards", "AccumulateGrad"}
 
 
 class GradFn:
@@ -341,10 +341,11 @@ def _wrap_dim(dim, ndim, op="dim"):
     return dim % n
 
 
-def _accumulate_grad(t, flat):
-    """Add a flat float gradient into ``t.grad`` (creating it), in ``t``'s dtype and shape."""
+def _accumulate_grad(t, flat, owned=False):
+    """Add a flat float gradient into ``t.grad`` (creating it), in ``t``'s dtype and shape.
+    ``owned``: the array is a fresh buffer nobody else holds, so it may become the grad."""
     shape = t._data.shape
-    g = np.asarray(flat).reshape(shape).astype(t._data.dtype)
+    g = np.asarray(flat).reshape(shape).astype(t._data.dtype, copy=not owned)
     if t._grad is None:
         t._grad = _make(g)
     else:

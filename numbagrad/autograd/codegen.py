@@ -48,6 +48,21 @@ def sgn(x):
 
 
 @njit(cache=True, inline="always")
+def pw(x, e):
+    if e == 1.0:
+        return x
+    if e == 2.0:
+        return x * x
+    if e == 0.0:
+        return 1.0
+    if e == -1.0:
+        return 1.0 / x
+    if e == 0.5:
+        return math.sqrt(x)
+    return x ** e
+
+
+@njit(cache=True, inline="always")
 def sigmoid(x):
     if x >= 0.0:
         return 1.0 / (1.0 + math.exp(-x))
@@ -109,24 +124,36 @@ def _ew_unary(op, parallel):
 
 
 def _ew_binary(op, parallel):
+    """Binary elementwise backward: equal sizes, one side a single element (tensor times a
+    constant: a reduction for the scalar side, no index maps), or general broadcasting."""
     fn = f"_ew{'p' if parallel else ''}_{op.name}"
     rng = "prange" if parallel else "range"
-    ga, gb = op.grads
     lines = [f"@njit(cache=True{', parallel=True' if parallel else ''})",
              f"def {fn}(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):"]
     lines += ["    " + s for s in _attrs(op)]
-    lines += ["    n = g.shape[0]",
-              "    if numel(sh0) == n and numel(sh1) == n:"]
-    for i, formula in enumerate((ga, gb)):
-        if formula is None:
-            continue
-        lines += [f"        if need{i}:", f"            for k in {rng}(n):"]
-        lines += ["                " + s for s in _loads(formula, {"a": "k", "b": "k"})]
-        lines += [f"                gx{i}[k] += {_expr(formula)}"]
+    lines += ["    n = g.shape[0]", "    m0 = numel(sh0)", "    m1 = numel(sh1)"]
+    cases = [("m0 == n and m1 == n", {"a": "k", "b": "k"}, ("k", "k")),
+             ("m0 == n and m1 == 1", {"a": "k", "b": "0"}, ("k", None)),
+             ("m0 == 1 and m1 == n", {"a": "0", "b": "k"}, (None, "k"))]
+    for c, (cond, idx, out_idx) in enumerate(cases):
+        lines.append(f"    {'if' if c == 0 else 'elif'} {cond}:")
+        for i, formula in enumerate(op.grads):
+            if formula is None:
+                continue
+            body = ["    " + s for s in _loads(formula, idx)]
+            lines.append(f"        if need{i}:")
+            if out_idx[i] is None:  # this side is one element: reduce into it
+                lines += ["            acc = 0.0", f"            for k in {rng}(n):"]
+                lines += ["            " + s for s in body]
+                lines += [f"                acc += {_expr(formula)}", f"            gx{i}[0] += acc"]
+            else:
+                lines += [f"            for k in {rng}(n):"]
+                lines += ["            " + s for s in body]
+                lines += [f"                gx{i}[k] += {_expr(formula)}"]
     lines += ["    else:",
               "        i0 = bcast_index(sh0, sh_y)",
               "        i1 = bcast_index(sh1, sh_y)"]
-    for i, formula in enumerate((ga, gb)):
+    for i, formula in enumerate(op.grads):
         if formula is None:
             continue
         loads = _loads(formula, {"a": "i0[k]", "b": "i1[k]"})

@@ -226,7 +226,8 @@ def _sweep_and_accumulate(run, tape, items, inputs):
                 # 0-d leaf (scalar graphs): skip the array round trip, ~10x cheaper
                 leaf._grad = _make(leaf._data.dtype.type(adj[voff]))
             else:
-                _accumulate_grad(leaf, run.gradient_of(node))
+                # a big node's adjoint is a buffer of its own: hand it over without a copy
+                _accumulate_grad(leaf, run.gradient_of(node), owned=voff < 0)
         for node, t in tape.retained.items():
             g = run.gradient_of(node)
             if g is not None and t._node == node:

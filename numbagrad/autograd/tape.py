@@ -34,8 +34,8 @@ _ARGS = [struct.Struct(f"{n}q") for n in range(8)]
 FLAG_NEEDS_GRAD = 1
 FLAG_BIG = 2
 
-# Elements above which a node leaves the serial sweep for its op's parallel kernel. Measured
-# in bench/threshold.py: a 2-thread prange loop pays ~3 us fork/join and breaks even near 30k.
+# Elements from which a node leaves the serial sweep for its op's parallel kernel. Measured
+# in bench/threshold.py: a 2-thread prange loop pays its fork/join back between 16k and 32k.
 BIG = int(os.environ.get("NUMBAGRAD_BIG_THRESHOLD", 32768))
 
 
