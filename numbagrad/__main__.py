@@ -45,39 +45,18 @@ def tour():
     t_start = time.perf_counter()
     import numbagrad as torch
 
-    print("numbagrad tour: torch's autograd API, backward compiled with Numba\n")
-    print(">>> x = torch.tensor(2.); w = torch.tensor(3., requires_grad=True)")
-    print(">>> b = torch.tensor(1., requires_grad=True); y = w * x + b")
-    x = torch.tensor(2.)
-    w = torch.tensor(3., requires_grad=True)
-    b = torch.tensor(1., requires_grad=True)
-    y = w * x + b
-    print("y:", y)
-    print("(y.backward(): on a new machine the first one compiles the sweep, about a minute)")
-    t0 = time.perf_counter()
-    y.backward()
-    t_first = time.perf_counter() - t0
-    print("x.grad:", x.grad)
-    print("w.grad:", w.grad)
-    print("b.grad:", b.grad)
-    print(f"(first backward in this process: {t_first * 1e3:.0f} ms; the compiled sweep is "
-          "cached on disk after its first compile)\n")
+    print("numbagrad tour: torch's autograd API, backward compiled with Numba")
+    print("(on a new machine the first backward compiles the sweep: about a minute, once)\n")
+    from numbagrad.seed_examples import SCRIPTS, run_script
 
-    print(">>> x = torch.tensor(2.0, requires_grad=True); y = 3 * x ** 2; y.backward()")
-    x = torch.tensor(2.0, requires_grad=True)
-    y = 3 * x ** 2
-    y.backward()
-    print(f"Gradient dy/dx at x=2: {x.grad.item()}\n")
-
-    print(">>> x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True); y = x * 2; y.backward()")
-    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    y = x * 2
-    try:
-        y.backward()
-    except RuntimeError as e:
-        print(f"Error: {e}")
-    y.backward(torch.tensor([1.0, 1.0, 1.0]))
-    print(f"Gradients: {x.grad}\n")
+    for name in ("000-example-2", "001-simple", "001-loop", "002-pow", "002-nonscalar"):
+        source, _ = SCRIPTS[name]
+        print(f"# seed {name}")
+        for line in source.strip().splitlines():
+            print(("... " if line.startswith(" ") else ">>> ") + line)
+        t0 = time.perf_counter()
+        print(run_script(source, torch), end="")
+        print(f"# ({(time.perf_counter() - t0) * 1e3:.1f} ms)\n")
 
     n_ops, n_leaves = 10_000, 100
     print(f"A random graph of {n_ops:,} scalar ops over {n_leaves} leaves (float64):")

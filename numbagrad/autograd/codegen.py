@@ -107,9 +107,9 @@ def _loads(formula, idx):
     return out
 
 
-def _attrs(op, arr="fat"):
+def _attrs(op):
     body = " ".join(f for f in op.grads if f)
-    return [f"f{i} = {arr}[{i}]" for i in (0, 1) if re.search(rf"\bf{i}\b", body)]
+    return [f"f{i} = fat[{i}]" for i in (0, 1) if re.search(rf"\bf{i}\b", body)]
 
 
 def _ew_unary(op, parallel):
@@ -145,7 +145,8 @@ def _ew_binary(op, parallel):
             if out_idx[i] is None:  # this side is one element: reduce into it
                 lines += ["            acc = 0.0", f"            for k in {rng}(n):"]
                 lines += ["            " + s for s in body]
-                lines += [f"                acc += {_expr(formula)}", f"            gx{i}[0] += acc"]
+                lines += [f"                acc += {_expr(formula)}",
+                          f"            gx{i}[0] += acc"]
             else:
                 lines += [f"            for k in {rng}(n):"]
                 lines += ["            " + s for s in body]
@@ -184,8 +185,9 @@ def _scalar_body(op, n):
         if name in used and q < n:
             lines.append(f"{name}v = val[o{q}]")
     if "m" in used:
-        lines.append("m = ia[0] != 0")
-    lines += _attrs(op, "fa")
+        lines.append("m = iat[io] != 0")
+    body_f = " ".join(f for f in op.grads if f)
+    lines += [f"f{i} = fat[fo + {i}]" for i in (0, 1) if re.search(rf"\bf{i}\b", body_f)]
     for q, formula in enumerate(op.grads):
         if formula:
             lines += [f"if need{q}:", f"    adj[o{q}] += {_expr(formula)}"]
@@ -211,9 +213,11 @@ def _sweep(ops):
     w("")
     w("")
     w("@njit(cache=True)")
-    w("def sweep(nodes, args, shapes, iat, fat, val, adj, touched, freed, dirty, start, retain):")
+    w("def sweep(nodes, args, shapes, iat, fat, val, adj, touched, freed, dirty, start, retain,")
+    w("          check):")
     w('    """Walk nodes start..0; returns (0, -1) when done, (1, i) to hand big node i to')
-    w('    Python, (2, i) when i\'s saved values were freed, (3, i) when one was modified."""')
+    w('    Python, (2, i) when i\'s saved values were freed, (3, i) when one was modified')
+    w('    (checked only with ``check``: when some node of the tape is freed or dirty)."""')
     w("    for i in range(start, -1, -1):")
     w(f"        flags = nodes[i, {F_FLAGS}]")
     w("        if touched[i] == 0 or (flags & 1) == 0:")
@@ -225,25 +229,25 @@ def _sweep(ops):
     w("        if flags & 2:")
     w("            return 1, i")
     w(f"        p = nodes[i, {F_ARG}]")
-    w("        s = 0")
-    w("        for q in range(min(nargs, 3)):")
-    w(f"            if nodes[args[p + q], {F_FLAGS}] & 1:")
-    w("                s |= SAVES[c, q]")
-    w("        if s != 0:")
-    w("            if freed[i]:")
-    w("                return 2, i")
-    w("            if (s & 8) and dirty[i]:")
-    w("                return 3, i")
-    w("            for q in range(3):")
-    w("                if (s >> q) & 1 and dirty[args[p + q]]:")
+    w("        if check:  # only when the tape has freed or modified values at all")
+    w("            s = 0")
+    w("            for q in range(min(nargs, 3)):")
+    w(f"                if nodes[args[p + q], {F_FLAGS}] & 1:")
+    w("                    s |= SAVES[c, q]")
+    w("            if s != 0:")
+    w("                if freed[i]:")
+    w("                    return 2, i")
+    w("                if (s & 8) and dirty[i]:")
     w("                    return 3, i")
+    w("                for q in range(3):")
+    w("                    if (s >> q) & 1 and dirty[args[p + q]]:")
+    w("                        return 3, i")
     w(f"        oy = nodes[i, {F_VOFF}]")
     w(f"        ny = nodes[i, {F_SIZE}]")
-    w("        g = adj[oy:oy + ny]")
-    w("        y = val[oy:oy + ny]")
-    w(f"        sh_y = shapes[nodes[i, {F_SHP}]:nodes[i, {F_SHP}] + nodes[i, {F_NDIM}]]")
-    w(f"        ia = iat[nodes[i, {F_IAT}]:nodes[i, {F_IAT}] + nodes[i, {F_NIAT}]]")
-    w(f"        fa = fat[nodes[i, {F_FAT}]:nodes[i, {F_FAT}] + nodes[i, {F_NFAT}]]")
+    # attribute offsets only: slicing an array in Numba costs an atomic refcount pair, so
+    # the views below are built on the kernel path, never on the scalar fast path
+    w(f"        io = nodes[i, {F_IAT}]")
+    w(f"        fo = nodes[i, {F_FAT}]")
     for n in (1, 2, 3):
         w(f"        {'if' if n == 1 else 'elif'} nargs == {n}:")
         for q in range(n):
@@ -268,6 +272,12 @@ def _sweep(ops):
             w("                else:")
             w("                    done = False")
         w("            if not done:")
+        w("                g = adj[oy:oy + ny]")
+        w("                y = val[oy:oy + ny]")
+        w(f"                sh_y = shapes[nodes[i, {F_SHP}]:"
+          f"nodes[i, {F_SHP}] + nodes[i, {F_NDIM}]]")
+        w(f"                ia = iat[io:io + nodes[i, {F_NIAT}]]")
+        w(f"                fa = fat[fo:fo + nodes[i, {F_NFAT}]]")
         for q in range(n):
             w(f"                x{q} = val[o{q}:o{q} + n{q}]")
             w(f"                gx{q} = adj[o{q}:o{q} + n{q}]")
@@ -289,6 +299,10 @@ def _sweep(ops):
             w(f"            if need{q}:")
             w(f"                touched[a{q}] = 1")
     w("        else:")
+    w("            g = adj[oy:oy + ny]")
+    w(f"            sh_y = shapes[nodes[i, {F_SHP}]:nodes[i, {F_SHP}] + nodes[i, {F_NDIM}]]")
+    w(f"            ia = iat[io:io + nodes[i, {F_NIAT}]]")
+    w(f"            fa = fat[fo:fo + nodes[i, {F_NFAT}]]")
     w(f"            for k in range(nodes[i, {F_NARG}]):")
     w("                ak = args[p + k]")
     w(f"                if (nodes[ak, {F_FLAGS}] & 1) == 0:")

@@ -68,6 +68,10 @@ class _Run:
         self.dirty = np.zeros(n, np.uint8)
         for node in tape.dirty:
             self.dirty[node] = 1
+        # the per-node saved-value checks only matter once something was freed or modified
+        self.check = tape.any_freed or bool(tape.dirty)
+        if not retain:
+            tape.any_freed = True
 
     # --- values and adjoints of a node as flat views, wherever they live ------------------
     def value(self, node):
@@ -99,7 +103,7 @@ class _Run:
         t = self
         while start >= 0:
             status, i = sweep(t.nodes, t.args, t.shapes, t.iat, t.fat, t.val, t.adj, t.touched,
-                              t.freed, t.dirty, start, t.retain)
+                              t.freed, t.dirty, start, t.retain, t.check)
             if status == 0:
                 return
             if status == 1:
@@ -216,18 +220,24 @@ def _sweep_and_accumulate(run, tape, items, inputs):
         run.seed(t._node, g)
     run.run(max(t._node for t, _ in items))
     if inputs is None:
-        touched, nodes, adj = run.touched, run.nodes, run.adj
-        for node, leaf in tape.leaves:
-            if not touched[node] or not leaf._requires_grad:
-                continue
-            voff = nodes[node, F_VOFF]
-            if leaf._grad is None and voff >= 0 and nodes[node, F_SIZE] == 1 and \
-                    leaf._data.ndim == 0:
-                # 0-d leaf (scalar graphs): skip the array round trip, ~10x cheaper
-                leaf._grad = _make(leaf._data.dtype.type(adj[voff]))
-            else:
-                # a big node's adjoint is a buffer of its own: hand it over without a copy
-                _accumulate_grad(leaf, run.gradient_of(node), owned=voff < 0)
+        if tape.leaves:
+            # one vectorized gather of what every leaf needs, then a plain Python loop
+            idx = np.fromiter((node for node, _ in tape.leaves), np.int64, len(tape.leaves))
+            touched = run.touched[idx].tolist()
+            voffs = run.nodes[idx, F_VOFF]
+            sizes = run.nodes[idx, F_SIZE].tolist()
+            firsts = run.adj[np.maximum(voffs, 0)].tolist() if len(run.adj) else [0.0] * len(idx)
+            voffs = voffs.tolist()
+            for k, (node, leaf) in enumerate(tape.leaves):
+                if not touched[k] or not leaf._requires_grad:
+                    continue
+                if leaf._grad is None and voffs[k] >= 0 and sizes[k] == 1 and \
+                        leaf._data.ndim == 0:
+                    # 0-d leaf (scalar graphs): no array round trip
+                    leaf._grad = _make(leaf._data.dtype.type(firsts[k]))
+                else:
+                    # a big node's adjoint is a buffer of its own: hand it over, no copy
+                    _accumulate_grad(leaf, run.gradient_of(node), owned=voffs[k] < 0)
         for node, t in tape.retained.items():
             g = run.gradient_of(node)
             if g is not None and t._node == node:

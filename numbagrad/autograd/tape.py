@@ -41,7 +41,8 @@ BIG = int(os.environ.get("NUMBAGRAD_BIG_THRESHOLD", 32768))
 
 class Tape:
     __slots__ = ("nodes", "args", "shapes", "iat", "fat", "val", "big_val", "sources",
-                 "source_refs", "leaves", "dirty", "freed", "retained", "thread", "__weakref__")
+                 "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
+                 "__weakref__")
 
     def __init__(self):
         self.nodes = array("q")
@@ -56,6 +57,7 @@ class Tape:
         self.leaves = []  # (node, tensor) of the leaves that require grad
         self.dirty = {}  # node -> (tensor description, version) of values changed in place
         self.freed = None  # uint8 per node once a backward has freed its saved values
+        self.any_freed = False
         self.retained = {}  # node -> tensor that called retain_grad()
         self.thread = threading.get_ident()
 

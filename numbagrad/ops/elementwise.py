@@ -112,9 +112,6 @@ defop("masked_fill", "MaskedFillBackward0", 1, grads=("0.0 if m else g",),
 defop("add", "AddBackward0", 2, forward=operator.add, grads=("g", "g"), fwd="a + b", torch="add")
 defop("sub", "SubBackward0", 2, forward=operator.sub, grads=("g", "-g"), fwd="a - b",
       torch="sub")
-defop("rsub", "RsubBackward1", 2, forward=lambda a, b: b - a,
-      grads=("-g", "g"), fwd="b - a",
-      samples=[Sample((s,), {}, "1.5 - x0") for s in [(), (4,)]])
 defop("mul", "MulBackward0", 2, forward=operator.mul, grads=("g * b", "g * a"),
       fwd="a * b", torch="mul")
 defop("div", "DivBackward0", 2, forward=operator.truediv,
@@ -131,6 +128,22 @@ defop("minimum", "MinimumBackward0", 2, forward=np.minimum,
       grads=("g if a < b else (0.5 * g if a == b else 0.0)",
              "g if b < a else (0.5 * g if a == b else 0.0)"),
       fwd="min(a, b)", torch="minimum")
+# ---- tensor (op) Python number: the number is a float attribute, not a node, as in torch ---
+def _scalar_samples(*calls):
+    return [Sample((s,), {}, c) for c in calls for s in [(), (4,), (2, 3)]]
+
+
+defop("add_scalar", "AddBackward0", 1, forward=lambda a, c: a + a.dtype.type(c), grads=("g",),
+      fwd="a + f0", samples=_scalar_samples("x0 + 1.5", "2 + x0"))
+defop("sub_scalar", "SubBackward0", 1, forward=lambda a, c: a - a.dtype.type(c), grads=("g",),
+      fwd="a - f0", samples=_scalar_samples("x0 - 0.5"))
+defop("rsub_scalar", "RsubBackward1", 1, forward=lambda a, c: a.dtype.type(c) - a,
+      grads=("-g",), fwd="f0 - a", samples=_scalar_samples("1.5 - x0"))
+defop("mul_scalar", "MulBackward0", 1, forward=lambda a, c: a * a.dtype.type(c),
+      grads=("g * f0",), fwd="a * f0", samples=_scalar_samples("x0 * 1.5", "-2 * x0"))
+defop("div_scalar", "DivBackward0", 1, forward=lambda a, c: a / a.dtype.type(c),
+      grads=("g / f0",), fwd="a / f0", samples=_scalar_samples("x0 / 4.0", "x0 / -3"))
+
 # self.copy_(src): the old value of self gets no gradient, src gets it unbroadcast
 defop("copy", "CopyBackwards", 2, grads=("0.0", "g"), fwd="b",
       samples=[Sample((s, t), {}, "(x0 * 1).copy_(x1)")

@@ -10,7 +10,7 @@ from .registry import BY_NAME
 
 # ops that keep integer dtypes (the rest compute in the default float dtype)
 _INT_OK = {"neg", "abs", "sign", "relu", "clamp", "clone", "masked_fill", "maximum", "minimum",
-           "add", "sub", "rsub", "mul", "where", "pow_scalar", "pow"}
+           "add", "sub", "mul", "where", "pow_scalar", "pow"}
 
 
 def to_dtype(t, dt):
@@ -55,9 +55,10 @@ def binary(name, a, b):
         else:
             dt = dtypes.result_type((a.dtype, a.ndim), (b.dtype, b.ndim))
             ta, tb = _promoted(name, dt, a, b)
-    elif a._data.dtype.kind == "f" and type(b) in (float, int):
-        # a Python number never promotes a float tensor: wrap it in the tensor's dtype
-        ta, tb = a, _make(a._data.dtype.type(b))
+    elif a._data.dtype.kind == "f" and type(b) in (float, int) and name in _WITH_SCALAR:
+        # a Python number never promotes a float tensor; it is recorded as an attribute
+        op = BY_NAME[name + "_scalar"]
+        return record(op, op.forward(a._data, b), (a,), (), (float(b),))
     else:
         _check_number(b, name)
         dt = dtypes.result_type((a.dtype, a.ndim), (dtypes.scalar_dtype(b), None))
@@ -72,6 +73,9 @@ def binary(name, a, b):
     return record(op, out, (ta, tb))
 
 
+_WITH_SCALAR = {"add", "sub", "mul", "div"}
+
+
 def _promoted(name, dt, a, b):
     if not dt.is_floating_point and name not in _INT_OK:
         dt = dtypes.get_default_dtype()  # true division and friends of integers give floats
@@ -82,7 +86,11 @@ def rbinary(name, a, b):
     """``b op a`` for a Python number ``b``, recorded as torch records it."""
     _check_number(b, name)
     if name == "sub":
-        return binary("rsub", a, b)
+        if a._data.dtype.kind != "f" and not isinstance(b, float):
+            return binary("add", unary("neg", a), b)  # integers: never recorded
+        if a._data.dtype.kind != "f":
+            a = to_dtype(a, dtypes.get_default_dtype())
+        return unary("rsub_scalar", a, float(b))
     if name == "div":  # torch: 2 / x is recorded as a reciprocal times 2 (MulBackward0)
         return binary("mul", pow_scalar(a, -1.0) if a.dtype.is_floating_point else
                       pow_scalar(to_dtype(a, dtypes.get_default_dtype()), -1.0), b)

@@ -1,0 +1,109 @@
+"""The seed documents' examples (shared/seeds/), with the output each seed shows.
+
+Used by the tour (``python -m numbagrad``) and by tests/test_seeds.py, which checks that they
+print exactly this, and exactly what torch prints.
+"""
+
+import contextlib
+import io
+import textwrap
+
+SEED_000_EXAMPLE_1 = """
+x = torch.tensor(2., requires_grad = False)
+w = torch.tensor(3., requires_grad = True)
+b = torch.tensor(1., requires_grad = True)
+print("x:", x)
+print("w:", w)
+print("b:", b)
+y = w * x + b
+print("y:", y)
+print("x.grad:", x.grad)
+print("w.grad:", w.grad)
+print("b.grad:", b.grad)
+"""
+SEED_000_OUTPUT_1 = """x: tensor(2.)
+w: tensor(3., requires_grad=True)
+b: tensor(1., requires_grad=True)
+y: tensor(7., grad_fn=<AddBackward0>)
+x.grad: None
+w.grad: None
+b.grad: None
+"""
+
+SEED_000_EXAMPLE_2 = """
+x = torch.tensor(2., requires_grad = False)
+w = torch.tensor(3., requires_grad = True)
+b = torch.tensor(1., requires_grad = True)
+print("x:", x)
+print("w:", w)
+print("b:", b)
+y = w * x + b
+print("y:", y)
+y.backward()
+print("x.grad:", x.grad)
+print("w.grad:", w.grad)
+print("b.grad:", b.grad)
+"""
+SEED_000_OUTPUT_2 = """x: tensor(2.)
+w: tensor(3., requires_grad=True)
+b: tensor(1., requires_grad=True)
+y: tensor(7., grad_fn=<AddBackward0>)
+x.grad: None
+w.grad: tensor(2.)
+b.grad: tensor(1.)
+"""
+
+SEED_001_LOOP = """
+X = torch.tensor([[2,4,6],[2,7,9],[2,4,5]], dtype=torch.float, requires_grad=True)
+for i in range(2):
+    for j in range(3):
+        output = X[i,j] * X[i,j]
+        output.backward()
+print(X.grad)
+"""
+
+SEED_001_SIMPLE = """
+A = torch.tensor(2.0, requires_grad = True)
+B = A * 4
+B.backward()
+print(A.grad.data)
+"""
+
+SEED_002_POW = """
+x = torch.tensor(2.0, requires_grad=True)
+y = 3 * x ** 2
+y.backward()
+print(f"Gradient dy/dx at x=2: {x.grad.item()}")
+"""
+SEED_002_POW_OUTPUT = "Gradient dy/dx at x=2: 12.0\n"
+
+SEED_002_NONSCALAR = """
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y = x * 2
+try:
+    y.backward()
+except RuntimeError as e:
+    print(f"Error: {e}")
+y.backward(torch.tensor([1.0, 1.0, 1.0]))
+print(f"Gradients: {x.grad}")
+"""
+SEED_002_NONSCALAR_OUTPUT = """Error: grad can be implicitly created only for scalar outputs
+Gradients: tensor([2., 2., 2.])
+"""
+
+SCRIPTS = {
+    "000-example-1": (SEED_000_EXAMPLE_1, SEED_000_OUTPUT_1),
+    "000-example-2": (SEED_000_EXAMPLE_2, SEED_000_OUTPUT_2),
+    "001-loop": (SEED_001_LOOP, None),
+    "001-simple": (SEED_001_SIMPLE, "tensor(4.)\n"),
+    "002-pow": (SEED_002_POW, SEED_002_POW_OUTPUT),
+    "002-nonscalar": (SEED_002_NONSCALAR, SEED_002_NONSCALAR_OUTPUT),
+}
+
+
+def run_script(source, lib):
+    """Run an example with ``torch`` bound to ``lib``; return what it printed."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(textwrap.dedent(source), {"torch": lib})  # noqa: S102 - the seeds' own examples
+    return out.getvalue()
