@@ -1,5 +1,12 @@
 """numbagrad: PyTorch's autograd API on NumPy arrays, differentiated by a compiled tape sweep."""
 
+import warnings as _warnings
+
+# torch computes 1/0 = inf and log(0) = -inf without a word; NumPy warns. Silence NumPy's
+# floating-point RuntimeWarnings raised from numbagrad's own modules only (the filter
+# matches the module that made the NumPy call, so the user's NumPy code is untouched).
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"numbagrad(\.|$)")
+
 from . import dtypes as _dtypes
 from .dtypes import dtype, get_default_dtype, set_default_dtype
 from .tensor import Tensor

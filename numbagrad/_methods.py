@@ -219,7 +219,8 @@ def _inplace(self, compute):
         self._data = np.asarray(result._data).astype(data.dtype)[()]
     _bump_version(self)
     if result._tape is not None:
-        self._tape, self._node, self._requires_grad = result._tape, result._node, True
+        self._rebase(result._tape, result._node)
+        self._requires_grad = True
     return self
 
 

@@ -42,12 +42,14 @@ class GradFn:
     @property
     def next_functions(self):
         from .autograd.tape import F_CODE, F_FLAGS, FLAG_NEEDS_GRAD
-        from .ops.registry import LEAF, OPS
+        from .ops.registry import BRIDGE, LEAF, OPS
         out = []
         for a in self._tape.arg_nodes(self._node):
             code = self._tape.field(a, F_CODE)
             if not self._tape.field(a, F_FLAGS) & FLAG_NEEDS_GRAD:
                 out.append((None, 0))
+            elif code == BRIDGE.code:
+                out.append((GradFn(*self._tape.bridges[a]), 0))
             elif code == LEAF.code:
                 out.append((AccumulateGrad(self._tape, a), 0))
             elif OPS[code].arity != 0:
@@ -250,8 +252,7 @@ class Tensor:
     def detach_(self):
         if self._base is not None and self._base._tape is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-        self._tape = None
-        self._node = -1
+        self._rebase(None, -1)
         self._requires_grad = False
         return self
 
@@ -311,6 +312,19 @@ class Tensor:
 
     __hash__ = object.__hash__
 
+    def __del__(self):
+        tape = self._tape
+        if tape is not None:
+            tape.live -= 1
+
+    def _rebase(self, tape, node):
+        """Point this tensor at another node (in-place ops, detach_), keeping live counts."""
+        if self._tape is not None:
+            self._tape.live -= 1
+        if tape is not None:
+            tape.live += 1
+        self._tape, self._node = tape, node
+
     def __reduce__(self):
         return (_rebuild, (np.array(self._data), self._requires_grad))
 
@@ -321,6 +335,8 @@ def _rebuild(data, requires_grad):
 
 def _make(data, tape=None, node=-1):
     """Fast constructor for op results: no conversion, no checks."""
+    if tape is not None:
+        tape.live += 1
     t = Tensor.__new__(Tensor)
     t._data = data
     t._grad = None

@@ -197,14 +197,26 @@ class _Run:
 
 def run_backward(roots, grads, retain_graph, inputs):
     """Backward from ``roots`` (non-leaf tensors on tapes) seeded with ``grads``: accumulate
-    into ``.grad`` of every reached leaf and retained non-leaf, or only of ``inputs``."""
-    by_tape = {}
+    into ``.grad`` of every reached leaf and retained non-leaf, or only of ``inputs``.
+
+    A graph may span several tapes (bridge nodes stand for tensors of older tapes). Tapes are
+    swept newest first, so every bridge's adjoint is complete before it seeds its tape."""
+    pending = {}  # tape serial -> (tape, [(node, flat gradient)])
     for t, g in zip(roots, grads):
-        by_tape.setdefault(id(t._tape), (t._tape, []))[1].append((t, g))
-    for tape, items in by_tape.values():
+        pending.setdefault(t._tape.serial, (t._tape, []))[1].append((t._node, g))
+    while pending:
+        tape, seeds = pending.pop(max(pending))
         run = _Run(tape, retain_graph)
         try:
-            _sweep_and_accumulate(run, tape, items, inputs)
+            for node, g in seeds:
+                run.seed(node, g)
+            run.run(max(node for node, _ in seeds))
+            _accumulate(run, tape, inputs)
+            for node, (older, older_node) in tape.bridges.items():
+                g = run.gradient_of(node)
+                if g is not None:
+                    pending.setdefault(older.serial, (older, []))[1].append(
+                        (older_node, np.array(g)))
         finally:
             # the views pin the tape's buffers (np.frombuffer); a live traceback must not keep
             # them, or the next op recorded on this tape could not grow it
@@ -213,12 +225,10 @@ def run_backward(roots, grads, retain_graph, inputs):
             retire(tape)
 
 
-def _sweep_and_accumulate(run, tape, items, inputs):
+def _accumulate(run, tape, inputs):
+    """Write the gradients this tape's sweep produced into ``.grad`` of leaves (or inputs)."""
     from ..tensor import _accumulate_grad, _make
 
-    for t, g in items:
-        run.seed(t._node, g)
-    run.run(max(t._node for t, _ in items))
     if inputs is None:
         if tape.leaves:
             # one vectorized gather of what every leaf needs, then a plain Python loop
@@ -244,14 +254,13 @@ def _sweep_and_accumulate(run, tape, items, inputs):
                 _accumulate_grad(t, g)
     else:
         for t in inputs:
-            node = t._node if t._tape is tape else tape.sources.get(id(t))
-            if node is not None and (t._tape is tape or t._requires_grad):
+            # a non-leaf of another tape is reached through a bridge, on its own tape
+            node = t._node if t._tape is tape else \
+                (tape.sources.get(id(t)) if t._tape is None else None)
+            if node is not None:
                 g = run.gradient_of(node)
                 if g is not None:
                     _accumulate_grad(t, g)
 
-
-def node_count(tape):
-    return len(tape.nodes) // NODE_FIELDS
 
 

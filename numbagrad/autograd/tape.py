@@ -14,15 +14,15 @@ Everything an @njit forward kernel needs to recompute a node is recorded (op cod
 nodes, shapes, attributes, and the values of source nodes), so a tape can be replayed.
 """
 
+import itertools
 import os
 import struct
-import sys
 import threading
 from array import array
 
 import numpy as np
 
-from ..ops.registry import CONST, LEAF
+from ..ops.registry import BRIDGE, CONST, LEAF
 
 # Field offsets of a node record
 (F_CODE, F_VOFF, F_SIZE, F_NDIM, F_SHP, F_ARG, F_NARG, F_IAT, F_NIAT, F_FAT, F_NFAT,
@@ -42,7 +42,7 @@ BIG = int(os.environ.get("NUMBAGRAD_BIG_THRESHOLD", 32768))
 class Tape:
     __slots__ = ("nodes", "args", "shapes", "iat", "fat", "val", "big_val", "sources",
                  "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
-                 "__weakref__")
+                 "live", "serial", "bridges", "__weakref__")
 
     def __init__(self):
         self.nodes = array("q")
@@ -60,6 +60,9 @@ class Tape:
         self.any_freed = False
         self.retained = {}  # node -> tensor that called retain_grad()
         self.thread = threading.get_ident()
+        self.live = 0  # non-leaf tensors alive that point at this tape (see Tensor.__del__)
+        self.serial = next(_serials)  # creation order: bridges always point to older tapes
+        self.bridges = {}  # node -> (older tape, its node) for non-leaves of older tapes
 
     def __len__(self):
         return len(self.nodes) // NODE_FIELDS
@@ -132,6 +135,25 @@ class Tape:
         return struct.unpack_from(f"{n}q", self.args, a * 8)
 
 
+    def bridge(self, t):
+        """The node standing, on this tape, for non-leaf ``t`` of an older tape."""
+        node = self.sources.get(id(t))
+        if node is None:
+            data = t._array()
+            flags = FLAG_NEEDS_GRAD | (FLAG_BIG if data.size >= BIG else 0)
+            node = self.push(BRIDGE.code, data, data.size, data.shape, (), (), (), flags)
+            self.sources[id(t)] = node
+            self.source_refs.append(t)
+            self.bridges[node] = (t._tape, t._node)
+        return node
+
+
+_serials = itertools.count()
+# A new graph starts on a fresh tape once the current one holds this many nodes, so that
+# memory of graphs nobody references any more is let go with their tensors.
+FRESH_TAPE_NODES = 1 << 16
+
+
 class _Local(threading.local):
     tape = None
 
@@ -140,12 +162,13 @@ _local = _Local()
 
 
 def current_tape():
+    """The tape a new graph (an op on leaves and constants only) is recorded on."""
     tape = _local.tape
-    if tape is None:
-        tape = _local.tape = Tape()
-    elif len(tape.nodes) > 65536 * NODE_FIELDS and sys.getrefcount(tape) <= 3:
-        # Nothing outside this thread-local slot refers to the tape any more (no tensor
-        # of it is alive): start afresh instead of letting an unused graph grow.
+    if tape is None or (tape.live <= 0 and tape.nodes) or \
+            len(tape.nodes) >= FRESH_TAPE_NODES * NODE_FIELDS:
+        # No tensor of the current graph is alive (torch would have freed it), or it is
+        # large: start a fresh tape. Old tapes are never reused; they die with their tensors,
+        # and later ops that combine their tensors with newer ones bridge between tapes.
         tape = _local.tape = Tape()
     return tape
 

@@ -20,15 +20,9 @@ def record(op, out, inputs, iat=(), fat=()):
     for t in inputs:
         if t._requires_grad:
             needed = True
-            if t._tape is not None:
-                if tape is None:
-                    tape = t._tape
-                elif t._tape is not tape:
-                    raise NotImplementedError(
-                        f"numbagrad: {op.name} combines tensors recorded on two different graphs "
-                        "(one of them from before a backward() that freed its graph); "
-                        "detach() one of them or use retain_graph=True"
-                    )
+            # record on the newest tape among the inputs': older ones are bridged into it
+            if t._tape is not None and (tape is None or t._tape.serial > tape.serial):
+                tape = t._tape
     if not needed:
         return _make(out)
     if tape is None:
@@ -41,7 +35,12 @@ def record(op, out, inputs, iat=(), fat=()):
     big = size >= tape_mod.BIG
     args = []
     for t in inputs:
-        a = t._node if t._tape is tape else tape.source(t)
+        if t._tape is tape:
+            a = t._node
+        elif t._tape is None:
+            a = tape.source(t)
+        else:
+            a = tape.bridge(t)
         args.append(a)
         if nodes[a * NODE_FIELDS + F_FLAGS] & FLAG_BIG:
             big = True

@@ -97,3 +97,5 @@ def defop(name, grad_fn, arity, **kw):
 # Source nodes: values that enter the graph (leaves that require grad, and constants).
 LEAF = defop("leaf", "", 0, source=True)
 CONST = defop("const", "", 0, source=True)
+# A non-leaf tensor of an older tape used here: its adjoint seeds that tape's own sweep.
+BRIDGE = defop("bridge", "", 0, source=True)
