@@ -104,7 +104,7 @@ defop("clone", "CloneBackward0", 1, forward=np.copy, grads=("g",), fwd="a",
       samples=[Sample((s,), {}, "x0.clone()") for s in [(), (3,)]])
 defop("masked_fill", "MaskedFillBackward0", 1, grads=("0.0 if m else g",),
       fwd="f0 if m else a",
-      samples=[Sample((s, s), {}, "x0.masked_fill(x1 > 0, 0.5)", domain=("float", "float"))
+      samples=[Sample((s, s), {}, "x0.masked_fill(x1 > 0, 0.5)")
                for s in [(), (6,), (2, 3)]])
 
 # ---- binary ----------------------------------------------------------------------------

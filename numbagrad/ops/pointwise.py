@@ -5,7 +5,7 @@ import numpy as np
 from .. import dtypes
 from ..tensor import Tensor, _make  # noqa: F401
 from . import elementwise  # noqa: F401 - declares the records used below
-from .record import record, shape_error_broadcast
+from .record import broadcast_shapes, record, shape_error_broadcast
 from .registry import BY_NAME
 
 # ops that keep integer dtypes (the rest compute in the default float dtype)
@@ -130,7 +130,7 @@ def where(condition, x, y):
                  (dtypes.scalar_dtype(other), None))
     dt = dtypes.result_type(*kinds)
     tx, ty = _operand(x, dt), _operand(y, dt)
-    shape = np.broadcast_shapes(cond.shape, np.shape(tx._data), np.shape(ty._data))
+    shape = broadcast_shapes(cond.shape, np.shape(tx._data), np.shape(ty._data))
     out = np.where(cond, tx._data, ty._data)
     mask = np.broadcast_to(cond, shape).reshape(-1).astype(np.int64)
     return record(BY_NAME["where"], out, (tx, ty), mask)

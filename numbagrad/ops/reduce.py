@@ -13,8 +13,8 @@ from .registry import Sample, defop
 _SH = [(), (5,), (3, 4), (2, 3, 4)]
 
 
-def _s(call, shapes=_SH, kws=({},), domain=None):
-    return [Sample((s,), kw, call, domain) for s in shapes for kw in kws]
+def _s(call, shapes=_SH, kws=({},)):
+    return [Sample((s,), kw, call) for s in shapes for kw in kws]
 
 
 _DIMS = ({"dim": 0}, {"dim": -1, "keepdim": True}, {"dim": (0, -1)})

@@ -34,8 +34,6 @@ class Sample:
     shapes: tuple
     kw: dict = field(default_factory=dict)
     call: str | None = None
-    # input positions that must be integers/booleans made by ``make`` instead of floats
-    domain: tuple | None = None
 
 
 @dataclass
