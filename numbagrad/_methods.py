@@ -232,10 +232,12 @@ def _bump_version(t):
         from .ops.registry import OPS
         producer = OPS[t._tape.field(t._node, tape_mod.F_CODE)].grad_fn
         marks.append((t._tape, t._node, producer))
-    cur = tape_mod._local.tape
-    if cur is not None and id(t) in cur.sources:
-        # later uses must record the new value: forget the cached source node
-        marks.append((cur, cur.sources.pop(id(t)), None))
+    for ref in getattr(t, "_captured_by", None) or ():
+        tp = ref()
+        if tp is not None and id(t) in tp.sources:
+            # later uses must record the new value: forget the cached source node
+            marks.append((tp, tp.sources.pop(id(t)), None))
+    t._captured_by = None
     for tp, node, producer in marks:
         prev = tp.dirty.get(node)
         expected = prev[3] if prev else t._vc[0] - 1

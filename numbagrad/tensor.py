@@ -82,7 +82,7 @@ class Tensor:
     make; turned into a 0-d array the moment anything needs to share or mutate it)."""
 
     __slots__ = ("_data", "_requires_grad", "_grad", "_tape", "_node", "_vc", "_base",
-                 "_retains_grad", "__weakref__")
+                 "_retains_grad", "_captured_by", "__weakref__")
     __array_priority__ = 1000  # numpy scalars and arrays defer to our reflected operators
 
     def __init__(self, data=None, *, requires_grad=False, dtype=None):
@@ -95,6 +95,7 @@ class Tensor:
         self._base = None
         self._retains_grad = False
         self._requires_grad = False
+        self._captured_by = None  # weak refs to the tapes holding this tensor as a source
         if requires_grad:
             self.requires_grad = True
 

@@ -268,6 +268,21 @@ def test_inplace_change_of_a_saved_leaf_is_detected():
     assert "is at version 2; expected version 1 instead" in same(run)
 
 
+def test_inplace_change_of_a_leaf_saved_on_an_older_tape_is_detected(monkeypatch):
+    from numbagrad.autograd import tape as tape_mod
+    monkeypatch.setattr(tape_mod, "FRESH_TAPE_NODES", 1)  # every new graph on a fresh tape
+
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = x * x                # saved x on the first tape
+        other = x * 3.0          # a second graph, on another tape
+        with lib.no_grad():
+            x.mul_(2)
+        other.sum().backward()   # MulBackward0 with a number saves nothing: fine
+        w.sum().backward()
+    assert "is at version 1; expected version 0 instead" in same(run)
+
+
 def test_leaf_changed_in_no_grad_then_reused_records_its_new_value():
     def run(lib):
         x = lib.tensor([1.0, 2.0], requires_grad=True)

@@ -18,6 +18,7 @@ import itertools
 import os
 import struct
 import threading
+import weakref
 from array import array
 
 import numpy as np
@@ -114,11 +115,20 @@ class Tape:
             flags = (FLAG_NEEDS_GRAD if t._requires_grad else 0) | big
             node = self.push(LEAF.code if t._requires_grad else CONST.code, data, size,
                              data.shape, (), (), (), flags)
-            self.sources[id(t)] = node
-            self.source_refs.append(t)
+            self._capture(t, node)
             if t._requires_grad:
                 self.leaves.append((node, t))
         return node
+
+    def _capture(self, t, node):
+        """Remember source ``t``: its id maps to ``node`` here, and ``t`` knows this tape, so
+        an in-place change of ``t`` can mark every tape that saved its old value."""
+        self.sources[id(t)] = node
+        self.source_refs.append(t)
+        tapes = getattr(t, "_captured_by", None)
+        if tapes is None:
+            tapes = t._captured_by = []
+        tapes.append(weakref.ref(self))
 
     def field(self, node, f):
         return self.nodes[node * NODE_FIELDS + f]
@@ -142,8 +152,7 @@ class Tape:
             data = t._array()
             flags = FLAG_NEEDS_GRAD | (FLAG_BIG if data.size >= BIG else 0)
             node = self.push(BRIDGE.code, data, data.size, data.shape, (), (), (), flags)
-            self.sources[id(t)] = node
-            self.source_refs.append(t)
+            self._capture(t, node)
             self.bridges[node] = (t._tape, t._node)
         return node
 
