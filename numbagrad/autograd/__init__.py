@@ -4,7 +4,7 @@ import numpy as np
 
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
-__all__ = ["backward", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
            "inference_mode"]
 
 _CREATE_GRAPH = ("numbagrad: create_graph=True (higher-order gradients) is not implemented yet; "
@@ -18,29 +18,15 @@ def _as_tuple(x):
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """torch.autograd.backward: accumulate d(sum of tensors * grad_tensors)/d(leaf) into .grad."""
-    from ..tensor import Tensor, _accumulate_grad
-    from .engine import run_backward
+def _roots(tensors, grad_tensors, inputs, on_leaf_root):
+    """Check outputs and their seeds as torch does; returns (roots, seeds) for the engine.
+    An output that is itself a leaf contributes its seed through ``on_leaf_root``."""
+    from ..tensor import Tensor
 
-    tensors = _as_tuple(tensors)
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
     if len(grads) != len(tensors):
-        raise RuntimeError("grad can be implicitly created only for scalar outputs"
-                           if not grads else
-                           f"Mismatch in number of elements: got {len(grads)} gradients for "
+        raise RuntimeError(f"Mismatch in number of elements: got {len(grads)} gradients for "
                            f"{len(tensors)} tensors")
-    if create_graph:
-        raise NotImplementedError(_CREATE_GRAPH)
-    if retain_graph is None:
-        retain_graph = create_graph
-    if inputs is not None:
-        inputs = _as_tuple(inputs)
-        if not inputs:
-            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-        for t in inputs:
-            if not t._requires_grad:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
     roots, seeds = [], []
     for i, (t, g) in enumerate(zip(tensors, grads)):
         if not t._requires_grad:
@@ -59,11 +45,77 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"torch.Size({list(g.shape)}) and output[{i}] has a shape of "
                                    f"torch.Size({list(np.shape(t._data))}).")
-        if t._tape is None:  # backward from a leaf: its gradient is the seed itself
+        if t._tape is None:  # the output is a leaf: its gradient is the seed itself
             if inputs is None or any(x is t for x in inputs):
-                _accumulate_grad(t, g.reshape(-1))
+                on_leaf_root(t, g)
             continue
         roots.append(t)
         seeds.append(g)
+    return roots, seeds
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """torch.autograd.backward: accumulate d(sum of tensors * grad_tensors)/d(leaf) into .grad."""
+    from ..tensor import _accumulate_grad
+    from .engine import run_backward
+
+    tensors = _as_tuple(tensors)
+    if create_graph:
+        raise NotImplementedError(_CREATE_GRAPH)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        for t in inputs:
+            if not t._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+    roots, seeds = _roots(tensors, grad_tensors, inputs,
+                          lambda t, g: _accumulate_grad(t, g.reshape(-1)))
     if roots:
         run_backward(roots, seeds, retain_graph, inputs)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """torch.autograd.grad: the gradients of ``outputs`` with respect to ``inputs``, returned
+    as a tuple; ``.grad`` attributes are left untouched."""
+    from ..tensor import _make
+    from .engine import run_backward
+
+    if create_graph:
+        raise NotImplementedError(_CREATE_GRAPH)
+    if is_grads_batched:
+        raise NotImplementedError("numbagrad: is_grads_batched=True is not implemented yet")
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("grad requires non-empty inputs.")
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    allow_unused = materialize_grads if allow_unused is None else allow_unused
+    collect = {}
+
+    def leaf_root(t, g):
+        part = np.array(g, dtype=np.float64).reshape(-1)
+        collect[id(t)] = part if id(t) not in collect else collect[id(t)] + part
+
+    roots, seeds = _roots(outputs, grad_outputs, inputs, leaf_root)
+    if roots:
+        run_backward(roots, seeds, retain_graph, inputs, collect)
+    result = []
+    for i, t in enumerate(inputs):
+        g = collect.get(id(t))
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+            result.append(_make(np.zeros_like(t._array())) if materialize_grads else None)
+        else:
+            result.append(_make(g.reshape(np.shape(t._data)).astype(t._data.dtype)))
+    return tuple(result)

@@ -195,9 +195,10 @@ class _Run:
         return self.big_adj.get(node)
 
 
-def run_backward(roots, grads, retain_graph, inputs):
+def run_backward(roots, grads, retain_graph, inputs, collect=None):
     """Backward from ``roots`` (non-leaf tensors on tapes) seeded with ``grads``: accumulate
-    into ``.grad`` of every reached leaf and retained non-leaf, or only of ``inputs``.
+    into ``.grad`` of every reached leaf and retained non-leaf, or only of ``inputs``; with
+    ``collect`` (a dict), sum the gradients of ``inputs`` there by id instead (autograd.grad).
 
     A graph may span several tapes (bridge nodes stand for tensors of older tapes). Tapes are
     swept newest first, so every bridge's adjoint is complete before it seeds its tape."""
@@ -211,7 +212,7 @@ def run_backward(roots, grads, retain_graph, inputs):
             for node, g in seeds:
                 run.seed(node, g)
             run.run(max(node for node, _ in seeds))
-            _accumulate(run, tape, inputs)
+            _accumulate(run, tape, inputs, collect)
             for node, (older, older_node) in tape.bridges.items():
                 g = run.gradient_of(node)
                 if g is not None:
@@ -225,8 +226,9 @@ def run_backward(roots, grads, retain_graph, inputs):
             retire(tape)
 
 
-def _accumulate(run, tape, inputs):
-    """Write the gradients this tape's sweep produced into ``.grad`` of leaves (or inputs)."""
+def _accumulate(run, tape, inputs, collect=None):
+    """Write the gradients this tape's sweep produced into ``.grad`` of leaves (or inputs),
+    or into ``collect`` keyed by id(input)."""
     from ..tensor import _accumulate_grad, _make
 
     if inputs is None:
@@ -259,8 +261,13 @@ def _accumulate(run, tape, inputs):
                 (tape.sources.get(id(t)) if t._tape is None else None)
             if node is not None:
                 g = run.gradient_of(node)
-                if g is not None:
+                if g is None:
+                    continue
+                if collect is None:
                     _accumulate_grad(t, g)
+                else:  # a leaf used on several tapes gets a part from each
+                    part = np.array(g, dtype=np.float64)
+                    collect[id(t)] = part if id(t) not in collect else collect[id(t)] + part
 
 
 
