@@ -82,7 +82,7 @@ class Tensor:
     make; turned into a 0-d array the moment anything needs to share or mutate it)."""
 
     __slots__ = ("_data", "_requires_grad", "_grad", "_tape", "_node", "_vc", "_base",
-                 "_retains_grad", "_captured_by", "__weakref__")
+                 "_retains_grad", "_captured_by", "_hooks", "__weakref__")
     __array_priority__ = 1000  # numpy scalars and arrays defer to our reflected operators
 
     def __init__(self, data=None, *, requires_grad=False, dtype=None):
@@ -241,6 +241,21 @@ class Tensor:
         self._retains_grad = True
         self._tape.retained[self._node] = self
 
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a non-None return value
+        replaces the gradient. Returns a handle whose ``remove()`` unregisters it."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        hooks = getattr(self, "_hooks", None)
+        if hooks is None:
+            hooks = self._hooks = []
+        hooks.append(hook)
+        if self._tape is not None:
+            from .autograd.tape import F_FLAGS, FLAG_HOOK, NODE_FIELDS
+            self._tape.hooks[self._node] = (hooks, self._data.shape, self._data.dtype)
+            self._tape.nodes[self._node * NODE_FIELDS + F_FLAGS] |= FLAG_HOOK
+        return _HookHandle(hooks, hook)
+
     @property
     def retains_grad(self):
         return self._retains_grad
@@ -328,6 +343,17 @@ class Tensor:
 
     def __reduce__(self):
         return (_rebuild, (np.array(self._data), self._requires_grad))
+
+
+class _HookHandle:
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
 
 
 def _rebuild(data, requires_grad):

@@ -226,7 +226,7 @@ def _sweep(ops):
     w("        nargs = ARITY[c]")
     w("        if nargs == 0:")
     w("            continue")
-    w("        if flags & 2:")
+    w("        if flags & 6:  # a big node, or one with hooks: Python takes it from here")
     w("            return 1, i")
     w(f"        p = nodes[i, {F_ARG}]")
     w("        if check:  # only when the tape has freed or modified values at all")

@@ -114,9 +114,24 @@ class _Run:
             else:
                 raise RuntimeError(self.dirty_message(i))
 
+    def run_hooks(self, node, hooks, shape, dtype):
+        """Call ``hooks`` on the node's complete gradient; a hook's return value replaces it."""
+        from ..tensor import _make
+
+        g = self.adjoint(node)
+        for hook in list(hooks):
+            result = hook(_make(g.reshape(shape).astype(dtype)))
+            if result is not None:
+                g[:] = np.asarray(result._data if hasattr(result, "_data") else result,
+                                  np.float64).reshape(-1)
+
     def big_node(self, i):
-        """Differentiate a node too large for the serial sweep with its op's own kernel."""
+        """Differentiate a node too large for the serial sweep (or one with hooks) with its
+        op's own kernel."""
         tape, nodes = self.tape, self.nodes
+        if i in tape.hooks:
+            hooks, shape, dtype = tape.hooks[i]
+            self.run_hooks(i, hooks, shape, dtype)
         op = registry.OPS[nodes[i, F_CODE]]
         argn = tape.arg_nodes(i)
         needs = [bool(nodes[a, F_FLAGS] & FLAG_NEEDS_GRAD) for a in argn]
@@ -243,6 +258,9 @@ def _accumulate(run, tape, inputs, collect=None):
             for k, (node, leaf) in enumerate(tape.leaves):
                 if not touched[k] or not leaf._requires_grad:
                     continue
+                hooks = getattr(leaf, "_hooks", None)
+                if hooks:
+                    run.run_hooks(node, hooks, leaf._data.shape, leaf._data.dtype)
                 if leaf._grad is None and voffs[k] >= 0 and sizes[k] == 1 and \
                         leaf._data.ndim == 0:
                     # 0-d leaf (scalar graphs): no array round trip

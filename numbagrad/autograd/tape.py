@@ -34,6 +34,7 @@ _NODE = struct.Struct(f"{NODE_FIELDS}q")
 _ARGS = [struct.Struct(f"{n}q") for n in range(8)]
 FLAG_NEEDS_GRAD = 1
 FLAG_BIG = 2
+FLAG_HOOK = 4  # gradient hooks registered: the sweep hands the node to Python
 
 # Elements from which a node leaves the serial sweep for its op's parallel kernel. Measured
 # in bench/threshold.py: a 2-thread prange loop pays its fork/join back between 16k and 32k.
@@ -43,7 +44,7 @@ BIG = int(os.environ.get("NUMBAGRAD_BIG_THRESHOLD", 32768))
 class Tape:
     __slots__ = ("nodes", "args", "shapes", "iat", "fat", "val", "big_val", "sources",
                  "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
-                 "live", "serial", "bridges", "__weakref__")
+                 "live", "serial", "bridges", "hooks", "__weakref__")
 
     def __init__(self):
         self.nodes = array("q")
@@ -64,6 +65,7 @@ class Tape:
         self.live = 0  # non-leaf tensors alive that point at this tape (see Tensor.__del__)
         self.serial = next(_serials)  # creation order: bridges always point to older tapes
         self.bridges = {}  # node -> (older tape, its node) for non-leaves of older tapes
+        self.hooks = {}  # node -> the list of hooks of its tensor (Tensor.register_hook)
 
     def __len__(self):
         return len(self.nodes) // NODE_FIELDS

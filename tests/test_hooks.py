@@ -1,0 +1,76 @@
+"""Tensor.register_hook against torch: observing and replacing gradients, leaves and non-leaves,
+scalar and big-node paths, handle.remove()."""
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+from numbagrad.autograd import tape as tape_mod
+
+torch = pytest.importorskip("torch")
+
+
+def same(fn):
+    ours, theirs = fn(ng), fn(torch)
+    assert ours == theirs
+    return ours
+
+
+@pytest.fixture(params=["sweep", "big"])
+def path(request, monkeypatch):
+    if request.param == "big":
+        monkeypatch.setattr(tape_mod, "BIG", 0)
+    return request.param
+
+
+def test_non_leaf_hook_replaces_the_gradient_flowing_on(path):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        h = x * 2.0
+        h.register_hook(lambda g: g * 10.0)
+        (h * h).sum().backward()
+        return x.grad.tolist()
+    assert same(run) == [80.0, 160.0, 240.0]
+
+
+def test_hook_sees_the_complete_gradient_and_may_return_none(path):
+    def run(lib):
+        seen = []
+        x = lib.tensor(1.5, dtype=lib.float64, requires_grad=True)
+        h = x * x
+        h.register_hook(lambda g: seen.append(round(g.item(), 12)))
+        (h * 3.0 + h.sin()).backward()  # two consumers: the hook gets their sum
+        return seen, round(x.grad.item(), 12)
+    same(run)
+
+
+def test_leaf_hook_runs_before_accumulation_and_remove_works():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        handle = x.register_hook(lambda g: g + 1.0)
+        (x * 3.0).sum().backward()
+        first = x.grad.tolist()
+        handle.remove()
+        (x * 3.0).sum().backward()
+        return first, x.grad.tolist()
+    assert same(run) == ([4.0, 4.0], [7.0, 7.0])
+
+
+def test_hook_on_a_tensor_without_grad():
+    with pytest.raises(RuntimeError, match="doesn't require gradient"):
+        ng.tensor(1.0).register_hook(lambda g: g)
+    with pytest.raises(RuntimeError, match="doesn't require gradient"):
+        torch.tensor(1.0).register_hook(lambda g: g)
+
+
+def test_hook_in_a_large_scalar_graph_fires_once():
+    calls = []
+    x = ng.tensor(0.5, dtype=ng.float64, requires_grad=True)
+    h = x * 1.0
+    h.register_hook(lambda g: calls.append(g.item()))
+    y = h
+    for _ in range(500):
+        y = ng.tanh(y) + h * 0.01
+    y.backward()
+    assert len(calls) == 1
+    np.testing.assert_allclose(x.grad.item(), calls[0])
