@@ -6,27 +6,11 @@ import warnings
 
 import numpy as np
 import pytest
+from oracle import both, same
 
 import numbagrad as ng
 
 torch = pytest.importorskip("torch")
-
-
-def both(fn):
-    """Run ``fn(lib)`` with numbagrad and torch; return both results (errors as strings)."""
-    out = []
-    for lib in (ng, torch):
-        try:
-            out.append(fn(lib))
-        except (RuntimeError, TypeError, IndexError, NotImplementedError) as e:
-            out.append(f"{type(e).__name__}: {e}")
-    return out
-
-
-def same(fn):
-    ours, theirs = both(fn)
-    assert ours == theirs
-    return ours
 
 
 def test_grad_is_none_until_backward_reaches_it():
@@ -191,6 +175,20 @@ def test_no_grad_and_set_grad_enabled_as_decorators():
     with ng.set_grad_enabled(False):
         assert (x * 2).grad_fn is None
     assert ng.is_grad_enabled()
+
+    @ng.set_grad_enabled(False)
+    def g():
+        return x * 2
+
+    assert ng.is_grad_enabled()  # decorating does not switch grad mode off outside g
+    assert g().grad_fn is None and ng.is_grad_enabled()
+
+    @ng.inference_mode(False)
+    def h():
+        return x * 2
+
+    with ng.no_grad():
+        assert h().grad_fn is not None
     ng.set_grad_enabled(False)
     assert not ng.is_grad_enabled()
     ng.set_grad_enabled(True)

@@ -18,6 +18,16 @@ def _as_tuple(x):
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
 
+def _checked_inputs(inputs, empty_message):
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError(empty_message)
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    return inputs
+
+
 def _roots(tensors, grad_tensors, inputs, on_leaf_root):
     """Check outputs and their seeds as torch does; returns (roots, seeds) for the engine.
     An output that is itself a leaf contributes its seed through ``on_leaf_root``."""
@@ -65,12 +75,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None:
-        inputs = _as_tuple(inputs)
-        if not inputs:
-            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-        for t in inputs:
-            if not t._requires_grad:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
+        inputs = _checked_inputs(inputs, "`inputs` argument to `backward()` cannot be empty.")
     roots, seeds = _roots(tensors, grad_tensors, inputs,
                           lambda t, g: _accumulate_grad(t, g.reshape(-1)))
     if roots:
@@ -89,12 +94,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if is_grads_batched:
         raise NotImplementedError("numbagrad: is_grads_batched=True is not implemented yet")
     outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
-    if not inputs:
-        raise RuntimeError("grad requires non-empty inputs.")
-    for t in inputs:
-        if not t._requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    inputs = _checked_inputs(inputs, "grad requires non-empty inputs.")
     if retain_graph is None:
         retain_graph = create_graph
     allow_unused = materialize_grads if allow_unused is None else allow_unused

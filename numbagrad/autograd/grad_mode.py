@@ -29,11 +29,16 @@ class _GradMode:
         return False
 
     def __call__(self, fn):
+        target = self._target
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__() if not isinstance(self, set_grad_enabled) else \
-                    set_grad_enabled(self._target):
+            prev = state.enabled
+            state.enabled = target
+            try:
                 return fn(*args, **kwargs)
+            finally:
+                state.enabled = prev
 
         return wrapper
 
@@ -59,6 +64,11 @@ class set_grad_enabled(_GradMode):  # noqa: N801
     def __exit__(self, *exc):
         state.enabled = self._prev
         return False
+
+    def __call__(self, fn):
+        # as a decorator the switch applies inside fn only, as torch restores it here
+        state.enabled = self._prev
+        return super().__call__(fn)
 
 
 class inference_mode(no_grad):  # noqa: N801 - recorded nothing, as no_grad
