@@ -17,7 +17,8 @@ from .factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, f
                         randn_like, tensor, zeros, zeros_like)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from . import autograd
-from .ops.pointwise import (abs, add, clamp, clip, cos, div, divide, exp, expm1, log, log1p,
+from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
+from .ops.pointwise import (abs, add, clamp, clip, cos, div, divide, erf, exp, expm1, log, log1p,
                             maximum, minimum, mul, multiply, neg, pow, relu, rsqrt, sigmoid, sign,
                             sin, sqrt, sub, subtract, tan, tanh, true_divide, where)
 from .ops.reduce import (amax, amin, log_softmax, logsumexp, max, mean, min, norm, prod,

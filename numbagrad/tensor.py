@@ -22,7 +22,8 @@ class GradFn:
     def _short_name(self):
         from .autograd.tape import F_CODE
         from .ops.registry import OPS
-        return OPS[self._tape.field(self._node, F_CODE)].grad_fn
+        name = self._tape.names.get(self._node) if self._tape.names else None
+        return name or OPS[self._tape.field(self._node, F_CODE)].grad_fn
 
     def name(self):
         # torch qualifies the nodes it implements by hand (CopySlices, AccumulateGrad)
@@ -30,7 +31,9 @@ class GradFn:
         return f"torch::autograd::{short}" if short in _QUALIFIED else short
 
     def __repr__(self):
-        return f"<{self._short_name()} object at {hex(id(self))}>"
+        custom = self._tape.names and self._node in self._tape.names
+        prefix = "torch.autograd.function." if custom else ""  # a custom Function's node
+        return f"<{prefix}{self._short_name()} object at {hex(id(self))}>"
 
     def __eq__(self, other):
         return isinstance(other, GradFn) and other._tape is self._tape and \
@@ -82,7 +85,7 @@ class Tensor:
     make; turned into a 0-d array the moment anything needs to share or mutate it)."""
 
     __slots__ = ("_data", "_requires_grad", "_grad", "_tape", "_node", "_vc", "_base",
-                 "_retains_grad", "_captured_by", "_hooks", "__weakref__")
+                 "_retains_grad", "_captured_by", "_hooks", "_post_hooks", "__weakref__")
     __array_priority__ = 1000  # numpy scalars and arrays defer to our reflected operators
 
     def __init__(self, data=None, *, requires_grad=False, dtype=None):
@@ -256,6 +259,20 @@ class Tensor:
             self._tape.nodes[self._node * NODE_FIELDS + F_FLAGS] |= FLAG_HOOK
         return _HookHandle(hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after a backward has accumulated into this leaf's ``.grad``
+        (optimizers step parameters from such hooks). Returns a removable handle."""
+        if self._tape is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        hooks = getattr(self, "_post_hooks", None)
+        if hooks is None:
+            hooks = self._post_hooks = []
+        hooks.append(hook)
+        return _HookHandle(hooks, hook)
+
     @property
     def retains_grad(self):
         return self._retains_grad
@@ -294,7 +311,7 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self._data.ndim == 0 and spec:
+        if self._data.ndim == 0:  # torch formats a 0-d tensor as its Python number
             return format(self.item(), spec)
         return repr(self)
 
@@ -394,3 +411,13 @@ def _accumulate_grad(t, flat, owned=False):
     else:
         existing = t._grad._array()
         existing += g
+    post_accumulate(t)
+
+
+def post_accumulate(t):
+    """Run ``t``'s post-accumulate-grad hooks (after its ``.grad`` was updated)."""
+    hooks = getattr(t, "_post_hooks", None)
+    if hooks:
+        for hook in list(hooks):
+            if hook(t) is not None:
+                raise RuntimeError("post accumulate grad hooks cannot return anything.")

@@ -74,3 +74,24 @@ def test_hook_in_a_large_scalar_graph_fires_once():
     y.backward()
     assert len(calls) == 1
     np.testing.assert_allclose(x.grad.item(), calls[0])
+
+
+def test_post_accumulate_grad_hook_runs_after_accumulation_like_torch():
+    def run(lib):
+        seen = []
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        s = lib.tensor(2.0, requires_grad=True)
+        h = w.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.tolist()))
+        s.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.item()))
+        (w * w).sum().backward()
+        (w * 3).sum().backward()
+        h.remove()
+        (w * 3 * s).sum().backward()
+        (s * s).backward()
+        errors = []
+        try:
+            (w * 2).register_post_accumulate_grad_hook(lambda p: None)
+        except RuntimeError as e:
+            errors.append(str(e))
+        return seen, errors
+    same(run)

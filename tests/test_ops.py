@@ -25,7 +25,8 @@ def _samples(op):
     return [Sample(s) for s in _BINARY]
 
 
-CASES = [(op, i, s) for op in OPS if not op.source for i, s in enumerate(_samples(op))]
+CASES = [(op, i, s) for op in OPS if not (op.source or op.python)
+         for i, s in enumerate(_samples(op))]
 IDS = [f"{op.name}-{i}" for op, i, _ in CASES]
 
 
@@ -34,8 +35,16 @@ def _setitem(lib, x, idx, v):
     return x
 
 
+def _index_add(lib, x, idx, n):
+    """zeros(n).index_add(0, idx, x): torch's public form of the index_add_flat op."""
+    if lib is torch:
+        return torch.zeros(n, dtype=x.dtype).index_add(0, torch.tensor(idx), x)
+    from numbagrad.ops.index import index_add_flat
+    return index_add_flat(x, idx, (n,))
+
+
 def _call(lib, op, sample, xs):
-    env = {"lib": lib, "kw": dict(sample.kw), "_setitem": _setitem}
+    env = {"lib": lib, "kw": dict(sample.kw), "_setitem": _setitem, "_index_add": _index_add}
     env.update({f"x{i}": x for i, x in enumerate(xs)})
     if sample.call:
         return eval(sample.call, env)  # noqa: S307 - test expressions from the op table
@@ -139,12 +148,58 @@ def test_finite_differences(op, i, sample):
     assert analytic == pytest.approx(numeric, rel=1e-5, abs=1e-6)
 
 
+def _grads_with_graph(lib, op, sample, arrays, g, w):
+    """First derivatives with create_graph=True, then the second: d<w, grads>/dx."""
+    xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+    out = _first(_call(lib, op, sample, xs))
+    if not out.requires_grad:
+        return None, None
+    firsts = lib.autograd.grad(out, xs, lib.tensor(g.astype(arrays[0].dtype)),
+                               create_graph=True, allow_unused=True)
+    s = sum((f * lib.tensor(wk)).sum() for f, wk in zip(firsts, w) if f is not None)
+    if isinstance(s, int) or not s.requires_grad:  # the first derivatives are constant
+        seconds = [np.zeros_like(a) for a in arrays]
+    else:
+        # (+ 0: torch may answer with a lazy ZeroTensor, which refuses .numpy())
+        seconds = [np.zeros_like(a) if d is None else (d.detach() + 0).numpy().copy()
+                   for a, d in zip(arrays, lib.autograd.grad(s, xs, allow_unused=True))]
+    firsts = [None if f is None else (f.detach() + 0).numpy().copy() for f in firsts]
+    return firsts, seconds
+
+
+@pytest.mark.parametrize("op,i,sample", CASES, ids=IDS)
+def test_second_derivatives(op, i, sample):
+    """create_graph=True: the differentiable rule gives the sweep's first derivatives, and
+    differentiating them again gives torch's second derivatives (float64)."""
+    rng = np.random.default_rng(3000 + i)
+    arrays = _inputs(op, sample, rng, np.float64)
+    try:
+        value_t, grads_t, _ = _run(torch, op, sample, arrays, None)
+    except (RuntimeError, IndexError, ValueError):
+        pytest.skip("the sample is invalid (test_against_torch checks the error)")
+    g = rng.standard_normal(value_t.shape)
+    _, fast, out = _run(ng, op, sample, arrays, g)
+    if not out.requires_grad:
+        pytest.skip("output is not differentiable")
+    w = [rng.standard_normal(a.shape) for a in arrays]
+    firsts, seconds = _grads_with_graph(ng, op, sample, arrays, g, w)
+    firsts_t, seconds_t = _grads_with_graph(torch, op, sample, arrays, g, w)
+    tol = dict(rtol=1e-9, atol=1e-11)
+    for mine, sweep in zip(firsts, fast):
+        assert (mine is None) == (sweep is None)
+        if sweep is not None:
+            np.testing.assert_allclose(mine, sweep, **tol)
+    for mine, theirs in zip(seconds, seconds_t):
+        np.testing.assert_allclose(mine, theirs, **tol)
+
+
 def test_every_op_has_a_rule_a_sample_and_a_dispatch_branch():
     source = codegen.generate_source()
     for op in OPS:
-        if op.source:
+        if op.source or op.python:
             continue
         assert op.grad_fn, op.name
         assert op.grads is not None or op.kernel, f"{op.name} has no derivative"
+        assert op.grads is not None or op.vjp, f"{op.name} has no differentiable derivative"
         assert _samples(op), f"{op.name} has no test sample"
         assert f"c == {op.code}:  # {op.name}" in source, f"{op.name} missing from the sweep"

@@ -293,12 +293,6 @@ def test_leaf_changed_in_no_grad_then_reused_records_its_new_value():
     assert same(run) == ("tensor([ 6., 12.])", 5.0)
 
 
-def test_create_graph_is_not_implemented_yet():
-    x = ng.tensor(2.0, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="create_graph"):
-        (x * x).backward(create_graph=True)
-
-
 def test_detach_and_from_numpy_share_memory():
     a = np.array([1.0, 2.0])
     t = ng.from_numpy(a)

@@ -312,7 +312,7 @@ def _sweep(ops):
     w(f"                shk = shapes[nodes[ak, {F_SHP}]:nodes[ak, {F_SHP}] + nodes[ak, {F_NDIM}]]")
     first = True
     for op in ops:
-        if op.arity != -1:
+        if op.arity != -1 or op.python:
             continue
         w(f"                {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
         w(f"                    {op.kernel}(g, gk, sh_y, shk, k, ia, fa)")

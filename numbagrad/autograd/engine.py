@@ -6,7 +6,7 @@ import re
 import numpy as np
 
 from ..ops import registry
-from . import codegen
+from . import anomaly, codegen
 from .tape import (
     F_BIG,
     F_CODE,
@@ -17,6 +17,7 @@ from .tape import (
     F_NIAT,
     F_SIZE,
     F_VOFF,
+    FLAG_F32,
     FLAG_NEEDS_GRAD,
     NODE_FIELDS,
     retire,
@@ -126,12 +127,29 @@ class _Run:
                                   np.float64).reshape(-1)
 
     def big_node(self, i):
-        """Differentiate a node too large for the serial sweep (or one with hooks) with its
-        op's own kernel."""
+        """Differentiate a node too large for the serial sweep (or one with hooks, or one
+        recorded in anomaly mode) with its op's own kernel."""
+        tape = self.tape
+        if i not in tape.sites or not anomaly.state.check_nan:
+            self._big_node(i)
+            return
+        argn = [a for a in tape.arg_nodes(i) if self.nodes[a, F_FLAGS] & FLAG_NEEDS_GRAD]
+        had_nan = [bool(np.isnan(self.adjoint(a)).any()) for a in argn]
+        self._big_node(i)
+        for k, (a, before) in enumerate(zip(argn, had_nan)):
+            if not before and np.isnan(self.adjoint(a)).any():
+                name = tape.names.get(i) or registry.OPS[self.nodes[i, F_CODE]].grad_fn
+                raise anomaly.nan_error(tape, i, name, k)
+
+    def _big_node(self, i):
         tape, nodes = self.tape, self.nodes
         if i in tape.hooks:
             hooks, shape, dtype = tape.hooks[i]
             self.run_hooks(i, hooks, shape, dtype)
+        call = tape.functions.get(i)
+        if call is not None:
+            self.custom_function(i, call)
+            return
         op = registry.OPS[nodes[i, F_CODE]]
         argn = tape.arg_nodes(i)
         needs = [bool(nodes[a, F_FLAGS] & FLAG_NEEDS_GRAD) for a in argn]
@@ -183,23 +201,32 @@ class _Run:
         if not self.retain:
             self.freed[i] = 1
 
-    def dirty_message(self, i):
+    def custom_function(self, i, call):
+        """A custom autograd.Function's node: its backward is the user's Python code."""
+        from ..tensor import _make
+        from .grad_mode import no_grad
+
+        if self.freed[i]:
+            raise RuntimeError(FREED_MSG)
         tape = self.tape
-        for node in (i, *tape.arg_nodes(i)):
-            if node in tape.dirty:
-                desc, version, producer, expected = tape.dirty[node]
-                # torch names the forward op here: ExpBackward0 -> Exp
-                name = re.sub(r"Backward\d*$", "", producer or "")
-                source = f", which is output 0 of {name}," if producer else ""
-                return (
-                    "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [{desc}]{source} is at version {version}; expected "
-                    f"version {expected} instead. Hint: enable anomaly detection to find the "
-                    "operation that failed to compute its gradient, with "
-                    "torch.autograd.set_detect_anomaly(True, check_nan=False)."
-                )
-        return "one of the variables needed for gradient computation has been modified by an " \
-               "inplace operation"
+        argn = tape.arg_nodes(i)
+        shape = tape.shape_of(i)
+        g = self.adjoint(i)
+        dtype = np.float32 if self.nodes[i, F_FLAGS] & FLAG_F32 else np.float64
+        with no_grad():
+            grads = call.backward(_make(g.reshape(shape).astype(dtype)),
+                                  [tape.shape_of(a) for a in argn])
+        for a, ga in zip(argn, grads):
+            if ga is not None and self.nodes[a, F_FLAGS] & FLAG_NEEDS_GRAD:
+                target = self.adjoint(a, ga._data.dtype)
+                target += np.asarray(ga._data, np.float64).reshape(-1)
+                self.touched[a] = 1
+        if not self.retain:
+            self.freed[i] = 1
+            call.ctx._freed = True
+
+    def dirty_message(self, i):
+        return dirty_message(self.tape, i)
 
     def gradient_of(self, node):
         """The accumulated adjoint of ``node`` as a flat array, or None if never reached."""
@@ -208,6 +235,25 @@ class _Run:
         if self.nodes[node, F_VOFF] >= 0:
             return self.adjoint(node)
         return self.big_adj.get(node)
+
+
+def dirty_message(tape, i):
+    """torch's message for a saved value of node ``i`` changed in place since."""
+    for node in (i, *tape.arg_nodes(i)):
+        if node in tape.dirty:
+            desc, version, producer, expected = tape.dirty[node]
+            # torch names the forward op here: ExpBackward0 -> Exp
+            name = re.sub(r"Backward\d*$", "", producer or "")
+            source = f", which is output 0 of {name}," if producer else ""
+            return (
+                "one of the variables needed for gradient computation has been modified by "
+                f"an inplace operation: [{desc}]{source} is at version {version}; expected "
+                f"version {expected} instead. Hint: enable anomaly detection to find the "
+                "operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+            )
+    return "one of the variables needed for gradient computation has been modified by an " \
+           "inplace operation"
 
 
 def run_backward(roots, grads, retain_graph, inputs, collect=None):
@@ -244,7 +290,7 @@ def run_backward(roots, grads, retain_graph, inputs, collect=None):
 def _accumulate(run, tape, inputs, collect=None):
     """Write the gradients this tape's sweep produced into ``.grad`` of leaves (or inputs),
     or into ``collect`` keyed by id(input)."""
-    from ..tensor import _accumulate_grad, _make
+    from ..tensor import _accumulate_grad, _make, post_accumulate
 
     if inputs is None:
         if tape.leaves:
@@ -265,6 +311,7 @@ def _accumulate(run, tape, inputs, collect=None):
                         leaf._data.ndim == 0:
                     # 0-d leaf (scalar graphs): no array round trip
                     leaf._grad = _make(leaf._data.dtype.type(firsts[k]))
+                    post_accumulate(leaf)
                 else:
                     # a big node's adjoint is a buffer of its own: hand it over, no copy
                     _accumulate_grad(leaf, run.gradient_of(node), owned=voffs[k] < 0)

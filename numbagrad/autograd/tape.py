@@ -35,6 +35,10 @@ _ARGS = [struct.Struct(f"{n}q") for n in range(8)]
 FLAG_NEEDS_GRAD = 1
 FLAG_BIG = 2
 FLAG_HOOK = 4  # gradient hooks registered: the sweep hands the node to Python
+# The value's dtype is float32 (the arena holds float64 copies; create_graph rebuilds the
+# node's Tensor in its own dtype from this bit)
+FLAG_F32 = 8
+_F32 = np.dtype(np.float32)
 
 # Elements from which a node leaves the serial sweep for its op's parallel kernel. Measured
 # in bench/threshold.py: a 2-thread prange loop pays its fork/join back between 16k and 32k.
@@ -44,7 +48,7 @@ BIG = int(os.environ.get("NUMBAGRAD_BIG_THRESHOLD", 32768))
 class Tape:
     __slots__ = ("nodes", "args", "shapes", "iat", "fat", "val", "big_val", "sources",
                  "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
-                 "live", "serial", "bridges", "hooks", "__weakref__")
+                 "live", "serial", "bridges", "hooks", "functions", "names", "sites", "__weakref__")
 
     def __init__(self):
         self.nodes = array("q")
@@ -66,6 +70,9 @@ class Tape:
         self.serial = next(_serials)  # creation order: bridges always point to older tapes
         self.bridges = {}  # node -> (older tape, its node) for non-leaves of older tapes
         self.hooks = {}  # node -> the list of hooks of its tensor (Tensor.register_hook)
+        self.functions = {}  # node -> the custom autograd.Function call recorded there
+        self.names = {}  # node -> grad_fn name shown instead of its op's (custom Functions)
+        self.sites = {}  # node -> forward call site, recorded in anomaly mode
 
     def __len__(self):
         return len(self.nodes) // NODE_FIELDS
@@ -114,7 +121,8 @@ class Tape:
             data = t._data
             size = data.size
             big = FLAG_BIG if size >= BIG else 0
-            flags = (FLAG_NEEDS_GRAD if t._requires_grad else 0) | big
+            flags = (FLAG_NEEDS_GRAD if t._requires_grad else 0) | big | \
+                (FLAG_F32 if data.dtype is _F32 else 0)
             node = self.push(LEAF.code if t._requires_grad else CONST.code, data, size,
                              data.shape, (), (), (), flags)
             self._capture(t, node)
@@ -152,7 +160,8 @@ class Tape:
         node = self.sources.get(id(t))
         if node is None:
             data = t._array()
-            flags = FLAG_NEEDS_GRAD | (FLAG_BIG if data.size >= BIG else 0)
+            flags = FLAG_NEEDS_GRAD | (FLAG_BIG if data.size >= BIG else 0) | \
+                (FLAG_F32 if data.dtype is _F32 else 0)
             node = self.push(BRIDGE.code, data, data.size, data.shape, (), (), (), flags)
             self._capture(t, node)
             self.bridges[node] = (t._tape, t._node)

@@ -26,6 +26,12 @@ def _sigmoid(a):
     return np.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(a.dtype)[()]
 
 
+def _erf(a):
+    from scipy.special import erf  # imported on first use: scipy.special costs 0.3 s
+
+    return np.asarray(erf(a), a.dtype)[()]
+
+
 def _gelu(a, approx):
     if approx:
         k = np.sqrt(2.0 / np.pi).astype(a.dtype)
@@ -51,6 +57,8 @@ defop("rsqrt", "RsqrtBackward0", 1, forward=lambda a: 1.0 / np.sqrt(a),
       grads=("-0.5 * g * y * y * y",), fwd="1.0 / sqrt(a)", torch="rsqrt", domain=POS)
 defop("abs", "AbsBackward0", 1, forward=np.abs, grads=("g * sgn(a)",), fwd="abs(a)",
       torch="abs")
+defop("erf", "ErfBackward0", 1, forward=_erf, grads=("g * 1.1283791670955126 * exp(-a * a)",),
+      fwd="erf(a)", torch="erf")
 defop("sin", "SinBackward0", 1, forward=np.sin, grads=("g * cos(a)",), fwd="sin(a)",
       torch="sin")
 defop("cos", "CosBackward0", 1, forward=np.cos, grads=("-g * sin(a)",), fwd="cos(a)",

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..tensor import Tensor, _make  # noqa: F401
 from .record import record
-from .registry import Sample, defop
+from .registry import Sample, defop, vjp_rule
 from .shape import SELECT, SLICE, UNSQUEEZE, as_view
 
 INDEX = defop("index", "IndexBackward0", 1, kernel="index_bw",
@@ -19,6 +19,11 @@ GATHER = defop("gather", "GatherBackward0", 1, kernel="index_bw",
 INDEX_SELECT = defop("index_select", "IndexSelectBackward0", 1, kernel="index_bw",
                      samples=[Sample(((3, 4),), {},
                                      "x0.index_select(1, lib.tensor([3, 0, 3]))")])
+# The adjoint of every gather above: y = zeros(shape); y.flat[iat[k]] += x.flat[k]. It is
+# what their differentiable derivatives record (create_graph), as torch's index_add does.
+INDEX_ADD_FLAT = defop("index_add_flat", "IndexAddBackward0", 1, kernel="gather_flat_bw",
+                       samples=[Sample(((4,),), {}, "_index_add(lib, x0, [0, 2, 2, 4], 5)"),
+                                Sample(((3,),), {}, "_index_add(lib, x0, [1, 1, 1], 2)")])
 # y = x with x[idx] replaced by v; iat = flat positions written (in x's element space)
 COPY_SLICES = defop("copy_slices", "CopySlices", 2, kernel="index_put_bw",
                     samples=[Sample(((4, 3), (3,)), {}, "_setitem(lib, x0 * 1, 1, x1)"),
@@ -152,3 +157,46 @@ def setitem(x, index, value):
     flat = np.asarray(positions).reshape(-1)
     # iat = [ndim of the written region, its shape..., flat positions written in x]
     return record(COPY_SLICES, new, (x, v), (len(region), *region, *flat.tolist()))
+
+
+def gather_flat(x, positions, shape):
+    """y.flat[k] = x.flat[positions[k]], shaped ``shape`` (recorded as IndexBackward0)."""
+    positions = np.asarray(positions, np.int64).reshape(-1)
+    out = x._array().reshape(-1)[positions].reshape(shape)
+    return record(INDEX, out, (x,), positions)
+
+
+def index_add_flat(x, positions, shape):
+    """zeros(shape) with x.flat[k] added at flat position positions[k]."""
+    positions = np.asarray(positions, np.int64).reshape(-1)
+    data = x._array()
+    out = np.zeros(int(np.prod(shape)), data.dtype)
+    np.add.at(out, positions, data.reshape(-1))
+    return record(INDEX_ADD_FLAT, out.reshape(shape), (x,), positions)
+
+
+# ---- differentiable derivatives (create_graph) ------------------------------------------------
+@vjp_rule(INDEX, GATHER, INDEX_SELECT)
+def _gather_vjp(ctx, g):
+    return [index_add_flat(g, ctx.iat, ctx.shapes[0])]
+
+
+@vjp_rule(INDEX_ADD_FLAT)
+def _index_add_vjp(ctx, g):
+    return [gather_flat(g, ctx.iat, ctx.shapes[0])]
+
+
+@vjp_rule(COPY_SLICES)
+def _copy_slices_vjp(ctx, g):
+    from .vjp import const, unbroadcast
+    nd = int(ctx.iat[0])
+    region = tuple(int(s) for s in ctx.iat[1:1 + nd])
+    pos = np.asarray(ctx.iat[1 + nd:], np.int64)
+    gx = gv = None
+    if ctx.needs[0]:
+        keep = np.ones(int(np.prod(ctx.shape)), g._data.dtype)
+        keep[pos] = 0
+        gx = g * const(keep.reshape(ctx.shape), g._data.dtype)
+    if ctx.needs[1]:
+        gv = unbroadcast(gather_flat(g, pos, region), ctx.shapes[1])
+    return [gx, gv]

@@ -87,6 +87,13 @@ def index_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
 
 
 @njit(cache=True)
+def gather_flat_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    # y = zeros with y.flat[iat[k]] += x.flat[k] (the adjoint of index_bw): gather back
+    for k in range(gx0.shape[0]):
+        gx0[k] += g[iat[k]]
+
+
+@njit(cache=True)
 def index_put_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
     # y = x0 with the positions iat[1 + nd:] overwritten by x1 broadcast to the region shape
     nd = iat[0]

@@ -4,7 +4,7 @@ import numpy as np
 
 from ..tensor import Tensor, _make  # noqa: F401
 from .record import record
-from .registry import Sample, defop
+from .registry import Sample, defop, vjp_rule
 
 MM = defop("mm", "MmBackward0", 2, kernel="mm_bw", saves=("x0", "x1"),
            samples=[Sample(((3, 4), (4, 2))), Sample(((1, 5), (5, 1))), Sample(((2, 0), (0, 3)))],
@@ -167,3 +167,52 @@ def outer(a, b):
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"outer: Expected 1-D argument self, but got {a.ndim}-D")
     return binary("mul", unsqueeze(a, 1), b)
+
+
+# ---- differentiable derivatives (create_graph) ------------------------------------------------
+def _t(x):
+    from .shape import t
+    return t(x)
+
+
+@vjp_rule(MM)
+def _mm_vjp(ctx, g):
+    return [mm(g, _t(ctx.x(1))) if ctx.needs[0] else None,
+            mm(_t(ctx.x(0)), g) if ctx.needs[1] else None]
+
+
+@vjp_rule(MV)
+def _mv_vjp(ctx, g):
+    return [outer(g, ctx.x(1)) if ctx.needs[0] else None,
+            mv(_t(ctx.x(0)), g) if ctx.needs[1] else None]
+
+
+@vjp_rule(DOT)
+def _dot_vjp(ctx, g):
+    return [g * ctx.x(1) if ctx.needs[0] else None, g * ctx.x(0) if ctx.needs[1] else None]
+
+
+@vjp_rule(BMM)
+def _bmm_vjp(ctx, g):
+    from .shape import transpose
+    return [bmm(g, transpose(ctx.x(1), 1, 2)) if ctx.needs[0] else None,
+            bmm(transpose(ctx.x(0), 1, 2), g) if ctx.needs[1] else None]
+
+
+@vjp_rule(ADDMM)
+def _addmm_vjp(ctx, g):
+    from .vjp import unbroadcast
+    beta, alpha = ctx.fat
+    out = [unbroadcast(g if beta == 1.0 else g * beta, ctx.shapes[0]) if ctx.needs[0] else None]
+    ga = mm(g, _t(ctx.x(2))) if ctx.needs[1] else None
+    gb = mm(_t(ctx.x(1)), g) if ctx.needs[2] else None
+    if alpha != 1.0:
+        ga = None if ga is None else ga * alpha
+        gb = None if gb is None else gb * alpha
+    return out + [ga, gb]
+
+
+@vjp_rule(MATMUL_SQUEEZE)
+def _squeeze_vjp(ctx, g):
+    from .shape import reshape
+    return [reshape(g, ctx.shapes[0])]

@@ -181,7 +181,7 @@ def _unary_fn(name):
     return fn
 
 
-UNARY_PUBLIC = ("neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sin", "cos",
+UNARY_PUBLIC = ("neg", "erf", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sin", "cos",
                 "tan", "tanh", "sigmoid", "relu", "silu", "sign")
 globals().update({name: _unary_fn(name) for name in UNARY_PUBLIC})
 

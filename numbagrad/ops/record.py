@@ -3,9 +3,17 @@
 import numpy as np
 
 from .. import dtypes
-from ..autograd import grad_mode
+from ..autograd import anomaly, grad_mode
 from ..autograd import tape as tape_mod
-from ..autograd.tape import F_FLAGS, FLAG_BIG, FLAG_NEEDS_GRAD, NODE_FIELDS, current_tape
+from ..autograd.tape import (
+    _F32,
+    F_FLAGS,
+    FLAG_BIG,
+    FLAG_F32,
+    FLAG_NEEDS_GRAD,
+    NODE_FIELDS,
+    current_tape,
+)
 from ..tensor import Tensor, _make  # noqa: F401
 
 
@@ -44,8 +52,10 @@ def record(op, out, inputs, iat=(), fat=()):
         args.append(a)
         if nodes[a * NODE_FIELDS + F_FLAGS] & FLAG_BIG:
             big = True
-    node = tape.push(op.code, out, size, shape, args, iat, fat,
-                     FLAG_NEEDS_GRAD | (FLAG_BIG if big else 0))
+    flags = FLAG_NEEDS_GRAD | (FLAG_BIG if big else 0) | (FLAG_F32 if out.dtype is _F32 else 0)
+    node = tape.push(op.code, out, size, shape, args, iat, fat, flags)
+    if anomaly.state.enabled:
+        anomaly.note(tape, node)
     return _make(out, tape, node)
 
 

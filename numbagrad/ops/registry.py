@@ -16,6 +16,10 @@ How an op is declared (see numbagrad/ops/elementwise.py etc. for the records):
 * ``forward``   the eager NumPy forward of an elementwise op: ``forward(x0, .., *fattrs)``.
 * ``fwd``       scalar formula of the forward (elementwise), for compiled replay.
 * ``samples``   how the generated tests call the op: a list of ``Sample``.
+* ``vjp``       the differentiable form of the derivative (create_graph=True), written with
+  numbagrad ops: ``vjp(ctx, g) -> [gradient Tensor or None per input]``. Elementwise ops
+  derive it from their formulas (numbagrad/ops/vjp.py); structured ops attach one with
+  ``@vjp_rule(OP)`` next to their record.
 """
 
 from dataclasses import dataclass, field
@@ -53,6 +57,10 @@ class OpDef:
     code: int = -1
     # ops whose values never reach a derivative (sources) have no backward at all
     source: bool = False
+    vjp: object = None
+    # differentiated by Python code (custom autograd.Function), never inside the sweep
+    python: bool = False
+    _reads: dict = field(default_factory=dict, repr=False)
 
     @property
     def elementwise(self):
@@ -64,6 +72,9 @@ class OpDef:
         only when another input's gradient needs it)."""
         if not self.elementwise:
             return tuple(self.saves)
+        cached = self._reads.get(k)
+        if cached is not None:
+            return cached
         import re
 
         used = set()
@@ -71,7 +82,8 @@ class OpDef:
             if formula and (k is None or i == k):
                 used |= set(re.findall(r"\b[a-z]\w*\b", formula))
         names = {"a": "x0", "b": "x1", "y": "y"}
-        return tuple(v for n, v in names.items() if n in used)
+        out = self._reads[k] = tuple(v for n, v in names.items() if n in used)
+        return out
 
     def save_mask(self, k=None):
         """``reads(k)`` as a bit mask over SAVE_NAMES."""
@@ -92,8 +104,19 @@ def defop(name, grad_fn, arity, **kw):
     return op
 
 
+def vjp_rule(*ops):
+    """Attach the decorated function as the differentiable derivative of ``ops``."""
+    def attach(fn):
+        for op in ops:
+            op.vjp = fn
+        return fn
+    return attach
+
+
 # Source nodes: values that enter the graph (leaves that require grad, and constants).
 LEAF = defop("leaf", "", 0, source=True)
 CONST = defop("const", "", 0, source=True)
 # A non-leaf tensor of an older tape used here: its adjoint seeds that tape's own sweep.
 BRIDGE = defop("bridge", "", 0, source=True)
+# A custom autograd.Function's node: its backward is the user's Python (autograd/function.py).
+PY_FUNCTION = defop("py_function", "", -1, python=True)

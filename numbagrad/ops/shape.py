@@ -11,7 +11,7 @@ import numpy as np
 
 from ..tensor import Tensor, _make  # noqa: F401
 from .record import record
-from .registry import Sample, defop
+from .registry import Sample, defop, vjp_rule
 
 _VIEW = "view_bw"
 
@@ -51,7 +51,7 @@ SPLIT = defop("split", "SplitBackward0", 1, kernel=_VIEW,
 SPLIT_SIZES = defop("split_sizes", "SplitWithSizesBackward0", 1, kernel=_VIEW,
                     samples=_views("x0.split([1, 3])[1]", [(4, 2)]))
 UNBIND = defop("unbind", "UnbindBackward0", 1, kernel=_VIEW,
-               samples=_views("x0.unbind(1)[2]", [(2, 4)]))
+               samples=_views("x0.unbind(1)[2]", [(2, 4)]) + _views("x0.unbind(0)[1]", [(3,)]))
 REPEAT = defop("repeat", "RepeatBackward0", 1, kernel="repeat_bw",
                samples=_views("x0.repeat(2, 1, 3)", [(2, 3), (3,)]))
 CAT = defop("cat", "CatBackward0", -1, kernel="cat_bw",
@@ -278,7 +278,8 @@ def chunk(x, chunks, dim=0):
 
 def unbind(x, dim=0):
     d = _wrap(dim, x.ndim)
-    return tuple(as_view(UNBIND, x, lambda a, i=i: a[(slice(None),) * d + (i,)])
+    # (the Ellipsis keeps NumPy from returning a scalar copy for 0-d parts: a view is needed)
+    return tuple(as_view(UNBIND, x, lambda a, i=i: a[(slice(None),) * d + (i, Ellipsis)])
                  for i in range(x.shape[d]))
 
 
@@ -346,3 +347,52 @@ def contiguous(x):
     if data.flags.c_contiguous:
         return x
     return unary("clone", x)
+
+
+# ---- differentiable derivatives (create_graph) ------------------------------------------------
+@vjp_rule(VIEW, UNSAFE_VIEW, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS)
+def _reshape_vjp(ctx, g):
+    return [reshape(g, ctx.shapes[0])]
+
+
+@vjp_rule(UNSQUEEZE, PERMUTE, TRANSPOSE, T, SELECT, SLICE, SPLIT, SPLIT_SIZES, UNBIND)
+def _view_vjp(ctx, g):
+    # the view's elements come from flat positions offset + coord . strides of the input
+    from .index import index_add_flat
+    offset, strides = int(ctx.iat[0]), [int(s) for s in ctx.iat[1:]]
+    positions = np.full(ctx.shape, offset, np.int64)
+    for d, st in enumerate(strides):
+        shape = [1] * len(ctx.shape)
+        shape[d] = ctx.shape[d]
+        positions = positions + np.arange(ctx.shape[d], dtype=np.int64).reshape(shape) * st
+    return [index_add_flat(g, positions, ctx.shapes[0])]
+
+
+@vjp_rule(EXPAND)
+def _expand_vjp(ctx, g):
+    from .vjp import unbroadcast
+    return [unbroadcast(g, ctx.shapes[0])]
+
+
+@vjp_rule(REPEAT)
+def _repeat_vjp(ctx, g):
+    from .index import index_add_flat
+    shape_x = tuple(ctx.shapes[0])
+    padded = (1,) * (len(ctx.shape) - len(shape_x)) + shape_x
+    reps = tuple(s // p if p else 0 for s, p in zip(ctx.shape, padded))
+    positions = np.tile(np.arange(int(np.prod(shape_x)), dtype=np.int64).reshape(padded), reps)
+    return [index_add_flat(g, positions, shape_x)]
+
+
+@vjp_rule(CAT)
+def _cat_vjp(ctx, g):
+    d = int(ctx.iat[0])
+    return [narrow(g, d, int(ctx.iat[1 + k]), ctx.shapes[k][d]) if need else None
+            for k, need in enumerate(ctx.needs)]
+
+
+@vjp_rule(STACK)
+def _stack_vjp(ctx, g):
+    d = int(ctx.iat[0])
+    parts = unbind(g, d)
+    return [parts[k] if need else None for k, need in enumerate(ctx.needs)]

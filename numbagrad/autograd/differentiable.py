@@ -1,0 +1,229 @@
+"""The differentiable backward (create_graph=True): the reverse sweep run in Python, each
+node's derivative computed with numbagrad ops (its ``vjp`` rule), so the backward is
+recorded on the tape like any forward and can be differentiated again, to any order.
+
+It visits the same nodes in the same order as the compiled sweep: tapes newest first, nodes
+in decreasing index, every bridge's adjoint seeding its older tape. The gradient graph is
+appended to the tapes of the tensors it uses, so its nodes point straight at the original
+graph's nodes (a saved input of a rule is the node itself, as torch's saved variables are).
+Cost: a few eager ops per node (microseconds each), paid only when create_graph=True; the
+backward *of* the recorded gradient graph is the compiled sweep again.
+"""
+
+import heapq
+
+import numpy as np
+
+from ..ops import registry
+from ..ops.vjp import VjpContext, elementwise_vjp
+from . import anomaly
+from .tape import (
+    F_BIG,
+    F_CODE,
+    F_FAT,
+    F_FLAGS,
+    F_IAT,
+    F_NFAT,
+    F_NIAT,
+    F_SIZE,
+    F_VOFF,
+    FLAG_F32,
+    FLAG_NEEDS_GRAD,
+    retire,
+)
+
+_LEAF, _CONST, _BRIDGE = registry.LEAF.code, registry.CONST.code, registry.BRIDGE.code
+
+
+def _dtype(tape, node):
+    return np.dtype(np.float32) if tape.field(node, F_FLAGS) & FLAG_F32 else np.dtype(np.float64)
+
+
+class _TapeView:
+    """Read access to one tape's nodes as Tensors, without pinning its buffers (the tape
+    grows while we walk it: the gradient graph is recorded onto it)."""
+
+    def __init__(self, tape):
+        self.tape = tape
+        self.by_node = {}  # source node -> its tensor (leaves, constants, bridged tensors)
+        for t in tape.source_refs:
+            node = tape.sources.get(id(t))
+            if node is not None:
+                self.by_node[node] = t
+        self.made = {}
+
+    def tensor(self, node):
+        """The Tensor whose value is ``node``'s, connected to the graph at ``node``."""
+        t = self.by_node.get(node)
+        if t is not None:
+            return t
+        t = self.made.get(node)
+        if t is None:
+            from ..tensor import _make
+            tape = self.tape
+            shape = tape.shape_of(node)
+            big = tape.field(node, F_BIG)
+            if big >= 0:
+                value = tape.big_val[big]
+            else:
+                size, voff = tape.field(node, F_SIZE), tape.field(node, F_VOFF)
+                value = np.frombuffer(tape.val, np.float64, size, voff * 8).astype(
+                    _dtype(tape, node)).reshape(shape)
+            t = self.made[node] = _make(value, tape, node)
+        return t
+
+    def attrs(self, node):
+        tape = self.tape
+        i0, ni = tape.field(node, F_IAT), tape.field(node, F_NIAT)
+        f0, nf = tape.field(node, F_FAT), tape.field(node, F_NFAT)
+        iat = np.array(tape.iat[i0:i0 + ni], np.int64)
+        return iat, tuple(tape.fat[f0:f0 + nf])
+
+
+def _accumulate_tensor(t, g):
+    """``t.grad += g`` out of place, keeping g's graph (torch does this under create_graph)."""
+    from ..ops.pointwise import to_dtype
+    from ..ops.shape import reshape
+    if tuple(g.shape) != t._data.shape:
+        g = reshape(g, t._data.shape)
+    g = to_dtype(g, t.dtype)
+    t._grad = g if t._grad is None else t._grad + g
+    if t._tape is None:
+        from ..tensor import post_accumulate
+        post_accumulate(t)
+
+
+def _run_hooks(hooks, g):
+    for hook in list(hooks):
+        result = hook(g)
+        if result is not None:
+            g = result
+    return g
+
+
+def _check_saved(tape, i, op, argn, needs):
+    """torch's errors for saved values that were freed or modified in place."""
+    from .engine import FREED_MSG, dirty_message
+    reads = set()
+    for k, need in enumerate(needs):
+        if need:
+            reads.update(op.reads(k))
+    if not reads:
+        return
+    if tape.freed is not None and i < len(tape.freed) and tape.freed[i]:
+        raise RuntimeError(FREED_MSG)
+    checked = ([i] if "y" in reads else []) + \
+        [a for k, a in enumerate(argn) if f"x{k}" in reads]
+    if any(a in tape.dirty for a in checked):
+        raise RuntimeError(dirty_message(tape, i))
+
+
+def _push(heap, adj, argn, needs, grads):
+    """Add a node's input gradients into its arguments' adjoints (same tape)."""
+    for a, need, ga in zip(argn, needs, grads):
+        if need and ga is not None:
+            prev = adj.get(a)
+            if prev is None:
+                heapq.heappush(heap, -a)
+                adj[a] = ga
+            else:
+                adj[a] = prev + ga
+
+
+def run_backward_graph(roots, seeds, retain_graph, inputs, collect=None):
+    """As engine.run_backward, with Tensor adjoints: ``seeds`` are Tensors (they may require
+    grad themselves), the gradients that reach ``.grad`` or ``collect`` are Tensors with a
+    grad_fn wherever they depend on something that requires grad."""
+    from ..tensor import Tensor, _make
+
+    pending = {}  # tape serial -> (tape, {node: adjoint Tensor})
+
+    def add(tape, node, g):
+        adj = pending.setdefault(tape.serial, (tape, {}))[1]
+        prev = adj.get(node)
+        adj[node] = g if prev is None else prev + g
+
+    for t, g in zip(roots, seeds):
+        add(t._tape, t._node, g if isinstance(g, Tensor) else _make(np.asarray(g)))
+    wanted = None if inputs is None else {id(t) for t in inputs}
+    nonleaf_inputs = {} if inputs is None else \
+        {(t._tape.serial, t._node): t for t in inputs if t._tape is not None}
+
+    def deliver(t, g):
+        if collect is None:
+            _accumulate_tensor(t, g)
+        else:
+            collect[id(t)] = g if id(t) not in collect else collect[id(t)] + g
+
+    while pending:
+        tape, adj = pending.pop(max(pending))
+        view = _TapeView(tape)
+        heap = [-n for n in adj]
+        heapq.heapify(heap)
+        visited = []
+        while heap:
+            i = -heapq.heappop(heap)
+            g = adj.pop(i, None)
+            if g is None:
+                continue
+            code = tape.field(i, F_CODE)
+            if i in tape.hooks and code != _LEAF:
+                g = _run_hooks(tape.hooks[i][0], g)
+            if inputs is None and i in tape.retained and tape.retained[i]._node == i:
+                deliver(tape.retained[i], g)
+            t_in = nonleaf_inputs.get((tape.serial, i))
+            if t_in is not None:
+                deliver(t_in, g)
+            if code == _LEAF:
+                leaf = view.by_node.get(i)
+                if leaf is not None and leaf._requires_grad and \
+                        (wanted is None or id(leaf) in wanted):
+                    hooks = getattr(leaf, "_hooks", None)
+                    deliver(leaf, _run_hooks(hooks, g) if hooks and collect is None else g)
+                continue
+            if code == _CONST:
+                continue
+            if code == _BRIDGE:
+                older, older_node = tape.bridges[i]
+                add(older, older_node, g)
+                continue
+            op = registry.OPS[code]
+            argn = tape.arg_nodes(i)
+            needs = [bool(tape.field(a, F_FLAGS) & FLAG_NEEDS_GRAD) for a in argn]
+            call = tape.functions.get(i)
+            if call is not None:  # a custom Function: its backward runs with grad mode on
+                if call.ctx._freed:
+                    from .engine import FREED_MSG
+                    raise RuntimeError(FREED_MSG)
+                grads = call.backward(g, [tape.shape_of(a) for a in argn])
+                if not retain_graph:
+                    call.ctx._freed = True
+                visited.append(i)
+                _push(heap, adj, argn, needs, grads)
+                continue
+            _check_saved(tape, i, op, argn, needs)
+            rule = op.vjp or (elementwise_vjp if op.elementwise else None)
+            if rule is None:
+                raise NotImplementedError(f"numbagrad: {op.grad_fn} has no differentiable "
+                                          "derivative (create_graph=True)")
+            iat, fat = view.attrs(i)
+            ctx = VjpContext(op, [lambda a=a: view.tensor(a) for a in argn],
+                             lambda: view.tensor(i), iat, fat, tape.shape_of(i),
+                             [tape.shape_of(a) for a in argn], needs,
+                             [_dtype(tape, a) for a in argn])
+            grads = rule(ctx, g)
+            if i in tape.sites and anomaly.state.check_nan:
+                for k, ga in enumerate(grads):
+                    if ga is not None and np.isnan(np.asarray(ga._data)).any():
+                        raise anomaly.nan_error(tape, i, op.grad_fn, k)
+            visited.append(i)
+            _push(heap, adj, argn, needs, grads)
+        if not retain_graph:
+            if tape.freed is None or len(tape.freed) < len(tape):
+                freed = np.zeros(len(tape), np.uint8)
+                if tape.freed is not None:
+                    freed[:len(tape.freed)] = tape.freed
+                tape.freed = freed
+            tape.freed[visited] = 1
+            tape.any_freed = True
+            retire(tape)

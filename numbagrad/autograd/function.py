@@ -1,0 +1,238 @@
+"""Custom ops written in Python: ``numbagrad.autograd.Function``, as torch.autograd.Function.
+
+A call of ``MyFn.apply(...)`` runs ``forward`` without recording, then records ONE node on
+the tape (op ``py_function``) whose arguments are the Tensor arguments. The node is flagged
+so that the compiled sweep hands it to Python, which calls ``MyFn.backward`` with Tensors
+and adds what it returns into the arguments' adjoints. Cost: one round trip from the sweep
+to Python per call of the function in the graph (a few microseconds plus the user's code);
+an op that should run at the sweep's speed belongs in the op table instead (README,
+"Adding an op").
+
+Several outputs are recorded as one packed node (their values flattened into one vector)
+and one gather node per output, so a backward receives all output gradients at once.
+"""
+
+import weakref
+
+import numpy as np
+
+from ..ops.registry import PY_FUNCTION
+from ..tensor import Tensor, _make
+from . import grad_mode
+from .tape import F_FLAGS, FLAG_HOOK, NODE_FIELDS
+
+
+class FunctionCtx:
+    """The ``ctx`` a custom Function's forward and backward share."""
+
+    def __init__(self):
+        self._saved = ()
+        self._freed = False
+        self._non_differentiable = set()
+        self.materialize_grads = True
+        self.needs_input_grad = ()
+
+    def save_for_backward(self, *tensors):
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError("save_for_backward can only save variables, but argument 0 is "
+                                f"of type {type(t).__name__}")
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self):
+        if self._freed:
+            from .engine import FREED_MSG
+            raise RuntimeError(FREED_MSG)
+        return tuple(s.tensor() if isinstance(s, _SavedOutput) else s for s in self._saved)
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable.update(id(t) for t in tensors)
+
+    def mark_dirty(self, *tensors):
+        # accepted for torch compatibility: the outputs are recorded as new values anyway
+        pass
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = bool(value)
+
+
+class _SavedOutput:
+    """A saved output of the forward: rebuilt on access as the recorded output (connected
+    to the graph, as torch's saved outputs are) without the ctx holding the tape alive."""
+
+    __slots__ = ("data", "tape", "node")
+
+    def __init__(self, t):
+        self.data, self.tape, self.node = t._data, weakref.ref(t._tape), t._node
+
+    def tensor(self):
+        tape = self.tape()
+        return _make(self.data, tape, self.node) if tape is not None else _make(self.data)
+
+
+class _Call:
+    """One recorded call: what the backward needs to run the user's code."""
+
+    __slots__ = ("fn", "ctx", "n_args", "tensor_pos", "outputs", "packed", "name")
+
+    def __init__(self, fn, ctx, n_args, tensor_pos, outputs, packed):
+        self.fn = fn
+        self.ctx = ctx
+        self.n_args = n_args
+        self.tensor_pos = tensor_pos  # forward-argument position of each node argument
+        # per forward output: (shape, dtype, offset into the packed vector) or None
+        self.outputs = outputs
+        self.packed = packed
+        self.name = f"{fn.__name__}Backward"
+
+    def backward(self, g, shapes):
+        """Run the user's backward on node gradient ``g`` (a Tensor); returns one gradient
+        Tensor (or None) per node argument, checked against the argument ``shapes``."""
+        from ..ops.index import gather_flat
+        from ..ops.pointwise import to_dtype
+        from ..ops.shape import reshape
+        grads_out = []
+        for spec in self.outputs:
+            if spec is None:  # not a Tensor
+                grads_out.append(None)
+                continue
+            shape, dtype, offset = spec
+            if offset is None:  # a non-differentiable output: its gradient is zero
+                grads_out.append(_make(np.zeros(shape, dtype.np)) if self.ctx.materialize_grads
+                                 else None)
+                continue
+            size = int(np.prod(shape))
+            if self.packed:
+                part = gather_flat(g, np.arange(offset, offset + size), shape)
+            else:
+                part = g if tuple(g.shape) == shape else reshape(g, shape)
+            grads_out.append(to_dtype(part, dtype))
+        result = self.fn.backward(self.ctx, *grads_out)
+        if not isinstance(result, tuple):
+            result = (result,)
+        if len(result) != self.n_args:
+            if len(result) > self.n_args and all(r is None for r in result[self.n_args:]):
+                result = result[:self.n_args]
+            else:
+                raise RuntimeError(f"function {self.name} returned an incorrect number of "
+                                   f"gradients (expected {self.n_args}, got {len(result)})")
+        out = []
+        for pos, shape in zip(self.tensor_pos, shapes):
+            gk = result[pos]
+            if gk is None:
+                out.append(None)
+                continue
+            if not isinstance(gk, Tensor):
+                gk = _make(np.asarray(gk))
+            out.append(_fit(gk, tuple(shape), pos, self.name))
+        return out
+
+
+def _fit(g, shape, index, name):
+    """torch's rule: a gradient may have the argument's shape or one that sums down to it."""
+    from ..ops.vjp import unbroadcast
+    if tuple(g.shape) == shape:
+        return g
+    try:
+        np.broadcast_shapes(shape, tuple(g.shape))
+        ok = np.broadcast_shapes(shape, tuple(g.shape)) == tuple(g.shape) and \
+            len(g.shape) >= len(shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"Function {name} returned an invalid gradient at index {index} - "
+                           f"got {list(g.shape)} but expected shape compatible with "
+                           f"{list(shape)}")
+    return unbroadcast(g, shape)
+
+
+class Function:
+    """torch.autograd.Function: subclass it with static ``forward(ctx, *args)`` and
+    ``backward(ctx, *grad_outputs)`` (or ``forward(*args)`` + ``setup_context``), and call
+    ``MyFn.apply(*args)``."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode "
+                                  "AD.")
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from ..ops.index import gather_flat
+        from ..ops.pointwise import to_dtype
+        from ..ops.record import record
+
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        separate = cls.setup_context is not Function.setup_context
+        with grad_mode.no_grad():
+            if separate:
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args, **kwargs)
+        is_tuple = isinstance(out, tuple)
+        outs = out if is_tuple else (out,)
+        # fresh output Tensors (a forward may return an input itself)
+        fresh = [_make(o._data) if isinstance(o, Tensor) else o for o in outs]
+        diff = [k for k, o in enumerate(outs) if isinstance(o, Tensor) and
+                id(o) not in ctx._non_differentiable and o.dtype.is_floating_point]
+        if not (grad_mode.state.enabled and any(ctx.needs_input_grad) and diff):
+            return tuple(fresh) if is_tuple else fresh[0]
+        tensor_pos = [k for k, a in enumerate(args) if isinstance(a, Tensor)]
+        inputs = [args[k] for k in tensor_pos]
+        specs, offset = [None] * len(outs), 0
+        for k, o in enumerate(outs):
+            if isinstance(o, Tensor) and k not in diff:
+                specs[k] = (tuple(o.shape), o.dtype, None)
+        for k in diff:
+            shape = tuple(outs[k].shape)
+            specs[k] = (shape, outs[k].dtype, offset)
+            offset += int(np.prod(shape))
+        packed = len(diff) > 1
+        if packed:
+            dt = np.result_type(*[np.asarray(outs[k]._data).dtype for k in diff])
+            value = np.concatenate([np.asarray(outs[k]._data, dt).reshape(-1) for k in diff])
+        else:
+            value = outs[diff[0]]._data
+        node_t = record(PY_FUNCTION, value, inputs)
+        tape, node = node_t._tape, node_t._node
+        call = _Call(cls, ctx, len(args), tensor_pos, specs, packed)
+        tape.functions[node] = call
+        tape.names[node] = call.name
+        tape.nodes[node * NODE_FIELDS + F_FLAGS] |= FLAG_HOOK  # the sweep hands it to us
+        if not packed:
+            fresh[diff[0]] = node_t
+        else:
+            for k in diff:
+                shape, dtype, off = specs[k]
+                t = gather_flat(node_t, np.arange(off, off + int(np.prod(shape))), shape)
+                t = to_dtype(t, dtype)
+                t._tape.names[t._node] = call.name
+                fresh[k] = t
+        # a saved output is the recorded one, so a second derivative flows through it
+        recorded = {id(outs[k]): fresh[k] for k in diff}
+        ctx._saved = tuple(_SavedOutput(recorded[id(s)]) if id(s) in recorded else s
+                           for s in ctx._saved)
+        return tuple(fresh) if is_tuple else fresh[0]
+
+
+class once_differentiable:  # noqa: N801 - torch's name
+    """Decorator accepted for torch compatibility (backward runs without recording unless
+    create_graph=True, in which case a once-differentiable backward is not differentiated)."""
+
+    def __new__(cls, fn):
+        return fn
