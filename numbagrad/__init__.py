@@ -17,6 +17,7 @@ from .factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, f
                         randn_like, tensor, zeros, zeros_like)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from . import autograd
+from . import func  # noqa: F401 - torch.func
 from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .ops.pointwise import (abs, add, clamp, clip, cos, div, divide, erf, exp, expm1, log, log1p,
                             maximum, minimum, mul, multiply, neg, pow, relu, rsqrt, sigmoid, sign,

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from . import functional  # noqa: F401 - torch.autograd.functional
 from .anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,

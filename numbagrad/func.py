@@ -1,0 +1,497 @@
+"""numbagrad.func: torch.func's function transforms (grad, grad_and_value, vjp, jvp, jacrev,
+jacfwd, hessian) and JAX's value_and_grad, built on ``numbagrad.autograd.grad``.
+
+They mirror torch/_functorch/eager_transforms.py (torch 2.13): the same signatures, argnums
+rules, pytree structure of results (tuples, lists and dicts of arguments and outputs) and error
+messages. How they differ:
+
+* **NumPy in, NumPy out.** Besides Tensors, the arguments may be NumPy arrays and Python floats.
+  A call whose arguments hold no Tensor at all returns NumPy: each gradient (and Jacobian block)
+  is an ndarray with the dtype of its input (a Python float for a Python float input, a NumPy
+  scalar for a NumPy scalar input, when the result is 0-d); values and aux outputs are ndarrays,
+  or Python numbers when 0-d. NumPy arrays among the other arguments are handed to ``func`` as
+  Tensors. Tensors in give Tensors out (so nested transforms see Tensors).
+* **No functorch levels.** torch.func wraps the arguments at a new "level"; here the
+  differentiated arguments become fresh leaves requiring grad (or a differentiable view of the
+  argument when it already requires grad, so that an outer transform or autograd sees through).
+  The gradients keep their graph (``create_graph=True``) when the call is nested in another
+  transform of this module or an argument requires grad; otherwise they are computed without
+  one and returned detached. A tensor requiring grad that ``func`` captures from a closure,
+  with no transform or argument requiring grad around it, is therefore not differentiated
+  through: torch.func would keep that graph.
+* **Reverse mode only.** jacfwd (and so hessian, jacfwd of jacrev in torch) computes the Jacobian
+  by reverse mode, one backward pass per output element, and jvp by the double-backward trick;
+  results are the same. jacrev's ``chunk_size`` is checked and otherwise unused (there is no
+  vmap: the rows are computed one by one), as is jacfwd's ``randomness``.
+* Pytree structures in messages (vjp's cotangents) are printed as torch's treespec_pprint
+  prints them; jvp's structure mismatch names them the same way, where torch prints TreeSpec
+  objects. vmap, linearize and functionalize are not here.
+* jvp (the transform), hessian and any nesting need ``create_graph=True`` in
+  ``numbagrad.autograd.grad``.
+"""
+
+import contextlib
+import functools
+import threading
+
+import numpy as np
+
+import numbagrad as ng  # the package is fully imported by the time these functions run
+
+__all__ = ["grad", "grad_and_value", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd",
+           "hessian"]
+
+_JVP_STR = "jvp(f, primals, tangents)"
+
+
+# ---- nesting: a transform called inside another must keep its graph -------------------------
+class _Nesting(threading.local):
+    depth = 0
+
+
+_nesting = _Nesting()
+
+
+@contextlib.contextmanager
+def _inside_transform():
+    _nesting.depth += 1
+    try:
+        yield
+    finally:
+        _nesting.depth -= 1
+
+
+# ---- a small pytree: tuples, lists, dicts and namedtuples hold leaves (torch's tree_flatten) --
+def _tree_flatten(tree):
+    """Leaves (depth first) and a spec to rebuild the structure; a spec is None for a leaf, or
+    (type, keys, child specs)."""
+    leaves = []
+
+    def walk(x):
+        if isinstance(x, dict):
+            return (dict, tuple(x), tuple(walk(v) for v in x.values()))
+        if isinstance(x, (tuple, list)):
+            return (type(x), None, tuple(walk(v) for v in x))
+        leaves.append(x)
+        return None
+
+    return leaves, walk(tree)
+
+
+def _tree_unflatten(leaves, spec):
+    it = iter(leaves)
+
+    def build(s):
+        if s is None:
+            return next(it)
+        kind, keys, children = s
+        values = [build(c) for c in children]
+        if kind is dict:
+            return dict(zip(keys, values))
+        if hasattr(kind, "_fields"):  # namedtuple
+            return kind(*values)
+        return kind(values)
+
+    return build(spec)
+
+
+def _tree_map(fn, tree):
+    leaves, spec = _tree_flatten(tree)
+    return _tree_unflatten([fn(x) for x in leaves], spec)
+
+
+def _spec_str(spec):
+    """torch's treespec_pprint: ``*`` per leaf, ``(*, *)``, ``[*]``, ``{'a': *}``."""
+    if spec is None:
+        return "*"
+    kind, keys, children = spec
+    parts = [_spec_str(c) for c in children]
+    if kind is dict:
+        return "{" + ", ".join(f"{k!r}: {p}" for k, p in zip(keys, parts)) + "}"
+    if kind is list:
+        return "[" + ", ".join(parts) + "]"
+    if len(parts) == 1:
+        return f"({parts[0]},)"
+    return "(" + ", ".join(parts) + ")"
+
+
+# ---- argnums (torch's checks and messages) ---------------------------------------------------
+def _validate_and_wrap_argnum(argnum, num_args):
+    if not isinstance(argnum, int):
+        raise RuntimeError(f"argnum must be int, got: {type(argnum)}")
+    if argnum >= 0 and argnum < num_args:
+        return argnum
+    if argnum < 0 and argnum >= -num_args:
+        return argnum + num_args
+    raise RuntimeError(f"Got argnum={argnum}, but only {num_args} positional inputs")
+
+
+def _wrap_argnums(argnums, num_args):
+    """argnums checked and made non-negative; None means every argument (vjp, jvp)."""
+    if argnums is None:
+        return None
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    if isinstance(argnums, int):
+        return _validate_and_wrap_argnum(argnums, num_args)
+    argnums = tuple(_validate_and_wrap_argnum(a, num_args) for a in argnums)
+    if len(argnums) == 0:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(argnums)) != len(argnums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    return argnums
+
+
+# ---- arguments in, results out ---------------------------------------------------------------
+_NUMPY_AS_TENSOR = {np.dtype(t) for t in (np.float32, np.float64, np.int64, np.int32, np.bool_)}
+
+
+def _make_differentiable(x):
+    """A new tensor requiring grad for one differentiated leaf (torch's _create_differentiable,
+    which also makes a new object per call)."""
+    if isinstance(x, ng.Tensor):
+        if x.requires_grad:
+            # keep the history: an outer transform (or autograd) differentiates through us
+            return x.view_as(x)
+        return x.detach().requires_grad_()
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ng.from_numpy(np.array(x)).requires_grad_()  # a copy: the caller's array is theirs
+    if isinstance(x, float):
+        # Python floats are doubles: float64 keeps them exact
+        return ng.tensor(x, dtype=ng.float64, requires_grad=True)
+    raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+
+
+def _numpy_arg(x):
+    """A non-differentiated NumPy array reaches ``func`` as a Tensor (other values as they are)."""
+    if isinstance(x, np.ndarray) and x.dtype in _NUMPY_AS_TENSOR:
+        return ng.from_numpy(x)
+    return x
+
+
+def _to_numpy(t):
+    a = np.array(t.detach().numpy())
+    return a.item() if a.ndim == 0 else a
+
+
+class _Call:
+    """One call of a transformed function: the arguments as ``func`` will see them, the
+    differentiable leaves, and the conventions for what is handed back (NumPy or Tensor, with
+    or without graph)."""
+
+    def __init__(self, args, kwargs, argnums):
+        leaves = _tree_flatten((args, kwargs))[0]
+        tensors = [x for x in leaves if isinstance(x, ng.Tensor)]
+        self.numpy_mode = not tensors
+        # nested in another transform, or under autograd: the results must be differentiable
+        self.create_graph = _nesting.depth > 0 or (
+            ng.is_grad_enabled() and any(t.requires_grad for t in tensors))
+        argnums = _wrap_argnums(argnums, len(args))
+        # the differentiated part of the arguments, as torch's _slice_argnums(as_tuple=False):
+        # all of them (argnums None), one argument (int) or a tuple of them
+        if argnums is None:
+            positions, diff = range(len(args)), tuple(args)
+        elif isinstance(argnums, int):
+            positions, diff = (argnums,), args[argnums]
+        else:
+            positions, diff = argnums, tuple(args[i] for i in argnums)
+        self.orig_leaves, self.diff_spec = _tree_flatten(diff)
+        self.diff_leaves = [_make_differentiable(x) for x in self.orig_leaves]
+        new_diff = _tree_unflatten(self.diff_leaves, self.diff_spec)
+        replaced = {argnums: new_diff} if isinstance(argnums, int) else \
+            dict(zip(positions, new_diff))
+        convert = _numpy_arg if self.numpy_mode else (lambda x: x)
+        self.args = tuple(replaced[i] if i in replaced else _tree_map(convert, a)
+                          for i, a in enumerate(args))
+        self.kwargs = _tree_map(convert, kwargs)
+
+    def value(self, tree):
+        """An output (or aux) of ``func`` as handed back: NumPy in NumPy mode, else Tensors,
+        detached unless the graph is kept."""
+        def out(x):
+            if not isinstance(x, ng.Tensor):
+                return x
+            if self.numpy_mode:
+                return _to_numpy(x)
+            return x if self.create_graph else x.detach()
+        return _tree_map(out, tree)
+
+    def per_input(self, flat):
+        """One result per differentiated leaf (a gradient, a Jacobian block) in that leaf's
+        kind, rebuilt into the structure of the differentiated arguments."""
+        return _tree_unflatten([self._like(g, x) for g, x in zip(flat, self.orig_leaves)],
+                               self.diff_spec)
+
+    def _like(self, g, orig):
+        if isinstance(orig, ng.Tensor):
+            return g if self.create_graph else g.detach()
+        a = np.array(g.detach().numpy())
+        if isinstance(orig, (np.ndarray, np.generic)):
+            a = a.astype(orig.dtype, copy=False)
+            return orig.dtype.type(a) if isinstance(orig, np.generic) and a.ndim == 0 else a
+        return float(a) if a.ndim == 0 else a
+
+
+def _as_tensor(x):
+    return x if isinstance(x, ng.Tensor) else ng.as_tensor(np.asarray(x))
+
+
+def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=True):
+    """autograd.grad over the outputs that require grad, zeros for inputs nothing reached
+    (torch.func's _autograd_grad). torch.func passes retain_graph=False: its transforms keep
+    their graphs apart by level. Here the forward graph is shared with any outer transform,
+    which backpropagates through it again, so it is retained whenever the graph is created
+    (autograd.grad's default)."""
+    if grad_outputs is None:
+        diff_outputs = tuple(out for out in outputs if out.requires_grad)
+    else:
+        result = tuple((out, go) for out, go in zip(outputs, grad_outputs) if out.requires_grad)
+        diff_outputs, grad_outputs = (tuple(zip(*result)) if result else ((), ()))
+    if len(diff_outputs) == 0:
+        return tuple(ng.zeros_like(inp) for inp in inputs)
+    grad_inputs = ng.autograd.grad(diff_outputs, inputs, grad_outputs, retain_graph=retain_graph,
+                                   create_graph=create_graph, allow_unused=True)
+    return tuple(ng.zeros_like(inp) if gi is None else gi for gi, inp in zip(grad_inputs, inputs))
+
+
+def _split_aux(output, has_aux, api):
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) "
+                           "if has_aux is True")
+    return output
+
+
+def _check_tensor_outputs(flat, api):
+    """torch's assert_non_empty_tensor_output."""
+    if (len(flat) == 1 and flat[0] is None) or len(flat) < 1:
+        raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output "
+                           f"(got output = {flat})")
+    for o in flat:
+        if not isinstance(o, ng.Tensor):
+            raise RuntimeError(f"{api}: expected f(*primals) to return only tensors"
+                               f", got unsupported type {type(o)}")
+
+
+# ---- grad, grad_and_value, value_and_grad ----------------------------------------------------
+def _grad_and_value_impl(func, argnums, has_aux, args, kwargs):
+    """(gradients, value) or (gradients, (value, aux)), as torch's grad_and_value_impl."""
+    call = _Call(args, kwargs, argnums)
+    with _inside_transform(), ng.enable_grad():
+        output, aux = _split_aux(func(*call.args, **call.kwargs), has_aux,
+                                 "grad_and_value(f)(*args)")
+        if not isinstance(output, ng.Tensor):
+            raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) "
+                               f"to return a Tensor, got {type(output)}")
+        if output.dim() != 0:
+            raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) "
+                               "to return a scalar Tensor, got tensor with "
+                               f"{output.dim()} dims. Maybe you wanted to "
+                               "use the vjp or jacrev APIs instead?")
+        flat_grad = _autograd_grad((output,), call.diff_leaves, create_graph=call.create_graph)
+    grads = call.per_input(flat_grad)
+    if has_aux:
+        return grads, (call.value(output), call.value(aux))
+    return grads, call.value(output)
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """torch.func.grad_and_value: ``func`` -> a function returning ``(gradient, value)``, or
+    ``(gradient, (value, aux))`` with ``has_aux``."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return _grad_and_value_impl(func, argnums, has_aux, args, kwargs)
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """torch.func.grad: ``func`` (returning a scalar) -> its gradient function; with
+    ``has_aux`` the new function returns ``(gradient, aux)``."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = _grad_and_value_impl(func, argnums, has_aux, args, kwargs)
+        return (g, value[1]) if has_aux else g
+    return wrapper
+
+
+def value_and_grad(func, argnums=0, has_aux=False):
+    """JAX's value_and_grad (torch has none): a function returning ``(value, gradient)``, or
+    ``((value, aux), gradient)`` with ``has_aux``; the reverse order of grad_and_value."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = _grad_and_value_impl(func, argnums, has_aux, args, kwargs)
+        return value, g
+    return wrapper
+
+
+# ---- vjp -------------------------------------------------------------------------------------
+def vjp(func, *primals, has_aux=False):
+    """torch.func.vjp: ``(func(*primals), vjp_fn)`` (and aux); ``vjp_fn(cotangents)`` returns a
+    tuple with one vector-Jacobian product per primal."""
+    return _vjp_with_argnums(func, *primals, has_aux=has_aux)
+
+
+def _vjp_with_argnums(func, *primals, argnums=None, has_aux=False):
+    call = _Call(primals, {}, argnums)
+    with _inside_transform(), ng.enable_grad():
+        primals_out, aux = _split_aux(func(*call.args), has_aux, "vjp(f, *primals)")
+        flat_out, out_spec = _tree_flatten(primals_out)
+        _check_tensor_outputs(flat_out, "vjp(f, *primals)")
+        for o in flat_out:
+            if not o.is_floating_point():
+                raise RuntimeError("vjp(f, ...): All outputs of f must be "
+                                   "floating-point or complex Tensors, got Tensor "
+                                   f"with dtype {o.dtype}")
+    results = call.value(primals_out)
+
+    def wrapper(cotangents, retain_graph=True, create_graph=None):
+        flat_cot, cot_spec = _tree_flatten(cotangents)
+        if out_spec != cot_spec:
+            raise RuntimeError("Expected pytree structure of cotangents to be the same "
+                               "as pytree structure of outputs to the function. "
+                               f"cotangents: {_spec_str(cot_spec)}, "
+                               f"primal output: {_spec_str(out_spec)}")
+        flat_cot = [_as_tensor(c) for c in flat_cot]
+        if create_graph is None:
+            # torch keeps the graph whenever grad mode is on and lets its levels drop it; here
+            # it is kept when something will differentiate the result
+            create_graph = ng.is_grad_enabled() and (
+                call.create_graph or _nesting.depth > 0 or any(c.requires_grad for c in flat_cot))
+        with ng.enable_grad() if create_graph else contextlib.nullcontext():
+            result = _autograd_grad(flat_out, call.diff_leaves, flat_cot,
+                                    retain_graph=retain_graph, create_graph=create_graph)
+        return call.per_input(result)
+
+    if has_aux:
+        return results, wrapper, call.value(aux)
+    return results, wrapper
+
+
+# ---- jvp (double-backward trick) -------------------------------------------------------------
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """torch.func.jvp: ``(func(*primals), J @ tangents)`` (and aux), computed by the
+    double-backward trick: the vjp is linear in its cotangent u, so differentiating
+    ``vjp(u)`` with respect to u against the tangents gives the jvp."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{_JVP_STR}: Expected primals to be a tuple. "
+                           "E.g. it should be valid to call f(*primals).")
+    flat_primals, primals_spec = _tree_flatten(primals)
+    flat_tangents, tangents_spec = _tree_flatten(tangents)
+    if primals_spec != tangents_spec:
+        raise RuntimeError(f"{_JVP_STR}: Expected primals and tangents to have the same python "
+                           "structure. For example, if primals is a tuple of 3 tensors, "
+                           "tangents also must be. Got primals with structure "
+                           f"{_spec_str(primals_spec)} and tangents with structure "
+                           f"{_spec_str(tangents_spec)}")
+    for name, flat in (("primals", flat_primals), ("tangents", flat_tangents)):
+        if len(flat) == 0:
+            raise RuntimeError(f"{_JVP_STR}: Expected {name} to contain at least one Tensor.")
+    call = _Call(primals, {}, None)
+    flat_tangents = [_as_tensor(t) for t in flat_tangents]
+    with _inside_transform(), ng.enable_grad():
+        out, aux = _split_aux(func(*call.args), has_aux, _JVP_STR)
+        flat_out, out_spec = _tree_flatten(out)
+        _check_tensor_outputs(flat_out, _JVP_STR)
+        if strict and not all(o.requires_grad for o in flat_out):
+            raise RuntimeError("jvp(f, primals, tangents, strict=True): "
+                               "The output of f is independent of "
+                               "the inputs. This is not allowed with strict=True.")
+        tangents_out = _double_backward_jvp(flat_out, call.diff_leaves, flat_tangents,
+                                            call.create_graph)
+    primals_out = call.value(out)
+    tangents_out = call.value(_tree_unflatten(list(tangents_out), out_spec))
+    if has_aux:
+        return primals_out, tangents_out, call.value(aux)
+    return primals_out, tangents_out
+
+
+def _double_backward_jvp(outputs, inputs, tangents, create_graph):
+    """J @ tangents per output: the vjp g(u) = u @ J is linear in the cotangent u, so the
+    gradient of g(u) . tangents with respect to u is J @ tangents, whatever u is (zeros here;
+    they only need to be finite and to require grad)."""
+    us = [ng.zeros_like(o, requires_grad=True) if o.requires_grad else None for o in outputs]
+    live = [k for k, u in enumerate(us) if u is not None]
+    result = [ng.zeros_like(o) for o in outputs]
+    if not live:
+        return result
+    vjps = ng.autograd.grad(tuple(outputs[k] for k in live), inputs,
+                            tuple(us[k] for k in live), create_graph=True, allow_unused=True)
+    pairs = [(g, t) for g, t in zip(vjps, tangents) if g is not None]
+    if not pairs:
+        return result
+    jvps = _autograd_grad(tuple(g for g, _ in pairs), tuple(us[k] for k in live),
+                          tuple(t for _, t in pairs), create_graph=create_graph)
+    for k, j in zip(live, jvps):
+        result[k] = j
+    return result
+
+
+# ---- jacrev, jacfwd, hessian -----------------------------------------------------------------
+def _jacobian(func, args, argnums, has_aux, api):
+    """The Jacobian of every output of ``func`` with respect to the ``argnums`` arguments, in
+    torch's jacrev/jacfwd structure: the output's structure, each leaf replaced by the
+    structure of the differentiated arguments holding (*out.shape, *arg.shape) blocks.
+    Reverse mode either way: one backward per output element, seeded with a one-hot
+    cotangent (torch's standard basis, one row at a time)."""
+    call = _Call(args, {}, argnums)
+    with _inside_transform(), ng.enable_grad():
+        out, aux = _split_aux(func(*call.args), has_aux, api)
+        flat_out, out_spec = _tree_flatten(out)
+        _check_tensor_outputs(flat_out, api)
+        if api.startswith("vjp"):
+            for o in flat_out:
+                if not o.is_floating_point():
+                    raise RuntimeError("vjp(f, ...): All outputs of f must be "
+                                       "floating-point or complex Tensors, got Tensor "
+                                       f"with dtype {o.dtype}")
+        per_output = []
+        for o in flat_out:
+            blocks = _output_blocks(o, call.diff_leaves, call.create_graph)
+            per_output.append(call.per_input(blocks))
+    jac = _tree_unflatten(per_output, out_spec)
+    if has_aux:
+        return jac, call.value(aux)
+    return jac
+
+
+def _output_blocks(o, inputs, create_graph):
+    """d o / d input for each input, shaped (*o.shape, *input.shape)."""
+    n = o.numel()
+    if not o.requires_grad or n == 0:
+        return [ng.zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype) for x in inputs]
+    rows = [[] for _ in inputs]
+    for j in range(n):
+        seed = np.zeros(n, o.dtype.np)
+        seed[j] = 1
+        grads = _autograd_grad((o,), inputs, (ng.from_numpy(seed.reshape(tuple(o.shape))),),
+                               retain_graph=True, create_graph=create_graph)
+        for r, g in zip(rows, grads):
+            r.append(g)
+    return [ng.stack(r, dim=0).reshape(tuple(o.shape) + tuple(x.shape))
+            for r, x in zip(rows, inputs)]
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """torch.func.jacrev: ``func`` -> a function returning its Jacobian with respect to the
+    ``argnums`` arguments (and aux)."""
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
+    @functools.wraps(func)
+    def wrapper_fn(*args):
+        return _jacobian(func, args, argnums, has_aux, "vjp(f, *primals)")
+    return wrapper_fn
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """torch.func.jacfwd, computed by reverse mode (same values, torch's jvp error wording)."""
+    @functools.wraps(func)
+    def wrapper_fn(*args):
+        return _jacobian(func, args, argnums, has_aux, _JVP_STR)
+    return wrapper_fn
+
+
+def hessian(func, argnums=0):
+    """torch.func.hessian: ``jacfwd(jacrev(func, argnums), argnums)``."""
+    return jacfwd(jacrev(func, argnums), argnums)
