@@ -9,6 +9,7 @@ changes, and a new file name is the version salt that makes a stale entry imposs
 
 import hashlib
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -198,7 +199,7 @@ def kernel_name(op, parallel=False):
     """Name, in the generated module, of the function computing ``op``'s backward."""
     if op.elementwise:
         return f"_ew{'p' if parallel else ''}_{op.name}"
-    return op.kernel
+    return op.kernel if isinstance(op.kernel, str) else op.kernel.__name__
 
 
 def _sweep(ops):
@@ -315,7 +316,7 @@ def _sweep(ops):
         if op.arity != -1 or op.python:
             continue
         w(f"                {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
-        w(f"                    {op.kernel}(g, gk, sh_y, shk, k, ia, fa)")
+        w(f"                    {kernel_name(op)}(g, gk, sh_y, shk, k, ia, fa)")
         first = False
     w("                touched[ak] = 1")
     w("        if not retain:")
@@ -334,6 +335,12 @@ def generate_source(ops=None):
         funcs.append(make(op, False))
         funcs.append(make(op, True))
     return _HEADER + "\n\n" + "\n\n".join(funcs) + "\n\n" + _sweep(ops)
+
+
+def _extension_kernels(ops):
+    """@njit kernels given as functions (ops registered outside numbagrad)."""
+    return [op.kernel for op in ops if op.kernel is not None and not isinstance(op.kernel, str)]
+
 
 
 def cache_dir():
@@ -358,6 +365,11 @@ def load(ops=None):
     source = generate_source(ops)
     h = _salt()
     h.update(source.encode())
+    # an extension kernel's source is part of the key: Numba's cache of the sweep would not
+    # notice that a function it calls has changed
+    extensions = _extension_kernels(registry.OPS if ops is None else ops)
+    for k in extensions:
+        h.update(inspect.getsource(k.py_func if hasattr(k, "py_func") else k).encode())
     name = "numbagrad_sweep_" + h.hexdigest()[:16]
     if name in sys.modules:
         return sys.modules[name]
@@ -374,6 +386,8 @@ def load(ops=None):
             continue
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    # extension kernels are globals of the generated module, bound before it runs
+    module.__dict__.update({k.__name__: k for k in extensions})
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module

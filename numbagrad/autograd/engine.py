@@ -24,6 +24,7 @@ from .tape import (
 )
 
 _module = None
+_module_ops = 0  # how many ops the loaded sweep knows: an op registered later reloads it
 
 FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -37,9 +38,10 @@ _EMPTY = np.empty(0)
 
 def sweep_module():
     """The generated sweep module (generated, compiled or loaded from cache on first use)."""
-    global _module
-    if _module is None:
+    global _module, _module_ops
+    if _module is None or _module_ops != len(registry.OPS):
         _module = codegen.load()
+        _module_ops = len(registry.OPS)
     return _module
 
 
@@ -184,7 +186,7 @@ class _Run:
         shapes = [np.array(tape.shape_of(a), np.int64) for a in argn]
         mod = sweep_module()
         if op.arity == -1:
-            kernel = getattr(mod, op.kernel)
+            kernel = getattr(mod, codegen.kernel_name(op))
             for k in range(len(argn)):
                 if needs[k]:
                     kernel(g, grads[k], sh_y, shapes[k], k, ia, fa)
