@@ -26,3 +26,13 @@ def test_seed_001_loop_gradient_values():
     printed = run_script(SEED_001_LOOP, numbagrad)
     assert printed == ("tensor([[ 4.,  8., 12.],\n        [ 4., 14., 18.],\n"
                        "        [ 0.,  0.,  0.]])\n")
+
+
+def test_the_tour_runs_and_prints_real_gradients(capsys):
+    """`python -m numbagrad` (the README's first command) completes and shows its results."""
+    from numbagrad.__main__ import tour
+    tour()
+    out = capsys.readouterr().out
+    assert "Gradients: tensor([2., 2., 2.])" in out
+    assert "d/dx x^3 = 12, d2 = 12, d3 = 6" in out
+    assert "tour done" in out
