@@ -166,12 +166,16 @@ def gather_flat(x, positions, shape):
     return record(INDEX, out, (x,), positions)
 
 
-def index_add_flat(x, positions, shape):
-    """zeros(shape) with x.flat[k] added at flat position positions[k]."""
+def index_add_flat(x, positions, shape, unique=False):
+    """zeros(shape) with x.flat[k] added at flat position positions[k]; ``unique``: no
+    position repeats (a view's map), so a plain assignment does (np.add.at is ~10x slower)."""
     positions = np.asarray(positions, np.int64).reshape(-1)
     data = x._array()
     out = np.zeros(int(np.prod(shape)), data.dtype)
-    np.add.at(out, positions, data.reshape(-1))
+    if unique:
+        out[positions] = data.reshape(-1)
+    else:
+        np.add.at(out, positions, data.reshape(-1))
     return record(INDEX_ADD_FLAT, out.reshape(shape), (x,), positions)
 
 

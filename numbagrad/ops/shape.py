@@ -70,8 +70,17 @@ def c_strides(shape):
     return tuple(reversed(st))
 
 
-def view_map(shape, fn):
-    """(offset, strides) of ``fn``'s view in the C-order element space of ``shape``."""
+def _address(a):
+    return a.__array_interface__["data"][0]
+
+
+def view_map(shape, fn, data=None, view=None):
+    """(offset, strides) of ``fn``'s view in the C-order element space of ``shape``. When
+    the input ``data`` is C-contiguous its element space is that order already, so the
+    already-made ``view`` is read directly (no dummy array)."""
+    if data is not None and data.flags.c_contiguous and isinstance(view, np.ndarray):
+        item = data.itemsize
+        return ((_address(view) - _address(data)) // item, *(s // item for s in view.strides))
     base = np.zeros(1, np.uint8)
     dummy = np.lib.stride_tricks.as_strided(base, shape=shape, strides=c_strides(shape))
     v = fn(dummy)
@@ -84,7 +93,7 @@ def as_view(op, x, fn, *, map_shape=None):
     data = x._array()
     out = fn(data)
     if op.kernel == _VIEW:
-        iat = view_map(data.shape, fn)
+        iat = view_map(data.shape, fn, data, out)
     else:
         iat = ()
     t = record(op, out, (x,), iat)
@@ -365,7 +374,7 @@ def _view_vjp(ctx, g):
         shape = [1] * len(ctx.shape)
         shape[d] = ctx.shape[d]
         positions = positions + np.arange(ctx.shape[d], dtype=np.int64).reshape(shape) * st
-    return [index_add_flat(g, positions, ctx.shapes[0])]
+    return [index_add_flat(g, positions, ctx.shapes[0], unique=True)]
 
 
 @vjp_rule(EXPAND)

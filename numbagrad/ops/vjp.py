@@ -120,7 +120,7 @@ def _pw(x, e):
     from .pointwise import pow as _pow
     if not isinstance(x, Tensor) and not isinstance(e, Tensor):
         return x ** e
-    if e == 1.0 and not isinstance(e, Tensor):  # x**2's derivative: no node for x**1
+    if not isinstance(e, Tensor) and e == 1.0:  # x**2's derivative: no node for x**1
         return x
     return _pow(x, e)
 
