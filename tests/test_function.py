@@ -156,3 +156,41 @@ def test_a_custom_function_inside_a_big_graph_and_on_the_parallel_path(monkeypat
     np.testing.assert_allclose(ours, theirs, rtol=1e-5)
     monkeypatch.setattr(tape_mod, "BIG", 0)
     np.testing.assert_allclose(run(ng), theirs, rtol=1e-5)
+
+
+def test_gradcheck_and_gradgradcheck_catch_a_wrong_custom_function():
+    from numbagrad.autograd.gradcheck import GradcheckError
+
+    class Cube(ng.autograd.Function):  # right: d/dx x^3 = 3x^2, written with recorded ops
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2
+
+    class WrongFirst(Cube):  # the derivative is off by a factor
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x ** 2
+
+    class WrongSecond(Cube):  # right first derivative, but its own derivative is lost
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x.detach() ** 2
+
+    x = ng.tensor([0.5, -1.2, 2.0], dtype=ng.float64, requires_grad=True)
+    assert ng.autograd.gradcheck(Cube.apply, (x,))
+    assert ng.autograd.gradgradcheck(Cube.apply, (x,))
+    with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to "
+                                             "input 0"):
+        ng.autograd.gradcheck(WrongFirst.apply, (x,))
+    assert not ng.autograd.gradcheck(WrongFirst.apply, (x,), raise_exception=False)
+    assert ng.autograd.gradcheck(WrongSecond.apply, (x,))
+    with pytest.raises(GradcheckError):
+        ng.autograd.gradgradcheck(WrongSecond.apply, (x,))

@@ -48,9 +48,12 @@ def test_backward_create_graph_makes_grad_differentiable_and_warns_like_torch():
         assert g.requires_grad
         w.grad = None
         (g ** 2).sum().backward()
+        warned = any("reference cycle" in str(c.message) for c in caught)
         return (np.round(g.detach().numpy(), 12).tolist(), np.round(w.grad.numpy(), 12).tolist(),
-                [str(c.message)[:60] for c in caught])
-    same(run)
+                repr(g.grad_fn).split(" ")[0], warned if lib is ng else None)
+    ours, theirs = both(run)
+    # torch warns once per process (TORCH_WARN_ONCE); numbagrad warns through `warnings`
+    assert ours[:3] == theirs[:3] and ours[3]
 
 
 def test_gradient_penalty_trains():

@@ -193,6 +193,25 @@ def test_second_derivatives(op, i, sample):
         np.testing.assert_allclose(mine, theirs, **tol)
 
 
+@pytest.mark.parametrize("op,i,sample", CASES, ids=IDS)
+def test_gradcheck_and_gradgradcheck(op, i, sample):
+    """torch's own checking tools, ours, on every op sample (float64)."""
+    rng = np.random.default_rng(4000 + i)
+    arrays = _inputs(op, sample, rng, np.float64)
+    xs = [ng.tensor(a, requires_grad=True) for a in arrays]
+    try:
+        out = _first(_call(ng, op, sample, xs))
+    except (RuntimeError, IndexError):
+        pytest.skip("the sample is invalid (test_against_torch checks the error)")
+    if not out.requires_grad or out.numel() == 0:
+        pytest.skip("output is not differentiable")
+
+    def fn(*inputs):
+        return _first(_call(ng, op, sample, list(inputs)))
+    assert ng.autograd.gradcheck(fn, tuple(xs), eps=1e-6, atol=1e-6, rtol=1e-4)
+    assert ng.autograd.gradgradcheck(fn, tuple(xs), eps=1e-6, atol=1e-5, rtol=1e-3)
+
+
 def test_every_op_has_a_rule_a_sample_and_a_dispatch_branch():
     source = codegen.generate_source()
     for op in OPS:

@@ -33,6 +33,7 @@ from .tape import (
 )
 
 _LEAF, _CONST, _BRIDGE = registry.LEAF.code, registry.CONST.code, registry.BRIDGE.code
+_NO_IAT = np.empty(0, np.int64)
 
 
 def _dtype(tape, node):
@@ -76,8 +77,8 @@ class _TapeView:
         tape = self.tape
         i0, ni = tape.field(node, F_IAT), tape.field(node, F_NIAT)
         f0, nf = tape.field(node, F_FAT), tape.field(node, F_NFAT)
-        iat = np.array(tape.iat[i0:i0 + ni], np.int64)
-        return iat, tuple(tape.fat[f0:f0 + nf])
+        iat = np.array(tape.iat[i0:i0 + ni], np.int64) if ni else _NO_IAT
+        return iat, tuple(tape.fat[f0:f0 + nf]) if nf else ()
 
 
 def _accumulate_tensor(t, g):
@@ -87,7 +88,15 @@ def _accumulate_tensor(t, g):
     if tuple(g.shape) != t._data.shape:
         g = reshape(g, t._data.shape)
     g = to_dtype(g, t.dtype)
-    t._grad = g if t._grad is None else t._grad + g
+    if t._grad is None:
+        if g._requires_grad:
+            # torch copies the first gradient into a buffer laid out like the variable
+            # (AccumulateGrad's clone_obey_contract), so .grad shows CopyBackwards
+            from ..factories import empty_like
+            g = empty_like(g).copy_(g)
+        t._grad = g
+    else:
+        t._grad = t._grad + g
     if t._tape is None:
         from ..tensor import post_accumulate
         post_accumulate(t)

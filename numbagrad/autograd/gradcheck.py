@@ -315,7 +315,9 @@ def _check_inputs(tupled_inputs):
                     stacklevel=4,
                 )
             arr = np.asarray(inp._data)
-            if not all(st != 0 or sz <= 1 for st, sz in zip(arr.strides, arr.shape)):
+            # (an empty array has no elements to overlap: NumPy may give it 0 strides)
+            if arr.size and not all(st != 0 or sz <= 1
+                                    for st, sz in zip(arr.strides, arr.shape)):
                 raise RuntimeError(
                     f"The {idx}th input has a dimension with stride 0. gradcheck only "
                     "supports inputs that are non-overlapping to be able to "

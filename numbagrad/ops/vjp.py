@@ -54,7 +54,7 @@ def unbroadcast(t, shape):
     from .reduce import sum as _sum
     from .shape import reshape
     shape = tuple(shape)
-    if tuple(t.shape) == shape:
+    if t._data.shape == shape:
         return t
     lead = t.ndim - len(shape)
     dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
@@ -185,13 +185,14 @@ def formula_function(formula):
     fn = _compiled.get(formula)
     if fn is None:
         tree = ast.parse(formula, mode="eval")
-        tree = ast.fix_missing_locations(_ToTensorOps().visit(tree))
-        code = compile(tree, f"<derivative {formula!r}>", "eval")
-
-        def fn(g, a, b, y, f0, f1, m, _code=code):
-            env = dict(_NAMES, g=g, a=a, b=b, y=y, f0=f0, f1=f1, m=m)
-            return eval(_code, env)  # noqa: S307 - formulas come from the op table
-        _compiled[formula] = fn
+        body = ast.fix_missing_locations(_ToTensorOps().visit(tree)).body
+        # a real function (not eval per call): the formula is its return expression
+        fn_def = ast.parse("def derivative(g, a, b, y, f0, f1, m):\n    return 0")
+        fn_def.body[0].body[0].value = body
+        code = compile(ast.fix_missing_locations(fn_def), f"<derivative {formula!r}>", "exec")
+        namespace = dict(_NAMES)
+        exec(code, namespace)  # noqa: S102 - formulas come from the op table
+        fn = _compiled[formula] = namespace["derivative"]
     return fn
 
 
