@@ -29,7 +29,8 @@ from .ops.shape import (broadcast_to, cat, chunk, flatten, narrow, permute, repe
 from .ops.linalg import addmm, bmm, dot, matmul, mm, mv, outer
 from .ops.index import gather, index_select
 from ._format import get_printoptions, set_printoptions
-from . import nn  # noqa: F401 - nn.functional activations used by torch-style scripts
+from . import nn  # noqa: F401 - torch.nn
+from .serialization import load, save
 
 float32 = float = _dtypes.float32
 float64 = double = _dtypes.float64

@@ -102,8 +102,23 @@ SCRIPTS = {
 
 
 def run_script(source, lib):
-    """Run an example with ``torch`` bound to ``lib``; return what it printed."""
+    """Run an example with ``torch`` bound to ``lib`` (also for its ``import torch...``
+    statements); return what it printed."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def import_(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
+        if name == "torch" or name.startswith("torch."):
+            module = lib
+            for part in name.split(".")[1:]:
+                module = getattr(module, part)
+            # `import torch.nn as nn` binds the top module and reads the attribute path
+            return module if fromlist else lib
+        return real_import(name, globals, locals, fromlist, level)
+
+    env = {"torch": lib, "__builtins__": {**vars(builtins), "__import__": import_}}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(textwrap.dedent(source), {"torch": lib})  # noqa: S102 - the seeds' own examples
+        exec(textwrap.dedent(source), env)  # noqa: S102 - the seeds' own examples
     return out.getvalue()

@@ -78,6 +78,13 @@ def silu_grad(a):
 
 
 @njit(cache=True, inline="always")
+def mish_grad(a):
+    sp = a if a > 20.0 else math.log1p(math.exp(a))
+    t = math.tanh(sp)
+    return t + a * sigmoid(a) * (1.0 - t * t)
+
+
+@njit(cache=True, inline="always")
 def gelu_grad(a, approx):
     if approx != 0.0:
         k = math.sqrt(2.0 / math.pi)

@@ -1,4 +1,7 @@
-"""torch.nn.functional's activations, as thin names over the op front ends."""
+"""torch.nn.functional: activations, linear, dropout (losses live in numbagrad/ops/loss.py
+and are re-exported here once declared)."""
+
+import numpy as np
 
 from ..ops.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
 from ..ops.pointwise import unary as _unary
@@ -7,3 +10,45 @@ from ..ops.reduce import log_softmax, softmax  # noqa: F401
 
 def silu(x):
     return _unary("silu", x)
+
+
+def elu(x, alpha=1.0, inplace=False):
+    return _unary("elu", x, float(alpha))
+
+
+def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
+    return _unary("hardtanh", x, float(min_val), float(max_val))
+
+
+def mish(x, inplace=False):
+    return _unary("mish", x)
+
+
+def linear(input, weight, bias=None):  # noqa: A002 - torch's names
+    """torch's F.linear: addmm for 2-d input with a bias (AddmmBackward0), the same on the
+    flattened rows plus a view otherwise; matmul without a bias."""
+    from ..ops.linalg import addmm, matmul
+    from ..ops.shape import reshape, t
+    if bias is None:
+        return matmul(input, t(weight))
+    if input.ndim == 2:
+        return addmm(bias, input, t(weight))
+    rows = reshape(input, (-1, input.shape[-1]))
+    return reshape(addmm(bias, rows, t(weight)), (*input.shape[:-1], weight.shape[0]))
+
+
+def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    """Zero each element with probability p and scale the rest by 1 / (1 - p)."""
+    from ..factories import _gen
+    from ..ops.record import record
+    from ..ops.registry import BY_NAME
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input  # torch returns the input itself here
+    data = input._array()
+    keep = _gen().random(data.shape) >= p if p > 0.0 else np.ones(data.shape, bool)
+    scale = 1.0 / (1.0 - p) if p < 1.0 else 0.0
+    out = np.where(keep, data * data.dtype.type(scale), data.dtype.type(0)).astype(data.dtype)
+    return record(BY_NAME["native_dropout"], out, (input,), keep.reshape(-1).astype(np.int64),
+                  (scale,))

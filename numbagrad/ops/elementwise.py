@@ -88,6 +88,25 @@ defop("softplus", "SoftplusBackward0", 1, forward=_softplus,
       grads=("g if a * f0 > f1 else g * sigmoid(a * f0)",), fwd="softplus(a, f0, f1)",
       samples=[Sample((s,), kw, "lib.nn.functional.softplus(x0, **kw)") for s in [(), (7,)]
                for kw in ({}, {"beta": 2.0, "threshold": 1.0})])
+defop("elu", "EluBackward0", 1,
+      forward=lambda a, alpha: np.where(a > 0, a, alpha * np.expm1(np.minimum(a, 0))
+                                        ).astype(a.dtype)[()],
+      grads=("g if a > 0.0 else g * (y + f0)",), fwd="a if a > 0.0 else f0 * expm1(a)",
+      samples=[Sample((s,), kw, "lib.nn.functional.elu(x0, **kw)") for s in [(), (7,)]
+               for kw in ({}, {"alpha": 0.5})])
+defop("hardtanh", "HardtanhBackward0", 1,
+      forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype),
+      grads=("g if (a > f0 and a < f1) else 0.0",), fwd="min(max(a, f0), f1)",
+      samples=[Sample((s,), kw, "lib.nn.functional.hardtanh(x0, **kw)") for s in [(), (7,)]
+               for kw in ({}, {"min_val": -0.5, "max_val": 0.25})])
+defop("mish", "MishBackward0", 1, forward=lambda a: a * np.tanh(_softplus(a, 1.0, 20.0)),
+      grads=("g * mish_grad(a)",), fwd="a * tanh(softplus(a, 1.0, 20.0))",
+      samples=[Sample((s,), {}, "lib.nn.functional.mish(x0)") for s in [(), (7,)]])
+# dropout's kept positions are the mask m; f0 = 1 / (1 - p). torch's CPU dropout multiplies
+# by the scaled mask, hence MulBackward0. (Random masks differ from torch's: p=1 samples.)
+defop("native_dropout", "MulBackward0", 1, grads=("g * f0 if m else 0.0",),
+      fwd="a * f0 if m else 0.0",
+      samples=[Sample((s,), {}, "lib.nn.functional.dropout(x0, p=1.0)") for s in [(), (5,)]])
 defop("sign", "SignBackward0", 1, forward=np.sign, grads=("0.0",), fwd="sgn(a)",
       torch="sign")
 defop("clamp", "ClampBackward1", 1,

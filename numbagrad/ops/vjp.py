@@ -150,8 +150,15 @@ def _gelu_grad(a, approx):
     return cdf + a * exp(-0.5 * a * a) * (1.0 / math.sqrt(2.0 * math.pi))
 
 
+def _mish_grad(a):
+    from .pointwise import softplus, tanh
+    t = tanh(softplus(a))
+    return t + a * _sigmoid(a) * (1.0 - t * t)
+
+
 _NAMES = {"_cmp": _cmp, "_and": _and, "_or": _or, "_where": _where, "pw": _pw, "sgn": _sgn,
-          "sigmoid": _sigmoid, "silu_grad": _silu_grad, "gelu_grad": _gelu_grad,
+          "mish_grad": _mish_grad, "sigmoid": _sigmoid, "silu_grad": _silu_grad,
+          "gelu_grad": _gelu_grad,
           **{n: _unary(n) for n in ("exp", "log", "cos", "sin", "sqrt", "tanh", "erf")}}
 _CMP = {ast.Gt: "gt", ast.GtE: "ge", ast.Lt: "lt", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne"}
 

@@ -1,0 +1,317 @@
+"""Layers: Linear, Identity, Flatten/Unflatten, Dropout, the activation modules, and the
+containers Sequential, ModuleList, ModuleDict, with torch's parameter shapes, default
+initialisation schemes and reprs."""
+
+import math
+from collections import OrderedDict
+
+from . import functional as F  # noqa: N812 - torch's idiom
+from .module import Module, Parameter
+
+
+def _uniform(shape, bound, dtype):
+    from .. import dtypes
+    from ..factories import _gen
+    dt = dtypes.as_dtype(dtype) or dtypes.get_default_dtype()
+    return _gen().uniform(-bound, bound, size=shape).astype(dt.np)
+
+
+class Identity(Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):  # noqa: A002 - torch's names
+        return input
+
+
+class Linear(Module):
+    """y = x W^T + b; W (out_features, in_features) and b drawn from U(-1/sqrt(in), 1/sqrt(in))
+    (torch's kaiming_uniform_(a=sqrt(5)) works out to that bound)."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        bound = 1.0 / math.sqrt(in_features) if in_features > 0 else 0.0
+        self.weight = Parameter(_uniform((out_features, in_features), bound, dtype))
+        if bias:
+            self.bias = Parameter(_uniform((out_features,), bound, dtype))
+        else:
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self):
+        bound = 1.0 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
+        self.weight._array()[...] = _uniform(self.weight.shape, bound, self.weight.dtype)
+        if self.bias is not None:
+            self.bias._array()[...] = _uniform(self.bias.shape, bound, self.bias.dtype)
+
+    def forward(self, input):  # noqa: A002
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Flatten(Module):
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input):  # noqa: A002
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, input):  # noqa: A002
+        from ..ops.shape import unflatten
+        return unflatten(input, self.dim, self.unflattened_size)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class Dropout(Module):
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):  # noqa: A002
+        return F.dropout(input, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+def _activation(name, fn, params=(), defaults=(), fmt=None):
+    """An activation module class: ``params`` are its constructor arguments (torch's names
+    and defaults), passed to ``fn`` as keywords; ``fmt`` formats the extra repr."""
+
+    def __init__(self, *args, **kwargs):  # noqa: N807 - becomes the class's __init__
+        Module.__init__(self)
+        values = dict(zip(params, defaults))
+        values.update(zip(params, args))
+        values.update(kwargs)
+        for k, v in values.items():
+            object.__setattr__(self, k, v)
+
+    def forward(self, input):  # noqa: A002
+        kw = {k: getattr(self, k) for k in params if k != "inplace"}
+        return fn(input, **kw)
+
+    def extra_repr(self):
+        if fmt is not None:
+            return fmt(self)
+        return ", ".join(f"{k}={getattr(self, k)!r}" for k in params)
+
+    return type(name, (Module,), {"__init__": __init__, "forward": forward,
+                                  "extra_repr": extra_repr, "__module__": __name__})
+
+
+ReLU = _activation("ReLU", lambda x: F.relu(x), ("inplace",), (False,), lambda m: "")
+Tanh = _activation("Tanh", lambda x: F.tanh(x))
+Sigmoid = _activation("Sigmoid", lambda x: F.sigmoid(x))
+SiLU = _activation("SiLU", lambda x: F.silu(x), ("inplace",), (False,), lambda m: "")
+Mish = _activation("Mish", lambda x: F.mish(x), ("inplace",), (False,), lambda m: "")
+LeakyReLU = _activation("LeakyReLU", F.leaky_relu, ("negative_slope", "inplace"), (0.01, False),
+                        lambda m: f"negative_slope={m.negative_slope}")
+ELU = _activation("ELU", F.elu, ("alpha", "inplace"), (1.0, False),
+                  lambda m: f"alpha={m.alpha}")
+GELU = _activation("GELU", F.gelu, ("approximate",), ("none",),
+                   lambda m: f"approximate={m.approximate!r}")
+Softplus = _activation("Softplus", F.softplus, ("beta", "threshold"), (1.0, 20.0),
+                       lambda m: f"beta={m.beta}, threshold={m.threshold}")
+Hardtanh = _activation("Hardtanh", F.hardtanh, ("min_val", "max_val", "inplace"),
+                       (-1.0, 1.0, False), lambda m: f"min_val={m.min_val}, max_val={m.max_val}")
+Softmax = _activation("Softmax", F.softmax, ("dim",), (None,), lambda m: f"dim={m.dim}")
+LogSoftmax = _activation("LogSoftmax", F.log_softmax, ("dim",), (None,),
+                         lambda m: f"dim={m.dim}")
+
+
+# ---- containers ------------------------------------------------------------------------------
+def _repeated_repr(modules):
+    """torch's container repr: consecutive identical children collapse into `(0-2): 3 x M`."""
+    from .module import _addindent
+    lines, items = [], list(modules.items())
+    i = 0
+    while i < len(items):
+        name, m = items[i]
+        text = repr(m)
+        j = i + 1
+        while j < len(items) and repr(items[j][1]) == text:
+            j += 1
+        if j - i > 1:
+            lines.append(f"({name}-{items[j - 1][0]}): {j - i} x " + _addindent(text, 2))
+        else:
+            lines.append(f"({name}): " + _addindent(text, 2))
+        i = j
+    return lines
+
+
+class Sequential(Module):
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, m in args[0].items():
+                self.add_module(name, m)
+        else:
+            for i, m in enumerate(args):
+                self.add_module(str(i), m)
+
+    def forward(self, input):  # noqa: A002
+        for m in self._modules.values():
+            input = m(input)
+        return input
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        n = len(self._modules)
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of range")
+        return list(self._modules.values())[idx % n]
+
+    def __setitem__(self, idx, module):
+        key = list(self._modules.keys())[idx]
+        self.add_module(key, module)
+
+    def __delitem__(self, idx):
+        keys = list(self._modules.keys())
+        for key in (keys[idx] if isinstance(idx, slice) else [keys[idx]]):
+            del self._modules[key]
+        # torch renumbers the remaining children
+        items = list(self._modules.values())
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        items = list(self._modules.values())
+        items.insert(index, module)
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
+        return self
+
+    def __repr__(self):
+        lines = _repeated_repr(self._modules)
+        if not lines:
+            return "Sequential()"
+        return "Sequential(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleList(Module):
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ModuleList(list(self._modules.values())[idx])
+        n = len(self._modules)
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of range")
+        return list(self._modules.values())[idx % n]
+
+    def __setitem__(self, idx, module):
+        self.add_module(str(idx % len(self)), module)
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        items = list(self._modules.values())
+        items.insert(index, module)
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
+
+    def __repr__(self):
+        lines = _repeated_repr(self._modules)
+        if not lines:
+            return "ModuleList()"
+        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+    def update(self, modules):
+        items = modules.items() if hasattr(modules, "items") else modules
+        for k, m in items:
+            self.add_module(k, m)
+
+    def pop(self, key):
+        return self._modules.pop(key)
+
+
+__all__ = ["Identity", "Linear", "Flatten", "Unflatten", "Dropout", "ReLU", "Tanh", "Sigmoid",
+           "SiLU", "Mish", "LeakyReLU", "ELU", "GELU", "Softplus", "Hardtanh", "Softmax",
+           "LogSoftmax", "Sequential", "ModuleList", "ModuleDict"]

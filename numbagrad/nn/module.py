@@ -1,0 +1,387 @@
+"""nn.Module and nn.Parameter, as torch.nn's: registration by attribute assignment, the
+named_* walks, train/eval, state_dict/load_state_dict, forward hooks and torch's reprs."""
+
+from collections import OrderedDict, namedtuple
+
+import numpy as np
+
+from ..tensor import Tensor, _make
+
+
+class Parameter(Tensor):
+    """A leaf Tensor that a Module registers as its parameter (requires_grad by default)."""
+
+    __slots__ = ()
+
+    def __init__(self, data=None, requires_grad=True):
+        if data is None:
+            data = np.empty(0, np.float32)
+        Tensor.__init__(self, data._array() if isinstance(data, Tensor) else data)
+        if isinstance(data, Tensor):
+            self._data = data._array()  # shares the memory, so it shares the version counter
+            self._vc = data._vc
+        self.requires_grad = requires_grad
+
+    def __repr__(self):
+        return "Parameter containing:\n" + Tensor.__repr__(self)
+
+    __str__ = __repr__
+
+
+class _HandleDict:
+    """A removable registration (hooks), as torch.utils.hooks.RemovableHandle."""
+
+    def __init__(self, registry, key):
+        self.registry, self.key = registry, key
+
+    def remove(self):
+        self.registry.pop(self.key, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+class IncompatibleKeys(_IncompatibleKeys):
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _addindent(s, n):
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    first = lines.pop(0)
+    return first + "\n" + "\n".join(" " * n + line for line in lines)
+
+
+class Module:
+    """Base class of all layers: assign Parameters, buffers and sub-modules as attributes."""
+
+    training: bool
+    _hook_ids = 0
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given")
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                                  '"forward" function')
+
+    def __call__(self, *args, **kwargs):
+        for hook in list(self._forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            result = hook(self, args, out)
+            if result is not None:
+                out = result
+        return out
+
+    # ---- registration -------------------------------------------------------------------
+    def __setattr__(self, name, value):
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self.__dict__.pop(name, None)
+            self._modules.pop(name, None)
+            self._buffers.pop(name, None)
+            params[name] = value
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            params[name] = None
+        elif isinstance(value, Module):
+            modules = self.__dict__.get("_modules")
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self.__dict__.pop(name, None)
+            params.pop(name, None)
+            self._buffers.pop(name, None)
+            modules[name] = value
+        elif self.__dict__.get("_modules") is not None and name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                                f"'{name}' (torch.nn.Module or None expected)")
+            self._modules[name] = None
+        elif self.__dict__.get("_buffers") is not None and name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                "(torch.Tensor or None expected)")
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for store in (self._parameters, self._buffers, self._modules):
+            if name in store:
+                del store[name]
+                self._non_persistent.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name, param):
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+                            f"'{name}' (torch.nn.Parameter or None required)")
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
+                            f"'{name}' (torch Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
+            self._non_persistent.add(name)
+
+    def add_module(self, name, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target):
+        mod = self
+        for part in target.split(".") if target else []:
+            if part not in mod._modules:
+                raise AttributeError(f"{type(mod).__name__} has no attribute `{part}`")
+            mod = mod._modules[part]
+        return mod
+
+    # ---- walks ----------------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        memo = set() if memo is None else memo
+        if remove_duplicate and id(self) in memo:
+            return
+        memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, store, prefix, recurse, remove_duplicate=True):
+        seen = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        for mod_prefix, module in modules:
+            for name, value in getattr(module, store).items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield mod_prefix + ("." if mod_prefix else "") + name, value
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    # ---- modes and conversions ------------------------------------------------------------
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                p.grad.detach_()
+                p.grad.zero_()
+
+    def apply(self, fn):
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def _convert(self, dtype):
+        from .. import dtypes
+        dt = dtypes.as_dtype(dtype)
+        for m in self.modules():
+            for store in (m._parameters, m._buffers):
+                for t in store.values():
+                    if t is not None and t.dtype.is_floating_point and t.dtype is not dt:
+                        t._data = t._array().astype(dt.np)
+                        if t.grad is not None:
+                            t.grad = _make(t.grad._array().astype(dt.np))
+        return self
+
+    def to(self, *args, **kwargs):
+        from .. import dtypes
+        dtype = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, dtypes.dtype):
+                dtype = a
+        return self._convert(dtype) if dtype is not None else self
+
+    def float(self):  # noqa: A003 - torch's name
+        from .. import dtypes
+        return self._convert(dtypes.float32)
+
+    def double(self):
+        from .. import dtypes
+        return self._convert(dtypes.float64)
+
+    def cpu(self):
+        return self
+
+    def type(self, dst_type):  # noqa: A003
+        return self._convert(dst_type)
+
+    # ---- state ------------------------------------------------------------------------------
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        if destination is None:
+            destination = OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=prefix + name + ".",
+                             keep_vars=keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        from ..autograd.grad_mode import no_grad
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        for key, target in own.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            value = value if isinstance(value, Tensor) else _make(np.asarray(value))
+            if tuple(value.shape) != tuple(target.shape):
+                errors.append(f"size mismatch for {key}: copying a param with shape "
+                              f"{value.shape} from checkpoint, the shape in current model is "
+                              f"{target.shape}.")
+                continue
+            with no_grad():
+                target.copy_(value)
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        return IncompatibleKeys(missing, unexpected)
+
+    # ---- hooks --------------------------------------------------------------------------------
+    def _add_hook(self, registry, hook):
+        Module._hook_ids += 1
+        registry[Module._hook_ids] = hook
+        return _HandleDict(registry, Module._hook_ids)
+
+    def register_forward_hook(self, hook):
+        return self._add_hook(self._forward_hooks, hook)
+
+    def register_forward_pre_hook(self, hook):
+        return self._add_hook(self._forward_pre_hooks, hook)
+
+    # ---- printing -----------------------------------------------------------------------------
+    def extra_repr(self):
+        return ""
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines = extra.split("\n")
+        children = [f"({name}): " + _addindent(repr(m), 2)
+                    for name, m in self._modules.items()]
+        body = lines + children
+        if not body:
+            return self._get_name() + "()"
+        if len(lines) == 1 and not children:
+            return f"{self._get_name()}({lines[0]})"
+        return self._get_name() + "(\n  " + "\n  ".join(body) + "\n)"
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | set(self._parameters) | set(self._buffers)
+                      | set(self._modules))
