@@ -114,7 +114,7 @@ def test_registration_errors_modes_hooks_and_dtype_conversion():
         except TypeError as e:
             out.append(str(e))
         try:
-            m.nothing
+            _ = m.nothing
         except AttributeError as e:
             out.append(str(e))
         m.register_buffer("steps", lib.zeros(1))

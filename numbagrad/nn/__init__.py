@@ -4,5 +4,9 @@ from . import functional  # noqa: F401
 from .layers import *  # noqa: F401,F403
 from .layers import __all__ as _layers
 from .module import Module, Parameter
+from .normalization import *  # noqa: F401,F403
+from .normalization import __all__ as _normalization
+from .recurrent import *  # noqa: F401,F403
+from .recurrent import __all__ as _recurrent
 
-__all__ = ["Module", "Parameter", "functional", *_layers]
+__all__ = ["Module", "Parameter", "functional", *_layers, *_normalization, *_recurrent]

@@ -3,6 +3,7 @@ and are re-exported here once declared)."""
 
 import numpy as np
 
+from ..ops.norm import batch_norm, embedding, layer_norm  # noqa: F401
 from ..ops.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
 from ..ops.pointwise import unary as _unary
 from ..ops.reduce import log_softmax, softmax  # noqa: F401
@@ -52,3 +53,17 @@ def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
     out = np.where(keep, data * data.dtype.type(scale), data.dtype.type(0)).astype(data.dtype)
     return record(BY_NAME["native_dropout"], out, (input,), keep.reshape(-1).astype(np.int64),
                   (scale,))
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y[n, o] = sum_ij x1[n, i] W[o, i, j] x2[n, j] (+ b[o]), as matrix products."""
+    from ..ops.linalg import matmul
+    from ..ops.shape import permute, reshape, unsqueeze
+    out_f, in1, in2 = weight.shape
+    lead = input1.shape[:-1]
+    x1 = reshape(input1, (-1, in1))
+    x2 = reshape(input2, (-1, in2))
+    t = matmul(x1, reshape(permute(weight, 1, 0, 2), (in1, out_f * in2)))  # (n, out * in2)
+    y = (reshape(t, (-1, out_f, in2)) * unsqueeze(x2, 1)).sum(-1)
+    y = reshape(y, (*lead, out_f))
+    return y + bias if bias is not None else y

@@ -1,0 +1,114 @@
+"""RNNCell, GRUCell, LSTMCell and Bilinear, composed from table ops exactly as torch's CPU
+kernels compose them (so the grad_fn names are torch's: TanhBackward0, AddBackward0,
+MulBackward0), with torch's parameter shapes and U(-1/sqrt(hidden), 1/sqrt(hidden)) init."""
+
+import math
+
+from . import functional as F  # noqa: N812 - torch's idiom
+from .layers import _uniform
+from .module import Module, Parameter
+
+
+class _CellBase(Module):
+    _gates = 1
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        k = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
+        n = self._gates * hidden_size
+        self.weight_ih = Parameter(_uniform((n, input_size), k, dtype))
+        self.weight_hh = Parameter(_uniform((n, hidden_size), k, dtype))
+        if bias:
+            self.bias_ih = Parameter(_uniform((n,), k, dtype))
+            self.bias_hh = Parameter(_uniform((n,), k, dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+
+    def _zeros(self, input):  # noqa: A002 - torch's names
+        from ..factories import zeros
+        shape = (input.shape[0], self.hidden_size) if input.ndim == 2 else (self.hidden_size,)
+        return zeros(shape, dtype=input.dtype)
+
+    def _gates_of(self, input, hx):  # noqa: A002
+        return (F.linear(input, self.weight_ih, self.bias_ih),
+                F.linear(hx, self.weight_hh, self.bias_hh))
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            s += ", bias=False"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+
+class RNNCell(_CellBase):
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, device, dtype)
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):  # noqa: A002
+        hx = self._zeros(input) if hx is None else hx
+        i, h = self._gates_of(input, hx)
+        return F.tanh(i + h) if self.nonlinearity == "tanh" else F.relu(i + h)
+
+
+class GRUCell(_CellBase):
+    _gates = 3
+
+    def forward(self, input, hx=None):  # noqa: A002
+        hx = self._zeros(input) if hx is None else hx
+        i, h = self._gates_of(input, hx)
+        d = i.ndim - 1
+        ir, iz, in_ = i.chunk(3, d)
+        hr, hz, hn = h.chunk(3, d)
+        reset = F.sigmoid(hr + ir)
+        update = F.sigmoid(hz + iz)
+        new = F.tanh(in_ + hn * reset)
+        return (hx - new) * update + new
+
+
+class LSTMCell(_CellBase):
+    _gates = 4
+
+    def forward(self, input, hx=None):  # noqa: A002
+        if hx is None:
+            hx = (self._zeros(input), self._zeros(input))
+        h, c = hx
+        gi, gh = self._gates_of(input, h)
+        gates = gi + gh
+        ingate, forget, cell, outgate = gates.chunk(4, gates.ndim - 1)
+        cy = F.sigmoid(forget) * c + F.sigmoid(ingate) * F.tanh(cell)
+        hy = F.sigmoid(outgate) * F.tanh(cy)
+        return hy, cy
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b, A (out, in1, in2), init U(-1/sqrt(in1), 1/sqrt(in1))."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        k = 1.0 / math.sqrt(in1_features) if in1_features > 0 else 0.0
+        self.weight = Parameter(_uniform((out_features, in1_features, in2_features), k, dtype))
+        if bias:
+            self.bias = Parameter(_uniform((out_features,), k, dtype))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+__all__ = ["RNNCell", "GRUCell", "LSTMCell", "Bilinear"]
