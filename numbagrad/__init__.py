@@ -31,6 +31,7 @@ from .ops.index import gather, index_select
 from ._format import get_printoptions, set_printoptions
 from . import nn  # noqa: F401 - torch.nn
 from .serialization import load, save
+from . import utils  # noqa: F401 - torch.utils.data
 
 float32 = float = _dtypes.float32
 float64 = double = _dtypes.float64

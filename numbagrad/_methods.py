@@ -241,7 +241,9 @@ def _bump_version(t):
     for tp, node, producer in marks:
         prev = tp.dirty.get(node)
         expected = prev[3] if prev else t._vc[0] - 1
-        tp.dirty[node] = (_desc(t), t._vc[0], producer, expected)
+        # the counter itself, not its value: later bumps (the source link is gone after the
+        # first) must still show in the message, as torch reports the current version
+        tp.dirty[node] = (_desc(t), t._vc, producer, expected)
 
 
 def _inplace_binary(name):

@@ -243,7 +243,8 @@ def dirty_message(tape, i):
     """torch's message for a saved value of node ``i`` changed in place since."""
     for node in (i, *tape.arg_nodes(i)):
         if node in tape.dirty:
-            desc, version, producer, expected = tape.dirty[node]
+            desc, counter, producer, expected = tape.dirty[node]
+            version = counter[0]
             # torch names the forward op here: ExpBackward0 -> Exp
             name = re.sub(r"Backward\d*$", "", producer or "")
             source = f", which is output 0 of {name}," if producer else ""

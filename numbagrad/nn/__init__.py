@@ -1,6 +1,9 @@
 """numbagrad.nn: Module, Parameter, layers, containers and torch.nn.functional."""
 
-from . import functional  # noqa: F401
+from . import (
+    functional,  # noqa: F401
+    init,  # noqa: F401
+)
 from .layers import *  # noqa: F401,F403
 from .layers import __all__ as _layers
 from .module import Module, Parameter
@@ -9,4 +12,4 @@ from .normalization import __all__ as _normalization
 from .recurrent import *  # noqa: F401,F403
 from .recurrent import __all__ as _recurrent
 
-__all__ = ["Module", "Parameter", "functional", *_layers, *_normalization, *_recurrent]
+__all__ = ["Module", "Parameter", "functional", "init", *_layers, *_normalization, *_recurrent]
