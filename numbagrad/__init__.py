@@ -30,6 +30,7 @@ from .ops.linalg import addmm, bmm, dot, matmul, mm, mv, outer
 from .ops.index import gather, index_select
 from ._format import get_printoptions, set_printoptions
 from . import nn  # noqa: F401 - torch.nn
+from . import optim  # noqa: F401 - torch.optim
 from .serialization import load, save
 from . import utils  # noqa: F401 - torch.utils.data
 

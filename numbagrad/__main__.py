@@ -125,6 +125,10 @@ def warmup():
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     (x * x).sum().backward()
     print(f"  sweep ready in {time.perf_counter() - t0:.1f} s", flush=True)
+    t1 = time.perf_counter()
+    from numbagrad.optim import _kernels as optim_kernels
+    optim_kernels.warmup()
+    print(f"  optimizer kernels ready in {time.perf_counter() - t1:.1f} s", flush=True)
 
 
 def main(argv):
