@@ -58,4 +58,9 @@ def result_type(a, b):
     return _dtypes.result_type(kind(a), kind(b))
 
 
+from ._blas import configure as _configure_blas
+from ._blas import set_blas_threads
+
+_configure_blas()
+
 __version__ = "0.1.0"

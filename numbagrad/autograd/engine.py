@@ -84,6 +84,14 @@ class _Run:
         v = self.tape.big_val[row[F_BIG]]
         return np.ascontiguousarray(v).reshape(-1)
 
+    def array(self, node, dtype):
+        """A node's value as an array in its own shape (big values as stored: no copy)."""
+        row = self.nodes[node]
+        if row[F_VOFF] >= 0:
+            shape = self.tape.shape_of(node)
+            return self.val[row[F_VOFF]:row[F_VOFF] + row[F_SIZE]].reshape(shape).astype(dtype)
+        return np.asarray(self.tape.big_val[row[F_BIG]])
+
     def adjoint(self, node, dtype=np.float64):
         row = self.nodes[node]
         if row[F_VOFF] >= 0:
@@ -191,10 +199,17 @@ class _Run:
                 if needs[k]:
                     kernel(g, grads[k], sh_y, shapes[k], k, ia, fa)
         else:
-            xs = [self.value(a).astype(dt, copy=False) if f"x{k}" in reads else _EMPTY.astype(dt)
-                  for k, a in enumerate(argn)]
-            kernel = getattr(mod, codegen.kernel_name(op, parallel=True))
-            kernel(g, y, *xs, *grads, sh_y, *shapes, *needs, ia, fa)
+            xs = [self.value(a).astype(dt, copy=False) if f"x{k}" in reads and
+                  op.numpy_bw is None else _EMPTY.astype(dt) for k, a in enumerate(argn)]
+            if op.numpy_bw is not None:
+                xs = [self.array(a, dt) if f"x{k}" in reads else None
+                      for k, a in enumerate(argn)]
+                gxs = [grads[k].reshape(tuple(shapes[k])) if needs[k] else None
+                       for k in range(len(argn))]
+                op.numpy_bw(g.reshape(tuple(sh_y)), xs, gxs, ia, fa)
+            else:
+                kernel = getattr(mod, codegen.kernel_name(op, parallel=True))
+                kernel(g, y, *xs, *grads, sh_y, *shapes, *needs, ia, fa)
         for target, tmp in sinks:
             target += tmp
         for a, need in zip(argn, needs):

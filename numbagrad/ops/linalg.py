@@ -19,6 +19,52 @@ ADDMM = defop("addmm", "AddmmBackward0", 3, kernel="addmm_bw", saves=("x1", "x2"
               samples=[Sample(((3, 2), (3, 4), (4, 2))), Sample(((2,), (3, 4), (4, 2))),
                        Sample(((3, 2), (3, 4), (4, 2)), {"beta": 0.5, "alpha": 2.0},
                               "lib.addmm(x0, x1, x2, **kw)")], torch="addmm")
+# ---- big-node derivatives in NumPy: one BLAS call per product, accumulated in place ----------
+def _mm_numpy(g, xs, gxs, iat, fat):
+    a, b = xs
+    if gxs[0] is not None:
+        gxs[0] += g @ b.T
+    if gxs[1] is not None:
+        gxs[1] += a.T @ g
+
+
+def _mv_numpy(g, xs, gxs, iat, fat):
+    a, v = xs
+    if gxs[0] is not None:
+        gxs[0] += np.multiply.outer(g, v)
+    if gxs[1] is not None:
+        gxs[1] += a.T @ g
+
+
+def _addmm_numpy(g, xs, gxs, iat, fat):
+    from .vjp import unbroadcast_array
+    beta, alpha = fat[0], fat[1]
+    _, a, b = xs
+    if gxs[0] is not None:
+        gxs[0] += unbroadcast_array(g if beta == 1.0 else g * g.dtype.type(beta),
+                                    gxs[0].shape)
+    for k, prod in ((1, lambda: g @ b.T), (2, lambda: a.T @ g)):
+        if gxs[k] is not None:
+            p = prod()
+            if alpha != 1.0:
+                p *= p.dtype.type(alpha)
+            gxs[k] += p
+
+
+MM.numpy_bw, MV.numpy_bw = _mm_numpy, _mv_numpy
+ADDMM.numpy_bw = _addmm_numpy
+
+
+def _bmm_numpy(g, xs, gxs, iat, fat):
+    a, b = xs
+    if gxs[0] is not None:
+        gxs[0] += g @ b.transpose(0, 2, 1)
+    if gxs[1] is not None:
+        gxs[1] += a.transpose(0, 2, 1) @ g
+
+
+BMM.numpy_bw = _bmm_numpy
+
 # matmul itself records the primitives above (and views), so torch's grad_fn names follow
 MATMUL_SAMPLES = [Sample(((3,), (3,)), {}, "x0 @ x1"), Sample(((2, 3), (3,)), {}, "x0 @ x1"),
                   Sample(((3,), (3, 2)), {}, "x0 @ x1"), Sample(((2, 3), (3, 4)), {}, "x0 @ x1"),
@@ -107,8 +153,14 @@ def addmm(c, a, b, *, beta=1, alpha=1):
                            f"existing size ({c.shape[-1]}) at non-singleton dimension 1.  Target "
                            f"sizes: {list(out_shape)}.  Tensor sizes: {list(c.shape)}") from None
     a, b = _common(a, b)
-    value = beta * c._array() + alpha * np.matmul(a._array(), b._array())
-    value = np.broadcast_to(value, out_shape).astype(a._data.dtype)
+    value = np.matmul(a._array(), b._array())
+    if alpha != 1:
+        value *= value.dtype.type(alpha)
+    if value.dtype == c._data.dtype and beta == 1:
+        value += c._array()  # in place: one temporary for the whole op
+    else:
+        value = (beta * c._array() + value).astype(a._data.dtype)
+        value = np.ascontiguousarray(np.broadcast_to(value, out_shape))
     return record(ADDMM, value, (c, a, b), (), (float(beta), float(alpha)))
 
 

@@ -60,6 +60,10 @@ class OpDef:
     vjp: object = None
     # differentiated by Python code (custom autograd.Function), never inside the sweep
     python: bool = False
+    # optional NumPy derivative for big nodes (where a BLAS call or a strided view beats a
+    # Numba loop): numpy_bw(g, xs, gxs, iat, fat) on arrays in their own shapes; gxs[k] is
+    # None when input k needs no gradient, else an array to ADD into
+    numpy_bw: object = None
     _reads: dict = field(default_factory=dict, repr=False)
 
     @property

@@ -62,6 +62,23 @@ STACK = defop("stack", "StackBackward0", -1, kernel="stack_bw",
                        Sample(((3,), (3,), (3,)), {}, "lib.stack([x0, x1, x2], dim=1)")])
 
 
+def _view_numpy(g, xs, gxs, iat, fat):
+    """A view never repeats an element: add g through the same strided view of the input's
+    gradient, one vectorized NumPy pass (no index array)."""
+    gx = gxs[0]
+    if gx is None or gx.size == 0:
+        return
+    flat = gx.reshape(-1)
+    item = flat.itemsize
+    view = np.lib.stride_tricks.as_strided(flat[int(iat[0]):], shape=g.shape,
+                                           strides=tuple(int(st) * item for st in iat[1:]))
+    view += g
+
+
+for _op in (UNSQUEEZE, PERMUTE, TRANSPOSE, T, SELECT, SLICE, SPLIT, SPLIT_SIZES, UNBIND):
+    _op.numpy_bw = _view_numpy
+
+
 def c_strides(shape):
     st, acc = [], 1
     for s in reversed(shape):

@@ -64,6 +64,15 @@ def unbroadcast(t, shape):
     return reshape(t, shape)
 
 
+def unbroadcast_array(a, shape):
+    """NumPy twin of ``unbroadcast``: sum array ``a`` down to ``shape``."""
+    shape = tuple(shape)
+    lead = a.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
+                                      if s == 1 and a.shape[lead + i] != 1)
+    return a.sum(axis=dims, keepdims=True).reshape(shape) if dims else a.reshape(shape)
+
+
 def expand_kept(g, kept, shape):
     """A reduction's upstream gradient ``g`` (any keepdim) broadcast back over ``shape``:
     ``kept`` is the input's shape with the reduced dims as 1."""
