@@ -31,7 +31,7 @@ def softsign(x):
     return extend.unary("softsign", x)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def cumsum_last_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     # y[..., j] = sum_{k <= j} x[..., k]  =>  dx[..., k] = sum_{j >= k} g[..., j]
     n = sh_y[sh_y.shape[0] - 1] if sh_y.shape[0] else 1

@@ -434,3 +434,16 @@ def test_four_threads_train_their_own_models_as_if_serially():
     for s in range(4):
         np.testing.assert_array_equal(serial[s][0], threaded[s][0])
         assert serial[s][1] == threaded[s][1]
+
+
+def test_division_by_zero_in_a_derivative_gives_inf_or_nan_as_torch():
+    """The compiled kernels follow IEEE (NumPy's error model), not Python's ZeroDivisionError."""
+    torch = pytest.importorskip("torch")
+    for lib_fn in (lambda lib, x: lib.log(x), lambda lib, x: x.sqrt(), lambda lib, x: 1 / x,
+                   lambda lib, x: x.pow(0.5), lambda lib, x: x.norm()):
+        grads = []
+        for lib in (ng, torch):
+            x = lib.tensor([0.0, 1.0], requires_grad=True)
+            lib_fn(lib, x).sum().backward()
+            grads.append(x.grad.tolist())
+        assert str(grads[0]) == str(grads[1])

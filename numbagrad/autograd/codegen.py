@@ -43,12 +43,12 @@ from numba import njit, prange
 from numbagrad.ops.kernels import *  # noqa: F401,F403
 from numbagrad.ops.kernels import bcast_index, numel
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def sgn(x):
     return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0 * x)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def pw(x, e):
     if e == 1.0:
         return x
@@ -63,7 +63,7 @@ def pw(x, e):
     return x ** e
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def sigmoid(x):
     if x >= 0.0:
         return 1.0 / (1.0 + math.exp(-x))
@@ -71,20 +71,20 @@ def sigmoid(x):
     return z / (1.0 + z)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def silu_grad(a):
     s = sigmoid(a)
     return s * (1.0 + a * (1.0 - s))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def mish_grad(a):
     sp = a if a > 20.0 else math.log1p(math.exp(a))
     t = math.tanh(sp)
     return t + a * sigmoid(a) * (1.0 - t * t)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def gelu_grad(a, approx):
     if approx != 0.0:
         k = math.sqrt(2.0 / math.pi)
@@ -124,7 +124,7 @@ def _ew_unary(op, parallel):
     fn = f"_ew{'p' if parallel else ''}_{op.name}"
     rng = "prange" if parallel else "range"
     body = _loads(op.grads[0], {"a": "k"}) + [f"gx0[k] += {_expr(op.grads[0])}"]
-    lines = [f"@njit(cache=True{', parallel=True' if parallel else ''})",
+    lines = [f"@njit(cache=True, error_model='numpy'{', parallel=True' if parallel else ''})",
              f"def {fn}(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):"]
     lines += ["    " + s for s in _attrs(op)]
     lines += [f"    for k in {rng}(g.shape[0]):"] + ["        " + s for s in body]
@@ -136,7 +136,7 @@ def _ew_binary(op, parallel):
     constant: a reduction for the scalar side, no index maps), or general broadcasting."""
     fn = f"_ew{'p' if parallel else ''}_{op.name}"
     rng = "prange" if parallel else "range"
-    lines = [f"@njit(cache=True{', parallel=True' if parallel else ''})",
+    lines = [f"@njit(cache=True, error_model='numpy'{', parallel=True' if parallel else ''})",
              f"def {fn}(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):"]
     lines += ["    " + s for s in _attrs(op)]
     lines += ["    n = g.shape[0]", "    m0 = numel(sh0)", "    m1 = numel(sh1)"]
@@ -220,7 +220,7 @@ def _sweep(ops):
     w(f"SAVES = np.array({saves}, dtype=np.int64)  # [op, input] -> mask of x0, x1, x2, y")
     w("")
     w("")
-    w("@njit(cache=True)")
+    w("@njit(cache=True, error_model=\"numpy\")")
     w("def sweep(nodes, args, shapes, iat, fat, val, adj, touched, freed, dirty, start, retain,")
     w("          check):")
     w('    """Walk nodes start..0; returns (0, -1) when done, (1, i) to hand big node i to')

@@ -3,6 +3,17 @@ and are re-exported here once declared)."""
 
 import numpy as np
 
+from ..ops.loss import (  # noqa: F401
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
 from ..ops.norm import batch_norm, embedding, layer_norm  # noqa: F401
 from ..ops.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
 from ..ops.pointwise import unary as _unary

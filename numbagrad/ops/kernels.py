@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def c_strides(shape):
     """C-order strides, in elements."""
     nd = shape.shape[0]
@@ -22,7 +22,7 @@ def c_strides(shape):
     return st
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def numel(shape):
     n = 1
     for d in range(shape.shape[0]):
@@ -30,7 +30,7 @@ def numel(shape):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def strided_index(shape, offset, strides):
     """Flat index ``offset + sum(coord[d] * strides[d])`` of every element of ``shape``."""
     n = numel(shape)
@@ -51,7 +51,7 @@ def strided_index(shape, offset, strides):
     return idx
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def bcast_index(sh_in, sh_out):
     """For each element of ``sh_out``, the flat index of the ``sh_in`` element broadcast to it."""
     nd_out = sh_out.shape[0]
@@ -65,13 +65,13 @@ def bcast_index(sh_in, sh_out):
 
 
 # ---- views, reshapes, indexing -----------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def reshape_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     for k in range(g.shape[0]):
         gx0[k] += g[k]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def view_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     # iat = [offset, strides of y in x's C-order element space...]
     idx = strided_index(sh_y, iat[0], iat[1:])
@@ -79,21 +79,21 @@ def view_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
         gx0[idx[k]] += g[k]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def index_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     # iat = flat index into x of every output element (gather, advanced indexing, max(dim))
     for k in range(g.shape[0]):
         gx0[iat[k]] += g[k]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def gather_flat_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     # y = zeros with y.flat[iat[k]] += x.flat[k] (the adjoint of index_bw): gather back
     for k in range(gx0.shape[0]):
         gx0[k] += g[iat[k]]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def index_put_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
     # y = x0 with the positions iat[1 + nd:] overwritten by x1 broadcast to the region shape
     nd = iat[0]
@@ -112,7 +112,7 @@ def index_put_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat)
             gx1[j[r]] += g[pos[r]]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def repeat_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     nd = sh_y.shape[0]
     padded = np.ones(nd, np.int64)
@@ -132,7 +132,7 @@ def repeat_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
             coord[d] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def cat_bw(g, gx, sh_y, sh_x, k, iat, fat):
     # iat = [dim, offset of input 0 along dim, offset of input 1, ...]
     dim = iat[0]
@@ -142,7 +142,7 @@ def cat_bw(g, gx, sh_y, sh_x, k, iat, fat):
         gx[j] += g[idx[j]]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def stack_bw(g, gx, sh_y, sh_x, k, iat, fat):
     dim = iat[0]
     ost = c_strides(sh_y)
@@ -155,7 +155,7 @@ def stack_bw(g, gx, sh_y, sh_x, k, iat, fat):
 
 
 # ---- reductions: iat holds the kept shape (reduced dims as 1) ----------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def sum_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     # fat[0] scales: 1 for sum, 1/N for mean
     s = fat[0]
@@ -169,14 +169,14 @@ def sum_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
         gx0[k] += g[j[k]] * s
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def expand_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     j = bcast_index(sh0, sh_y)
     for k in range(g.shape[0]):
         gx0[j[k]] += g[k]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def amax_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     # torch: the gradient is shared evenly among the tied extrema of a group
     j = bcast_index(iat, sh0)
@@ -189,14 +189,14 @@ def amax_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
             gx0[k] += g[j[k]] / count[j[k]]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def logsumexp_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     j = bcast_index(iat, sh0)
     for k in range(x0.shape[0]):
         gx0[k] += g[j[k]] * np.exp(x0[k] - y[j[k]])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _group_mean(x0, j, n_groups):
     mean = np.zeros(n_groups)
     cnt = np.zeros(n_groups)
@@ -208,7 +208,7 @@ def _group_mean(x0, j, n_groups):
     return mean, cnt
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def var_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     # fat[0] = correction (Bessel's 1 by default)
     j = bcast_index(iat, sh0)
@@ -218,7 +218,7 @@ def var_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
         gx0[k] += g[q] * 2.0 * (x0[k] - mean[q]) / (cnt[q] - fat[0])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def std_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     j = bcast_index(iat, sh0)
     mean, cnt = _group_mean(x0, j, g.shape[0])
@@ -228,7 +228,7 @@ def std_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
             gx0[k] += g[q] * (x0[k] - mean[q]) / ((cnt[q] - fat[0]) * y[q])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def norm_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     p = fat[0]
     j = bcast_index(iat, sh0)
@@ -252,7 +252,7 @@ def norm_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
             gx0[k] += g[q] * x * abs(x) ** (p - 2.0) / y[q] ** (p - 1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def prod_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     # Exact with zeros: the product of the *other* elements, not y / x.
     j = bcast_index(iat, sh0)
@@ -272,7 +272,7 @@ def prod_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
             gx0[k] += g[q] * nonzero_prod[q]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def softmax_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     j = bcast_index(iat, sh_y)
     s = np.zeros(numel(iat))
@@ -282,7 +282,7 @@ def softmax_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
         gx0[k] += y[k] * (g[k] - s[j[k]])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def log_softmax_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     j = bcast_index(iat, sh_y)
     s = np.zeros(numel(iat))
@@ -293,7 +293,7 @@ def log_softmax_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
 
 
 # ---- linear algebra ----------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def mm_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
     m, k, n = sh0[0], sh0[1], sh1[1]
     g2 = g.reshape((m, n))
@@ -303,7 +303,7 @@ def mm_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
         gx1.reshape((k, n))[:, :] += np.dot(x0.reshape((m, k)).T, g2)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def mv_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
     m, n = sh0[0], sh0[1]
     a = x0.reshape((m, n))
@@ -316,7 +316,7 @@ def mv_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
         gx1 += np.dot(a.T, g.copy())
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def dot_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
     for k in range(x0.shape[0]):
         if need0:
@@ -325,7 +325,7 @@ def dot_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
             gx1[k] += g[0] * x0[k]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def bmm_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
     b, m, k, n = sh0[0], sh0[1], sh0[2], sh1[2]
     for i in range(b):
@@ -338,7 +338,7 @@ def bmm_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
             gb += np.dot(x0[i * m * k:(i + 1) * m * k].reshape((m, k)).T, gi)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def addmm_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, need1, need2,
              iat, fat):
     # y = beta * x0 + alpha * (x1 @ x2); fat = [beta, alpha]

@@ -11,7 +11,7 @@ from .registry import Sample, defop, vjp_rule
 
 
 # ---- embedding --------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def embedding_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     # iat[k]: flat position in the weight of output element k, -1 for a padding row
     for k in range(g.shape[0]):
@@ -65,7 +65,7 @@ def _embedding_vjp(ctx, g):
 
 
 # ---- layer norm -------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def layer_norm_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, need1, need2,
                   iat, fat):
     # iat[0] = D, the size of the normalized trailing block; fat[0] = eps
@@ -164,7 +164,7 @@ def _layer_norm_vjp(ctx, g):
 
 
 # ---- batch norm -------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def batch_norm_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, need1, need2,
                   iat, fat):
     # x0 (N, C, *spatial); fat = [eps, training, mean_0..mean_C-1, var_0..var_C-1]; in training

@@ -1,0 +1,979 @@
+"""torch.nn.functional's losses: fused table ops where torch has a fused kernel (mse_loss,
+smooth_l1_loss, huber_loss, binary_cross_entropy(_with_logits), nll_loss), compositions of
+table ops where torch composes (l1_loss, kl_div, cross_entropy), so grad_fn names match
+torch 2.13's for every reduction and option.
+
+Attributes of the fused nodes (``iat``/``fat``):
+
+* pointwise losses: ``iat = [reduction, ...]`` (0 none, 1 mean, 2 sum), ``fat = [scale, ...]``
+  where ``scale`` multiplies the upstream gradient of a reduced loss (1/n for mean, 1 for sum);
+  smooth_l1 / huber keep beta / delta in ``fat[1]``; the BCE weights are stored raw (with their
+  shapes in ``iat``) and broadcast over the input inside the kernels.
+* nll_loss: ``iat = [reduction, position of each sample's chosen log-probability in the
+  input (-1 when ignored)..., class of each sample...]``, ``fat = [scale, class weights...]``
+  (scale = 1 / total weight for mean); the integer target is an attribute, not an input.
+"""
+
+import math
+import warnings
+from array import array
+
+import numpy as np
+from numba import njit
+
+from .. import dtypes
+from ..autograd import grad_mode
+from ..tensor import _make
+from .kernels import bcast_index
+from .record import record
+from .registry import Sample, defop, vjp_rule
+
+__all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "nll_loss", "cross_entropy", "kl_div"]
+
+_NONE, _MEAN, _SUM = 0, 1, 2
+_BCE_EPS = 9.999999960041972e-13  # torch's float EPSILON = 1e-12 in its BCE backward
+
+
+# ---- backward kernels (the sweep's fixed signatures; they ADD into gx) -------------------
+@njit(cache=True, error_model="numpy")
+def mse_loss_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
+    # loss = (x0 - x1)^2; iat = [reduction], fat = [scale]
+    red = iat[0]
+    s = g[0] * fat[0] if red != 0 else 0.0
+    for k in range(x0.shape[0]):
+        gk = g[k] if red == 0 else s
+        v = 2.0 * (x0[k] - x1[k]) * gk
+        if need0:
+            gx0[k] += v
+        if need1:
+            gx1[k] -= v
+
+
+@njit(cache=True, error_model="numpy")
+def smooth_l1_loss_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
+    # iat = [reduction], fat = [scale, beta > 0]
+    red = iat[0]
+    beta = fat[1]
+    s = g[0] * fat[0] if red != 0 else 0.0
+    for k in range(x0.shape[0]):
+        gk = g[k] if red == 0 else s
+        d = x0[k] - x1[k]
+        if d <= -beta:
+            v = -gk
+        elif d >= beta:
+            v = gk
+        else:
+            v = d * gk / beta
+        if need0:
+            gx0[k] += v
+        if need1:
+            gx1[k] -= v
+
+
+@njit(cache=True, error_model="numpy")
+def huber_loss_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
+    # iat = [reduction], fat = [scale, delta > 0]
+    red = iat[0]
+    delta = fat[1]
+    s = g[0] * fat[0] if red != 0 else 0.0
+    for k in range(x0.shape[0]):
+        gk = g[k] if red == 0 else s
+        d = x0[k] - x1[k]
+        if d <= -delta:
+            v = -delta * gk
+        elif d >= delta:
+            v = delta * gk
+        else:
+            v = d * gk
+        if need0:
+            gx0[k] += v
+        if need1:
+            gx1[k] -= v
+
+
+@njit(cache=True, error_model="numpy")
+def binary_cross_entropy_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
+    # iat = [reduction, ndim of weight (-1: none), weight shape...], fat = [scale, weight...]
+    red = iat[0]
+    wnd = iat[1]
+    s = g[0] * fat[0] if red != 0 else 0.0
+    if wnd >= 0:
+        wi = bcast_index(iat[2:2 + wnd], sh0)
+    else:
+        wi = np.zeros(0, np.int64)
+    for k in range(x0.shape[0]):
+        gk = g[k] if red == 0 else s
+        if wnd >= 0:
+            gk = gk * fat[1 + wi[k]]
+        x = x0[k]
+        if need0:
+            gx0[k] += gk * (x - x1[k]) / max((1.0 - x) * x, _BCE_EPS)
+        if need1:
+            gx1[k] += gk * (math.log1p(-x) - math.log(x))
+
+
+@njit(cache=True, error_model="numpy")
+def binary_cross_entropy_with_logits_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1,
+                                        iat, fat):
+    # iat = [reduction, ndim of weight, ndim of pos_weight (-1: none), their shapes...],
+    # fat = [scale, weight..., pos_weight...]
+    red = iat[0]
+    wnd = iat[1]
+    pnd = iat[2]
+    nw = max(wnd, 0)
+    wsh = iat[3:3 + nw]
+    psh = iat[3 + nw:3 + nw + max(pnd, 0)]
+    wsize = 0
+    if wnd >= 0:
+        wsize = 1
+        for d in range(nw):
+            wsize *= wsh[d]
+        wi = bcast_index(wsh, sh0)
+    else:
+        wi = np.zeros(0, np.int64)
+    if pnd >= 0:
+        pi = bcast_index(psh, sh0)
+    else:
+        pi = np.zeros(0, np.int64)
+    s = g[0] * fat[0] if red != 0 else 0.0
+    for k in range(x0.shape[0]):
+        gk = g[k] if red == 0 else s
+        if wnd >= 0:
+            gk = gk * fat[1 + wi[k]]
+        x = x0[k]
+        t = x1[k]
+        # sigmoid(x) and log(sigmoid(x)), stable for either sign: exp only sees -|x|
+        if x >= 0.0:
+            e = math.exp(-x)
+            sig = 1.0 / (1.0 + e)
+            ls = -math.log1p(e)
+        else:
+            e = math.exp(x)
+            sig = e / (1.0 + e)
+            ls = x - math.log1p(e)
+        if pnd >= 0:
+            p = fat[1 + wsize + pi[k]]
+            if need0:
+                gx0[k] += gk * ((p * t + 1.0 - t) * sig - p * t)
+            if need1:
+                gx1[k] += gk * ((ls - x) - p * ls)
+        else:
+            if need0:
+                gx0[k] += gk * (sig - t)
+            if need1:
+                gx1[k] -= gk * x
+
+
+@njit(cache=True, error_model="numpy")
+def nll_loss_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    # iat = [reduction, positions (-1: ignored)..., classes...], fat = [scale, class weights...]
+    red = iat[0]
+    m = (iat.shape[0] - 1) // 2
+    weighted = fat.shape[0] > 1
+    s = g[0] * fat[0] if red != 0 else 0.0
+    for i in range(m):
+        p = iat[1 + i]
+        if p < 0:
+            continue
+        gk = g[i] if red == 0 else s
+        w = fat[1 + iat[1 + m + i]] if weighted else 1.0
+        gx0[p] -= w * gk
+
+
+# ---- the table -------------------------------------------------------------------------------
+_F = "lib.nn.functional."
+_RED = ({"reduction": "none"}, {}, {"reduction": "sum"})
+
+
+def _s(shapes, call, kws=_RED):
+    return [Sample(shapes, kw, call) for kw in kws]
+
+
+MSE_LOSS = defop(
+    "mse_loss", "MseLossBackward0", 2, kernel=mse_loss_bw, saves=("x0", "x1"),
+    samples=_s(((3, 4), (3, 4)), _F + "mse_loss(x0, x1, **kw)")
+    + [Sample(((), ()), {}, _F + "mse_loss(x0, x1)"),
+       Sample(((1,), (1,)), {"reduction": "sum"}, _F + "mse_loss(x0, x1, **kw)")])
+SMOOTH_L1_LOSS = defop(
+    "smooth_l1_loss", "SmoothL1LossBackward0", 2, kernel=smooth_l1_loss_bw, saves=("x0", "x1"),
+    samples=_s(((3, 4), (3, 4)), _F + "smooth_l1_loss(x0, x1, **kw)")
+    + _s(((6,), (6,)), _F + "smooth_l1_loss(x0, x1, beta=0.5, **kw)", ({}, {"reduction": "none"})))
+HUBER_LOSS = defop(
+    "huber_loss", "HuberLossBackward0", 2, kernel=huber_loss_bw, saves=("x0", "x1"),
+    samples=_s(((3, 4), (3, 4)), _F + "huber_loss(x0, x1, **kw)")
+    + _s(((6,), (6,)), _F + "huber_loss(x0, x1, delta=0.5, **kw)", ({}, {"reduction": "none"})))
+_W4 = "lib.tensor([0.5, 1.0, 2.0, 1.5], dtype=x0.dtype)"
+_W31 = "lib.tensor([[0.5], [2.0], [1.0]], dtype=x0.dtype)"
+BINARY_CROSS_ENTROPY = defop(
+    "binary_cross_entropy", "BinaryCrossEntropyBackward0", 2, kernel=binary_cross_entropy_bw,
+    saves=("x0", "x1"), domain=(0.05, 0.95),
+    samples=_s(((3, 4), (3, 4)), _F + "binary_cross_entropy(x0, x1, **kw)")
+    + [Sample(((3, 4), (3, 4)), {}, _F + f"binary_cross_entropy(x0, x1, weight={_W4})"),
+       Sample(((3, 4), (3, 4)), {"reduction": "none"},
+              _F + f"binary_cross_entropy(x0, x1, {_W31}, **kw)"),
+       Sample(((), ()), {}, _F + "binary_cross_entropy(x0, x1)")])
+BINARY_CROSS_ENTROPY_WITH_LOGITS = defop(
+    "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0", 2,
+    kernel=binary_cross_entropy_with_logits_bw, saves=("x0", "x1"),
+    samples=_s(((3, 4), (3, 4)), _F + "binary_cross_entropy_with_logits(x0, x1, **kw)")
+    + [Sample(((3, 4), (3, 4)), {"reduction": "none"},
+              _F + f"binary_cross_entropy_with_logits(x0, x1, pos_weight={_W4}, **kw)"),
+       Sample(((3, 4), (3, 4)), {},
+              _F + f"binary_cross_entropy_with_logits(x0, x1, {_W31}, pos_weight={_W4})"),
+       Sample(((3, 4), (3, 4)), {"reduction": "sum"},
+              _F + f"binary_cross_entropy_with_logits(x0, x1, weight={_W4}, **kw)")])
+_T3 = "lib.tensor([1, 0, 4])"
+_W5 = "lib.tensor([0.5, 1.0, 2.0, 1.5, 3.0], dtype=x0.dtype)"
+NLL_LOSS = defop(
+    "nll_loss", "NllLossBackward0", 1, kernel=nll_loss_bw, saves=("x0",),
+    samples=_s(((3, 5),), _F + f"nll_loss(x0, {_T3}, **kw)")
+    + _s(((3, 5),), _F + f"nll_loss(x0, lib.tensor([1, 3, 4]), {_W5}, ignore_index=3, **kw)")
+    + [Sample(((5,),), {}, _F + "nll_loss(x0, lib.tensor(2))"),
+       Sample(((5,),), {"reduction": "none"}, _F + f"nll_loss(x0, lib.tensor(4), {_W5}, **kw)"),
+       Sample(((3, 5),), {}, _F + f"cross_entropy(x0, {_T3})"),
+       Sample(((3, 5),), {"reduction": "sum"}, _F + f"cross_entropy(x0, {_T3}, {_W5}, **kw)")])
+NLL_LOSS2D = defop(
+    "nll_loss2d", "NllLoss2DBackward0", 1, kernel=nll_loss_bw, saves=("x0",),
+    samples=_s(((2, 3, 2, 2),), _F + "nll_loss(x0, lib.tensor([[[0, 2], [1, 1]], [[2, 0], "
+                                     "[0, 1]]]), ignore_index=1, **kw)")
+    + _s(((2, 3, 4),), _F + "nll_loss(x0, lib.tensor([[0, 2, 1, 1], [2, 0, 0, 1]]), **kw)")
+    + [Sample(((2, 3, 2),), {}, _F + "cross_entropy(x0, lib.tensor([[0, 2], [1, 1]]))")])
+# torch's cross_entropy with class probabilities divides by the sample count as a SymInt:
+# div(Tensor, Scalar), DivBackward1. f0 is the count.
+DIV_COUNT = defop(
+    "loss_div_count", "DivBackward1", 1, forward=lambda a, c: a / a.dtype.type(c),
+    grads=("g / f0",), fwd="a / f0",
+    samples=[Sample(((3, 5), (3, 5)), {}, _F + "cross_entropy(x0, x1.softmax(1))"),
+             Sample(((5,), (5,)), {}, _F + "cross_entropy(x0, x1.softmax(0))"),
+             Sample(((2, 3, 2), (2, 3, 2)), {"label_smoothing": 0.2},
+                    _F + "cross_entropy(x0, x1.softmax(1), **kw)"),
+             Sample(((3, 5), (3, 5)), {}, _F + f"cross_entropy(x0, x1.softmax(1), {_W5})")])
+
+
+# ---- helpers -----------------------------------------------------------------------------
+def _name(d):
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+            "bool": "Bool"}[d.name]
+
+
+def _cfmt(v):
+    """A double as C++'s ostream prints it (torch's messages)."""
+    return f"{v:g}"
+
+
+def _get_enum(reduction):
+    if reduction == "none":
+        return _NONE
+    if reduction == "mean":
+        return _MEAN
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
+                      "instead.", stacklevel=3)
+        return _MEAN
+    if reduction == "sum":
+        return _SUM
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def legacy_get_string(size_average, reduce, emit_warning=True):
+    """torch.nn._reduction.legacy_get_string: the deprecated flags as a reduction name."""
+    if size_average is None:
+        size_average = True
+    if reduce is None:
+        reduce = True
+    if size_average and reduce:
+        ret = "mean"
+    elif reduce:
+        ret = "sum"
+    else:
+        ret = "none"
+    if emit_warning:
+        warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                      f"reduction='{ret}' instead.", stacklevel=3)
+    return ret
+
+
+def _legacy(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        return legacy_get_string(size_average, reduce)
+    return reduction
+
+
+def _warn_size(input, target):  # noqa: A002 - torch's names
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
+                      f"size ({input.size()}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+def _broadcast_tensors(a, b):
+    """torch.broadcast_tensors for two tensors (ExpandBackward0 where a shape changes)."""
+    from .record import broadcast_shapes
+    from .shape import expand
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    if sa == sb:
+        return a, b
+    shape = broadcast_shapes(sa, sb)
+    return (a if sa == shape else expand(a, *shape)), (b if sb == shape else expand(b, *shape))
+
+
+def _broadcast_shapes_ref(*shapes):
+    """torch.broadcast_shapes (torch._refs): its messages name the offending argument."""
+    from ..size import Size
+    common = [1] * max(len(s) for s in shapes)
+    for arg_idx, shape in enumerate(shapes):
+        for idx in range(-1, -1 - len(shape), -1):
+            if shape[idx] == common[idx]:
+                continue
+            if common[idx] == 1:
+                common[idx] = shape[idx]
+            if shape[idx] == 1:
+                continue
+            if common[idx] != shape[idx]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {shape[idx]} at {idx}! "
+                    f"Mismatching argument at index {arg_idx} had {Size(shape)}; but expected "
+                    f"shape should be broadcastable to {common}")
+    return tuple(common)
+
+
+def _in_place_shape(out_shape, other_shape):
+    """The shape check of an in-place ``out op= other`` (torch's messages)."""
+    from .record import shape_error_broadcast
+    err = shape_error_broadcast(tuple(out_shape), tuple(other_shape))
+    if err is not None:
+        raise err
+    full = tuple(np.broadcast_shapes(tuple(out_shape), tuple(other_shape)))
+    if full != tuple(out_shape):
+        raise RuntimeError(f"output with shape {list(out_shape)} doesn't match the broadcast "
+                           f"shape {list(full)}")
+
+
+def _not_differentiable(fn, arg, t):
+    if t is not None and t.requires_grad and grad_mode.state.enabled:
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument "
+                           f"'{arg}'. This input cannot have requires_grad True.")
+
+
+def _as(t, dt):
+    """``t`` in dtype ``dt``: float tensors keep their own dtype (the node mixes them, as
+    torch's TensorIterator does), integer/bool tensors become constants of ``dt``."""
+    if t.dtype.is_floating_point:
+        return t
+    return _make(np.asarray(t._data).astype(dt.np))
+
+
+def _reduce_value(value, red, dt):
+    """The loss's value for ``red``, and the gradient scale of a reduced loss."""
+    value = np.asarray(value, dt.np)
+    n = value.size
+    if red == _NONE:
+        return value, 1.0
+    s = value.sum(dtype=dt.np)
+    if red == _SUM:
+        return dt.np.type(s), 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return dt.np.type(s / dt.np.type(n) if n else np.nan), (1.0 / n if n else np.nan)
+
+
+def _fat(*parts):
+    out = array("d")
+    for p in parts:
+        if isinstance(p, np.ndarray):
+            out.frombytes(np.ascontiguousarray(p, np.float64).reshape(-1).tobytes())
+        else:
+            out.append(float(p))
+    return out
+
+
+# ---- the fused pointwise losses ------------------------------------------------------------
+def _pointwise(op, kernel_name, input, target, red, param=None, out_input_dtype=False):  # noqa: A002
+    """Record ``op`` on same-shape ``input``/``target`` (already broadcast)."""
+    ct = dtypes.promote(input.dtype, target.dtype)
+    if not ct.is_floating_point:
+        raise NotImplementedError(f'"{kernel_name}" not implemented for \'{_name(ct)}\'')
+    if out_input_dtype and not input.dtype.is_floating_point:
+        raise RuntimeError(f"result type {_name(ct)} can't be cast to the desired output type "
+                           f"{_name(input.dtype)}")
+    x, t = _as(input, ct), _as(target, ct)
+    xv = np.asarray(x._data).astype(ct.np, copy=False)
+    tv = np.asarray(t._data).astype(ct.np, copy=False)
+    d = xv - tv
+    if op is MSE_LOSS:
+        value = d * d
+    elif op is SMOOTH_L1_LOSS:
+        z = np.abs(d)
+        value = np.where(z < param, 0.5 * z * z / param, z - 0.5 * param)
+    else:  # huber
+        z = np.abs(d)
+        value = np.where(z < param, 0.5 * z * z, param * (z - 0.5 * param))
+    out_dt = input.dtype if out_input_dtype else ct
+    value, scale = _reduce_value(value, red, ct)
+    value = np.asarray(value).astype(out_dt.np)
+    fat = (scale,) if param is None else (scale, float(param))
+    return record(op, value if value.ndim else value[()], (x, t), (red,), fat)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
+             weight=None):
+    _warn_size(input, target)
+    reduction = _legacy(size_average, reduce, reduction)
+    x, t = _broadcast_tensors(input, target)
+    if weight is not None:
+        from .pointwise import pow as _pow
+        from .reduce import sum as _sum
+        if tuple(weight.shape) != tuple(input.shape):
+            raise ValueError("Weights and input must have the same size.")
+        weighted = _pow(x - t, 2) * weight
+        return _weighted_reduction(weighted, reduction, lambda v: _sum(v) / _sum(weight))
+    return _pointwise(MSE_LOSS, "mse_cpu", x, t, _get_enum(reduction))
+
+
+def _weighted_reduction(weighted, reduction, mean):
+    from .reduce import sum as _sum
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return _sum(weighted)
+    if reduction == "mean":
+        return mean(weighted)
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', "
+                     "'sum'.")
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
+            weight=None):
+    _warn_size(input, target)
+    reduction = _legacy(size_average, reduce, reduction)
+    x, t = _broadcast_tensors(input, target)
+    return _l1(x, t, reduction, weight, input)
+
+
+def _l1(x, t, reduction, weight=None, input=None):  # noqa: A002
+    from .pointwise import abs as _abs
+    from .reduce import mean as _mean
+    from .reduce import sum as _sum
+    if weight is not None:
+        if tuple(weight.shape) != tuple(input.shape):
+            raise ValueError("Weights and input must have the same size.")
+        _check_bool_sub(x, t)
+        weighted = _abs(x - t) * weight
+        return _weighted_reduction(weighted, reduction, lambda v: _sum(v) / _sum(weight))
+    red = _get_enum(reduction)
+    _check_bool_sub(x, t)
+    out = _abs(x - t)
+    if red == _MEAN:
+        return _mean(out)
+    if red == _SUM:
+        return _sum(out)
+    return out
+
+
+def _check_bool_sub(x, t):
+    bools = (x.dtype is dtypes.bool_) + (t.dtype is dtypes.bool_)
+    if bools == 2:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if bools == 1:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
+                   beta=1.0):
+    _warn_size(input, target)
+    reduction = _legacy(size_average, reduce, reduction)
+    x, t = _broadcast_tensors(input, target)
+    if beta == 0.0:
+        return _l1(x, t, reduction)
+    red = _get_enum(reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    return _pointwise(SMOOTH_L1_LOSS, "smooth_l1_cpu", x, t, red, float(beta))
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa: A002
+    _warn_size(input, target)
+    x, t = _broadcast_tensors(input, target)
+
+    def fused(red):
+        if delta <= 0:
+            raise RuntimeError("huber_loss does not support non-positive values for delta.")
+        return _pointwise(HUBER_LOSS, "huber_cpu", x, t, red, float(delta), out_input_dtype=True)
+
+    if weight is None:
+        return fused(_get_enum(reduction))
+    from .reduce import mean as _mean
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    return _weighted_reduction(fused(_NONE) * weight, reduction, _mean)
+
+
+# ---- binary cross entropy --------------------------------------------------------------------
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
+                         reduction="mean"):
+    red = _get_enum(_legacy(size_average, reduce, reduction))
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input "
+                         f"size ({input.size()}) is deprecated. Please ensure they have the same "
+                         "size.")
+    wshape = None
+    if weight is not None:
+        wshape = _broadcast_shapes_ref(tuple(target.shape), tuple(weight.shape))
+    _not_differentiable("binary_cross_entropy", "weight", weight)
+    if target.dtype is not input.dtype:
+        raise RuntimeError(f"Found dtype {_name(target.dtype)} but expected "
+                           f"{_name(input.dtype)}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for "
+                                  f"'{_name(input.dtype)}'")
+    dt = input.dtype.np
+    xv, tv = np.asarray(input._data), np.asarray(target._data)
+    bad_x = ~((xv >= 0) & (xv <= 1))
+    bad_t = ~((tv >= 0) & (tv <= 1))
+    bad = np.flatnonzero(bad_x | bad_t)
+    if bad.size:
+        which = "input" if bad_x.reshape(-1)[bad[0]] else "target"
+        raise RuntimeError(f"all elements of {which} should be between 0 and 1")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = (tv - 1) * np.maximum(np.log1p(-xv), dt.type(-100)) \
+            - tv * np.maximum(np.log(xv), dt.type(-100))
+    iat, wv = [red, -1], ()
+    if weight is not None:
+        w = np.asarray(weight._data)
+        _in_place_shape(input.shape, wshape)
+        value = value * np.broadcast_to(w, wshape).astype(dt)
+        iat = [red, w.ndim, *w.shape]
+        wv = (w,)
+    value, scale = _reduce_value(value, red, input.dtype)
+    return record(BINARY_CROSS_ENTROPY, value if value.ndim else value[()], (input, target),
+                  iat, _fat(scale, *wv))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,  # noqa: A002
+                                     reduce=None, reduction="mean", pos_weight=None):
+    red = _get_enum(_legacy(size_average, reduce, reduction))
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size "
+                         f"({input.size()})")
+    fn = "binary_cross_entropy_with_logits"
+    _not_differentiable(fn, "weight", weight)
+    _not_differentiable(fn, "pos_weight", pos_weight)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for "
+                                  f"'{_name(input.dtype)}'")
+    shape = tuple(input.shape)
+    if pos_weight is not None:  # (pos_weight - 1) * target, then log_sigmoid *= that
+        from .record import shape_error_broadcast
+        err = shape_error_broadcast(tuple(pos_weight.shape), shape)
+        if err is not None:
+            raise err
+        _in_place_shape(shape, np.broadcast_shapes(tuple(pos_weight.shape), shape))
+    if target.dtype is dtypes.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if not target.dtype.is_floating_point:
+        raise RuntimeError(f"result type {_name(input.dtype)} can't be cast to the desired "
+                           f"output type {_name(target.dtype)}")
+    if weight is not None:
+        _in_place_shape(shape, tuple(weight.shape))
+    ct = dtypes.promote(input.dtype, target.dtype)
+    x = np.asarray(input._data).astype(ct.np, copy=False)
+    t = np.asarray(target._data).astype(ct.np, copy=False)
+    log_sig = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+    iat, parts = [red, -1, -1], []
+    if pos_weight is not None:
+        pw = np.asarray(pos_weight._data)
+        log_sig = log_sig * ((pw.astype(ct.np) - 1) * t + 1)
+        iat[2] = pw.ndim
+    value = (1 - t) * x - log_sig
+    if weight is not None:
+        w = np.asarray(weight._data)
+        value = value * w.astype(ct.np)
+        iat[1] = w.ndim
+        iat += list(w.shape)
+        parts.append(w)
+    if pos_weight is not None:
+        iat += list(pw.shape)
+        parts.append(pw)
+    value, scale = _reduce_value(value, red, ct)
+    value = np.asarray(value).astype(target.dtype.np)  # torch computes in target's buffer
+    return record(BINARY_CROSS_ENTROPY_WITH_LOGITS, value if value.ndim else value[()],
+                  (input, target), iat, _fat(scale, *parts))
+
+
+# ---- nll_loss --------------------------------------------------------------------------------
+def _check_target_dtype(target):
+    if target.dtype is not dtypes.int64:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_name(target.dtype)}")
+
+
+def _nll_record(op, input, target, weight, red, ignore_index, out_shape, two_d):  # noqa: A002
+    """The nll node on ``input`` (N, C, *d) or (C,): sample i of the flattened target picks
+    input[n, target_i, s]; positions and classes go to ``iat``, class weights to ``fat``."""
+    nc = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if not input.dtype.is_floating_point:
+        frame = "nll_loss2d_forward_out_frame" if two_d else "nll_loss_out_frame"
+        raise NotImplementedError(f"\"{frame}\" not implemented for '{_name(input.dtype)}'")
+    if weight is not None and weight.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {_name(input.dtype)} but found "
+                           f"{_name(weight.dtype)}")
+    t = np.asarray(target._data, np.int64).reshape(-1)
+    valid = t != ignore_index
+    oob = valid & ((t < 0) | (t >= nc))
+    if oob.any():
+        raise IndexError(f"Target {t[np.argmax(oob)]} is out of bounds.")
+    cls = np.where(valid, t, 0)
+    if input.ndim > 1:
+        n = input.shape[0]
+        ns = t.size // n if n else 0
+        i = np.arange(t.size, dtype=np.int64)
+        pos = (i // ns) * (nc * ns) + cls * ns + i % ns if ns else i
+    else:
+        pos = cls.astype(np.int64)
+    pos = np.where(valid, pos, -1)
+    dt = input.dtype.np
+    xv = np.asarray(input._data).reshape(-1)
+    w_cls = np.ones(nc, dt) if weight is None else np.asarray(weight._data).reshape(-1)
+    w = np.where(valid, w_cls[cls] if nc else 0, 0).astype(dt)
+    picked = xv[np.where(valid, pos, 0)] if xv.size else np.zeros(t.size, dt)
+    losses = np.where(valid, -(w * picked), dt.type(0)).astype(dt)
+    if red == _NONE:
+        value, scale = losses.reshape(out_shape), 1.0
+    elif red == _SUM:
+        value, scale = losses.sum(dtype=dt), 1.0
+    else:
+        total = w.sum(dtype=dt)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = dt.type(losses.sum(dtype=dt) / total)
+            scale = float(np.float64(1.0) / np.float64(total))
+    iat = np.concatenate([np.array([red], np.int64), pos, cls.astype(np.int64)])
+    fat = _fat(scale) if weight is None else _fat(scale, w_cls)
+    value = np.asarray(value, dt)
+    return record(op, value if value.ndim else value[()], (input,), iat, fat)
+
+
+def _nll_1d_2d(input, target, weight, red, ignore_index):  # noqa: A002
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    _check_target_dtype(target)
+    if input.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
+                         f"{target.shape[0]}")
+    nc = input.shape[-1]
+    if weight is not None and not (weight.ndim == 1 and weight.numel() == nc):
+        raise RuntimeError(f"weight tensor should be defined either for all {nc} classes or no "
+                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+    out_shape = (input.shape[0],) if input.ndim == 2 else ()
+    return _nll_record(NLL_LOSS, input, target, weight, red, ignore_index, out_shape, False)
+
+
+def _nll_2d_checks(ishape, target, weight, tshape=None):
+    tshape = tuple(target.shape) if tshape is None else tshape
+    if len(tshape) != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {len(tshape)}")
+    _check_target_dtype(target)
+    if weight is not None and weight.numel() != ishape[1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if (ishape[0], ishape[2], ishape[3]) != tshape:
+        raise RuntimeError(f"size mismatch (got input: {list(ishape)} , target: {list(tshape)}")
+
+
+def _nll_nd(input, target, weight, red, ignore_index):  # noqa: A002
+    """torch's nll_loss_nd: 1-D/2-D input nll_loss, 4-D nll_loss2d, other ranks folded into
+    nll_loss2d (and, for reduction='none', viewed back: ViewBackward0)."""
+    from .shape import view
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if input.ndim != 1 and input.shape[0] != (target.shape[0] if target.ndim else 0):
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({target.shape[0] if target.ndim else 0}).")
+    if input.ndim <= 2:
+        _not_differentiable("nll_loss_forward", "weight", weight)
+        return _nll_1d_2d(input, target, weight, red, ignore_index)
+    if input.ndim == 4:
+        _not_differentiable("nll_loss2d_forward", "weight", weight)
+        _nll_2d_checks(tuple(input.shape), target, weight)
+        return _nll_record(NLL_LOSS2D, input, target, weight, red, ignore_index,
+                           tuple(target.shape), True)
+    n, c = input.shape[0], input.shape[1]
+    out_size = (n, *input.shape[2:])
+    if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {list(out_size)}, got {list(target.shape)}")
+    # folded to (N, C, 1, S) as torch views it: the positions on the original layout are the
+    # same, so the node is recorded on the input itself
+    _not_differentiable("nll_loss2d_forward", "weight", weight)
+    ns = int(np.prod(input.shape[2:]))
+    _nll_2d_checks((n, c, 1, ns), target, weight, (n, 1, ns))
+    out = _nll_record(NLL_LOSS2D, input, target, weight, red, ignore_index, (n, 1, ns), True)
+    if red != _NONE:
+        return out
+    return view(out, *out_size)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,  # noqa: A002
+             reduce=None, reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    return _nll_nd(input, target, weight, _get_enum(reduction), ignore_index)
+
+
+# ---- cross_entropy ---------------------------------------------------------------------------
+def _log_softmax(input, class_dim):  # noqa: A002
+    from .reduce import log_softmax
+    if not input.dtype.is_floating_point:
+        kind = "log_softmax_lastdim_kernel_impl" if class_dim == input.ndim - 1 else \
+            "log_softmax_kernel_impl"
+        raise NotImplementedError(f"\"{kind}\" not implemented for '{_name(input.dtype)}'")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {class_dim} but tensor has no dimensions")
+    return log_softmax(input, class_dim)
+
+
+def _class_view(weight, ndim, class_dim):
+    """The class weights shaped to broadcast along ``class_dim`` of an ``ndim``-d tensor."""
+    from .shape import view
+    if ndim <= 1:
+        return weight
+    shape = [1] * ndim
+    shape[class_dim] = weight.shape[0]
+    return view(weight, *shape)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,  # noqa: A002
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    reduction = _legacy(size_average, reduce, reduction)
+    red = _get_enum(reduction)
+    if tuple(input.shape) == tuple(target.shape):
+        # class probabilities
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(f"Expected floating point type for target with class "
+                               f"probabilities, got {_name(target.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return _ce_probabilities(input, target, weight, red, label_smoothing)
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                               f"{_cfmt(label_smoothing)}")
+        return _ce_label_smoothing(input, target, weight, red, ignore_index, label_smoothing)
+    class_dim = 0 if input.ndim == 1 else 1
+    return _nll_nd(_log_softmax(input, class_dim), target, weight, red, ignore_index)
+
+
+def _ce_probabilities(input, target, weight, red, label_smoothing):  # noqa: A002
+    from .pointwise import neg, unary
+    from .reduce import sum as _sum
+    class_dim = 0 if input.ndim == 1 else 1
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {class_dim} but tensor has no dimensions")
+    n_classes = input.shape[class_dim]
+    if weight is not None and not (weight.ndim == 1 and weight.numel() == n_classes):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
+                           f"{n_classes} classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+    logp = _log_softmax(input, class_dim)
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                               f"{_cfmt(label_smoothing)}")
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    prod = logp * target
+    if weight is not None:
+        prod = prod * _class_view(weight, logp.ndim, class_dim)
+    if red == _MEAN:
+        if logp.numel() == 0:
+            return neg(_sum(prod) * float("nan"))
+        return unary("loss_div_count", neg(_sum(prod)), float(logp.numel() // n_classes))
+    if red == _SUM:
+        return neg(_sum(prod))
+    return neg(_sum(prod, class_dim))
+
+
+def _ce_label_smoothing(input, target, weight, red, ignore_index, label_smoothing):  # noqa: A002
+    from .pointwise import masked_fill, neg
+    from .reduce import sum as _sum
+    class_dim = 0 if input.ndim == 1 else 1
+    logp = _log_softmax(input, class_dim)
+    nll = _nll_nd(logp, target, weight, red, ignore_index)
+    n_classes = logp.shape[class_dim]
+    ignore = np.asarray(target._data) == ignore_index
+    if weight is not None:
+        smooth = neg(_sum(logp * _class_view(weight, logp.ndim, class_dim), class_dim))
+    else:
+        smooth = neg(_sum(logp, class_dim))
+    smooth = masked_fill(smooth, ignore, 0.0)
+    if red == _MEAN:
+        if weight is not None:
+            t = np.asarray(target._data)[~ignore].reshape(-1)
+            denom = float(np.asarray(weight._data)[t].sum(dtype=weight.dtype.np))
+        else:
+            denom = float((~ignore).sum())
+        total = _sum(smooth)
+        if denom != 0:
+            ret = total / denom
+        else:  # x / 0 without a division (the compiled kernels would raise)
+            ret = total * (float("nan") if total.item() == 0 else float("inf"))
+    elif red == _SUM:
+        ret = _sum(smooth)
+    else:
+        ret = smooth
+    return nll * (1 - label_smoothing) + ret * (label_smoothing / n_classes)
+
+
+# ---- kl_div ----------------------------------------------------------------------------------
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
+           log_target=False):
+    from .pointwise import exp, log, where
+    from .reduce import mean as _mean
+    from .reduce import sum as _sum
+    if size_average is not None or reduce is not None:
+        red = _get_enum(legacy_get_string(size_average, reduce))
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                          "the support size.'batchmean' divides only by the batch size, and "
+                          "aligns with the KL div math definition.'mean' will be changed to "
+                          "behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        red = _SUM if reduction == "batchmean" else _get_enum(reduction)
+    if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        out = exp(target) * (target - input)
+    else:
+        # xlogy(target, target), 0 where target == 0 (log sees 1 there: its derivative stays
+        # finite, where torch's is nan)
+        out = target * log(where(np.asarray(target._data) == 0, 1.0, target)) - target * input
+    if red == _MEAN:
+        out = _mean(out)
+    elif red == _SUM:
+        out = _sum(out)
+    if reduction == "batchmean" and input.ndim != 0:
+        # an empty batch: 0 / 0 without a division (the compiled kernels would raise)
+        out = out / input.shape[0] if input.shape[0] else out * float("nan")
+    return out
+
+
+# ---- differentiable derivatives (create_graph) ------------------------------------------------
+def _cast(ctx, k, t):
+    from .pointwise import to_dtype
+    return to_dtype(t, dtypes.from_numpy_dtype(ctx.dtypes[k]))
+
+
+def _g(ctx, g):
+    """The upstream gradient as it multiplies each element (scaled for a reduced loss)."""
+    if ctx.iat[0] == _NONE:
+        return g
+    s = ctx.fat[0]
+    return g if s == 1.0 else g * s
+
+
+def _out(ctx, gx, gt):
+    return [_cast(ctx, 0, gx()) if ctx.needs[0] else None,
+            _cast(ctx, 1, gt()) if ctx.needs[1] else None]
+
+
+@vjp_rule(MSE_LOSS)
+def _mse_vjp(ctx, g):
+    r = _g(ctx, g) * (ctx.x(0) - ctx.x(1)) * 2.0
+    return _out(ctx, lambda: r, lambda: -r)
+
+
+@vjp_rule(SMOOTH_L1_LOSS, HUBER_LOSS)
+def _smooth_vjp(ctx, g):
+    from .pointwise import sign, where
+    d = ctx.x(0) - ctx.x(1)
+    p = ctx.fat[1]
+    inside = np.abs(np.asarray(d._data)) < p
+    if ctx.op is SMOOTH_L1_LOSS:
+        slope = where(inside, d / p, sign(d))
+    else:
+        slope = where(inside, d, sign(d) * p)
+    r = _g(ctx, g) * slope
+    return _out(ctx, lambda: r, lambda: -r)
+
+
+def _weights(ctx, shape, dt):
+    """(weight, pos_weight) of a BCE node as constants broadcast to ``shape`` (or None)."""
+    from .vjp import const
+    iat, fat = [int(v) for v in ctx.iat], np.asarray(ctx.fat[1:], np.float64)
+    if ctx.op is BINARY_CROSS_ENTROPY:
+        shapes = [tuple(iat[2:2 + iat[1]]) if iat[1] >= 0 else None, None]
+    else:
+        nw = max(iat[1], 0)
+        shapes = [tuple(iat[3:3 + nw]) if iat[1] >= 0 else None,
+                  tuple(iat[3 + nw:3 + nw + max(iat[2], 0)]) if iat[2] >= 0 else None]
+    out, off = [], 0
+    for s in shapes:
+        if s is None:
+            out.append(None)
+            continue
+        n = int(np.prod(s)) if s else 1
+        out.append(const(np.broadcast_to(fat[off:off + n].reshape(s), shape).astype(dt), dt))
+        off += n
+    return out
+
+
+@vjp_rule(BINARY_CROSS_ENTROPY)
+def _bce_vjp(ctx, g):
+    from .pointwise import clamp, log, log1p, neg
+    x, t = ctx.x(0), ctx.x(1)
+    gs = _g(ctx, g)
+    w, _ = _weights(ctx, tuple(ctx.shapes[0]), np.asarray(x._data).dtype)
+    if w is not None:
+        gs = gs * w
+    return _out(ctx, lambda: gs * (x - t) / clamp((1 - x) * x, min=_BCE_EPS),
+                lambda: gs * (log1p(neg(x)) - log(x)))
+
+
+def _log_sigmoid(x):
+    from .pointwise import abs as _abs
+    from .pointwise import exp, log1p, minimum, neg
+    return minimum(x, 0.0) - log1p(exp(neg(_abs(x))))
+
+
+@vjp_rule(BINARY_CROSS_ENTROPY_WITH_LOGITS)
+def _bce_logits_vjp(ctx, g):
+    from .pointwise import sigmoid
+    x, t = ctx.x(0), ctx.x(1)
+    gs = _g(ctx, g)
+    dt = np.result_type(np.asarray(x._data).dtype, np.asarray(t._data).dtype)
+    w, pw = _weights(ctx, tuple(ctx.shapes[0]), dt)
+    if w is not None:
+        gs = gs * w
+    if pw is None:
+        return _out(ctx, lambda: gs * (sigmoid(x) - t), lambda: -(gs * x))
+
+    def gx():
+        pt = pw * t
+        return gs * ((pt + 1 - t) * sigmoid(x) - pt)
+
+    def gt():
+        ls = _log_sigmoid(x)
+        return gs * ((ls - x) - pw * ls)
+
+    return _out(ctx, gx, gt)
+
+
+@vjp_rule(NLL_LOSS, NLL_LOSS2D)
+def _nll_vjp(ctx, g):
+    from .index import gather_flat, index_add_flat
+    from .vjp import const
+    iat = np.asarray(ctx.iat, np.int64)
+    m = (iat.shape[0] - 1) // 2
+    pos, cls = iat[1:1 + m], iat[1 + m:]
+    valid = pos >= 0
+    dt = ctx.dtypes[0]
+    w = np.asarray(ctx.fat[1:], np.float64)[cls[valid]] if len(ctx.fat) > 1 else \
+        np.ones(int(valid.sum()))
+    scale = ctx.fat[0] if ctx.iat[0] != _NONE else 1.0
+    coef = const((-w * scale).astype(dt), dt)
+    if ctx.iat[0] == _NONE:
+        per = gather_flat(g, np.flatnonzero(valid), (int(valid.sum()),)) * coef
+    else:
+        per = g * coef
+    return [index_add_flat(per, pos[valid], tuple(ctx.shapes[0]), unique=True)]
