@@ -91,6 +91,53 @@ SEED_002_NONSCALAR_OUTPUT = """Error: grad can be implicitly created only for sc
 Gradients: tensor([2., 2., 2.])
 """
 
+SEED_004_SAMPLE_MODEL = """
+import torch
+import torch.nn as nn
+import torch.optim as optim
+
+# Simple linear model
+model = nn.Linear(1, 1)
+
+# Sample input and target
+x = torch.tensor([[1.0], [2.0], [3.0]])
+y = torch.tensor([[2.0], [4.0], [6.0]])
+
+# Mean squared error loss
+criterion = nn.MSELoss()
+
+# Optimizer
+optimizer = optim.SGD(model.parameters(), lr=0.1)
+
+# Forward pass
+output = model(x)
+
+# Compute loss
+loss = criterion(output, y)
+print(f"Loss before backward: {loss.item():.4f}")
+
+# Backward pass to compute gradients
+loss.backward()
+
+# Print gradients of model parameters
+for name, param in model.named_parameters():
+    print(f"Gradients for {name}: {param.grad}")
+
+# Update weights
+optimizer.step()
+
+# Forward pass after update
+output2 = model(x)
+loss2 = criterion(output2, y)
+print(f"Loss after one update: {loss2.item():.4f}")
+"""
+# The model's initial weights are random: to compare with torch line by line, the tests fix
+# them right after the model is made (the seed's own run prints whatever its draw gives).
+SEED_004_FIXED_WEIGHTS = SEED_004_SAMPLE_MODEL.replace(
+    "model = nn.Linear(1, 1)\n",
+    "model = nn.Linear(1, 1)\nwith torch.no_grad():\n    model.weight.fill_(0.5)\n"
+    "    model.bias.fill_(-0.3)\n")
+
 SCRIPTS = {
     "000-example-1": (SEED_000_EXAMPLE_1, SEED_000_OUTPUT_1),
     "000-example-2": (SEED_000_EXAMPLE_2, SEED_000_OUTPUT_2),
@@ -98,6 +145,7 @@ SCRIPTS = {
     "001-simple": (SEED_001_SIMPLE, "tensor(4.)\n"),
     "002-pow": (SEED_002_POW, SEED_002_POW_OUTPUT),
     "002-nonscalar": (SEED_002_NONSCALAR, SEED_002_NONSCALAR_OUTPUT),
+    "004-sample-model": (SEED_004_FIXED_WEIGHTS, None),
 }
 
 

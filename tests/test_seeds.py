@@ -36,3 +36,15 @@ def test_the_tour_runs_and_prints_real_gradients(capsys):
     assert "Gradients: tensor([2., 2., 2.])" in out
     assert "d/dx x^3 = 12, d2 = 12, d3 = 6" in out
     assert "tour done" in out
+
+
+def test_seed_004_as_written_trains_and_lowers_the_loss():
+    """The seed's script verbatim (random initial weights): it runs, prints a gradient for
+    weight and bias, and one SGD step lowers the loss."""
+    from numbagrad.seed_examples import SEED_004_SAMPLE_MODEL
+    lines = run_script(SEED_004_SAMPLE_MODEL, numbagrad).splitlines()
+    assert lines[1].startswith("Gradients for weight: tensor([[")
+    assert lines[2].startswith("Gradients for bias: tensor([")
+    before = float(lines[0].split(": ")[1])
+    after = float(lines[3].split(": ")[1])
+    assert after < before
