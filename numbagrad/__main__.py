@@ -129,6 +129,11 @@ def warmup():
     from numbagrad.optim import _kernels as optim_kernels
     optim_kernels.warmup()
     print(f"  optimizer kernels ready in {time.perf_counter() - t1:.1f} s", flush=True)
+    t2 = time.perf_counter()
+    from numbagrad.ops import conv
+    conv.warmup()
+    print(f"  convolution and pooling kernels ready in {time.perf_counter() - t2:.1f} s",
+          flush=True)
 
 
 def main(argv):

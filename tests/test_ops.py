@@ -222,3 +222,31 @@ def test_every_op_has_a_rule_a_sample_and_a_dispatch_branch():
         assert op.grads is not None or op.vjp, f"{op.name} has no differentiable derivative"
         assert _samples(op), f"{op.name} has no test sample"
         assert f"c == {op.code}:  # {op.name}" in source, f"{op.name} missing from the sweep"
+
+
+def _parallel_callees(fn, seen):
+    """The parallel=True @njit functions that ``fn`` (an @njit function) may call,
+    directly or through other @njit functions of its module globals."""
+    from numba.core.registry import CPUDispatcher
+    found = []
+    for name in fn.py_func.__code__.co_names:
+        callee = fn.py_func.__globals__.get(name)
+        if not isinstance(callee, CPUDispatcher) or callee in seen:
+            continue
+        seen.add(callee)
+        if callee.targetoptions.get("parallel"):
+            found.append(callee.__name__)
+        found += _parallel_callees(callee, seen)
+    return found
+
+
+def test_no_sweep_kernel_calls_a_parallel_function():
+    # the sweep calls these kernels; a cached serial function that calls a parallel=True one
+    # segfaults once it is loaded from Numba's cache (numba #8578): big nodes must get their
+    # parallelism from Python (numpy_bw or the generated parallel elementwise kernels)
+    from numba.core.registry import CPUDispatcher
+    kernels = {op.kernel for op in OPS if isinstance(op.kernel, CPUDispatcher)}
+    assert kernels, "no table kernel given as a function: the check would check nothing"
+    for kernel in kernels:
+        assert not kernel.targetoptions.get("parallel"), kernel.__name__
+        assert _parallel_callees(kernel, set()) == [], kernel.__name__

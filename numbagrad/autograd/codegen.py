@@ -350,6 +350,10 @@ def _extension_kernels(ops):
 
 
 
+def _defining_file(kernel):
+    return inspect.getsourcefile(kernel.py_func if hasattr(kernel, "py_func") else kernel)
+
+
 def cache_dir():
     base = os.environ.get("NUMBAGRAD_CACHE_DIR")
     if base:
@@ -372,11 +376,13 @@ def load(ops=None):
     source = generate_source(ops)
     h = _salt()
     h.update(source.encode())
-    # an extension kernel's source is part of the key: Numba's cache of the sweep would not
-    # notice that a function it calls has changed
+    # The whole file defining each kernel given as a function is part of the key, not just
+    # the kernel's source: Numba's cache of the sweep notices no change in a function the
+    # sweep calls, nor in the helpers those call (a stale sweep can crash), and helpers live
+    # beside their kernel. Editing such a file therefore recompiles the sweep.
     extensions = _extension_kernels(registry.OPS if ops is None else ops)
-    for k in extensions:
-        h.update(inspect.getsource(k.py_func if hasattr(k, "py_func") else k).encode())
+    for path in sorted({_defining_file(k) for k in extensions}):
+        h.update(Path(path).read_bytes())
     name = "numbagrad_sweep_" + h.hexdigest()[:16]
     if name in sys.modules:
         return sys.modules[name]

@@ -3,6 +3,15 @@ and are re-exported here once declared)."""
 
 import numpy as np
 
+from ..ops.conv import (  # noqa: F401
+    adaptive_avg_pool2d,
+    avg_pool2d,
+    conv1d,
+    conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
+    max_pool2d,
+)
 from ..ops.loss import (  # noqa: F401
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
