@@ -414,15 +414,21 @@ def test_lbfgs_matches_torch_float64(kw, monkeypatch):
     ours, lo, counts, opt = _lbfgs(ng, np.float64, kw)
     theirs, lt, tcounts, topt = _lbfgs(torch, np.float64, kw)
     # L-BFGS without a line search amplifies rounding: 60 iterations from initial weights
-    # moved by 1e-13 move torch's own trajectory by up to 1e-2 here. We must stay far closer
-    # to torch than that (we are ~1000x closer).
+    # moved by 1e-13 move torch's own trajectory by 1e-2 or more. We must stay far closer to
+    # torch than that (we are ~1000x closer) for as long as the trajectory is predictable at
+    # all: once torch's own 1e-13 perturbation has moved it by O(1) (on some CPUs by the 3rd
+    # step: summation order differs between BLAS kernels), no implementation can follow it.
     monkeypatch.setattr(__import__(__name__), "W0", W0 + 1e-13)
-    perturbed, _, _, popt = _lbfgs(torch, np.float64, kw)
+    perturbed, lp, _, popt = _lbfgs(torch, np.float64, kw)
     sensitivity = np.abs(perturbed - theirs).max(axis=1)
     err = np.abs(ours - theirs).max(axis=1)
-    assert np.all(err <= 1e-10 + 0.05 * sensitivity), (err, sensitivity)
-    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-8, atol=1e-10)
-    np.testing.assert_allclose(lo, lt, rtol=1e-8)
+    predictable = sensitivity < 1e-2
+    assert predictable[:2].all(), sensitivity
+    assert np.all(err[predictable] <= 1e-10 + 0.05 * sensitivity[predictable]), (err, sensitivity)
+    lo, lt, lp = map(np.array, (lo, lt, lp))
+    loss_err, loss_sensitivity = np.abs(lo - lt), np.abs(lp - lt)
+    assert np.all(loss_err[predictable] <= 1e-12 + 0.05 * loss_sensitivity[predictable]), (
+        loss_err, loss_sensitivity)
     assert counts == tcounts
     assert repr(opt) == repr(topt)
     sd, tsd = opt.state_dict(), topt.state_dict()
@@ -430,8 +436,10 @@ def test_lbfgs_matches_torch_float64(kw, monkeypatch):
     assert sorted(sd["state"][0]) == sorted(tsd["state"][0])
     for key in ("d", "prev_flat_grad"):
         ours_v, theirs_v = sd["state"][0][key].numpy(), tsd["state"][0][key].numpy()
-        sens = np.abs(popt.state_dict()["state"][0][key].numpy() - theirs_v).max()
-        assert np.abs(ours_v - theirs_v).max() <= 1e-10 + 0.05 * sens
+        assert ours_v.shape == theirs_v.shape
+        if predictable[-1]:  # the final state, once the trajectory is predictable to its end
+            sens = np.abs(popt.state_dict()["state"][0][key].numpy() - theirs_v).max()
+            assert np.abs(ours_v - theirs_v).max() <= 1e-10 + 0.05 * sens
 
 
 @pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
