@@ -6,6 +6,7 @@ import re
 import numpy as np
 
 from ..ops import registry
+from ..ops.linalg import Unwritten
 from . import anomaly, codegen
 from .tape import (
     F_BIG,
@@ -17,6 +18,7 @@ from .tape import (
     F_NIAT,
     F_SIZE,
     F_VOFF,
+    FLAG_BIG,
     FLAG_F32,
     FLAG_NEEDS_GRAD,
     NODE_FIELDS,
@@ -34,6 +36,11 @@ FREED_MSG = (
     "calling backward."
 )
 _EMPTY = np.empty(0)
+# a reached node with these flags (big, needing a gradient) is one the sweep hands to Python
+_BIG_NEEDS = FLAG_NEEDS_GRAD | FLAG_BIG
+# op -> its inputs whose numpy_bw gradient is a matrix product (linalg._add_product): such a
+# target may be transposed (filled in its own layout) or Unwritten (stored, not added)
+_LAYOUT_AWARE = {"addmm": (1, 2), "mm": (0, 1)}
 
 
 def sweep_module():
@@ -120,6 +127,13 @@ class _Run:
             if status == 1:
                 self.big_node(i)
                 start = i - 1
+                # nodes the sweep would hand straight back (big, reached, needing a gradient)
+                # are taken here, sparing a sweep call each
+                while start >= 0 and t.touched[start] and \
+                        (t.nodes[start, F_FLAGS] & _BIG_NEEDS) == _BIG_NEEDS and \
+                        registry.OPS[t.nodes[start, F_CODE]].arity != 0:
+                    self.big_node(start)
+                    start -= 1
             elif status == 2:
                 raise RuntimeError(FREED_MSG)
             else:
@@ -153,16 +167,18 @@ class _Run:
 
     def _big_node(self, i):
         tape, nodes = self.tape, self.nodes
-        if i in tape.hooks:
+        if tape.hooks and i in tape.hooks:
             hooks, shape, dtype = tape.hooks[i]
             self.run_hooks(i, hooks, shape, dtype)
-        call = tape.functions.get(i)
-        if call is not None:
-            self.custom_function(i, call)
-            return
+        if tape.functions:
+            call = tape.functions.get(i)
+            if call is not None:
+                self.custom_function(i, call)
+                return
         op = registry.OPS[nodes[i, F_CODE]]
         argn = tape.arg_nodes(i)
-        needs = [bool(nodes[a, F_FLAGS] & FLAG_NEEDS_GRAD) for a in argn]
+        flags = [nodes[a, F_FLAGS] for a in argn]
+        needs = [bool(f & FLAG_NEEDS_GRAD) for f in flags]
         reads = set()
         for k, need in enumerate(needs):
             if need:
@@ -175,46 +191,82 @@ class _Run:
             if any(self.dirty[a] for a in checked):
                 raise RuntimeError(self.dirty_message(i))
         # One compute dtype per call: Numba's np.dot will not mix float32 and float64.
-        big = [tape.big_val[nodes[a, F_BIG]] for a in (i, *argn) if nodes[a, F_BIG] >= 0]
-        dt = np.result_type(*[b.dtype for b in big if b.dtype.kind == "f"] or [np.float64])
-        g = np.ascontiguousarray(self.adjoint(i, dt), dtype=dt)
-        y = self.value(i).astype(dt, copy=False) if "y" in reads else _EMPTY.astype(dt)
-        sh_y = np.array(tape.shape_of(i), np.int64)
+        big_val = tape.big_val
+        dts = {big_val[b].dtype for b in (nodes[a, F_BIG] for a in (i, *argn)) if b >= 0}
+        if len(dts) == 1:
+            dt = dts.pop()
+            if dt.kind != "f":
+                dt = np.dtype(np.float64)
+        else:
+            dt = np.result_type(*[d for d in dts if d.kind == "f"] or [np.float64])
+        g = self.adjoint(i, dt)
+        if g.dtype != dt:
+            g = g.astype(dt)
+        sh_y = tape.shape_of(i)
         row = nodes[i]
         ia = self.iat[row[F_IAT]:row[F_IAT] + row[F_NIAT]]
         fa = self.fat[row[F_FAT]:row[F_FAT] + row[F_NFAT]]
+        products = _LAYOUT_AWARE.get(op.name, ()) if i not in tape.sites else ()
         grads, sinks = [], []
-        for a, need in zip(argn, needs):
-            target = self.adjoint(a, dt) if need else _EMPTY
-            if need and target.dtype != dt:
+        reached = list(argn)
+        for k, (a, need) in enumerate(zip(argn, needs)):
+            if not need:
+                grads.append(None)
+                continue
+            if k in products:
+                # The product's backward (linalg._add_product) fills a transposed target in
+                # its own layout, and stores into an Unwritten one with no temporary.
+                src = tape.transposes.get(a)
+                if src is not None and nodes[src, F_VOFF] < 0:
+                    # a t() node only this product consumes: hand over its input's gradient,
+                    # transposed, so the product lands in that input's own layout
+                    target = self.big_adj.get(src)
+                    if target is None or target.dtype == dt:
+                        reached[k] = src
+                        if target is None:
+                            target = self.big_adj[src] = np.empty(nodes[src, F_SIZE], dt)
+                            grads.append(target.reshape(tape.shape_of(src)).T.view(Unwritten))
+                        else:
+                            grads.append(target.reshape(tape.shape_of(src)).T)
+                        continue
+                elif nodes[a, F_VOFF] < 0 and a not in self.big_adj:
+                    target = self.big_adj[a] = np.empty(nodes[a, F_SIZE], dt)
+                    grads.append(target.view(Unwritten))
+                    continue
+            target = self.adjoint(a, dt)
+            if target.dtype != dt:
                 grads.append(np.zeros(target.shape, dt))
                 sinks.append((target, grads[-1]))
             else:
-                grads.append(target if need else _EMPTY.astype(dt))
-        shapes = [np.array(tape.shape_of(a), np.int64) for a in argn]
-        mod = sweep_module()
-        if op.arity == -1:
-            kernel = getattr(mod, codegen.kernel_name(op))
-            for k in range(len(argn)):
-                if needs[k]:
-                    kernel(g, grads[k], sh_y, shapes[k], k, ia, fa)
+                grads.append(target)
+        if op.numpy_bw is not None and op.arity != -1:
+            xs = [self.array(a, dt) if f"x{k}" in reads else None for k, a in enumerate(argn)]
+            gxs = [None if gx is None else gx.reshape(tape.shape_of(a))
+                   for a, gx in zip(argn, grads)]
+            op.numpy_bw(g.reshape(sh_y), xs, gxs, ia, fa)
         else:
-            xs = [self.value(a).astype(dt, copy=False) if f"x{k}" in reads and
-                  op.numpy_bw is None else _EMPTY.astype(dt) for k, a in enumerate(argn)]
-            if op.numpy_bw is not None:
-                xs = [self.array(a, dt) if f"x{k}" in reads else None
-                      for k, a in enumerate(argn)]
-                gxs = [grads[k].reshape(tuple(shapes[k])) if needs[k] else None
-                       for k in range(len(argn))]
-                op.numpy_bw(g.reshape(tuple(sh_y)), xs, gxs, ia, fa)
+            empty = _EMPTY.astype(dt)
+            grads = [empty if gx is None else gx for gx in grads]
+            shapes = [np.array(tape.shape_of(a), np.int64) for a in argn]
+            sh = np.array(sh_y, np.int64)
+            mod = sweep_module()
+            if op.arity == -1:
+                kernel = getattr(mod, codegen.kernel_name(op))
+                for k in range(len(argn)):
+                    if needs[k]:
+                        kernel(g, grads[k], sh, shapes[k], k, ia, fa)
             else:
+                y = self.value(i).astype(dt, copy=False) if "y" in reads else empty
+                xs = [self.value(a).astype(dt, copy=False) if f"x{k}" in reads else empty
+                      for k, a in enumerate(argn)]
                 kernel = getattr(mod, codegen.kernel_name(op, parallel=True))
-                kernel(g, y, *xs, *grads, sh_y, *shapes, *needs, ia, fa)
+                kernel(g, y, *xs, *grads, sh, *shapes, *needs, ia, fa)
         for target, tmp in sinks:
             target += tmp
-        for a, need in zip(argn, needs):
+        touched = self.touched
+        for a, need in zip(reached, needs):
             if need:
-                self.touched[a] = 1
+                touched[a] = 1
         if not self.retain:
             self.freed[i] = 1
 

@@ -48,7 +48,8 @@ BIG = int(os.environ.get("NUMBAGRAD_BIG_THRESHOLD", 32768))
 class Tape:
     __slots__ = ("nodes", "args", "shapes", "iat", "fat", "val", "big_val", "sources",
                  "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
-                 "live", "serial", "bridges", "hooks", "functions", "names", "sites", "__weakref__")
+                 "live", "serial", "bridges", "hooks", "functions", "names", "sites", "transposes",
+                 "__weakref__")
 
     def __init__(self):
         self.nodes = array("q")
@@ -73,6 +74,10 @@ class Tape:
         self.functions = {}  # node -> the custom autograd.Function call recorded there
         self.names = {}  # node -> grad_fn name shown instead of its op's (custom Functions)
         self.sites = {}  # node -> forward call site, recorded in anomaly mode
+        # t() node -> its input's node, for transposes whose only consumer is the matrix
+        # product F.linear recorded them for: that product's backward writes the input's
+        # gradient in the input's own layout (engine.py), so no strided scatter is needed
+        self.transposes = {}
 
     def __len__(self):
         return len(self.nodes) // NODE_FIELDS

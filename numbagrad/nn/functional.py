@@ -48,14 +48,18 @@ def mish(x, inplace=False):
 def linear(input, weight, bias=None):  # noqa: A002 - torch's names
     """torch's F.linear: addmm for 2-d input with a bias (AddmmBackward0), the same on the
     flattened rows plus a view otherwise; matmul without a bias."""
-    from ..ops.linalg import addmm, matmul
-    from ..ops.shape import reshape, t
+    from ..ops.linalg import addmm, matmul, weight_t
+    from ..ops.linalg import linear as linear_2d
+    from ..ops.shape import reshape
     if bias is None:
-        return matmul(input, t(weight))
+        return matmul(input, weight_t(weight))
+    out = linear_2d(input, weight, bias)  # the common case, checked once
+    if out is not None:
+        return out
     if input.ndim == 2:
-        return addmm(bias, input, t(weight))
+        return addmm(bias, input, weight_t(weight))
     rows = reshape(input, (-1, input.shape[-1]))
-    return reshape(addmm(bias, rows, t(weight)), (*input.shape[:-1], weight.shape[0]))
+    return reshape(addmm(bias, rows, weight_t(weight)), (*input.shape[:-1], weight.shape[0]))
 
 
 def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002

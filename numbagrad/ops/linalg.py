@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..autograd import grad_mode
 from ..tensor import Tensor, _make  # noqa: F401
 from .record import record
 from .registry import Sample, defop, vjp_rule
@@ -20,12 +21,37 @@ ADDMM = defop("addmm", "AddmmBackward0", 3, kernel="addmm_bw", saves=("x1", "x2"
                        Sample(((3, 2), (3, 4), (4, 2)), {"beta": 0.5, "alpha": 2.0},
                               "lib.addmm(x0, x1, x2, **kw)")], torch="addmm")
 # ---- big-node derivatives in NumPy: one BLAS call per product, accumulated in place ----------
+class Unwritten(np.ndarray):
+    """A gradient target nothing has written yet (uninitialized memory, np.empty): the
+    product's backward stores into it instead of adding, with no temporary. The engine
+    hands such targets only to the products' backward below (engine._LAYOUT_AWARE)."""
+
+
+def _add_product(target, left, right, alpha=1.0):
+    """target += alpha * (left @ right), computed in target's own layout: a transposed target
+    (the engine hands a t() node's gradient over as a transposed view of its input's, see
+    Tape.transposes) gets right.T @ left.T added to its C-ordered transpose, so the product
+    lands in place with no strided scatter."""
+    if not target.flags.c_contiguous and target.T.flags.c_contiguous:
+        target, left, right = target.T, right.T, left.T
+    if type(target) is Unwritten:
+        target = target.view(np.ndarray)
+        np.matmul(left, right, out=target)
+        if alpha != 1.0:
+            target *= target.dtype.type(alpha)
+        return
+    p = left @ right
+    if alpha != 1.0:
+        p *= p.dtype.type(alpha)
+    target += p
+
+
 def _mm_numpy(g, xs, gxs, iat, fat):
     a, b = xs
     if gxs[0] is not None:
-        gxs[0] += g @ b.T
+        _add_product(gxs[0], g, b.T)
     if gxs[1] is not None:
-        gxs[1] += a.T @ g
+        _add_product(gxs[1], a.T, g)
 
 
 def _mv_numpy(g, xs, gxs, iat, fat):
@@ -43,12 +69,10 @@ def _addmm_numpy(g, xs, gxs, iat, fat):
     if gxs[0] is not None:
         gxs[0] += unbroadcast_array(g if beta == 1.0 else g * g.dtype.type(beta),
                                     gxs[0].shape)
-    for k, prod in ((1, lambda: g @ b.T), (2, lambda: a.T @ g)):
-        if gxs[k] is not None:
-            p = prod()
-            if alpha != 1.0:
-                p *= p.dtype.type(alpha)
-            gxs[k] += p
+    if gxs[1] is not None:
+        _add_product(gxs[1], g, b.T, alpha)
+    if gxs[2] is not None:
+        _add_product(gxs[2], a.T, g, alpha)
 
 
 MM.numpy_bw, MV.numpy_bw = _mm_numpy, _mv_numpy
@@ -162,6 +186,38 @@ def addmm(c, a, b, *, beta=1, alpha=1):
         value = (beta * c._array() + value).astype(a._data.dtype)
         value = np.ascontiguousarray(np.broadcast_to(value, out_shape))
     return record(ADDMM, value, (c, a, b), (), (float(beta), float(alpha)))
+
+
+def linear(x, w, bias):
+    """F.linear's common case: 2-d input, 2-d weight and 1-d bias of one floating dtype with
+    matching sizes; records what ``addmm(bias, x, t(w))`` records (TBackward0 under
+    AddmmBackward0, as torch), with the argument checks done once on the NumPy arrays.
+    Returns None when the case does not apply (the caller takes the general path)."""
+    xd, wd, bd = x._data, w._data, bias._data
+    if type(xd) is not np.ndarray or type(wd) is not np.ndarray or \
+            type(bd) is not np.ndarray or xd.ndim != 2 or wd.ndim != 2 or bd.ndim != 1:
+        return None
+    dt = xd.dtype
+    if dt.kind != "f" or wd.dtype != dt or bd.dtype != dt or xd.shape[1] != wd.shape[1] or \
+            bd.shape[0] != wd.shape[0]:
+        return None
+    value = np.matmul(xd, wd.T)
+    value += bd
+    if not grad_mode.state.enabled or not (x._requires_grad or w._requires_grad or
+                                           bias._requires_grad):
+        return _make(value)
+    return record(ADDMM, value, (bias, x, weight_t(w)), (), (1.0, 1.0))
+
+
+def weight_t(w):
+    """``t(w)`` for F.linear, whose one matrix product is the only consumer of the result:
+    noted in Tape.transposes, so that product's backward writes w's gradient in w's own
+    layout (engine.py) instead of the t() node scattering it through a strided view."""
+    from .shape import t
+    wt = t(w)
+    if wt._tape is not None and w.ndim == 2:
+        wt._tape.transposes[wt._node] = wt._tape.arg_nodes(wt._node)[0]
+    return wt
 
 
 def matmul(a, b):

@@ -9,6 +9,7 @@ the dummy's memory; only pointer arithmetic happens.
 
 import numpy as np
 
+from ..autograd import grad_mode
 from ..tensor import Tensor, _make  # noqa: F401
 from .record import record
 from .registry import Sample, defop, vjp_rule
@@ -91,12 +92,15 @@ def _address(a):
     return a.__array_interface__["data"][0]
 
 
-def view_map(shape, fn, data=None, view=None):
+def view_map(shape, fn, data=None, view=None, same_start=False):
     """(offset, strides) of ``fn``'s view in the C-order element space of ``shape``. When
     the input ``data`` is C-contiguous its element space is that order already, so the
-    already-made ``view`` is read directly (no dummy array)."""
+    already-made ``view`` is read directly (no dummy array); ``same_start``: ``fn`` only
+    reorders axes (t, transpose), so the offset is 0 without reading addresses."""
     if data is not None and data.flags.c_contiguous and isinstance(view, np.ndarray):
         item = data.itemsize
+        if same_start:
+            return (0, *(s // item for s in view.strides))
         return ((_address(view) - _address(data)) // item, *(s // item for s in view.strides))
     base = np.zeros(1, np.uint8)
     dummy = np.lib.stride_tricks.as_strided(base, shape=shape, strides=c_strides(shape))
@@ -105,14 +109,14 @@ def view_map(shape, fn, data=None, view=None):
     return (offset, *v.strides)
 
 
-def as_view(op, x, fn, *, map_shape=None):
+def as_view(op, x, fn, *, map_shape=None, same_start=False):
     """Record ``fn`` (a NumPy view function) applied to ``x`` as the view op ``op``."""
     data = x._array()
     out = fn(data)
-    if op.kernel == _VIEW:
-        iat = view_map(data.shape, fn, data, out)
+    if op.kernel == _VIEW and (x._requires_grad and grad_mode.state.enabled):
+        iat = view_map(data.shape, fn, data, out, same_start)
     else:
-        iat = ()
+        iat = ()  # not recorded: no map needed
     t = record(op, out, (x,), iat)
     t._base = x if x._base is None else x._base
     t._vc = x._vc
@@ -223,7 +227,11 @@ def transpose(x, dim0, dim1):
 def t(x):
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
-    return as_view(T, x, lambda a: a.T)
+    return as_view(T, x, _transposed, same_start=True)
+
+
+def _transposed(a):
+    return a.T
 
 
 def reverse_dims(x):
