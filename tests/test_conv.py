@@ -572,3 +572,13 @@ def test_maxpool_module_return_indices():
     out_t, idx_t = torch.nn.MaxPool2d(2, return_indices=True)(torch.tensor(x))
     np.testing.assert_array_equal(idx.numpy(), idx_t.numpy())
     np.testing.assert_allclose(out.numpy(), out_t.numpy())
+
+
+@pytest.mark.parametrize("fn", ["max_pool2d", "avg_pool2d"])
+@pytest.mark.parametrize("kw", [dict(kernel_size=(1, 2, 3)), dict(kernel_size=2, stride=(1, 2, 3)),
+                                dict(kernel_size=2, padding=(1, 2, 3))],
+                         ids=["kernel_size", "stride", "padding"])
+def test_pooling_window_argument_errors_are_torchs(fn, kw):
+    x = _rand(1, 1, 6, 6)
+    msg = same(lambda lib: getattr(lib.nn.functional, fn)(lib.tensor(x), **kw))
+    assert msg.startswith(f"RuntimeError: {fn}: ")

@@ -1165,20 +1165,26 @@ def _size_at(x, d):
     return x.shape[d]
 
 
+def _pool_window_args(name, kernel_size, stride, padding):
+    """(kh, kw, sh, sw, ph, pw) with torch's messages; the stride defaults to the kernel."""
+    kh, kw = _pool_pair(kernel_size, f"{name}: kernel_size must either be a single int, or a "
+                        "tuple of two ints")
+    st = None if stride is None else _pool_pair(
+        stride, f"{name}: stride must either be omitted, a single int, or a tuple of two ints",
+        allow_empty=True)
+    sh, sw = st if st is not None else (kh, kw)
+    ph, pw = _pool_pair(padding, f"{name}: padding must either be a single int, or a tuple of "
+                        "two ints")
+    return kh, kw, sh, sw, ph, pw
+
+
 def _pool_value(x):
     return np.ascontiguousarray(x._array()).reshape(-1)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
                return_indices=False):
-    kh, kw = _pool_pair(kernel_size, "max_pool2d: kernel_size must either be a single int, "
-                        "or a tuple of two ints")
-    st = None if stride is None else _pool_pair(
-        stride, "max_pool2d: stride must either be omitted, a single int, or a tuple of two "
-        "ints", allow_empty=True)
-    sh, sw = st if st is not None else (kh, kw)
-    ph, pw = _pool_pair(padding, "max_pool2d: padding must either be a single int, or a "
-                        "tuple of two ints")
+    kh, kw, sh, sw, ph, pw = _pool_window_args("max_pool2d", kernel_size, stride, padding)
     dh, dw = _pool_pair(dilation, "max_pool2d: dilation must be either a single int, or a "
                         "tuple of two ints")
     x = input
@@ -1204,14 +1210,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
                count_include_pad=True, divisor_override=None):
-    kh, kw = _pool_pair(kernel_size, "avg_pool2d: kernel_size must either be a single int, "
-                        "or a tuple of two ints")
-    st = None if stride is None else _pool_pair(
-        stride, "avg_pool2d: stride must either be omitted, a single int, or a tuple of two "
-        "ints", allow_empty=True)
-    sh, sw = st if st is not None else (kh, kw)
-    ph, pw = _pool_pair(padding, "avg_pool2d: padding must either be a single int, or a "
-                        "tuple of two ints")
+    kh, kw, sh, sw, ph, pw = _pool_window_args("avg_pool2d", kernel_size, stride, padding)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     x = input
