@@ -10,12 +10,9 @@ from .ops.record import record
 from .ops.registry import BY_NAME
 from .tensor import Tensor, _make
 
-_TYPE_NAME = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-              "bool": "Bool"}
-
 
 def _desc(t):
-    return f"torch.{_TYPE_NAME[t.dtype.name]}Tensor [{', '.join(map(str, t.shape))}]"
+    return f"torch.{t.dtype.scalar_name}Tensor [{', '.join(map(str, t.shape))}]"
 
 
 # ---- comparisons: never differentiable ------------------------------------------------------
@@ -207,8 +204,8 @@ def _inplace(self, compute):
     result = compute(self)
     if result.dtype is not self.dtype and not np.can_cast(result._data.dtype, self._data.dtype,
                                                            "same_kind"):
-        raise RuntimeError(f"result type {_TYPE_NAME[result.dtype.name]} can't be cast to the "
-                           f"desired output type {_TYPE_NAME[self.dtype.name]}")
+        raise RuntimeError(f"result type {result.dtype.scalar_name} can't be cast to the "
+                           f"desired output type {self.dtype.scalar_name}")
     if np.shape(result._data) != np.shape(self._data):
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                            f"shape {list(np.shape(result._data))}")

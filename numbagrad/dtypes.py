@@ -6,10 +6,14 @@ import numpy as np
 
 
 class dtype:  # noqa: N801 - named as torch.dtype
-    __slots__ = ("name", "np", "is_floating_point", "itemsize", "_rank")
+    __slots__ = ("name", "np", "is_floating_point", "itemsize", "_rank", "scalar_name", "c_name")
 
-    def __init__(self, name, np_dtype, is_floating_point, rank):
+    def __init__(self, name, np_dtype, is_floating_point, rank, scalar_name, c_name):
         self.name = name
+        # the names torch's error messages use: its ScalarType ("Float", as in
+        # torch.FloatTensor) and the C++ type ("float")
+        self.scalar_name = scalar_name
+        self.c_name = c_name
         self.np = np.dtype(np_dtype)
         self.is_floating_point = is_floating_point
         self.itemsize = self.np.itemsize
@@ -26,11 +30,11 @@ class dtype:  # noqa: N801 - named as torch.dtype
         return self.name != "bool"
 
 
-bool_ = dtype("bool", np.bool_, False, 0)
-int32 = dtype("int32", np.int32, False, 1)
-int64 = dtype("int64", np.int64, False, 2)
-float32 = dtype("float32", np.float32, True, 3)
-float64 = dtype("float64", np.float64, True, 4)
+bool_ = dtype("bool", np.bool_, False, 0, "Bool", "bool")
+int32 = dtype("int32", np.int32, False, 1, "Int", "int")
+int64 = dtype("int64", np.int64, False, 2, "Long", "long int")
+float32 = dtype("float32", np.float32, True, 3, "Float", "float")
+float64 = dtype("float64", np.float64, True, 4, "Double", "double")
 
 ALL = (bool_, int32, int64, float32, float64)
 _BY_NP = {d.np: d for d in ALL}

@@ -21,9 +21,6 @@ __all__ = [
     "orthogonal", "sparse",
 ]
 
-_TYPE_NAME = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-              "bool": "Bool"}
-_C_NAME = {"float32": "float", "float64": "double"}
 
 
 # ---- helpers ---------------------------------------------------------------------------------
@@ -54,7 +51,7 @@ def _write(tensor, values, bumps=1):
 def _need_float(tensor, kernel):
     if not tensor.dtype.is_floating_point:
         raise NotImplementedError(f'"{kernel}" not implemented for '
-                                  f"'{_TYPE_NAME[tensor.dtype.name]}'")
+                                  f"'{tensor.dtype.scalar_name}'")
 
 
 def _fmt(x):
@@ -67,7 +64,7 @@ def _uniform_values(tensor, a, b, gen):
     _need_float(tensor, "check_uniform_bounds")
     np_dt = tensor._data.dtype
     fmax = float(np.finfo(np_dt).max)
-    cname = _C_NAME[tensor.dtype.name]
+    cname = tensor.dtype.c_name
     a, b = float(a), float(b)
     for name, v in (("from", a), ("to", b)):
         if not (-fmax <= v <= fmax):
@@ -77,7 +74,7 @@ def _uniform_values(tensor, a, b, gen):
                            f"from={_fmt(a)} > to={_fmt(b)}")
     if b - a > fmax:
         raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
-                           f"{_TYPE_NAME[tensor.dtype.name]}>::max(), but found to={_fmt(b)} "
+                           f"{tensor.dtype.scalar_name}>::max(), but found to={_fmt(b)} "
                            f"and from={_fmt(a)} which result in to-from to exceed the limit")
     u = gen.random(tensor.shape)
     values = (u * (b - a) + a).astype(np_dt)

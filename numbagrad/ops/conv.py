@@ -812,10 +812,6 @@ def _sizes(shape):
     return "[" + ", ".join(str(int(s)) for s in shape) + "]"
 
 
-_SCALAR = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-           "bool": "Bool"}
-_CNAME = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-          "bool": "bool"}
 
 
 def _ints(v, n):
@@ -854,12 +850,12 @@ def _check_types(x, w, b):
         if what == "bias" and x.dtype is not dtypes.float32:
             continue
         if x.dtype is dtypes.float32:
-            raise RuntimeError(f"Input type (torch.{_SCALAR[x.dtype.name]}Tensor) and {what} "
-                               f"type (torch.{_SCALAR[other.dtype.name]}Tensor) should be the "
+            raise RuntimeError(f"Input type (torch.{x.dtype.scalar_name}Tensor) and {what} "
+                               f"type (torch.{other.dtype.scalar_name}Tensor) should be the "
                                f"same or input should be a MKLDNN tensor and {what} is a dense "
                                f"tensor")
-        raise RuntimeError(f"expected scalar type {_SCALAR[x.dtype.name]} but found "
-                           f"{_SCALAR[other.dtype.name]}")
+        raise RuntimeError(f"expected scalar type {x.dtype.scalar_name} but found "
+                           f"{other.dtype.scalar_name}")
 
 
 def _check_shape(x, w, b, stride, padding, dilation, groups, transposed, output_padding):
@@ -999,8 +995,8 @@ def _conv_nd(nsp, name, input, weight, bias, stride, padding, dilation, groups):
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
         if bias is not None and bias.dtype is not input.dtype:
-            raise RuntimeError(f"Input type ({_CNAME[input.dtype.name]}) and bias type "
-                               f"({_CNAME[bias.dtype.name]}) should be the same")
+            raise RuntimeError(f"Input type ({input.dtype.c_name}) and bias type "
+                               f"({bias.dtype.c_name}) should be the same")
         x, batched = _batchify(input, nsp, name)
         out = _convolution(x, weight, bias, _ints(stride, nsp), _ints(padding, nsp),
                            _ints(dilation, nsp), False, [0] * nsp, int(groups))
@@ -1265,7 +1261,7 @@ def adaptive_avg_pool2d(input, output_size):  # noqa: A002
                                f"with dimension {d + x.ndim} being empty")
     if not x.dtype.is_floating_point:
         raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for "
-                                  f"'{_SCALAR[x.dtype.name]}'")
+                                  f"'{x.dtype.scalar_name}'")
     prm = np.zeros(11, np.int64)
     prm[0] = 1
     return _avg_record(ADAPTIVE_AVG_POOL2D, x, oh, ow, prm)

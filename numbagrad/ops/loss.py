@@ -252,11 +252,6 @@ DIV_COUNT = defop(
 
 
 # ---- helpers -----------------------------------------------------------------------------
-def _name(d):
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "bool": "Bool"}[d.name]
-
-
 def _cfmt(v):
     """A double as C++'s ostream prints it (torch's messages)."""
     return f"{v:g}"
@@ -392,10 +387,10 @@ def _pointwise(op, kernel_name, input, target, red, param=None, out_input_dtype=
     """Record ``op`` on same-shape ``input``/``target`` (already broadcast)."""
     ct = dtypes.promote(input.dtype, target.dtype)
     if not ct.is_floating_point:
-        raise NotImplementedError(f'"{kernel_name}" not implemented for \'{_name(ct)}\'')
+        raise NotImplementedError(f'"{kernel_name}" not implemented for \'{ct.scalar_name}\'')
     if out_input_dtype and not input.dtype.is_floating_point:
-        raise RuntimeError(f"result type {_name(ct)} can't be cast to the desired output type "
-                           f"{_name(input.dtype)}")
+        raise RuntimeError(f"result type {ct.scalar_name} can't be cast to the desired output type "
+                           f"{input.dtype.scalar_name}")
     x, t = _as(input, ct), _as(target, ct)
     xv = np.asarray(x._data).astype(ct.np, copy=False)
     tv = np.asarray(t._data).astype(ct.np, copy=False)
@@ -524,11 +519,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         wshape = _broadcast_shapes_ref(tuple(target.shape), tuple(weight.shape))
     _not_differentiable("binary_cross_entropy", "weight", weight)
     if target.dtype is not input.dtype:
-        raise RuntimeError(f"Found dtype {_name(target.dtype)} but expected "
-                           f"{_name(input.dtype)}")
+        raise RuntimeError(f"Found dtype {target.dtype.scalar_name} but expected "
+                           f"{input.dtype.scalar_name}")
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for "
-                                  f"'{_name(input.dtype)}'")
+                                  f"'{input.dtype.scalar_name}'")
     dt = input.dtype.np
     xv, tv = np.asarray(input._data), np.asarray(target._data)
     bad_x = ~((xv >= 0) & (xv <= 1))
@@ -563,7 +558,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     _not_differentiable(fn, "pos_weight", pos_weight)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for "
-                                  f"'{_name(input.dtype)}'")
+                                  f"'{input.dtype.scalar_name}'")
     shape = tuple(input.shape)
     if pos_weight is not None:  # (pos_weight - 1) * target, then log_sigmoid *= that
         from .record import shape_error_broadcast
@@ -575,8 +570,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     if not target.dtype.is_floating_point:
-        raise RuntimeError(f"result type {_name(input.dtype)} can't be cast to the desired "
-                           f"output type {_name(target.dtype)}")
+        raise RuntimeError(f"result type {input.dtype.scalar_name} can't be cast to the desired "
+                           f"output type {target.dtype.scalar_name}")
     if weight is not None:
         _in_place_shape(shape, tuple(weight.shape))
     ct = dtypes.promote(input.dtype, target.dtype)
@@ -608,7 +603,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 def _check_target_dtype(target):
     if target.dtype is not dtypes.int64:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
-                           f"{_name(target.dtype)}")
+                           f"{target.dtype.scalar_name}")
 
 
 def _nll_record(op, input, target, weight, red, ignore_index, out_shape, two_d):  # noqa: A002
@@ -617,10 +612,10 @@ def _nll_record(op, input, target, weight, red, ignore_index, out_shape, two_d):
     nc = input.shape[1] if input.ndim > 1 else input.shape[0]
     if not input.dtype.is_floating_point:
         frame = "nll_loss2d_forward_out_frame" if two_d else "nll_loss_out_frame"
-        raise NotImplementedError(f"\"{frame}\" not implemented for '{_name(input.dtype)}'")
+        raise NotImplementedError(f"\"{frame}\" not implemented for '{input.dtype.scalar_name}'")
     if weight is not None and weight.dtype is not input.dtype:
-        raise RuntimeError(f"expected scalar type {_name(input.dtype)} but found "
-                           f"{_name(weight.dtype)}")
+        raise RuntimeError(f"expected scalar type {input.dtype.scalar_name} but found "
+                           f"{weight.dtype.scalar_name}")
     t = np.asarray(target._data, np.int64).reshape(-1)
     valid = t != ignore_index
     oob = valid & ((t < 0) | (t >= nc))
@@ -727,7 +722,7 @@ def _log_softmax(input, class_dim):  # noqa: A002
     if not input.dtype.is_floating_point:
         kind = "log_softmax_lastdim_kernel_impl" if class_dim == input.ndim - 1 else \
             "log_softmax_kernel_impl"
-        raise NotImplementedError(f"\"{kind}\" not implemented for '{_name(input.dtype)}'")
+        raise NotImplementedError(f"\"{kind}\" not implemented for '{input.dtype.scalar_name}'")
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {class_dim} but tensor has no dimensions")
     return log_softmax(input, class_dim)
@@ -751,7 +746,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         # class probabilities
         if not target.dtype.is_floating_point:
             raise RuntimeError(f"Expected floating point type for target with class "
-                               f"probabilities, got {_name(target.dtype)}")
+                               f"probabilities, got {target.dtype.scalar_name}")
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
         return _ce_probabilities(input, target, weight, red, label_smoothing)

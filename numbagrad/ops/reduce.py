@@ -106,18 +106,13 @@ def sum(x, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
 def mean(x, dim=None, keepdim=False, *, dtype=None):
     if not x.dtype.is_floating_point and dtype is None:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
-                           f"floating point or complex dtype. Got: {_long_name(x.dtype)}")
+                           f"floating point or complex dtype. Got: {x.dtype.scalar_name}")
     dims = _dims(dim, x.ndim, "mean")
     n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
     value = np.mean(x._data, axis=dims, keepdims=keepdim) if n else \
         np.full(_kept(x.shape, dims), np.nan, x._data.dtype)
     return _reduce(MEAN if dim is None else MEAN_DIM, x, dims, keepdim, value,
                    (1.0 / n if n else np.nan,))
-
-
-def _long_name(d):
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "bool": "Bool"}[d.name]
 
 
 def prod(x, dim=None, keepdim=False):

@@ -15,7 +15,7 @@ from itertools import chain
 import numba
 import numpy as np
 
-from .._methods import _TYPE_NAME, _bump_version
+from .._methods import _bump_version
 from ..autograd import grad_mode
 from ..tensor import Tensor, _make
 from . import _kernels
@@ -36,7 +36,7 @@ required = _RequiredParameter()
 def _typename(obj):
     """torch.typename: 'torch.FloatTensor' for tensors, the qualified type name otherwise."""
     if isinstance(obj, Tensor):
-        return f"torch.{_TYPE_NAME[obj.dtype.name]}Tensor"
+        return f"torch.{obj.dtype.scalar_name}Tensor"
     module = getattr(obj, "__module__", "") or ""
     if hasattr(obj, "__qualname__"):
         qualname = obj.__qualname__
