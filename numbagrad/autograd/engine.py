@@ -6,7 +6,7 @@ import re
 import numpy as np
 
 from ..ops import registry
-from ..ops.linalg import Unwritten
+from ..ops.registry import Unwritten
 from . import anomaly, codegen
 from .tape import (
     F_BIG,
@@ -38,9 +38,6 @@ FREED_MSG = (
 _EMPTY = np.empty(0)
 # a reached node with these flags (big, needing a gradient) is one the sweep hands to Python
 _BIG_NEEDS = FLAG_NEEDS_GRAD | FLAG_BIG
-# op -> its inputs whose numpy_bw gradient is a matrix product (linalg._add_product): such a
-# target may be transposed (filled in its own layout) or Unwritten (stored, not added)
-_LAYOUT_AWARE = {"addmm": (1, 2), "mm": (0, 1)}
 
 
 def sweep_module():
@@ -206,16 +203,17 @@ class _Run:
         row = nodes[i]
         ia = self.iat[row[F_IAT]:row[F_IAT] + row[F_NIAT]]
         fa = self.fat[row[F_FAT]:row[F_FAT] + row[F_NFAT]]
-        products = _LAYOUT_AWARE.get(op.name, ()) if i not in tape.sites else ()
+        # not in anomaly mode: there every node is visited, the t() ones included
+        any_layout = op.numpy_bw_any_layout if i not in tape.sites else ()
         grads, sinks = [], []
         reached = list(argn)
         for k, (a, need) in enumerate(zip(argn, needs)):
             if not need:
                 grads.append(None)
                 continue
-            if k in products:
-                # The product's backward (linalg._add_product) fills a transposed target in
-                # its own layout, and stores into an Unwritten one with no temporary.
+            if k in any_layout:
+                # This input's derivative (e.g. linalg._add_product) fills a transposed
+                # target in its own layout, and stores into an Unwritten one.
                 src = tape.transposes.get(a)
                 if src is not None and nodes[src, F_VOFF] < 0:
                     # a t() node only this product consumes: hand over its input's gradient,

@@ -5,7 +5,7 @@ import numpy as np
 from ..autograd import grad_mode
 from ..tensor import Tensor, _make  # noqa: F401
 from .record import record
-from .registry import Sample, defop, vjp_rule
+from .registry import Sample, Unwritten, defop, vjp_rule
 
 MM = defop("mm", "MmBackward0", 2, kernel="mm_bw", saves=("x0", "x1"),
            samples=[Sample(((3, 4), (4, 2))), Sample(((1, 5), (5, 1))), Sample(((2, 0), (0, 3)))],
@@ -21,12 +21,6 @@ ADDMM = defop("addmm", "AddmmBackward0", 3, kernel="addmm_bw", saves=("x1", "x2"
                        Sample(((3, 2), (3, 4), (4, 2)), {"beta": 0.5, "alpha": 2.0},
                               "lib.addmm(x0, x1, x2, **kw)")], torch="addmm")
 # ---- big-node derivatives in NumPy: one BLAS call per product, accumulated in place ----------
-class Unwritten(np.ndarray):
-    """A gradient target nothing has written yet (uninitialized memory, np.empty): the
-    product's backward stores into it instead of adding, with no temporary. The engine
-    hands such targets only to the products' backward below (engine._LAYOUT_AWARE)."""
-
-
 def _add_product(target, left, right, alpha=1.0):
     """target += alpha * (left @ right), computed in target's own layout: a transposed target
     (the engine hands a t() node's gradient over as a transposed view of its input's, see
@@ -76,7 +70,9 @@ def _addmm_numpy(g, xs, gxs, iat, fat):
 
 
 MM.numpy_bw, MV.numpy_bw = _mm_numpy, _mv_numpy
+MM.numpy_bw_any_layout = (0, 1)  # both go through _add_product
 ADDMM.numpy_bw = _addmm_numpy
+ADDMM.numpy_bw_any_layout = (1, 2)  # the two products (not the broadcast bias)
 
 
 def _bmm_numpy(g, xs, gxs, iat, fat):

@@ -24,6 +24,8 @@ How an op is declared (see numbagrad/ops/elementwise.py etc. for the records):
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 SAVE_NAMES = ("x0", "x1", "x2", "y")
 
 
@@ -64,6 +66,10 @@ class OpDef:
     # Numba loop): numpy_bw(g, xs, gxs, iat, fat) on arrays in their own shapes; gxs[k] is
     # None when input k needs no gradient, else an array to ADD into
     numpy_bw: object = None
+    # inputs whose numpy_bw target may also come in any layout (e.g. the transpose of a
+    # contiguous buffer: a t() node's gradient handed over as its input's) or as Unwritten
+    # (uninitialized memory to store into, not add to); see autograd/engine.py
+    numpy_bw_any_layout: tuple = ()
     _reads: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -124,3 +130,9 @@ CONST = defop("const", "", 0, source=True)
 BRIDGE = defop("bridge", "", 0, source=True)
 # A custom autograd.Function's node: its backward is the user's Python (autograd/function.py).
 PY_FUNCTION = defop("py_function", "", -1, python=True)
+
+
+class Unwritten(np.ndarray):
+    """A numpy_bw gradient target nothing has written yet (uninitialized memory): the
+    derivative stores into it instead of adding, with no zero-fill and no temporary. Handed
+    only for inputs an op lists in ``numpy_bw_any_layout``."""
