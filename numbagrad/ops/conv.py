@@ -65,6 +65,19 @@ def _qrange(off, W, sw, Wo):
 
 
 @njit(cache=True)
+def _zero_outside(crow, plo, phi, Wo, lo, hi):
+    """Zero the columns q < lo and q >= hi of output rows plo..phi of a cols row: in the
+    contiguous ("same" padding) case they read a neighbouring input row, not the padding."""
+    if lo > 0 or hi < Wo:
+        for p in range(plo, phi):
+            o = p * Wo
+            for q in range(lo):
+                crow[_u(o + q)] = 0
+            for q in range(hi, Wo):
+                crow[_u(o + q)] = 0
+
+
+@njit(cache=True)
 def _im2col(src, base, geo, col):
     """cols[(c, i, j), (p, q)] = src[base + c * H * W + (p * sh + i * dh - pt) * W
     + q * sw + j * dw - pl], zero outside the input: one group of one batch item.
@@ -100,13 +113,7 @@ def _im2col(src, base, geo, col):
                     s0 = cb + (plo + i * dh - pt) * W + off + lo
                     for k in range(d1 - d0):
                         crow[_u(d0 + k)] = src[_u(s0 + k)]
-                    if lo > 0 or hi < Wo:
-                        for p in range(plo, phi):
-                            o = p * Wo
-                            for q in range(lo):
-                                crow[_u(o + q)] = 0
-                            for q in range(hi, Wo):
-                                crow[_u(o + q)] = 0
+                    _zero_outside(crow, plo, phi, Wo, lo, hi)
                     continue
                 for p in range(plo, phi):
                     o = p * Wo
@@ -144,13 +151,7 @@ def _col2im(col, dst, base, geo):
                 if hi <= lo:
                     continue
                 if block:  # one contiguous add, once the padding columns are zeroed
-                    if lo > 0 or hi < Wo:
-                        for p in range(plo, phi):
-                            o = p * Wo
-                            for q in range(lo):
-                                crow[_u(o + q)] = 0
-                            for q in range(hi, Wo):
-                                crow[_u(o + q)] = 0
+                    _zero_outside(crow, plo, phi, Wo, lo, hi)
                     d0, d1 = plo * Wo + lo, (phi - 1) * Wo + hi
                     s0 = cb + (plo + i * dh - pt) * W + off + lo
                     for k in range(d1 - d0):
