@@ -345,6 +345,25 @@ def test_error_messages_of_shape_ops():
         assert isinstance(ours, str) and ours == theirs
 
 
+@pytest.mark.parametrize("dtypes", [("float32", "float64", "float64"),
+                                    ("float64", "float32", "float32"),
+                                    ("float32", "float64", "float32"),
+                                    ("float64", "float64", "float32")])
+@pytest.mark.parametrize("op", ["addmm", "linear"])
+def test_matrix_product_dtype_mismatch_is_torchs_error_not_a_promotion(op, dtypes):
+    c_dt, a_dt, b_dt = dtypes
+
+    def fn(lib):
+        c = lib.ones(4, dtype=getattr(lib, c_dt))
+        a = lib.ones(2, 3, dtype=getattr(lib, a_dt), requires_grad=True)
+        b = lib.ones(3, 4, dtype=getattr(lib, b_dt), requires_grad=True)
+        if op == "addmm":
+            return lib.addmm(c, a, b)
+        return lib.nn.functional.linear(a, b.t(), c)
+    ours, theirs = both(fn)
+    assert isinstance(ours, str) and ours == theirs
+
+
 def test_graphs_whose_tensors_died_do_not_keep_growing_the_tape():
     """An evaluation loop without backward(): each dead graph's tape is let go."""
     from numbagrad.autograd import tape as tape_mod

@@ -105,15 +105,10 @@ def _common(a, b):
     from .pointwise import to_dtype
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_cname(a.dtype)} != {_cname(b.dtype)}")
+                           f"{a.dtype.c_name} != {b.dtype.c_name}")
     if not a.dtype.is_floating_point:
         return a, b  # integer products are computed by NumPy and never recorded
     return to_dtype(a, a.dtype), to_dtype(b, b.dtype)
-
-
-def _cname(d):
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "bool": "bool"}[d.name]
 
 
 def mm(a, b):
@@ -172,6 +167,11 @@ def addmm(c, a, b, *, beta=1, alpha=1):
         raise RuntimeError(f"The expanded size of the tensor ({out_shape[-1]}) must match the "
                            f"existing size ({c.shape[-1]}) at non-singleton dimension 1.  Target "
                            f"sizes: {list(out_shape)}.  Tensor sizes: {list(c.shape)}") from None
+    # torch's order: the added tensor against mat2, then mat1 against mat2 (no promotion)
+    for first, name in ((c, "self"), (a, "mat1")):
+        if first.dtype is not b.dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
+                               f"{first.dtype.scalar_name} and {b.dtype.scalar_name}")
     a, b = _common(a, b)
     value = np.matmul(a._array(), b._array())
     if alpha != 1:
