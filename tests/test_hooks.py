@@ -95,3 +95,34 @@ def test_post_accumulate_grad_hook_runs_after_accumulation_like_torch():
             errors.append(str(e))
         return seen, errors
     same(run)
+
+
+def _grad_with_hook(lib, n, replace):
+    x = lib.ones(n, requires_grad=True) if n else lib.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+
+    def hook(g):
+        seen.append(g.tolist() if g.numel() < 10 else float(g.sum()))
+        return g * 10 if replace else None
+    x.register_hook(hook)
+    (g,) = lib.autograd.grad((x * x).sum(), x)
+    return seen, g.tolist() if g.numel() < 10 else float(g.sum()), x.grad
+
+
+@pytest.mark.parametrize("n", [0, 40000], ids=["small", "big"])
+@pytest.mark.parametrize("replace", [False, True], ids=["observes", "replaces"])
+def test_leaf_hooks_run_in_autograd_grad(n, replace):
+    seen, _, grad = same(lambda lib: _grad_with_hook(lib, n, replace))
+    assert len(seen) == 1 and grad is None
+
+
+def test_leaf_hooks_run_in_backward_with_inputs():
+    def fn(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = lib.tensor([3.0], requires_grad=True)
+        seen = []
+        x.register_hook(lambda g: seen.append(g.tolist()) or g + 1)
+        (x * x * y).sum().backward(inputs=[x])
+        return seen, x.grad.tolist(), y.grad
+    seen, _, _ = same(fn)
+    assert seen == [[6.0, 12.0]]

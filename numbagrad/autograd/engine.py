@@ -393,9 +393,12 @@ def _accumulate(run, tape, inputs, collect=None):
             node = t._node if t._tape is tape else \
                 (tape.sources.get(id(t)) if t._tape is None else None)
             if node is not None:
-                g = run.gradient_of(node)
-                if g is None:
+                if not run.touched[node]:
                     continue
+                hooks = getattr(t, "_hooks", None) if t._tape is None else None
+                if hooks:  # a leaf's hooks (a non-leaf's ran in the sweep)
+                    run.run_hooks(node, hooks, t._data.shape, t._data.dtype)
+                g = run.gradient_of(node)
                 if collect is None:
                     _accumulate_grad(t, g)
                 else:  # a leaf used on several tapes gets a part from each
