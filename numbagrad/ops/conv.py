@@ -176,13 +176,21 @@ def _identity(geo):
 
 
 @njit(cache=True)
+def _gemm_geometry(geo):
+    """The sizes the three GEMM kernels share: input channels and plane (C, H, W), output
+    channels Co, groups G, channels per group in and out (Cg, cog), and the GEMM's inner
+    size K = Cg * KH * KW and width P = Ho * Wo."""
+    C, H, W, Co, Ho, Wo, KH, KW, G = (geo[1], geo[2], geo[3], geo[4], geo[5], geo[6], geo[7],
+                                      geo[8], geo[9])
+    Cg = C // G
+    return C, H, W, Co, G, Cg, Co // G, Cg * KH * KW, Ho * Wo
+
+
+@njit(cache=True)
 def _narrow_from_wide(wide, w, narrow, b, geo, n0, n1, acc):
     """narrow[n] (+)= W_g @ im2col(wide[n]) (+ b), batch items n0..n1. The bias rides in the
     GEMM: a row of ones under the cols and the bias as one more column of W_g."""
-    C, H, W, Co, Ho, Wo, KH, KW, G = (geo[1], geo[2], geo[3], geo[4], geo[5], geo[6], geo[7],
-                                      geo[8], geo[9])
-    Cg, cog = C // G, Co // G
-    K, P = Cg * KH * KW, Ho * Wo
+    C, H, W, Co, G, Cg, cog, K, P = _gemm_geometry(geo)
     if cog == 0 or P == 0:
         return
     ident = _identity(geo)
@@ -230,10 +238,7 @@ def _narrow_from_wide(wide, w, narrow, b, geo, n0, n1, acc):
 @njit(cache=True)
 def _wide_from_narrow(narrow, w, wide, geo, n0, n1):
     """wide[n] += col2im(W_g^T @ narrow[n]), batch items n0..n1."""
-    C, H, W, Co, Ho, Wo, KH, KW, G = (geo[1], geo[2], geo[3], geo[4], geo[5], geo[6], geo[7],
-                                      geo[8], geo[9])
-    Cg, cog = C // G, Co // G
-    K, P = Cg * KH * KW, Ho * Wo
+    C, H, W, Co, G, Cg, cog, K, P = _gemm_geometry(geo)
     if cog == 0 or P == 0 or K == 0:
         return
     ident = _identity(geo)
@@ -258,10 +263,7 @@ def _weight_grad(wide, narrow, gw, gb, geo, n0, n1):
     """gw[g] += narrow[n, g] @ im2col(wide[n, g])^T, batch items n0..n1; with a non-empty
     ``gb``, also gb += the channel sums of narrow (the bias gradient), from the same GEMM
     through a row of ones under the cols."""
-    C, H, W, Co, Ho, Wo, KH, KW, G = (geo[1], geo[2], geo[3], geo[4], geo[5], geo[6], geo[7],
-                                      geo[8], geo[9])
-    Cg, cog = C // G, Co // G
-    K, P = Cg * KH * KW, Ho * Wo
+    C, H, W, Co, G, Cg, cog, K, P = _gemm_geometry(geo)
     if cog == 0 or P == 0:
         return
     ident = _identity(geo)
