@@ -170,6 +170,7 @@ class Program:
         tape = tape_mod.Tape()
         tape.big = sys.maxsize  # every value in the arena: replay never leaves Numba
         tape.pinned = True
+        tape.traced_casts = []
         # every floating leaf is traced as a leaf requiring grad, so that every op on it is
         # recorded (an op on a constant is computed once and would be baked into the trace)
         traced = [_traced_leaf(x) if _is_dynamic(x) else x for x in flat]
@@ -213,7 +214,8 @@ class Program:
         self.in_off = np.array([self.nodes[s, F_VOFF] for s in slots], np.int64)
         self.in_len = np.array([self.nodes[s, F_SIZE] for s in slots], np.int64)
         # constants closed over: a later in-place change of one makes the trace stale
-        self.constants = [(t._vc, t._vc[0]) for t in tape.source_refs
+        # (a constant cast to another dtype on the way in is watched through the original)
+        self.constants = [(t._vc, t._vc[0]) for t in tape.source_refs + tape.traced_casts
                           if not t._requires_grad and not any(t is x for x in traced)]
         # gradients: one per differentiated leaf, zeros for those the output does not use
         self.grad_shapes, grad_off, grad_len = [], [], []
@@ -241,9 +243,7 @@ class Program:
         """The fast path of a call with one floating NumPy array (differentiated)."""
         x = a.reshape(-1) if a.dtype == np.float64 and a.flags.c_contiguous else \
             np.ascontiguousarray(a, np.float64).reshape(-1)
-        value, g = self.module.run(self.nodes, self.args, self.shapes, self.iat, self.fat,
-                                   self.base, self.in_off, self.in_len, x, self.out_node,
-                                   self.grad_off, self.grad_len, True)
+        value, g = self._replay(x, True)
         g = g.reshape(a.shape) if a.dtype == np.float64 else g.reshape(a.shape).astype(a.dtype)
         value = float(self.out_dtype.type(value))
         if self.kind == "grad":
@@ -275,6 +275,11 @@ class Program:
                                                 np.zeros(0))
         if self.constant_output:
             return self.out_value, np.zeros(int(self.grad_len.sum()))
+        return self._replay(x, with_grad)
+
+    def _replay(self, x, with_grad):
+        """Forward and reverse sweeps on new inputs ``x`` (the inputs' values, flattened and
+        concatenated): the output's value and the gradients, concatenated."""
         return self.module.run(self.nodes, self.args, self.shapes, self.iat, self.fat,
                                self.base, self.in_off, self.in_len, x, self.out_node,
                                self.grad_off, self.grad_len, with_grad)
@@ -366,10 +371,10 @@ def _check_against_eager(compiled, args, kwargs, result):
     got_flat = func_mod._tree_flatten(result)[0]
     exp_flat = func_mod._tree_flatten(expected)[0]
     for got, exp in zip(got_flat, exp_flat):
+        e = np.asarray(exp._data if isinstance(exp, Tensor) else exp)
+        tol = 1e-5 if e.dtype == np.float32 else 1e-10
+        e = e.astype(np.float64)
         g = np.asarray(got._data if isinstance(got, Tensor) else got, np.float64)
-        e = np.asarray(exp._data if isinstance(exp, Tensor) else exp, np.float64)
-        tol = 1e-5 if np.asarray(exp._data if isinstance(exp, Tensor) else exp).dtype == \
-            np.float32 else 1e-10
         if g.shape != e.shape or not np.allclose(g, e, rtol=tol, atol=tol, equal_nan=True):
             diff = np.max(np.abs(g - e)) if g.shape == e.shape else "shapes differ"
             raise RuntimeError(

@@ -49,7 +49,7 @@ class Tape:
     __slots__ = ("nodes", "args", "shapes", "iat", "fat", "val", "big_val", "sources",
                  "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
                  "live", "serial", "bridges", "hooks", "functions", "names", "sites", "transposes",
-                 "big", "pinned", "__weakref__")
+                 "big", "pinned", "traced_casts", "__weakref__")
 
     def __init__(self):
         self.nodes = array("q")
@@ -83,6 +83,9 @@ class Tape:
         self.big = BIG
         # pinned: current_tape() keeps handing out this tape (a trace in progress)
         self.pinned = False
+        # during a compile trace: the constants cast to another dtype on their way into the
+        # graph (the tape holds the cast copy; the trace must watch the original for changes)
+        self.traced_casts = None
 
     def __len__(self):
         return len(self.nodes) // NODE_FIELDS
@@ -203,6 +206,12 @@ def current_tape():
         # and later ops that combine their tensors with newer ones bridge between tapes.
         tape = _local.tape = Tape()
     return tape
+
+
+def traced_tape():
+    """The tape of a numbagrad.compile trace in progress on this thread, or None."""
+    tape = _local.tape
+    return tape if tape is not None and tape.traced_casts is not None else None
 
 
 def install(tape):
