@@ -10,14 +10,7 @@ from test_ops import CASES, IDS, _call, _first, _inputs
 
 import numbagrad as ng
 import numbagrad.func  # noqa: F401 - binds ng.func
-from numbagrad.autograd import replay_codegen
 from numbagrad.ops.registry import OPS
-
-
-@pytest.fixture(autouse=True)
-def _one_replay_module(monkeypatch):
-    # one module of every op (compiled by the warmup) instead of one per op set and test
-    monkeypatch.setattr(replay_codegen, "EVERY_OP", True)
 
 # Ops compiled replay cannot run yet: compile raises NotImplementedError naming them. The
 # README's Limitations lists the same; a new op or a new kernel must update both.

@@ -1,9 +1,11 @@
 """Generate a replay module for a set of ops: forward kernels, forward and reverse sweeps, and
 the one @njit entry point that runs a whole traced tape (numbagrad.compile).
 
-A module covers only the ops a trace uses, so it compiles in seconds rather than the whole
-table's minute; its file name hashes its source, so Numba's on-disk cache serves every later
-trace (and process) that uses the same set of ops.
+By default one module covers every replayable op of the table: ``python -m numbagrad warmup``
+compiles it once (about a minute and a half on 2 cores) and every later trace, whatever ops it
+uses, loads it from Numba's on-disk cache in well under a second. With ``EVERY_OP = False`` a
+module covers only the ops of one trace (a cold compile of ~40 s instead, but one per op set).
+A module's file name hashes its source, so a changed table makes a new module.
 """
 
 import re
@@ -49,7 +51,7 @@ def gelu(x, approx):
 # whose forward is a plain copy: both get an inline one-element path in the forward sweep.
 _GATHER = "view_fw"
 # Set (tests) to build every trace's replay from the one module of all replayable ops
-EVERY_OP = False
+EVERY_OP = True
 _COPY = "reshape_fw"
 
 
@@ -263,9 +265,8 @@ def generate_source(ops):
 
 
 def load(ops, every_op=False):
-    """The compiled replay module for ``ops`` (imported once per process, cached on disk);
-    ``every_op``: the module for every replayable op of the table instead (what the tests
-    and ``python -m numbagrad warmup`` compile once, rather than one module per op set)."""
+    """The compiled replay module for ``ops`` (imported once per process, cached on disk):
+    with ``EVERY_OP`` (the default) or ``every_op``, the one module of every replayable op."""
     if every_op or EVERY_OP:
         ops = [op for op in registry.OPS if op.replayable and not op.python]
     ops = sorted({op.code: op for op in ops}.values(), key=lambda op: op.code)
