@@ -231,9 +231,17 @@ class Program:
         self.grad_len = np.array([s for s, o in zip(grad_len, grad_off) if o >= 0], np.int64)
         self.out_node = out._node if not self.constant_output else -1
         self.out_value = float(np.asarray(out._data))
-        from .autograd import replay_codegen
-        ops = [registry.OPS[c] for c in set(self.nodes[:, 0].tolist())]
-        self.module = replay_codegen.load(ops)
+        from .autograd import replay_codegen, replay_scalar
+        # a trace of one-element nodes only runs as a scalar instruction stream
+        self.stream = replay_scalar.build(self.nodes, self.args, self.iat, self.fat, \
+                                          self.out_node) \
+            if not self.constant_output else None
+        if self.stream is not None:
+            self.module = replay_scalar.load()
+            self.out_off = int(self.nodes[self.out_node, F_VOFF])
+        else:
+            ops = [registry.OPS[c] for c in set(self.nodes[:, 0].tolist())]
+            self.module = replay_codegen.load(ops)
         self.tape_len = n
         self.single_array = len(flat) == 1 and type(flat[0]) is np.ndarray and \
             flat[0].dtype.kind == "f" and self.diff == [0] and not self.constant_output \
@@ -280,6 +288,10 @@ class Program:
     def _replay(self, x, with_grad):
         """Forward and reverse sweeps on new inputs ``x`` (the inputs' values, flattened and
         concatenated): the output's value and the gradients, concatenated."""
+        if self.stream is not None:
+            return self.module.run(self.stream[0], self.stream[1], self.base, self.in_off,
+                                   self.in_len, x, self.out_off, self.grad_off, self.grad_len,
+                                   with_grad)
         return self.module.run(self.nodes, self.args, self.shapes, self.iat, self.fat,
                                self.base, self.in_off, self.in_len, x, self.out_node,
                                self.grad_off, self.grad_len, with_grad)
@@ -310,9 +322,21 @@ class Program:
             raise NotImplementedError("as_numba(): the function closes over tensors that "
                                       "require grad; pass them as arguments instead")
         run = self.module.run
-        nodes, args, shapes, iat, fat = self.nodes, self.args, self.shapes, self.iat, self.fat
         base, in_off, in_len = self.base, self.in_off, self.in_len
-        out_node, grad_off, grad_len = self.out_node, self.grad_off, self.grad_len
+        grad_off, grad_len = self.grad_off, self.grad_len
+        if self.stream is not None:
+            ins, fk, out_off = self.stream[0], self.stream[1], self.out_off
+
+            @njit(nogil=True)
+            def stream_value_and_grad(x, grad_out):
+                value, g = run(ins, fk, base, in_off, in_len, x, out_off, grad_off, grad_len,
+                               True)
+                grad_out[:] = g
+                return value
+
+            return stream_value_and_grad
+        nodes, args, shapes, iat, fat = self.nodes, self.args, self.shapes, self.iat, self.fat
+        out_node = self.out_node
 
         @njit(nogil=True)
         def value_and_grad(x, grad_out):
