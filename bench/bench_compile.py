@@ -1,6 +1,7 @@
 """Compiled replay (numbagrad.compile) against torch and hand-written NumPy, 1 thread:
-Rosenbrock n = 1000 value_and_grad, and the 10,000-op scalar graph of 100 leaves indexing
-one input vector; plus trace + compile time of that graph (warm cache).
+Rosenbrock n = 1000 value_and_grad, the 10,000-op scalar graph of 100 leaves indexing one
+input vector (plus trace + compile time of that graph with a warm cache, and a graph whose
+every op reaches the output), and an Elman RNN (hidden 32, input 16, 100 steps, float32).
 
 Run: python bench/bench_compile.py
 """
@@ -93,6 +94,39 @@ def main():
     print(f"| 5,000-op scalar graph, every op live ({executed:,} instructions), per "
           f"instruction | {t_ours / executed * 1e9:.1f} ns | {t_torch / executed * 1e9:.1f} ns "
           f"| {t_ours / t_torch:.3f}x | — |")
+
+    rnn_row()
+
+
+def rnn_loss(lib, params, xs, hidden=32):
+    """Elman RNN: h = tanh(x_t W_ih^T + h W_hh^T + b) over the sequence; loss = |h_T|^2."""
+    w_ih, w_hh, b = params
+    h = lib.zeros((1, hidden), dtype=lib.float32)
+    for t in range(xs.shape[0]):
+        h = lib.tanh(xs[t] @ w_ih.T + h @ w_hh.T + b)
+    return (h * h).sum()
+
+
+def rnn_row(hidden=32, inputs=16, steps=100):
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((steps, 1, inputs)).astype(np.float32)
+    params = tuple((rng.standard_normal(s) * 0.2).astype(np.float32)
+                   for s in ((hidden, inputs), (hidden, hidden), (hidden,)))
+    ours = ng.compile(ng.func.value_and_grad(lambda p, x: rnn_loss(ng, p, x)))
+
+    def theirs(p, x):
+        ps = [torch.tensor(a, requires_grad=True) for a in p]
+        loss = rnn_loss(torch, ps, torch.tensor(x))
+        loss.backward()
+        return loss.item(), [q.grad.numpy() for q in ps]
+    v1, g1 = ours(params, xs)
+    v2, g2 = theirs(params, xs)
+    assert np.isclose(v1, v2, rtol=1e-5) and all(
+        np.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(g1, g2))
+    t_ours = median_time(lambda _: ours(params, xs), repeat=51)
+    t_torch = median_time(lambda _: theirs(params, xs), repeat=11)
+    print(f"| Elman RNN h={hidden} in={inputs} T={steps} float32, forward+backward | "
+          f"{t_ours * 1e3:.2f} ms | {t_torch * 1e3:.2f} ms | {t_ours / t_torch:.2f}x | — |")
 
 
 def live_scalar_graph(lib, leaves, n_ops):
