@@ -33,6 +33,8 @@ from . import nn  # noqa: F401 - torch.nn
 from . import optim  # noqa: F401 - torch.optim
 from .serialization import load, save
 from . import utils  # noqa: F401 - torch.utils.data
+from .compiler import compile  # noqa: A004 - torch.compile's name
+from . import optimize  # noqa: F401 - scipy.optimize with compiled derivatives
 
 float32 = float = _dtypes.float32
 float64 = double = _dtypes.float64

@@ -86,6 +86,7 @@ def tour():
     grad0 = leaves[0].grad.item()
     print(f"  d out / d leaf[0] = {grad0:.6f}")
     _higher_order_tour(torch)
+    _compiled_tour(torch, init, n_ops)
     print(f"\ntour done in {time.perf_counter() - t_start:.1f} s")
 
 
@@ -114,6 +115,34 @@ def _higher_order_tour(torch):
           f"|Hv| = {float(hv.norm()):.4f}")
 
 
+def _compiled_tour(torch, init, n_ops):
+    """numbagrad.compile: trace once, replay forward and backward inside one Numba call."""
+    print("\nCompiled replay (numbagrad.compile; first use loads the replay modules):")
+    t0 = time.perf_counter()
+    vg = torch.compile(torch.func.value_and_grad(
+        lambda v: scalar_graph(torch, [v[i] for i in range(v.shape[0])], n_ops)))
+    value, grad = vg(init)
+    trace = time.perf_counter() - t0
+    t = _timeit(lambda: vg(init), 21)
+    print(f"  the same {n_ops:,}-op graph: traced in {trace:.2f} s, then value and gradient "
+          f"in {t * 1e6:.0f} us ({t / n_ops * 1e9:.1f} ns/op), d out / d leaf[0] = "
+          f"{grad[0]:.6f}")
+
+    def rosenbrock(x):
+        return (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2).sum()
+    x0 = np.full(1000, 0.5)
+    rosen_vg = torch.compile(torch.func.value_and_grad(rosenbrock))
+    rosen_vg(x0)
+    t = _timeit(lambda: rosen_vg(x0), 51)
+    print(f"  Rosenbrock n=1000 value_and_grad: {t * 1e6:.0f} us per call")
+    torch.optimize.minimize(rosenbrock, x0, method="L-BFGS-B")  # imports scipy.optimize
+    t0 = time.perf_counter()
+    res = torch.optimize.minimize(rosenbrock, x0, method="L-BFGS-B")
+    print(f"  numbagrad.optimize.minimize(L-BFGS-B): f = {res.fun:.2e} after {res.nit} "
+          f"iterations, {res.nfev} gradients, in {(time.perf_counter() - t0) * 1e3:.0f} ms "
+          "(trace included)")
+
+
 def warmup():
     """Compile the sweep and the parallel kernels (or load them from Numba's cache)."""
     t0 = time.perf_counter()
@@ -134,6 +163,15 @@ def warmup():
     conv.warmup()
     print(f"  convolution and pooling kernels ready in {time.perf_counter() - t2:.1f} s",
           flush=True)
+    t3 = time.perf_counter()
+    # the first trace loads (here: compiles) the one replay module of every op
+    vg = torch.compile(torch.func.value_and_grad(lambda v: (v * v).sum()))
+    vg(np.ones(3))
+    # and the scalar instruction stream (a trace of one-element nodes only)
+    vg = torch.compile(torch.func.value_and_grad(lambda v: v[0] * torch.sin(v[1])))
+    vg(np.ones(2))
+    print(f"  compiled replay (numbagrad.compile) of every op ready in "
+          f"{time.perf_counter() - t3:.1f} s", flush=True)
 
 
 def main(argv):

@@ -302,6 +302,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         return _grad_and_value_impl(func, argnums, has_aux, args, kwargs)
+    # what numbagrad.compile needs to trace the transform instead of calling it
+    wrapper._numbagrad_transform = ('grad_and_value', func, argnums, has_aux)
     return wrapper
 
 
@@ -312,6 +314,8 @@ def grad(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         g, value = _grad_and_value_impl(func, argnums, has_aux, args, kwargs)
         return (g, value[1]) if has_aux else g
+    # what numbagrad.compile needs to trace the transform instead of calling it
+    wrapper._numbagrad_transform = ('grad', func, argnums, has_aux)
     return wrapper
 
 
@@ -322,6 +326,8 @@ def value_and_grad(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         g, value = _grad_and_value_impl(func, argnums, has_aux, args, kwargs)
         return value, g
+    # what numbagrad.compile needs to trace the transform instead of calling it
+    wrapper._numbagrad_transform = ('value_and_grad', func, argnums, has_aux)
     return wrapper
 
 

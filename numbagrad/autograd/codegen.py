@@ -209,11 +209,13 @@ def kernel_name(op, parallel=False):
     return op.kernel if isinstance(op.kernel, str) else op.kernel.__name__
 
 
-def _sweep(ops):
-    """The reverse sweep: one serial loop over the nodes, dispatching on the op code."""
-    arity = [op.arity for op in ops]
+def _sweep(ops, table=None):
+    """The reverse sweep: one serial loop over the nodes, dispatching on the op code among
+    ``ops``; ``table`` (default ``ops``) is the whole op table, which op codes index."""
+    table = ops if table is None else table
+    arity = [op.arity for op in table]
     # per op and input: which saved values that input's derivative reads
-    saves = [[op.save_mask(k) for k in range(3)] for op in ops]
+    saves = [[op.save_mask(k) for k in range(3)] for op in table]
     L = []  # noqa: N806
     w = L.append
     w(f"ARITY = np.array({arity}, dtype=np.int64)")
@@ -373,17 +375,24 @@ def _salt():
 
 def load(ops=None):
     """Write (if needed) and import the generated sweep module for ``ops``."""
-    source = generate_source(ops)
+    ops = registry.OPS if ops is None else ops
+    return load_module("numbagrad_sweep_", generate_source(ops), _extension_kernels(ops))
+
+
+def load_module(prefix, source, extensions, salt_files=()):
+    """Write ``source`` (if needed) under a name hashing it, and import it, with the
+    ``extensions`` (@njit functions it calls by name) bound as its globals."""
     h = _salt()
     h.update(source.encode())
+    for path in salt_files:
+        h.update(Path(path).read_bytes())
     # The whole file defining each kernel given as a function is part of the key, not just
     # the kernel's source: Numba's cache of the sweep notices no change in a function the
     # sweep calls, nor in the helpers those call (a stale sweep can crash), and helpers live
     # beside their kernel. Editing such a file therefore recompiles the sweep.
-    extensions = _extension_kernels(registry.OPS if ops is None else ops)
     for path in sorted({_defining_file(k) for k in extensions}):
         h.update(Path(path).read_bytes())
-    name = "numbagrad_sweep_" + h.hexdigest()[:16]
+    name = prefix + h.hexdigest()[:16]
     if name in sys.modules:
         return sys.modules[name]
     for base in (cache_dir(), Path(tempfile.gettempdir()) / "numbagrad"):

@@ -49,7 +49,7 @@ class Tape:
     __slots__ = ("nodes", "args", "shapes", "iat", "fat", "val", "big_val", "sources",
                  "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
                  "live", "serial", "bridges", "hooks", "functions", "names", "sites", "transposes",
-                 "__weakref__")
+                 "big", "pinned", "traced_casts", "__weakref__")
 
     def __init__(self):
         self.nodes = array("q")
@@ -78,6 +78,14 @@ class Tape:
         # product F.linear recorded them for: that product's backward writes the input's
         # gradient in the input's own layout (engine.py), so no strided scatter is needed
         self.transposes = {}
+        # Nodes of at least this many elements keep their own array (see BIG). A tape traced
+        # for compiled replay sets it out of reach: replay keeps every value in the arena.
+        self.big = BIG
+        # pinned: current_tape() keeps handing out this tape (a trace in progress)
+        self.pinned = False
+        # during a compile trace: the constants cast to another dtype on their way into the
+        # graph (the tape holds the cast copy; the trace must watch the original for changes)
+        self.traced_casts = None
 
     def __len__(self):
         return len(self.nodes) // NODE_FIELDS
@@ -125,7 +133,7 @@ class Tape:
         if node is None:
             data = t._data
             size = data.size
-            big = FLAG_BIG if size >= BIG else 0
+            big = FLAG_BIG if size >= self.big else 0
             flags = (FLAG_NEEDS_GRAD if t._requires_grad else 0) | big | \
                 (FLAG_F32 if data.dtype is _F32 else 0)
             node = self.push(LEAF.code if t._requires_grad else CONST.code, data, size,
@@ -165,7 +173,7 @@ class Tape:
         node = self.sources.get(id(t))
         if node is None:
             data = t._array()
-            flags = FLAG_NEEDS_GRAD | (FLAG_BIG if data.size >= BIG else 0) | \
+            flags = FLAG_NEEDS_GRAD | (FLAG_BIG if data.size >= self.big else 0) | \
                 (FLAG_F32 if data.dtype is _F32 else 0)
             node = self.push(BRIDGE.code, data, data.size, data.shape, (), (), (), flags)
             self._capture(t, node)
@@ -189,6 +197,8 @@ _local = _Local()
 def current_tape():
     """The tape a new graph (an op on leaves and constants only) is recorded on."""
     tape = _local.tape
+    if tape is not None and tape.pinned:
+        return tape
     if tape is None or (tape.live <= 0 and tape.nodes) or \
             len(tape.nodes) >= FRESH_TAPE_NODES * NODE_FIELDS:
         # No tensor of the current graph is alive (torch would have freed it), or it is
@@ -196,6 +206,19 @@ def current_tape():
         # and later ops that combine their tensors with newer ones bridge between tapes.
         tape = _local.tape = Tape()
     return tape
+
+
+def traced_tape():
+    """The tape of a numbagrad.compile trace in progress on this thread, or None."""
+    tape = _local.tape
+    return tape if tape is not None and tape.traced_casts is not None else None
+
+
+def install(tape):
+    """Make ``tape`` this thread's current tape; returns the previous one (for restore)."""
+    previous = _local.tape
+    _local.tape = tape
+    return previous
 
 
 def retire(tape):

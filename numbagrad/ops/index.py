@@ -8,24 +8,26 @@ from .record import record
 from .registry import Sample, defop, vjp_rule
 from .shape import SELECT, SLICE, UNSQUEEZE, as_view
 
-INDEX = defop("index", "IndexBackward0", 1, kernel="index_bw",
+INDEX = defop("index", "IndexBackward0", 1, replay="index_fw", kernel="index_bw",
               samples=[Sample(((4, 3),), {}, "x0[[0, 2, 2]]"),
                        Sample(((4, 3),), {}, "x0[[0, 1], [2, 0]]"),
                        Sample(((4, 3),), {}, "x0[x0 > 0]"),
                        Sample(((4, 3),), {}, "x0[:, [1, 1]]")])
-GATHER = defop("gather", "GatherBackward0", 1, kernel="index_bw",
+GATHER = defop("gather", "GatherBackward0", 1, replay="index_fw", kernel="index_bw",
                samples=[Sample(((3, 4),), {}, "x0.gather(1, lib.tensor([[0, 0], [1, 3], [2, 1]]))"),
                         Sample(((3, 4),), {}, "lib.gather(x0, 0, lib.tensor([[2, 1, 0, 0]]))")])
-INDEX_SELECT = defop("index_select", "IndexSelectBackward0", 1, kernel="index_bw",
+INDEX_SELECT = defop("index_select", "IndexSelectBackward0", 1, replay="index_fw",
+                     kernel="index_bw",
                      samples=[Sample(((3, 4),), {},
                                      "x0.index_select(1, lib.tensor([3, 0, 3]))")])
 # The adjoint of every gather above: y = zeros(shape); y.flat[iat[k]] += x.flat[k]. It is
 # what their differentiable derivatives record (create_graph), as torch's index_add does.
-INDEX_ADD_FLAT = defop("index_add_flat", "IndexAddBackward0", 1, kernel="gather_flat_bw",
+INDEX_ADD_FLAT = defop("index_add_flat", "IndexAddBackward0", 1, replay="gather_flat_fw",
+                       kernel="gather_flat_bw",
                        samples=[Sample(((4,),), {}, "_index_add(lib, x0, [0, 2, 2, 4], 5)"),
                                 Sample(((3,),), {}, "_index_add(lib, x0, [1, 1, 1], 2)")])
 # y = x with x[idx] replaced by v; iat = flat positions written (in x's element space)
-COPY_SLICES = defop("copy_slices", "CopySlices", 2, kernel="index_put_bw",
+COPY_SLICES = defop("copy_slices", "CopySlices", 2, replay="index_put_fw", kernel="index_put_bw",
                     samples=[Sample(((4, 3), (3,)), {}, "_setitem(lib, x0 * 1, 1, x1)"),
                              Sample(((4, 3), ()), {},
                                     "_setitem(lib, x0 * 1, (slice(0, 2), 1), x1)")])

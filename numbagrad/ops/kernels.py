@@ -72,8 +72,23 @@ def reshape_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
 
 
 @njit(cache=True, error_model="numpy")
+def is_contiguous_run(shape, strides):
+    """Whether a view with these element strides covers one contiguous run of its input
+    (a slice of rows, x[a:b] of a vector): then no index map is needed."""
+    acc = 1
+    for d in range(shape.shape[0] - 1, -1, -1):
+        if shape[d] != 1 and strides[d] != acc:
+            return False
+        acc *= shape[d]
+    return True
+
+
+@njit(cache=True, error_model="numpy")
 def view_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     # iat = [offset, strides of y in x's C-order element space...]
+    if is_contiguous_run(sh_y, iat[1:]):
+        gx0[iat[0]:iat[0] + g.shape[0]] += g
+        return
     idx = strided_index(sh_y, iat[0], iat[1:])
     for k in range(g.shape[0]):
         gx0[idx[k]] += g[k]

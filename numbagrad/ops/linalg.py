@@ -7,16 +7,17 @@ from ..tensor import Tensor, _make  # noqa: F401
 from .record import record
 from .registry import Sample, Unwritten, defop, vjp_rule
 
-MM = defop("mm", "MmBackward0", 2, kernel="mm_bw", saves=("x0", "x1"),
+MM = defop("mm", "MmBackward0", 2, replay="mm_fw", kernel="mm_bw", saves=("x0", "x1"),
            samples=[Sample(((3, 4), (4, 2))), Sample(((1, 5), (5, 1))), Sample(((2, 0), (0, 3)))],
            torch="mm")
-MV = defop("mv", "MvBackward0", 2, kernel="mv_bw", saves=("x0", "x1"),
+MV = defop("mv", "MvBackward0", 2, replay="mv_fw", kernel="mv_bw", saves=("x0", "x1"),
            samples=[Sample(((3, 4), (4,))), Sample(((1, 2), (2,)))], torch="mv")
-DOT = defop("dot", "DotBackward0", 2, kernel="dot_bw", saves=("x0", "x1"),
+DOT = defop("dot", "DotBackward0", 2, replay="dot_fw", kernel="dot_bw", saves=("x0", "x1"),
             samples=[Sample(((5,), (5,))), Sample(((1,), (1,)))], torch="dot")
-BMM = defop("bmm", "BmmBackward0", 2, kernel="bmm_bw", saves=("x0", "x1"),
+BMM = defop("bmm", "BmmBackward0", 2, replay="bmm_fw", kernel="bmm_bw", saves=("x0", "x1"),
             samples=[Sample(((2, 3, 4), (2, 4, 5)))], torch="bmm")
-ADDMM = defop("addmm", "AddmmBackward0", 3, kernel="addmm_bw", saves=("x1", "x2"),
+ADDMM = defop("addmm", "AddmmBackward0", 3, replay="addmm_fw",
+              kernel="addmm_bw", saves=("x1", "x2"),
               samples=[Sample(((3, 2), (3, 4), (4, 2))), Sample(((2,), (3, 4), (4, 2))),
                        Sample(((3, 2), (3, 4), (4, 2)), {"beta": 0.5, "alpha": 2.0},
                               "lib.addmm(x0, x1, x2, **kw)")], torch="addmm")
@@ -93,7 +94,8 @@ MATMUL_SAMPLES = [Sample(((3,), (3,)), {}, "x0 @ x1"), Sample(((2, 3), (3,)), {}
                   Sample(((3,), (2, 3, 4)), {}, "x0 @ x1"),
                   Sample(((2, 3, 4), (4,)), {}, "x0 @ x1"),
                   Sample(((3,), (4,)), {}, "lib.outer(x0, x1)")]
-MATMUL_SQUEEZE = defop("matmul_squeeze", "SqueezeBackward4", 1, kernel="reshape_bw",
+MATMUL_SQUEEZE = defop("matmul_squeeze", "SqueezeBackward4", 1, replay="reshape_fw",
+                       kernel="reshape_bw",
                        samples=MATMUL_SAMPLES)
 
 

@@ -191,7 +191,7 @@ def _s(shapes, call, kws=_RED):
 
 
 MSE_LOSS = defop(
-    "mse_loss", "MseLossBackward0", 2, kernel=mse_loss_bw, saves=("x0", "x1"),
+    "mse_loss", "MseLossBackward0", 2, replay="mse_loss_fw", kernel=mse_loss_bw, saves=("x0", "x1"),
     samples=_s(((3, 4), (3, 4)), _F + "mse_loss(x0, x1, **kw)")
     + [Sample(((), ()), {}, _F + "mse_loss(x0, x1)"),
        Sample(((1,), (1,)), {"reduction": "sum"}, _F + "mse_loss(x0, x1, **kw)")])
@@ -226,7 +226,7 @@ BINARY_CROSS_ENTROPY_WITH_LOGITS = defop(
 _T3 = "lib.tensor([1, 0, 4])"
 _W5 = "lib.tensor([0.5, 1.0, 2.0, 1.5, 3.0], dtype=x0.dtype)"
 NLL_LOSS = defop(
-    "nll_loss", "NllLossBackward0", 1, kernel=nll_loss_bw, saves=("x0",),
+    "nll_loss", "NllLossBackward0", 1, replay="nll_loss_fw", kernel=nll_loss_bw, saves=("x0",),
     samples=_s(((3, 5),), _F + f"nll_loss(x0, {_T3}, **kw)")
     + _s(((3, 5),), _F + f"nll_loss(x0, lib.tensor([1, 3, 4]), {_W5}, ignore_index=3, **kw)")
     + [Sample(((5,),), {}, _F + "nll_loss(x0, lib.tensor(2))"),
@@ -234,7 +234,7 @@ NLL_LOSS = defop(
        Sample(((3, 5),), {}, _F + f"cross_entropy(x0, {_T3})"),
        Sample(((3, 5),), {"reduction": "sum"}, _F + f"cross_entropy(x0, {_T3}, {_W5}, **kw)")])
 NLL_LOSS2D = defop(
-    "nll_loss2d", "NllLoss2DBackward0", 1, kernel=nll_loss_bw, saves=("x0",),
+    "nll_loss2d", "NllLoss2DBackward0", 1, replay="nll_loss_fw", kernel=nll_loss_bw, saves=("x0",),
     samples=_s(((2, 3, 2, 2),), _F + "nll_loss(x0, lib.tensor([[[0, 2], [1, 1]], [[2, 0], "
                                      "[0, 1]]]), ignore_index=1, **kw)")
     + _s(((2, 3, 4),), _F + "nll_loss(x0, lib.tensor([[0, 2, 1, 1], [2, 0, 0, 1]]), **kw)")

@@ -3,6 +3,7 @@
 import numpy as np
 
 from .. import dtypes
+from ..autograd import tape as tape_mod
 from ..tensor import Tensor, _make  # noqa: F401
 from . import elementwise  # noqa: F401 - declares the records used below
 from .record import broadcast_shapes, record, shape_error_broadcast
@@ -20,6 +21,9 @@ def to_dtype(t, dt):
     out = np.asarray(t._data).astype(dt.np)
     if t._requires_grad and dt.is_floating_point:
         return record(BY_NAME["to_copy"], out, (t,))
+    tape = tape_mod.traced_tape()
+    if tape is not None:
+        tape.traced_casts.append(t)
     return _make(out)
 
 

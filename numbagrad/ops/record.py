@@ -4,7 +4,6 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import anomaly, grad_mode
-from ..autograd import tape as tape_mod
 from ..autograd.tape import (
     _F32,
     F_FLAGS,
@@ -40,7 +39,7 @@ def record(op, out, inputs, iat=(), fat=()):
         size, shape = 1, ()
     else:
         size, shape = out.size, out.shape
-    big = size >= tape_mod.BIG
+    big = size >= tape.big
     args = []
     for t in inputs:
         if t._tape is tape:

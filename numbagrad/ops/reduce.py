@@ -18,29 +18,30 @@ def _s(call, shapes=_SH, kws=({},)):
 
 
 _DIMS = ({"dim": 0}, {"dim": -1, "keepdim": True}, {"dim": (0, -1)})
-SUM = defop("sum", "SumBackward0", 1, kernel="sum_bw", samples=_s("x0.sum()"))
-SUM_DIM = defop("sum_dim", "SumBackward1", 1, kernel="sum_bw",
+SUM = defop("sum", "SumBackward0", 1, replay="sum_fw", kernel="sum_bw", samples=_s("x0.sum()"))
+SUM_DIM = defop("sum_dim", "SumBackward1", 1, replay="sum_fw", kernel="sum_bw",
                 samples=_s("x0.sum(**kw)", _SH[1:], _DIMS))
-MEAN = defop("mean", "MeanBackward0", 1, kernel="sum_bw", samples=_s("x0.mean()"))
-MEAN_DIM = defop("mean_dim", "MeanBackward1", 1, kernel="sum_bw",
+MEAN = defop("mean", "MeanBackward0", 1, replay="mean_fw", kernel="sum_bw", samples=_s("x0.mean()"))
+MEAN_DIM = defop("mean_dim", "MeanBackward1", 1, replay="mean_fw", kernel="sum_bw",
                  samples=_s("x0.mean(**kw)", _SH[1:], _DIMS))
-PROD = defop("prod", "ProdBackward0", 1, kernel="prod_bw", saves=("x0",),
+PROD = defop("prod", "ProdBackward0", 1, replay="prod_fw", kernel="prod_bw", saves=("x0",),
              samples=_s("x0.prod()"))
-PROD_DIM = defop("prod_dim", "ProdBackward1", 1, kernel="prod_bw", saves=("x0",),
+PROD_DIM = defop("prod_dim", "ProdBackward1", 1, replay="prod_fw", kernel="prod_bw", saves=("x0",),
                  samples=_s("x0.prod(**kw)", _SH[1:], ({"dim": 0}, {"dim": -1, "keepdim": True})))
-MAX_ALL = defop("max", "MaxBackward1", 1, kernel="amax_bw", saves=("x0", "y"),
+MAX_ALL = defop("max", "MaxBackward1", 1, replay="amax_fw", kernel="amax_bw", saves=("x0", "y"),
                 samples=_s("x0.max()"))
-MIN_ALL = defop("min", "MinBackward1", 1, kernel="amax_bw", saves=("x0", "y"),
+MIN_ALL = defop("min", "MinBackward1", 1, replay="amin_fw", kernel="amax_bw", saves=("x0", "y"),
                 samples=_s("x0.min()"))
 MAX_DIM = defop("max_dim", "MaxBackward0", 1, kernel="index_bw",
                 samples=_s("x0.max(**kw)[0]", _SH[1:], ({"dim": 0}, {"dim": -1, "keepdim": True})))
 MIN_DIM = defop("min_dim", "MinBackward0", 1, kernel="index_bw",
                 samples=_s("x0.min(**kw)[0]", _SH[1:], ({"dim": 0}, {"dim": 1, "keepdim": True})))
-AMAX = defop("amax", "AmaxBackward0", 1, kernel="amax_bw", saves=("x0", "y"),
+AMAX = defop("amax", "AmaxBackward0", 1, replay="amax_fw", kernel="amax_bw", saves=("x0", "y"),
              samples=_s("x0.amax(**kw)", _SH[1:], _DIMS))
-AMIN = defop("amin", "AminBackward0", 1, kernel="amax_bw", saves=("x0", "y"),
+AMIN = defop("amin", "AminBackward0", 1, replay="amin_fw", kernel="amax_bw", saves=("x0", "y"),
              samples=_s("x0.amin(**kw)", _SH[1:], _DIMS))
-LOGSUMEXP = defop("logsumexp", "LogsumexpBackward0", 1, kernel="logsumexp_bw",
+LOGSUMEXP = defop("logsumexp", "LogsumexpBackward0", 1, replay="logsumexp_fw",
+                  kernel="logsumexp_bw",
                   saves=("x0", "y"), samples=_s("x0.logsumexp(**kw)", _SH[1:], _DIMS))
 VAR = defop("var", "VarBackward0", 1, kernel="var_bw", saves=("x0",),
             samples=_s("x0.var(**kw)", _SH[1:], ({}, {"dim": 0}, {"dim": -1, "correction": 0})))
@@ -49,9 +50,11 @@ STD = defop("std", "StdBackward0", 1, kernel="std_bw", saves=("x0", "y"),
 NORM = defop("norm", "LinalgVectorNormBackward0", 1, kernel="norm_bw", saves=("x0", "y"),
              samples=_s("x0.norm(**kw)", _SH[1:],
                         ({}, {"p": 1}, {"p": 3.0, "dim": -1}, {"p": float("inf")})))
-SOFTMAX = defop("softmax", "SoftmaxBackward0", 1, kernel="softmax_bw", saves=("y",),
+SOFTMAX = defop("softmax", "SoftmaxBackward0", 1, replay="softmax_fw",
+                kernel="softmax_bw", saves=("y",),
                 samples=_s("x0.softmax(**kw)", _SH[1:], ({"dim": 0}, {"dim": -1})))
-LOG_SOFTMAX = defop("log_softmax", "LogSoftmaxBackward0", 1, kernel="log_softmax_bw",
+LOG_SOFTMAX = defop("log_softmax", "LogSoftmaxBackward0", 1, replay="log_softmax_fw",
+                    kernel="log_softmax_bw",
                     saves=("y",),
                     samples=_s("x0.log_softmax(**kw)", _SH[1:], ({"dim": 0}, {"dim": -1})))
 

@@ -15,6 +15,9 @@ How an op is declared (see numbagrad/ops/elementwise.py etc. for the records):
   (variadic: ``bw(g, gx, sh_y, sh_x, k, iat, fat)`` once per input ``k``), and ``saves``.
 * ``forward``   the eager NumPy forward of an elementwise op: ``forward(x0, .., *fattrs)``.
 * ``fwd``       scalar formula of the forward (elementwise), for compiled replay.
+* ``replay``    structured ops: the name of their @njit forward kernel in
+  numbagrad/ops/replay_kernels.py (``fw(y, x0.., sh_y, sh0.., iat, fat)``), for compiled
+  replay (numbagrad.compile); None where an op has none yet (compile then says so).
 * ``samples``   how the generated tests call the op: a list of ``Sample``.
 * ``vjp``       the differentiable form of the derivative (create_graph=True), written with
   numbagrad ops: ``vjp(ctx, g) -> [gradient Tensor or None per input]``. Elementwise ops
@@ -51,6 +54,7 @@ class OpDef:
     kernel: str | None = None
     saves: tuple = ()
     fwd: str | None = None
+    replay: str | None = None
     # eager forward on NumPy values (elementwise ops): f(x0, .., attrs) -> ndarray
     forward: object = None
     torch: str | None = None
@@ -75,6 +79,12 @@ class OpDef:
     @property
     def elementwise(self):
         return self.grads is not None
+
+    @property
+    def replayable(self):
+        """Whether compiled replay can recompute this op's value inside @njit."""
+        return self.source or (self.fwd is not None if self.elementwise else
+                               self.replay is not None)
 
     def reads(self, k=None):
         """Names of the values the derivative reads ("x0", "x1", "y"), from the formulas or

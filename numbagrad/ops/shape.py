@@ -21,44 +21,47 @@ def _views(call, shapes, kws=({},)):
     return [Sample((s,), kw, call) for s in shapes for kw in kws]
 
 
-VIEW = defop("view", "ViewBackward0", 1, kernel="reshape_bw",
+VIEW = defop("view", "ViewBackward0", 1, replay="reshape_fw", kernel="reshape_bw",
              samples=_views("x0.reshape(**kw)", [(3, 4)], ({"shape": (4, 3)}, {"shape": (-1,)}))
              + _views("x0.view(-1)", [(), (2, 3)]) + _views("x0.flatten()", [(2, 3, 2)]))
-UNSAFE_VIEW = defop("unsafe_view", "UnsafeViewBackward0", 1, kernel="reshape_bw",
+UNSAFE_VIEW = defop("unsafe_view", "UnsafeViewBackward0", 1, replay="reshape_fw",
+                    kernel="reshape_bw",
                     samples=_views("x0.t().reshape(-1)", [(3, 4)]))
-SQUEEZE = defop("squeeze", "SqueezeBackward0", 1, kernel="reshape_bw",
+SQUEEZE = defop("squeeze", "SqueezeBackward0", 1, replay="reshape_fw", kernel="reshape_bw",
                 samples=_views("x0.squeeze()", [(3, 1, 2), (1,)]))
-SQUEEZE_DIM = defop("squeeze_dim", "SqueezeBackward1", 1, kernel="reshape_bw",
+SQUEEZE_DIM = defop("squeeze_dim", "SqueezeBackward1", 1, replay="reshape_fw", kernel="reshape_bw",
                     samples=_views("x0.squeeze(1)", [(3, 1, 2)]))
-SQUEEZE_DIMS = defop("squeeze_dims", "SqueezeBackward2", 1, kernel="reshape_bw",
+SQUEEZE_DIMS = defop("squeeze_dims", "SqueezeBackward2", 1, replay="reshape_fw",
+                     kernel="reshape_bw",
                      samples=_views("x0.squeeze((0, 2))", [(1, 3, 1)]))
-UNSQUEEZE = defop("unsqueeze", "UnsqueezeBackward0", 1, kernel=_VIEW,
+UNSQUEEZE = defop("unsqueeze", "UnsqueezeBackward0", 1, replay="view_fw", kernel=_VIEW,
                   samples=_views("x0.unsqueeze(-1)", [(), (3,), (2, 3)]))
-PERMUTE = defop("permute", "PermuteBackward0", 1, kernel=_VIEW,
+PERMUTE = defop("permute", "PermuteBackward0", 1, replay="view_fw", kernel=_VIEW,
                 samples=_views("x0.permute(2, 0, 1)", [(2, 3, 4)]) + _views("x0.T", [(2, 3)]))
-TRANSPOSE = defop("transpose", "TransposeBackward0", 1, kernel=_VIEW,
+TRANSPOSE = defop("transpose", "TransposeBackward0", 1, replay="view_fw", kernel=_VIEW,
                   samples=_views("x0.transpose(0, -1)", [(2, 3), (2, 3, 4)]))
-T = defop("t", "TBackward0", 1, kernel=_VIEW, samples=_views("x0.t()", [(2, 3), (3,)]))
-EXPAND = defop("expand", "ExpandBackward0", 1, kernel="expand_bw",
+T = defop("t", "TBackward0", 1, replay="view_fw",
+          kernel=_VIEW, samples=_views("x0.t()", [(2, 3), (3,)]))
+EXPAND = defop("expand", "ExpandBackward0", 1, replay="expand_fw", kernel="expand_bw",
                samples=_views("x0.expand(2, 3, 4)", [(3, 1), (4,), ()])
                + _views("lib.broadcast_to(x0, (2, 3))", [(3,)]))
-SELECT = defop("select", "SelectBackward0", 1, kernel=_VIEW,
+SELECT = defop("select", "SelectBackward0", 1, replay="view_fw", kernel=_VIEW,
                samples=_views("x0[1]", [(3,), (3, 4)]) + _views("x0[..., -1]", [(2, 3, 4)]))
-SLICE = defop("slice", "SliceBackward0", 1, kernel=_VIEW,
+SLICE = defop("slice", "SliceBackward0", 1, replay="view_fw", kernel=_VIEW,
               samples=_views("x0[1:3]", [(5,), (4, 3)]) + _views("x0[::2, 1:]", [(5, 3)])
               + _views("x0.narrow(0, 1, 2)", [(4, 2)]))
-SPLIT = defop("split", "SplitBackward0", 1, kernel=_VIEW,
+SPLIT = defop("split", "SplitBackward0", 1, replay="view_fw", kernel=_VIEW,
               samples=_views("x0.split(2)[1]", [(5, 2)]) + _views("x0.chunk(2, 1)[0]", [(2, 5)]))
-SPLIT_SIZES = defop("split_sizes", "SplitWithSizesBackward0", 1, kernel=_VIEW,
+SPLIT_SIZES = defop("split_sizes", "SplitWithSizesBackward0", 1, replay="view_fw", kernel=_VIEW,
                     samples=_views("x0.split([1, 3])[1]", [(4, 2)]))
-UNBIND = defop("unbind", "UnbindBackward0", 1, kernel=_VIEW,
+UNBIND = defop("unbind", "UnbindBackward0", 1, replay="view_fw", kernel=_VIEW,
                samples=_views("x0.unbind(1)[2]", [(2, 4)]) + _views("x0.unbind(0)[1]", [(3,)]))
-REPEAT = defop("repeat", "RepeatBackward0", 1, kernel="repeat_bw",
+REPEAT = defop("repeat", "RepeatBackward0", 1, replay="repeat_fw", kernel="repeat_bw",
                samples=_views("x0.repeat(2, 1, 3)", [(2, 3), (3,)]))
-CAT = defop("cat", "CatBackward0", -1, kernel="cat_bw",
+CAT = defop("cat", "CatBackward0", -1, replay="cat_fw", kernel="cat_bw",
             samples=[Sample(((2, 3), (1, 3)), {}, "lib.cat([x0, x1])"),
                      Sample(((2, 3), (2, 2), (2, 1)), {}, "lib.cat([x0, x1, x2], dim=1)")])
-STACK = defop("stack", "StackBackward0", -1, kernel="stack_bw",
+STACK = defop("stack", "StackBackward0", -1, replay="stack_fw", kernel="stack_bw",
               samples=[Sample(((2, 3), (2, 3)), {}, "lib.stack([x0, x1])"),
                        Sample(((3,), (3,), (3,)), {}, "lib.stack([x0, x1, x2], dim=1)")])
 

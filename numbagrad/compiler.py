@@ -1,0 +1,410 @@
+"""numbagrad.compile: trace a gradient function once, then replay its forward and backward
+inside one @njit call per evaluation.
+
+The first call with a given signature (argument shapes and dtypes) runs the function eagerly
+on a tape of its own, with every value kept in the float64 arena; later calls write the new
+inputs into the tape's source slots and run ``replay_codegen``'s ``run`` on it. The trace is
+one path through the function: Python control flow that depends on input values is the
+caller's responsibility, as under ``jax.jit`` (``check=True`` compares with eager runs).
+"""
+
+import sys
+import threading
+
+import numpy as np
+
+from . import func as func_mod
+from .autograd import grad_mode
+from .autograd import tape as tape_mod
+from .autograd.tape import F_SIZE, F_VOFF, NODE_FIELDS
+from .ops import registry
+from .tensor import Tensor
+
+_KINDS = ("grad", "value_and_grad", "grad_and_value")
+
+
+def compile(fn=None, *, check=False, max_traces=8):  # noqa: A001 - torch.compile's name
+    """Compile ``numbagrad.func.grad(f)`` / ``value_and_grad(f)`` / ``grad_and_value(f)``:
+    the result takes and returns what the transform does (NumPy arrays and Python floats
+    for NumPy inputs), computed by replaying a trace of ``f`` inside Numba.
+
+    ``check=True`` (or a number of calls) also runs the transform eagerly on the first calls
+    and raises if the replay differs; ``max_traces`` bounds the traces kept (one per
+    signature, least recently used dropped)."""
+    if fn is None:
+        return lambda f: compile(f, check=check, max_traces=max_traces)
+    transform = getattr(fn, "_numbagrad_transform", None)
+    if transform is None or transform[0] not in _KINDS:
+        raise NotImplementedError(
+            "numbagrad.compile compiles gradient transforms for now: pass "
+            "numbagrad.func.grad(f), value_and_grad(f) or grad_and_value(f); functions of "
+            "Tensors that return Tensors are not compiled yet (see README, Limitations)")
+    return Compiled(fn, transform, check, max_traces)
+
+
+class Compiled:
+    """A compiled gradient transform: call it like the transform; ``as_numba()`` gives a
+    function that @njit code can call."""
+
+    def __init__(self, fn, transform, check, max_traces):
+        self.fn = fn
+        self.kind, self.func, self.argnums, self.has_aux = transform
+        if self.has_aux:
+            raise NotImplementedError("numbagrad.compile: has_aux=True is not supported yet")
+        self.checks_left = (3 if check is True else int(check)) if check else 0
+        self.max_traces = max_traces
+        self.traces = {}  # signature -> Program, in use order (dicts keep insertion order)
+        self.fast = {}  # (shape, dtype) -> Program, for calls with one NumPy array
+        self.lock = threading.Lock()
+        self.__name__ = getattr(fn, "__name__", "compiled")
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def __repr__(self):
+        return f"<numbagrad.compile({self.kind}({getattr(self.func, '__name__', '?')}))>"
+
+    # --- calling ------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if not kwargs and len(args) == 1 and type(args[0]) is np.ndarray and \
+                not self.checks_left:
+            # the optimizer's call, f(x) on one array: straight to the trace's replay
+            a = args[0]
+            program = self.fast.get((a.shape, a.dtype.str))
+            if program is not None:
+                return program.call_array(a)
+        flat, spec = func_mod._tree_flatten((args, kwargs))
+        key = (spec, tuple(_leaf_key(x) for x in flat))
+        program = self.traces.get(key)
+        if program is None or not program.constants_current():
+            program = self._trace(key, args, kwargs)
+        value, grads = program.run(flat)
+        result = program.results(value, grads, flat)
+        if self.checks_left:
+            self.checks_left -= 1
+            _check_against_eager(self, args, kwargs, result)
+        return result
+
+    def _trace(self, key, args, kwargs):
+        program = Program(self, args, kwargs)
+        with self.lock:
+            self.traces.pop(key, None)
+            self.traces[key] = program
+            while len(self.traces) > self.max_traces:
+                dropped = self.traces.pop(next(iter(self.traces)))
+                self.fast = {k: p for k, p in self.fast.items() if p is not dropped}
+            if program.single_array and not program.constants and not program.captured:
+                a = args[0]
+                self.fast[(a.shape, a.dtype.str)] = program
+        return program
+
+    def as_numba(self, *example_args):
+        """An @njit function ``f(x, grad_out) -> value`` for one float64 vector argument
+        ``x`` (several arguments: their flattened concatenation, in order); it writes the
+        gradient into ``grad_out``. With ``example_args``, the trace for their signature;
+        without, the only trace made so far."""
+        if example_args:
+            self(*example_args)
+            flat, spec = func_mod._tree_flatten((example_args, {}))
+            program = self.traces[(spec, tuple(_leaf_key(x) for x in flat))]
+        elif len(self.traces) == 1:
+            program = next(iter(self.traces.values()))
+        else:
+            raise RuntimeError("as_numba(): call the compiled function once first (or pass "
+                               "example arguments) so there is one trace to export; there "
+                               f"are {len(self.traces)}")
+        return program.as_numba()
+
+
+def _leaf_key(x):
+    """The part of a trace's signature one argument leaf contributes."""
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind == "f":
+            return ("a", x.shape, x.dtype.str)
+        return ("s", x.shape, x.dtype.str, x.tobytes())  # integer arrays: traced as constants
+    if isinstance(x, Tensor):
+        d = x._data
+        if d.dtype.kind == "f":
+            return ("t", d.shape, d.dtype.str)
+        return ("s", d.shape, d.dtype.str, np.asarray(d).tobytes())
+    if isinstance(x, float):
+        return ("f",)
+    if isinstance(x, np.floating):
+        return ("g", x.dtype.str)
+    try:
+        hash(x)
+    except TypeError:
+        raise TypeError(f"numbagrad.compile: an argument of type {type(x).__name__} is neither "
+                        "an array, a Tensor, a float nor a hashable static value") from None
+    return ("v", type(x), x)  # ints, strings, None...: static, a new value retraces
+
+
+def _is_dynamic(x):
+    return (isinstance(x, (np.ndarray, Tensor)) and np.asarray(
+        x._data if isinstance(x, Tensor) else x).dtype.kind == "f") or \
+        isinstance(x, (float, np.floating))
+
+
+class Program:
+    """One trace: the tape's arrays, the replay module for its ops, and where the inputs and
+    gradients live in its arena."""
+
+    def __init__(self, compiled, args, kwargs):
+        self.kind = compiled.kind
+        flat, spec = func_mod._tree_flatten((args, kwargs))
+        positions = _diff_positions(compiled.argnums, len(args))
+        # which flat leaves belong to differentiated arguments
+        owner = []
+        for i, a in enumerate(args):
+            owner += [i] * len(func_mod._tree_flatten(a)[0])
+        owner += [-1] * (len(flat) - len(owner))
+        self.diff = [k for k, x in enumerate(flat) if owner[k] in positions]
+        for k in self.diff:
+            if not _is_dynamic(flat[k]):
+                raise TypeError(f"numbagrad.compile: differentiated argument {owner[k]} holds a "
+                                f"{type(flat[k]).__name__}; expected floating-point arrays, "
+                                "Tensors or floats")
+        self.numpy_mode = not any(isinstance(x, Tensor) for x in flat)
+        self.positions, self.argnums = positions, compiled.argnums
+        self.arg_spec = func_mod._tree_flatten(
+            args[compiled.argnums] if isinstance(compiled.argnums, int) else
+            tuple(args[i] for i in positions))[1]
+        tape = tape_mod.Tape()
+        tape.big = sys.maxsize  # every value in the arena: replay never leaves Numba
+        tape.pinned = True
+        tape.traced_casts = []
+        # every floating leaf is traced as a leaf requiring grad, so that every op on it is
+        # recorded (an op on a constant is computed once and would be baked into the trace)
+        traced = [_traced_leaf(x) if _is_dynamic(x) else x for x in flat]
+        previous = tape_mod.install(tape)
+        try:
+            with grad_mode.enable_grad():
+                t_args, t_kwargs = func_mod._tree_unflatten(traced, spec)
+                out = compiled.func(*t_args, **t_kwargs)
+        finally:
+            tape_mod.install(previous)
+            tape.pinned = False
+        api = f"{compiled.kind}(f)(*args)"
+        if not isinstance(out, Tensor):
+            raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(out)}")
+        if out.dim() != 0:
+            raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got tensor "
+                               f"with {out.dim()} dims. Maybe you wanted to use the vjp or "
+                               "jacrev APIs instead?")
+        self.out_dtype = out._data.dtype
+        self.constant_output = out._tape is not tape
+        self._check_tape(tape, compiled)
+        n = len(tape)
+        self.nodes = np.frombuffer(tape.nodes, np.int64).reshape(n, NODE_FIELDS).copy()
+        self.args = np.frombuffer(tape.args, np.int64).copy() if tape.args else \
+            np.zeros(1, np.int64)
+        self.shapes = _arr(tape.shapes, np.int64)
+        self.iat = _arr(tape.iat, np.int64)
+        self.fat = _arr(tape.fat, np.float64)
+        self.base = _arr(tape.val, np.float64)
+        # inputs: the dynamic argument leaves on the tape, then closed-over tensors that
+        # require grad (parameters), whose current values are read at every call
+        slots, self.inputs = [], []
+        for k, t in enumerate(traced):
+            node = tape.sources.get(id(t)) if isinstance(t, Tensor) and _is_dynamic(flat[k]) \
+                else None
+            if node is not None:
+                slots.append(node)
+                self.inputs.append(k)
+        self.captured = [t for node, t in tape.leaves if node not in slots]
+        slots += [tape.sources[id(t)] for t in self.captured]
+        self.in_off = np.array([self.nodes[s, F_VOFF] for s in slots], np.int64)
+        self.in_len = np.array([self.nodes[s, F_SIZE] for s in slots], np.int64)
+        # constants closed over: a later in-place change of one makes the trace stale
+        # (a constant cast to another dtype on the way in is watched through the original)
+        self.constants = [(t._vc, t._vc[0]) for t in tape.source_refs + tape.traced_casts
+                          if not t._requires_grad and not any(t is x for x in traced)]
+        # gradients: one per differentiated leaf, zeros for those the output does not use
+        self.grad_shapes, grad_off, grad_len = [], [], []
+        for k in self.diff:
+            t = traced[k]
+            node = tape.sources.get(id(t))
+            self.grad_shapes.append(np.shape(t._data))
+            size = int(np.prod(np.shape(t._data), dtype=np.int64))
+            grad_off.append(self.nodes[node, F_VOFF] if node is not None else -1)
+            grad_len.append(size if node is not None else 0)
+        self.grad_present = [o >= 0 for o in grad_off]
+        self.grad_off = np.array([o for o in grad_off if o >= 0], np.int64)
+        self.grad_len = np.array([s for s, o in zip(grad_len, grad_off) if o >= 0], np.int64)
+        self.out_node = out._node if not self.constant_output else -1
+        self.out_value = float(np.asarray(out._data))
+        from .autograd import replay_codegen, replay_scalar
+        # a trace of one-element nodes only runs as a scalar instruction stream
+        self.stream = replay_scalar.build(self.nodes, self.args, self.iat, self.fat, \
+                                          self.out_node) \
+            if not self.constant_output else None
+        if self.stream is not None:
+            self.module = replay_scalar.load()
+            self.out_off = int(self.nodes[self.out_node, F_VOFF])
+        else:
+            ops = [registry.OPS[c] for c in set(self.nodes[:, 0].tolist())]
+            self.module = replay_codegen.load(ops)
+        self.tape_len = n
+        self.single_array = len(flat) == 1 and type(flat[0]) is np.ndarray and \
+            flat[0].dtype.kind == "f" and self.diff == [0] and not self.constant_output \
+            and self.grad_present == [True]
+
+    def call_array(self, a):
+        """The fast path of a call with one floating NumPy array (differentiated)."""
+        x = a.reshape(-1) if a.dtype == np.float64 and a.flags.c_contiguous else \
+            np.ascontiguousarray(a, np.float64).reshape(-1)
+        value, g = self._replay(x, True)
+        g = g.reshape(a.shape) if a.dtype == np.float64 else g.reshape(a.shape).astype(a.dtype)
+        value = float(self.out_dtype.type(value))
+        if self.kind == "grad":
+            return g
+        return (value, g) if self.kind == "value_and_grad" else (g, value)
+
+    @staticmethod
+    def _check_tape(tape, compiled):
+        codes = set(np.frombuffer(tape.nodes, np.int64)[0::NODE_FIELDS].tolist())
+        missing = [registry.OPS[c] for c in sorted(codes) if not registry.OPS[c].replayable]
+        if missing:
+            names = ", ".join(sorted({op.grad_fn or op.name for op in missing}))
+            raise NotImplementedError(
+                f"numbagrad.compile: {getattr(compiled.func, '__name__', 'the function')} uses "
+                f"{names}, which compiled replay does not support yet; call the transform "
+                "without compile (see README, Limitations, for the supported ops)")
+        if tape.hooks:
+            raise NotImplementedError("numbagrad.compile: tensor hooks (register_hook) inside "
+                                      "a compiled function are not supported")
+
+    def constants_current(self):
+        return all(vc[0] == v for vc, v in self.constants)
+
+    def run(self, flat, with_grad=True):
+        parts = [np.asarray(flat[k]._data if isinstance(flat[k], Tensor) else flat[k],
+                            np.float64).reshape(-1) for k in self.inputs]
+        parts += [np.asarray(t._data, np.float64).reshape(-1) for t in self.captured]
+        x = parts[0] if len(parts) == 1 else (np.concatenate(parts) if parts else
+                                                np.zeros(0))
+        if self.constant_output:
+            return self.out_value, np.zeros(int(self.grad_len.sum()))
+        return self._replay(x, with_grad)
+
+    def _replay(self, x, with_grad):
+        """Forward and reverse sweeps on new inputs ``x`` (the inputs' values, flattened and
+        concatenated): the output's value and the gradients, concatenated."""
+        if self.stream is not None:
+            return self.module.run(self.stream[0], self.stream[1], self.base, self.in_off,
+                                   self.in_len, x, self.out_off, self.grad_off, self.grad_len,
+                                   with_grad)
+        return self.module.run(self.nodes, self.args, self.shapes, self.iat, self.fat,
+                               self.base, self.in_off, self.in_len, x, self.out_node,
+                               self.grad_off, self.grad_len, with_grad)
+
+    def results(self, value, grads, flat):
+        """The transform's return value, in the kinds of the arguments."""
+        out = []
+        pos = 0
+        for k, shape, present in zip(self.diff, self.grad_shapes, self.grad_present):
+            size = int(np.prod(shape, dtype=np.int64))
+            g = grads[pos:pos + size].reshape(shape) if present else np.zeros(shape)
+            pos += size if present else 0
+            out.append(_like(g, flat[k]))
+        tree = func_mod._tree_unflatten(out, self.arg_spec)
+        v = self.out_dtype.type(value)
+        v = float(v) if self.numpy_mode else _tensor(v)
+        if self.kind == "grad":
+            return tree
+        if self.kind == "value_and_grad":
+            return v, tree
+        return tree, v
+
+    def as_numba(self):
+        """An @njit ``f(x, grad_out) -> value`` closing over this trace's arrays."""
+        from numba import njit
+
+        if self.captured:
+            raise NotImplementedError("as_numba(): the function closes over tensors that "
+                                      "require grad; pass them as arguments instead")
+        run = self.module.run
+        base, in_off, in_len = self.base, self.in_off, self.in_len
+        grad_off, grad_len = self.grad_off, self.grad_len
+        if self.stream is not None:
+            ins, fk, out_off = self.stream[0], self.stream[1], self.out_off
+
+            @njit(nogil=True)
+            def stream_value_and_grad(x, grad_out):
+                value, g = run(ins, fk, base, in_off, in_len, x, out_off, grad_off, grad_len,
+                               True)
+                grad_out[:] = g
+                return value
+
+            return stream_value_and_grad
+        nodes, args, shapes, iat, fat = self.nodes, self.args, self.shapes, self.iat, self.fat
+        out_node = self.out_node
+
+        @njit(nogil=True)
+        def value_and_grad(x, grad_out):
+            value, g = run(nodes, args, shapes, iat, fat, base, in_off, in_len, x, out_node,
+                           grad_off, grad_len, True)
+            grad_out[:] = g
+            return value
+
+        return value_and_grad
+
+
+def _diff_positions(argnums, nargs):
+    if isinstance(argnums, int):
+        argnums = (argnums,)
+    out = []
+    for i in argnums:
+        if not -nargs <= i < nargs:
+            raise RuntimeError(f"Got argnums={i}, but only {nargs} positional inputs")
+        out.append(i % nargs)
+    return tuple(out)
+
+
+def _traced_leaf(x):
+    if isinstance(x, Tensor):
+        return x.detach().requires_grad_()
+    if isinstance(x, (float, np.floating)) and not isinstance(x, np.ndarray):
+        dt = np.float64 if isinstance(x, float) else x.dtype
+        return _tensor(np.asarray(x, dt)).requires_grad_()
+    return _tensor(np.array(x)).requires_grad_()
+
+
+def _tensor(a):
+    from .tensor import _make
+    return _make(a)
+
+
+def _arr(buf, dtype):
+    a = np.frombuffer(buf, dtype).copy() if len(buf) else np.zeros(0, dtype)
+    return a if len(a) else np.zeros(1, dtype)  # Numba wants one array type: never empty
+
+
+def _like(g, orig):
+    """A gradient in the kind of its argument (as torch.func with NumPy inputs)."""
+    if isinstance(orig, Tensor):
+        return _tensor(np.asarray(g, orig._data.dtype))
+    if isinstance(orig, np.ndarray):
+        return np.asarray(g, orig.dtype)
+    if isinstance(orig, np.floating):
+        return orig.dtype.type(g)
+    return float(g)
+
+
+def _check_against_eager(compiled, args, kwargs, result):
+    """check=True: the replay must reproduce an eager run of the transform."""
+    expected = compiled.fn(*args, **kwargs)
+    got_flat = func_mod._tree_flatten(result)[0]
+    exp_flat = func_mod._tree_flatten(expected)[0]
+    for got, exp in zip(got_flat, exp_flat):
+        e = np.asarray(exp._data if isinstance(exp, Tensor) else exp)
+        tol = 1e-5 if e.dtype == np.float32 else 1e-10
+        e = e.astype(np.float64)
+        g = np.asarray(got._data if isinstance(got, Tensor) else got, np.float64)
+        if g.shape != e.shape or not np.allclose(g, e, rtol=tol, atol=tol, equal_nan=True):
+            diff = np.max(np.abs(g - e)) if g.shape == e.shape else "shapes differ"
+            raise RuntimeError(
+                f"numbagrad.compile(check=True): the replay of "
+                f"{getattr(compiled.func, '__name__', 'the function')} differs from an eager "
+                f"run (max abs difference {diff}). A trace records one path through the "
+                "function: if its Python control flow depends on input values (an `if` on a "
+                "tensor, a loop bound read from data), it cannot be replayed; keep that "
+                "function eager or move the decision out of it.")

@@ -1,0 +1,404 @@
+"""@njit forward kernels of the structured ops, for compiled replay (numbagrad.compile).
+
+Each recomputes one node's value from its inputs' values, on flat float64 views of the
+value arena, with the signature ``fw(y, x0.., sh_y, sh0.., iat, fat)`` (variadic ops:
+``fw(y, x, sh_y, sh_x, k, iat, fat)`` once per input ``k``). ``iat``/``fat`` are what the
+eager op recorded for its derivative, so the forward reads the same attributes.
+
+Summation follows NumPy's order where it can (pairwise within a contiguous group, sequential
+across rows), so a float64 replay matches the eager value bit for bit in those cases.
+"""
+
+import numpy as np
+from numba import njit
+
+from .kernels import bcast_index, c_strides, is_contiguous_run, numel, strided_index
+
+
+# ---- summation in NumPy's order ----------------------------------------------------------
+@njit(cache=True, error_model="numpy")
+def _block_sum(a, lo, n):
+    """NumPy's pairwise-sum leaf (n <= 128): a plain loop below 8, else 8 accumulators."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    stop = n - n % 8
+    while i < stop:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True, error_model="numpy")
+def pairwise_sum(a, lo, n):
+    """NumPy's pairwise sum of a[lo:lo + n] (umath loops_utils: blocks of 128 summed with 8
+    accumulators, halves rounded to multiples of 8), so sums agree with np.sum to the last
+    bit. Written with an explicit stack: a recursive function breaks Numba's on-disk cache
+    (the cached caller cannot resolve the recursive symbol)."""
+    if n <= 128:
+        return _block_sum(a, lo, n)
+    los = np.empty(128, np.int64)
+    ns = np.empty(128, np.int64)
+    stage = np.zeros(128, np.int64)
+    vals = np.empty(128)
+    top, vtop = 0, 0
+    los[0], ns[0] = lo, n
+    while top >= 0:
+        m = ns[top]
+        if m <= 128:
+            vals[vtop] = _block_sum(a, los[top], m)
+            vtop += 1
+            top -= 1
+            continue
+        n2 = m // 2
+        n2 -= n2 % 8
+        if stage[top] < 2:  # push the left half, then (next visit) the right half
+            child_lo = los[top] + (n2 if stage[top] == 1 else 0)
+            child_n = m - n2 if stage[top] == 1 else n2
+            stage[top] += 1
+            top += 1
+            los[top], ns[top], stage[top] = child_lo, child_n, 0
+        else:  # both halves done: left + right, in that order
+            vals[vtop - 2] = vals[vtop - 2] + vals[vtop - 1]
+            vtop -= 1
+            top -= 1
+    return vals[0]
+
+
+@njit(cache=True, error_model="numpy")
+def trailing_group(sh_x, kept):
+    """Size of each group when the reduced dims are exactly the trailing ones (each output
+    element sums one contiguous run of x), else -1."""
+    nd = sh_x.shape[0]
+    d = nd
+    while d > 0 and kept[d - 1] == 1:
+        d -= 1
+    for q in range(d):
+        if kept[q] != sh_x[q]:
+            return -1
+    run = 1
+    for q in range(d, nd):
+        run *= sh_x[q]
+    return run
+
+
+@njit(cache=True, error_model="numpy")
+def group_sums(x, sh_x, kept):
+    """Sum of x over the dims ``kept`` marks as reduced (1), one value per kept element."""
+    m = numel(kept)
+    out = np.zeros(m)
+    run = trailing_group(sh_x, kept)
+    if run >= 0 and m * run == x.shape[0]:
+        for q in range(m):
+            out[q] = pairwise_sum(x, q * run, run)
+        return out
+    j = bcast_index(kept, sh_x)
+    for k in range(x.shape[0]):
+        out[j[k]] += x[k]
+    return out
+
+
+# ---- views, reshapes, indexing -----------------------------------------------------------
+@njit(cache=True, error_model="numpy")
+def reshape_fw(y, x0, sh_y, sh0, iat, fat):
+    for k in range(y.shape[0]):
+        y[k] = x0[k]
+
+
+@njit(cache=True, error_model="numpy")
+def view_fw(y, x0, sh_y, sh0, iat, fat):
+    # iat = [offset, strides of y in x's C-order element space...]
+    if is_contiguous_run(sh_y, iat[1:]):
+        y[:] = x0[iat[0]:iat[0] + y.shape[0]]
+        return
+    idx = strided_index(sh_y, iat[0], iat[1:])
+    for k in range(y.shape[0]):
+        y[k] = x0[idx[k]]
+
+
+@njit(cache=True, error_model="numpy")
+def expand_fw(y, x0, sh_y, sh0, iat, fat):
+    j = bcast_index(sh0, sh_y)
+    for k in range(y.shape[0]):
+        y[k] = x0[j[k]]
+
+
+@njit(cache=True, error_model="numpy")
+def repeat_fw(y, x0, sh_y, sh0, iat, fat):
+    nd = sh_y.shape[0]
+    padded = np.ones(nd, np.int64)
+    padded[nd - sh0.shape[0]:] = sh0
+    st = c_strides(padded)
+    coord = np.zeros(nd, np.int64)
+    for k in range(y.shape[0]):
+        pos = 0
+        for d in range(nd):
+            pos += (coord[d] % padded[d]) * st[d]
+        y[k] = x0[pos]
+        for d in range(nd - 1, -1, -1):
+            coord[d] += 1
+            if coord[d] < sh_y[d]:
+                break
+            coord[d] = 0
+
+
+@njit(cache=True, error_model="numpy")
+def cat_fw(y, x, sh_y, sh_x, k, iat, fat):
+    ost = c_strides(sh_y)
+    idx = strided_index(sh_x, iat[1 + k] * ost[iat[0]], ost)
+    for j in range(x.shape[0]):
+        y[idx[j]] = x[j]
+
+
+@njit(cache=True, error_model="numpy")
+def stack_fw(y, x, sh_y, sh_x, k, iat, fat):
+    dim = iat[0]
+    ost = c_strides(sh_y)
+    st = np.empty(sh_x.shape[0], np.int64)
+    for d in range(sh_x.shape[0]):
+        st[d] = ost[d] if d < dim else ost[d + 1]
+    idx = strided_index(sh_x, k * ost[dim], st)
+    for j in range(x.shape[0]):
+        y[idx[j]] = x[j]
+
+
+@njit(cache=True, error_model="numpy")
+def index_fw(y, x0, sh_y, sh0, iat, fat):
+    # iat = flat index into x of every output element (gather, indexing, max(dim) values)
+    for k in range(y.shape[0]):
+        y[k] = x0[iat[k]]
+
+
+@njit(cache=True, error_model="numpy")
+def gather_flat_fw(y, x0, sh_y, sh0, iat, fat):
+    # y = zeros with y.flat[iat[k]] += x.flat[k]
+    y[:] = 0.0
+    for k in range(x0.shape[0]):
+        y[iat[k]] += x0[k]
+
+
+@njit(cache=True, error_model="numpy")
+def index_put_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
+    nd = iat[0]
+    region = iat[1:1 + nd]
+    pos = iat[1 + nd:]
+    for k in range(y.shape[0]):
+        y[k] = x0[k]
+    j = bcast_index(sh1, region)
+    for r in range(pos.shape[0]):
+        y[pos[r]] = x1[j[r]]
+
+
+# ---- reductions: iat holds the kept shape (reduced dims as 1) ----------------------------
+@njit(cache=True, error_model="numpy")
+def sum_fw(y, x0, sh_y, sh0, iat, fat):
+    s = group_sums(x0, sh0, iat)
+    for q in range(y.shape[0]):
+        y[q] = s[q]
+
+
+@njit(cache=True, error_model="numpy")
+def mean_fw(y, x0, sh_y, sh0, iat, fat):
+    # np.mean divides the sum by the count (not a multiply by fat[0] = 1/count)
+    s = group_sums(x0, sh0, iat)
+    n = x0.shape[0] // max(y.shape[0], 1) if x0.shape[0] else 0
+    for q in range(y.shape[0]):
+        y[q] = s[q] / n if n else np.nan
+
+
+@njit(cache=True, error_model="numpy")
+def prod_fw(y, x0, sh_y, sh0, iat, fat):
+    j = bcast_index(iat, sh0)
+    for q in range(y.shape[0]):
+        y[q] = 1.0
+    for k in range(x0.shape[0]):
+        y[j[k]] *= x0[k]
+
+
+@njit(cache=True, error_model="numpy")
+def _extreme_fw(y, x0, sh0, kept, is_max):
+    # NaN wins, as in NumPy's max/min
+    j = bcast_index(kept, sh0)
+    seen = np.zeros(y.shape[0], np.bool_)
+    for k in range(x0.shape[0]):
+        q = j[k]
+        v = x0[k]
+        if not seen[q]:
+            y[q] = v
+            seen[q] = True
+        elif y[q] == y[q] and (v != v or (v > y[q] if is_max else v < y[q])):
+            y[q] = v
+
+
+@njit(cache=True, error_model="numpy")
+def amax_fw(y, x0, sh_y, sh0, iat, fat):
+    _extreme_fw(y, x0, sh0, iat, True)
+
+
+@njit(cache=True, error_model="numpy")
+def amin_fw(y, x0, sh_y, sh0, iat, fat):
+    _extreme_fw(y, x0, sh0, iat, False)
+
+
+@njit(cache=True, error_model="numpy")
+def _group_max(x0, sh0, kept):
+    m = np.empty(numel(kept))
+    _extreme_fw(m, x0, sh0, kept, True)
+    return m
+
+
+@njit(cache=True, error_model="numpy")
+def logsumexp_fw(y, x0, sh_y, sh0, iat, fat):
+    # log(sum(exp(x - m))) + m with m the group max (0 where it is not finite), as eager
+    m = _group_max(x0, sh0, iat)
+    for q in range(m.shape[0]):
+        if not np.isfinite(m[q]):
+            m[q] = 0.0
+    j = bcast_index(iat, sh0)
+    e = np.empty(x0.shape[0])
+    for k in range(x0.shape[0]):
+        e[k] = np.exp(x0[k] - m[j[k]])
+    s = group_sums(e, sh0, iat)
+    for q in range(y.shape[0]):
+        y[q] = np.log(s[q]) + m[q]
+
+
+@njit(cache=True, error_model="numpy")
+def _softmax_fw(y, x0, sh0, kept, log):
+    m = _group_max(x0, sh0, kept)
+    j = bcast_index(kept, sh0)
+    z = np.empty(x0.shape[0])
+    e = np.empty(x0.shape[0])
+    for k in range(x0.shape[0]):
+        z[k] = x0[k] - m[j[k]]
+        e[k] = np.exp(z[k])
+    s = group_sums(e, sh0, kept)
+    if log:
+        for q in range(s.shape[0]):
+            s[q] = np.log(s[q])
+        for k in range(y.shape[0]):
+            y[k] = z[k] - s[j[k]]
+    else:
+        for k in range(y.shape[0]):
+            y[k] = e[k] / s[j[k]]
+
+
+@njit(cache=True, error_model="numpy")
+def softmax_fw(y, x0, sh_y, sh0, iat, fat):
+    _softmax_fw(y, x0, sh0, iat, False)
+
+
+@njit(cache=True, error_model="numpy")
+def log_softmax_fw(y, x0, sh_y, sh0, iat, fat):
+    _softmax_fw(y, x0, sh0, iat, True)
+
+
+# ---- linear algebra ----------------------------------------------------------------------
+@njit(cache=True, error_model="numpy")
+def mm_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
+    m, k, n = sh0[0], sh0[1], sh1[1]
+    if k == 0:
+        y[:] = 0.0
+    elif m * n > 0:
+        y.reshape((m, n))[:, :] = np.dot(x0.reshape((m, k)), x1.reshape((k, n)))
+
+
+@njit(cache=True, error_model="numpy")
+def mv_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
+    m, n = sh0[0], sh0[1]
+    if n == 0:
+        y[:] = 0.0
+    elif m > 0:
+        y[:] = np.dot(x0.reshape((m, n)), x1)
+
+
+@njit(cache=True, error_model="numpy")
+def dot_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
+    y[0] = np.dot(x0, x1) if x0.shape[0] else 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def bmm_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
+    b, m, k, n = sh0[0], sh0[1], sh0[2], sh1[2]
+    for i in range(b):
+        yi = y[i * m * n:(i + 1) * m * n].reshape((m, n))
+        if k == 0:
+            yi[:, :] = 0.0
+        elif m * n > 0:
+            yi[:, :] = np.dot(x0[i * m * k:(i + 1) * m * k].reshape((m, k)),
+                              x1[i * k * n:(i + 1) * k * n].reshape((k, n)))
+
+
+@njit(cache=True, error_model="numpy")
+def addmm_fw(y, x0, x1, x2, sh_y, sh0, sh1, sh2, iat, fat):
+    # y = beta * x0 + alpha * (x1 @ x2), in eager's order: the product, scaled, then the sum
+    beta, alpha = fat[0], fat[1]
+    mm_fw(y, x1, x2, sh_y, sh1, sh2, iat, fat)
+    if alpha != 1.0:
+        for q in range(y.shape[0]):
+            y[q] *= alpha
+    j = bcast_index(sh0, sh_y)
+    for q in range(y.shape[0]):
+        y[q] = (x0[j[q]] + y[q]) if beta == 1.0 else (beta * x0[j[q]] + y[q])
+
+
+# ---- losses: iat[0] = reduction (0 none, 1 mean, 2 sum) ----------------------------------
+@njit(cache=True, error_model="numpy")
+def _reduce_loss(y, v, red):
+    if red == 0:
+        for k in range(y.shape[0]):
+            y[k] = v[k]
+    elif red == 2:
+        y[0] = pairwise_sum(v, 0, v.shape[0])
+    else:
+        n = v.shape[0]
+        y[0] = pairwise_sum(v, 0, n) / n if n else np.nan
+
+
+@njit(cache=True, error_model="numpy")
+def mse_loss_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
+    v = np.empty(x0.shape[0])
+    for k in range(x0.shape[0]):
+        d = x0[k] - x1[k]
+        v[k] = d * d
+    _reduce_loss(y, v, iat[0])
+
+
+@njit(cache=True, error_model="numpy")
+def nll_loss_fw(y, x0, sh_y, sh0, iat, fat):
+    # iat = [reduction, positions (-1: ignored)..., classes...], fat = [scale, weights...]
+    red = iat[0]
+    m = (iat.shape[0] - 1) // 2
+    weighted = fat.shape[0] > 1
+    losses = np.zeros(m)
+    ws = np.zeros(m)
+    for i in range(m):
+        p = iat[1 + i]
+        if p < 0:
+            continue
+        w = fat[1 + iat[1 + m + i]] if weighted else 1.0
+        losses[i] = -(w * x0[p])
+        ws[i] = w
+    if red == 0:
+        for i in range(m):
+            y[i] = losses[i]
+    elif red == 2:
+        y[0] = pairwise_sum(losses, 0, m)
+    else:
+        y[0] = pairwise_sum(losses, 0, m) / pairwise_sum(ws, 0, m)
