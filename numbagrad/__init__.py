@@ -33,6 +33,7 @@ from . import nn  # noqa: F401 - torch.nn
 from . import optim  # noqa: F401 - torch.optim
 from .serialization import load, save
 from . import utils  # noqa: F401 - torch.utils.data
+from . import viz  # noqa: F401 - graph pictures and the tape as a table
 
 float32 = float = _dtypes.float32
 float64 = double = _dtypes.float64
