@@ -134,6 +134,17 @@ def test_python_layout_boxes_do_not_overlap_and_arrows_point_down():
     assert out_box[1] == max(r[1] for r in rects)
 
 
+def test_constants_can_be_left_out():
+    ns = seed_004()
+    full = viz.draw(ns["loss"])
+    bare = viz.draw(ns["loss"], show_constants=False)
+    assert [b.kind for b in bare.boxes].count("const") == 0
+    assert sorted(b.lines for b in bare.boxes) == \
+        sorted(b.lines for b in full.boxes if b.kind != "const")
+    assert len(bare.edges) == len(full.edges) - 2  # x into addmm, y into mse_loss
+    ET.fromstring(bare.svg())
+
+
 def test_several_outputs_share_their_subgraph():
     torch = numbagrad
     x = torch.tensor([1.0, 2.0], requires_grad=True)
