@@ -35,6 +35,7 @@ from .serialization import load, save
 from . import utils  # noqa: F401 - torch.utils.data
 from .compiler import compile  # noqa: A004 - torch.compile's name
 from . import optimize  # noqa: F401 - scipy.optimize with compiled derivatives
+from . import viz  # noqa: F401 - graph pictures and the tape as a table
 
 float32 = float = _dtypes.float32
 float64 = double = _dtypes.float64

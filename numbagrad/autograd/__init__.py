@@ -2,7 +2,10 @@
 
 import numpy as np
 
-from . import functional  # noqa: F401 - torch.autograd.functional
+from . import (
+    functional,  # noqa: F401 - torch.autograd.functional
+    graph,  # noqa: F401 - torch.autograd.graph
+)
 from .anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,

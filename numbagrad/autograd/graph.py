@@ -1,0 +1,130 @@
+"""numbagrad.autograd.graph: the subset of ``torch.autograd.graph`` that fits a tape, plus
+read-only access to the tape itself.
+
+* ``Node`` is the class of every ``grad_fn`` (``isinstance(t.grad_fn, Node)`` holds, as in
+  torch); walk a graph with ``node.name()`` and ``node.next_functions``.
+* ``node_metadata(node)`` / ``input_metadata(node)``: the shape, dtype and requires_grad of
+  a node's output and of each of its inputs (also the ones that need no gradient, which
+  ``next_functions`` reports as ``None``). torch keeps this in private attributes; here it
+  is read from the tape record, so a graph picture can label its boxes.
+* ``tape_arrays(tensor)``: the tape the tensor was recorded on, as read-only NumPy arrays.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import dtypes
+from ..ops.registry import BRIDGE, CONST, LEAF
+from ..tensor import AccumulateGrad, GradFn
+from . import tape as tape_mod
+from .tape import F_BIG, F_CODE, F_FLAGS, FLAG_BIG, FLAG_F32, FLAG_NEEDS_GRAD, NODE_FIELDS
+
+Node = GradFn  # torch.autograd.graph.Node: the base class of every grad_fn
+
+__all__ = ["Node", "TensorMeta", "node_metadata", "input_metadata", "tape_arrays",
+           "NODE_FIELD_NAMES", "FLAG_NEEDS_GRAD", "FLAG_BIG", "FLAG_F32"]
+
+# Public names of the columns of ``tape_arrays(t)["nodes"]``, from the tape's F_* offsets
+_COLUMNS = {"code": "CODE", "voff": "VOFF", "size": "SIZE", "ndim": "NDIM", "shape_ptr": "SHP",
+            "arg_ptr": "ARG", "nargs": "NARG", "iat_ptr": "IAT", "niat": "NIAT",
+            "fat_ptr": "FAT", "nfat": "NFAT", "flags": "FLAGS", "big": "BIG"}
+NODE_FIELD_NAMES = tuple(sorted(_COLUMNS, key=lambda c: getattr(tape_mod, "F_" + _COLUMNS[c])))
+
+
+class TensorMeta(NamedTuple):
+    """What a graph picture needs to know about one tensor of the graph."""
+
+    shape: tuple
+    dtype: dtypes.dtype
+    requires_grad: bool
+    tensor: object  # the Tensor of a leaf or constant (the tape holds it), else None
+
+
+def source_tensors(tape):
+    """node -> Tensor for the leaves, constants and bridges recorded on ``tape``."""
+    out = {}
+    for t in tape.source_refs:
+        node = tape.sources.get(id(t))
+        if node is not None:
+            out[node] = t
+    return out
+
+
+def _dtype_of(tape, node, sources):
+    t = sources.get(node)
+    if t is not None:
+        return t.dtype
+    flags = tape.field(node, F_FLAGS)
+    if flags & FLAG_BIG and tape.field(node, F_BIG) >= 0:
+        return dtypes.from_numpy_dtype(np.asarray(tape.big_val[tape.field(node, F_BIG)]).dtype)
+    # a small op node keeps only a float64 copy of its value; the flag says what it was
+    return dtypes.float32 if flags & FLAG_F32 else dtypes.float64
+
+
+def record_metadata(tape, node, sources=None):
+    """TensorMeta of tape node ``node`` (``sources``: a ``source_tensors(tape)`` to reuse)."""
+    if sources is None:
+        sources = source_tensors(tape)
+    code = tape.field(node, F_CODE)
+    tensor = sources.get(node) if code in (LEAF.code, CONST.code, BRIDGE.code) else None
+    return TensorMeta(tape.shape_of(node), _dtype_of(tape, node, sources),
+                      bool(tape.field(node, F_FLAGS) & FLAG_NEEDS_GRAD), tensor)
+
+
+def node_metadata(node):
+    """TensorMeta of what ``node`` (a grad_fn, or an AccumulateGrad) produced; for an
+    AccumulateGrad that is its leaf."""
+    if not isinstance(node, GradFn):
+        raise TypeError(f"expected a grad_fn (numbagrad.autograd.graph.Node), got "
+                        f"{type(node).__name__}")
+    if isinstance(node, AccumulateGrad):
+        leaf = node.variable
+        if leaf is not None:
+            return TensorMeta(tuple(leaf.shape), leaf.dtype, leaf.requires_grad, leaf)
+    return record_metadata(node._tape, node._node)
+
+
+def input_metadata(node):
+    """One TensorMeta per input of ``node``, in the order of ``node.next_functions``."""
+    if isinstance(node, AccumulateGrad):
+        return ()
+    tape = node._tape
+    sources = source_tensors(tape)
+    return tuple(record_metadata(tape, a, sources) for a in tape.arg_nodes(node._node))
+
+
+def _frozen(buffer, dtype):
+    # A copy, not a view: while NumPy holds a view of an array.array, the array cannot grow,
+    # so the next op recorded on this tape would raise BufferError. Arrays made from bytes
+    # are read-only by construction.
+    return np.frombuffer(bytes(buffer), dtype)
+
+
+def tape_arrays(tensor):
+    """The tape ``tensor`` was recorded on, as a dict of read-only NumPy arrays (a snapshot:
+    later ops on the same tape do not appear in it).
+
+    ``nodes`` is (n, 13) int64, one record per node; ``code``, ``voff``, ``size``, ... (see
+    NODE_FIELD_NAMES) are its columns. ``args``, ``shapes``, ``iat`` (int64) and ``fat``
+    (float64) are the CSR arrays the ``*_ptr``/``n*`` columns index; ``val`` is the float64
+    value arena ``voff`` indexes (-1: a big node, whose value is a NumPy array of its own);
+    ``root`` is the tensor's node. The ``flags`` column's bits are FLAG_NEEDS_GRAD, FLAG_BIG
+    and FLAG_F32 (a float32 value). A leaf has no tape: it raises ValueError.
+    """
+    tape = tensor._tape
+    if tape is None:
+        raise ValueError("a leaf tensor is not recorded on a tape (it has no grad_fn)")
+    n = len(tape)
+    nodes = _frozen(tape.nodes, np.int64).reshape(n, NODE_FIELDS)
+    out = {"nodes": nodes}
+    for i, name in enumerate(NODE_FIELD_NAMES):
+        out[name] = nodes[:, i]  # a view of the read-only copy: read-only too
+    out["args"] = _frozen(tape.args, np.int64)
+    out["shapes"] = _frozen(tape.shapes, np.int64)
+    out["iat"] = _frozen(tape.iat, np.int64)
+    out["fat"] = _frozen(tape.fat, np.float64)
+    out["val"] = _frozen(tape.val, np.float64)
+    out["root"] = np.int64(tensor._node)
+    return out
+
