@@ -36,32 +36,20 @@ def scalar_ops():
     return [op for op in registry.OPS if op.elementwise and op.fwd and not op.python]
 
 
+def _operand_loads(text):
+    """Statements binding the names ``text`` (formulas) reads from instruction ``i``."""
+    loads = [("y", "yv = val[ins[i, 1]]"), ("a", "av = val[ins[i, 2]]"),
+             ("b", "bv = val[ins[i, 3]]"), ("m", "m = ins[i, 4] != 0"),
+             ("f0", "f0 = fk[i, 0]"), ("f1", "f1 = fk[i, 1]")]
+    return [line for name, line in loads if _uses(text, name)]
+
+
 def _forward_branch(op):
-    fwd = op.fwd
-    lines = []
-    if _uses(fwd, "a"):
-        lines.append("av = val[ins[i, 2]]")
-    if _uses(fwd, "b"):
-        lines.append("bv = val[ins[i, 3]]")
-    if _uses(fwd, "m"):
-        lines.append("m = ins[i, 4] != 0")
-    lines += [f"f{k} = fk[i, {k}]" for k in (0, 1) if _uses(fwd, f"f{k}")]
-    lines.append(f"val[ins[i, 1]] = {replay_codegen._fwd_expr(op)}")
-    return lines
+    return _operand_loads(op.fwd) + [f"val[ins[i, 1]] = {replay_codegen._fwd_expr(op)}"]
 
 
 def _backward_branch(op):
-    body = " ".join(f for f in op.grads if f)
-    lines = []
-    if _uses(body, "y"):
-        lines.append("yv = val[ins[i, 1]]")
-    if _uses(body, "a"):
-        lines.append("av = val[ins[i, 2]]")
-    if _uses(body, "b"):
-        lines.append("bv = val[ins[i, 3]]")
-    if _uses(body, "m"):
-        lines.append("m = ins[i, 4] != 0")
-    lines += [f"f{k} = fk[i, {k}]" for k in (0, 1) if _uses(body, f"f{k}")]
+    lines = _operand_loads(" ".join(f for f in op.grads if f))
     for q, formula in enumerate(op.grads):
         if formula:
             lines.append(f"adj[ins[i, {2 + q}]] += {codegen._expr(formula)}")
