@@ -7,6 +7,9 @@ import warnings as _warnings
 # matches the module that made the NumPy call, so the user's NumPy code is untouched).
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"numbagrad(\.|$)")
 
+from . import _progress
+_progress.install()  # say so when a first use compiles kernels (it can take minutes)
+
 from . import dtypes as _dtypes
 from .dtypes import dtype, get_default_dtype, set_default_dtype
 from .tensor import Tensor

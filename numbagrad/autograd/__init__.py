@@ -3,6 +3,7 @@
 import numpy as np
 
 from . import (
+    anomaly,
     functional,  # noqa: F401 - torch.autograd.functional
     graph,  # noqa: F401 - torch.autograd.graph
 )
@@ -88,6 +89,7 @@ def _roots(tensors, grad_tensors, inputs, on_leaf_root, as_tensors=False):
     return roots, seeds
 
 
+@anomaly.raised_at_user_call
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """torch.autograd.backward: accumulate d(sum of tensors * grad_tensors)/d(leaf) into .grad."""
     from ..tensor import _accumulate_grad
@@ -114,6 +116,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         run_backward(roots, seeds, retain_graph, inputs)
 
 
+@anomaly.raised_at_user_call
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """torch.autograd.grad: the gradients of ``outputs`` with respect to ``inputs``, returned

@@ -95,11 +95,53 @@ def note(tape, node):
     tape.nodes[node * NODE_FIELDS + F_FLAGS] |= FLAG_HOOK
 
 
+def forward_site(tape, node):
+    """A line naming the forward call that recorded ``node`` (known in anomaly mode), or ''."""
+    if tape is None or node not in tape.sites:
+        return ""
+    site, code, _ = tape.sites[node]
+    return f"\nThe forward call that created it was at {site}" + (f": {code}" if code else "")
+
+
+def sweep_error(message, tape=None, node=None):
+    """The RuntimeError for a failure met during a backward sweep (torch's message, plus the
+    forward call site of ``node`` when anomaly mode recorded it), marked so that
+    ``backward()`` and ``autograd.grad()`` re-raise it without numbagrad's own frames: the
+    traceback ends at the user's call, not inside the engine."""
+    err = RuntimeError(message + forward_site(tape, node))
+    err._numbagrad_sweep = True
+    return err
+
+
+def raised_at_user_call(fn):
+    """Decorate a public entry point of backward: a ``sweep_error`` leaves it with its
+    traceback cut to start here (the frames below are the engine's, no help to the user)."""
+    import functools
+
+    @functools.wraps(fn)
+    def entry(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except RuntimeError as err:
+            if not getattr(err, "_numbagrad_sweep", False):
+                raise
+            raise err.with_traceback(None) from None  # found by the backward sweep: see the message
+
+    return entry
+
+
+def _user_stacklevel():
+    """warnings.warn's stacklevel naming the innermost frame outside numbagrad."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def nan_error(tape, node, grad_fn, index):
     """torch's error for a backward that produced NaN, plus where the forward call was."""
-    site, code, stack = tape.sites.get(node, ("<unknown>", "", []))
+    _, _, stack = tape.sites.get(node, ("<unknown>", "", []))
     warnings.warn(f"Error detected in {grad_fn}. Traceback of forward call that caused the "
-                  f"error:\n{''.join(stack)}", UserWarning, stacklevel=3)
-    where = f"\nThe forward call that created it was at {site}" + (f": {code}" if code else "")
-    return RuntimeError(f"Function '{grad_fn}' returned nan values in its {index}th output."
-                        + where)
+                  f"error:\n{''.join(stack)}", UserWarning, stacklevel=_user_stacklevel())
+    return sweep_error(f"Function '{grad_fn}' returned nan values in its {index}th output.",
+                       tape, node)

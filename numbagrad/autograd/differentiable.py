@@ -120,11 +120,11 @@ def _check_saved(tape, i, op, argn, needs):
     if not reads:
         return
     if tape.freed is not None and i < len(tape.freed) and tape.freed[i]:
-        raise RuntimeError(FREED_MSG)
+        raise anomaly.sweep_error(FREED_MSG, tape, i)
     checked = ([i] if "y" in reads else []) + \
         [a for k, a in enumerate(argn) if f"x{k}" in reads]
     if any(a in tape.dirty for a in checked):
-        raise RuntimeError(dirty_message(tape, i))
+        raise anomaly.sweep_error(dirty_message(tape, i), tape, i)
 
 
 def _push(heap, adj, argn, needs, grads):
@@ -203,7 +203,7 @@ def run_backward_graph(roots, seeds, retain_graph, inputs, collect=None):
             if call is not None:  # a custom Function: its backward runs with grad mode on
                 if call.ctx._freed:
                     from .engine import FREED_MSG
-                    raise RuntimeError(FREED_MSG)
+                    raise anomaly.sweep_error(FREED_MSG, tape, i)
                 grads = call.backward(g, [tape.shape_of(a) for a in argn])
                 if not retain_graph:
                     call.ctx._freed = True

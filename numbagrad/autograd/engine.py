@@ -132,9 +132,9 @@ class _Run:
                     self.big_node(start)
                     start -= 1
             elif status == 2:
-                raise RuntimeError(FREED_MSG)
+                raise anomaly.sweep_error(FREED_MSG, self.tape, i)
             else:
-                raise RuntimeError(self.dirty_message(i))
+                raise anomaly.sweep_error(self.dirty_message(i), self.tape, i)
 
     def run_hooks(self, node, hooks, shape, dtype):
         """Call ``hooks`` on the node's complete gradient; a hook's return value replaces it."""
@@ -182,11 +182,11 @@ class _Run:
                 reads.update(op.reads(k))
         if reads:
             if self.freed[i]:
-                raise RuntimeError(FREED_MSG)
+                raise anomaly.sweep_error(FREED_MSG, tape, i)
             checked = [i] if "y" in reads else []
             checked += [a for k, a in enumerate(argn) if f"x{k}" in reads]
             if any(self.dirty[a] for a in checked):
-                raise RuntimeError(self.dirty_message(i))
+                raise anomaly.sweep_error(self.dirty_message(i), tape, i)
         # One compute dtype per call: Numba's np.dot will not mix float32 and float64.
         big_val = tape.big_val
         dts = {big_val[b].dtype for b in (nodes[a, F_BIG] for a in (i, *argn)) if b >= 0}
@@ -273,16 +273,21 @@ class _Run:
         from ..tensor import _make
         from .grad_mode import no_grad
 
-        if self.freed[i]:
-            raise RuntimeError(FREED_MSG)
         tape = self.tape
+        if self.freed[i]:
+            raise anomaly.sweep_error(FREED_MSG, tape, i)
         argn = tape.arg_nodes(i)
         shape = tape.shape_of(i)
         g = self.adjoint(i)
         dtype = np.float32 if self.nodes[i, F_FLAGS] & FLAG_F32 else np.float64
         with no_grad():
-            grads = call.backward(_make(g.reshape(shape).astype(dtype)),
-                                  [tape.shape_of(a) for a in argn])
+            try:
+                grads = call.backward(_make(g.reshape(shape).astype(dtype)),
+                                      [tape.shape_of(a) for a in argn])
+            except RuntimeError as err:
+                if getattr(err, "_numbagrad_sweep", False):  # a wrong gradient: say where
+                    err.args = (str(err) + anomaly.forward_site(tape, i),)
+                raise
         for a, ga in zip(argn, grads):
             if ga is not None and self.nodes[a, F_FLAGS] & FLAG_NEEDS_GRAD:
                 target = self.adjoint(a, ga._data.dtype)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..ops.registry import PY_FUNCTION
 from ..tensor import Tensor, _make
-from . import grad_mode
+from . import anomaly, grad_mode
 from .tape import F_FLAGS, FLAG_HOOK, NODE_FIELDS
 
 
@@ -115,8 +115,9 @@ class _Call:
             if len(result) > self.n_args and all(r is None for r in result[self.n_args:]):
                 result = result[:self.n_args]
             else:
-                raise RuntimeError(f"function {self.name} returned an incorrect number of "
-                                   f"gradients (expected {self.n_args}, got {len(result)})")
+                raise anomaly.sweep_error(
+                    f"function {self.name} returned an incorrect number of gradients "
+                    f"(expected {self.n_args}, got {len(result)})")
         out = []
         for pos, shape in zip(self.tensor_pos, shapes):
             gk = result[pos]
@@ -141,9 +142,9 @@ def _fit(g, shape, index, name):
     except ValueError:
         ok = False
     if not ok:
-        raise RuntimeError(f"Function {name} returned an invalid gradient at index {index} - "
-                           f"got {list(g.shape)} but expected shape compatible with "
-                           f"{list(shape)}")
+        raise anomaly.sweep_error(
+            f"Function {name} returned an invalid gradient at index {index} - got "
+            f"{list(g.shape)} but expected shape compatible with {list(shape)}")
     return unbroadcast(g, shape)
 
 
