@@ -1,4 +1,5 @@
-"""3 float64 vectors of 4,000,000: sum(tanh(x*w+b)*exp(-x*x) + 0.5*(w-b)**2), eager fwd+bwd.
+"""3 float64 vectors of 4,000,000: sum(tanh(x*w+b)*exp(-x*x) + 0.5*(w-b)**2), forward and
+backward: numbagrad eager, numbagrad.compile (value_and_grad on NumPy arrays) and torch eager.
 
 Run: python bench/bench_elementwise.py
 """
@@ -33,6 +34,14 @@ def measure(lib, arrays):
     return t_fwd, t_bwd
 
 
+def measure_compiled(arrays):
+    """numbagrad.compile(value_and_grad(f, argnums=(0, 1, 2))): one replay call per step."""
+    vg = numbagrad.compile(numbagrad.func.value_and_grad(
+        lambda x, w, b: f(numbagrad, x, w, b), argnums=(0, 1, 2)))
+    value, grads = vg(*arrays)  # trace (and load the replay module)
+    return median_time(lambda _: vg(*arrays), repeat=5), value, grads
+
+
 def main():
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(N) for _ in range(3)]
@@ -51,6 +60,10 @@ def main():
         print(row("forward", f_ng, f_t))
         print(row("backward", b_ng, b_t))
         print(row("forward + backward", f_ng + b_ng, f_t + b_t))
+        c_ng, value, grads = measure_compiled(arrays)
+        for g, t in zip(grads, xs_t):
+            np.testing.assert_allclose(g, t.grad.numpy(), rtol=1e-9, atol=1e-12)
+        print(row("forward + backward, numbagrad.compile", c_ng, f_t + b_t))
 
 
 if __name__ == "__main__":

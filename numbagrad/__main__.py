@@ -46,7 +46,8 @@ def tour():
     import numbagrad as torch
 
     print("numbagrad tour: torch's autograd API, backward compiled with Numba")
-    print("(on a new machine the first backward compiles the sweep: about a minute, once)\n")
+    print("(on a new machine each part's first use compiles its kernels, a few minutes in all,"
+          "\n once: progress is shown, and Numba's disk cache makes later runs start at once)\n")
     from numbagrad.seed_examples import SCRIPTS, run_script
 
     for name in ("000-example-2", "001-simple", "001-loop", "002-pow", "002-nonscalar"):
@@ -146,9 +147,12 @@ def _compiled_tour(torch, init, n_ops):
 def warmup():
     """Compile the sweep and the parallel kernels (or load them from Numba's cache)."""
     t0 = time.perf_counter()
+    from numbagrad import _progress
     from numbagrad.autograd import engine
-    print("numbagrad warmup: compiling the backward sweep (first time: about a minute)...",
-          flush=True)
+    _progress.HINT = ""  # the compile-progress lines need not point at this very command
+    print("numbagrad warmup: compiling (or loading from Numba's cache) the backward sweep, "
+          "the optimizer, convolution and compiled-replay kernels; the first time takes "
+          "a few minutes", flush=True)
     engine.sweep_module()
     import numbagrad as torch
     x = torch.tensor([1.0, 2.0], requires_grad=True)

@@ -21,6 +21,8 @@ import time
 from numba.core import event
 
 _EVERY = 15.0  # seconds between lines when the line cannot be rewritten in place
+# how to pay the compile ahead of time (the warmup itself clears it)
+HINT = " (`python -m numbagrad warmup` does this ahead of time)"
 
 
 def _describe(dispatcher):
@@ -32,7 +34,9 @@ def _describe(dispatcher):
     if module.startswith("numbagrad_sweep_"):
         return f"the backward sweep ({name})"
     if module.startswith("numbagrad_replay"):
-        return f"the compiled replay ({name})"
+        return f"the compiled replay of every op ({name})"
+    if module.startswith("numbagrad_scalar_"):
+        return f"the compiled replay's scalar instruction stream ({name})"
     return f"{module}.{name}"
 
 
@@ -86,8 +90,7 @@ class CompileProgress(event.Listener):
         if job["done"].wait(self.after):
             return
         job["shown"] = True
-        self._write(f"numbagrad: compiling {job['what']} for this machine, once "
-                    "(`python -m numbagrad warmup` does this ahead of time)...")
+        self._write(f"numbagrad: compiling {job['what']} for this machine, once{HINT}...")
         tty = hasattr(self._out(), "isatty") and self._out().isatty()
         while not job["done"].wait(1.0 if tty else _EVERY):
             took = time.perf_counter() - job["t0"]
