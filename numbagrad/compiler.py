@@ -22,7 +22,7 @@ from .autograd import grad_mode
 from .autograd import tape as tape_mod
 from .autograd.tape import F_SIZE, F_VOFF, NODE_FIELDS
 from .ops import registry
-from .tensor import Tensor
+from .tensor import Tensor, _make
 
 _KINDS = ("grad", "value_and_grad", "grad_and_value")
 
@@ -393,7 +393,6 @@ def _traced_leaf(x):
 
 
 def _tensor(a):
-    from .tensor import _make
     return _make(a)
 
 
