@@ -174,6 +174,9 @@ def warmup():
     # and the scalar instruction stream (a trace of one-element nodes only)
     vg = torch.compile(torch.func.value_and_grad(lambda v: v[0] * torch.sin(v[1])))
     vg(np.ones(2))
+    # and the two halves a compiled function of Tensors calls (forward, then backward)
+    x = torch.ones(3, requires_grad=True)
+    torch.compile(lambda v: v * v)(x).sum().backward()
     print(f"  compiled replay (numbagrad.compile) of every op ready in "
           f"{time.perf_counter() - t3:.1f} s", flush=True)
 

@@ -6,6 +6,10 @@ on a tape of its own, with every value kept in the float64 arena; later calls wr
 inputs into the tape's source slots and run ``replay_codegen``'s ``run`` on it. The trace is
 one path through the function: Python control flow that depends on input values is the
 caller's responsibility, as under ``jax.jit`` (``check=True`` compares with eager runs).
+
+A plain function of Tensors (``CompiledFunction``) is traced the same way, but a call runs
+only the forward (``run_forward``) on an arena of its own, which the output's one graph node
+keeps for ``run_backward``: the reverse sweep seeded with the output's gradient.
 """
 
 import sys
@@ -18,7 +22,7 @@ from .autograd import grad_mode
 from .autograd import tape as tape_mod
 from .autograd.tape import F_SIZE, F_VOFF, NODE_FIELDS
 from .ops import registry
-from .tensor import Tensor
+from .tensor import Tensor, _make
 
 _KINDS = ("grad", "value_and_grad", "grad_and_value")
 
@@ -28,18 +32,23 @@ def compile(fn=None, *, check=False, max_traces=8):  # noqa: A001 - torch.compil
     the result takes and returns what the transform does (NumPy arrays and Python floats
     for NumPy inputs), computed by replaying a trace of ``f`` inside Numba.
 
+    Any other callable ``f`` (a function of Tensors returning a Tensor or a tuple of Tensors,
+    an ``nn.Module``) compiles as under torch.compile: its forward is replayed inside Numba
+    and, when an input or a closed-over parameter requires grad, the output carries one
+    ``CompiledFunctionBackward`` node whose backward is the trace's reverse sweep, also in
+    Numba; ``.backward()`` then fills ``.grad`` as usual.
+
     ``check=True`` (or a number of calls) also runs the transform eagerly on the first calls
     and raises if the replay differs; ``max_traces`` bounds the traces kept (one per
     signature, least recently used dropped)."""
     if fn is None:
         return lambda f: compile(f, check=check, max_traces=max_traces)
     transform = getattr(fn, "_numbagrad_transform", None)
-    if transform is None or transform[0] not in _KINDS:
-        raise NotImplementedError(
-            "numbagrad.compile compiles gradient transforms for now: pass "
-            "numbagrad.func.grad(f), value_and_grad(f) or grad_and_value(f); functions of "
-            "Tensors that return Tensors are not compiled yet (see README, Limitations)")
-    return Compiled(fn, transform, check, max_traces)
+    if transform is not None and transform[0] in _KINDS:
+        return Compiled(fn, transform, check, max_traces)
+    if not callable(fn):
+        raise TypeError(f"numbagrad.compile: expected a callable, got {type(fn).__name__}")
+    return CompiledFunction(fn, check, max_traces)
 
 
 class Compiled:
@@ -167,21 +176,7 @@ class Program:
         self.arg_spec = func_mod._tree_flatten(
             args[compiled.argnums] if isinstance(compiled.argnums, int) else
             tuple(args[i] for i in positions))[1]
-        tape = tape_mod.Tape()
-        tape.big = sys.maxsize  # every value in the arena: replay never leaves Numba
-        tape.pinned = True
-        tape.traced_casts = []
-        # every floating leaf is traced as a leaf requiring grad, so that every op on it is
-        # recorded (an op on a constant is computed once and would be baked into the trace)
-        traced = [_traced_leaf(x) if _is_dynamic(x) else x for x in flat]
-        previous = tape_mod.install(tape)
-        try:
-            with grad_mode.enable_grad():
-                t_args, t_kwargs = func_mod._tree_unflatten(traced, spec)
-                out = compiled.func(*t_args, **t_kwargs)
-        finally:
-            tape_mod.install(previous)
-            tape.pinned = False
+        tape, traced, out = _record_trace(compiled.func, flat, spec)
         api = f"{compiled.kind}(f)(*args)"
         if not isinstance(out, Tensor):
             raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(out)}")
@@ -193,30 +188,7 @@ class Program:
         self.constant_output = out._tape is not tape
         self._check_tape(tape, compiled)
         n = len(tape)
-        self.nodes = np.frombuffer(tape.nodes, np.int64).reshape(n, NODE_FIELDS).copy()
-        self.args = np.frombuffer(tape.args, np.int64).copy() if tape.args else \
-            np.zeros(1, np.int64)
-        self.shapes = _arr(tape.shapes, np.int64)
-        self.iat = _arr(tape.iat, np.int64)
-        self.fat = _arr(tape.fat, np.float64)
-        self.base = _arr(tape.val, np.float64)
-        # inputs: the dynamic argument leaves on the tape, then closed-over tensors that
-        # require grad (parameters), whose current values are read at every call
-        slots, self.inputs = [], []
-        for k, t in enumerate(traced):
-            node = tape.sources.get(id(t)) if isinstance(t, Tensor) and _is_dynamic(flat[k]) \
-                else None
-            if node is not None:
-                slots.append(node)
-                self.inputs.append(k)
-        self.captured = [t for node, t in tape.leaves if node not in slots]
-        slots += [tape.sources[id(t)] for t in self.captured]
-        self.in_off = np.array([self.nodes[s, F_VOFF] for s in slots], np.int64)
-        self.in_len = np.array([self.nodes[s, F_SIZE] for s in slots], np.int64)
-        # constants closed over: a later in-place change of one makes the trace stale
-        # (a constant cast to another dtype on the way in is watched through the original)
-        self.constants = [(t._vc, t._vc[0]) for t in tape.source_refs + tape.traced_casts
-                          if not t._requires_grad and not any(t is x for x in traced)]
+        _take_tape(self, tape, flat, traced)
         # gradients: one per differentiated leaf, zeros for those the output does not use
         self.grad_shapes, grad_off, grad_len = [], [], []
         for k in self.diff:
@@ -348,6 +320,58 @@ class Program:
         return value_and_grad
 
 
+def _record_trace(func, flat, spec):
+    """Run ``func`` eagerly on the arguments ``flat`` (leaves of ``spec``) on a tape of its
+    own; returns the tape, the traced leaves and the output."""
+    tape = tape_mod.Tape()
+    tape.big = sys.maxsize  # every value in the arena: replay never leaves Numba
+    tape.pinned = True
+    tape.traced_casts = []
+    # every floating leaf is traced as a leaf requiring grad, so that every op on it is
+    # recorded (an op on a constant is computed once and would be baked into the trace)
+    traced = [_traced_leaf(x) if _is_dynamic(x) else x for x in flat]
+    previous = tape_mod.install(tape)
+    try:
+        with grad_mode.enable_grad():
+            t_args, t_kwargs = func_mod._tree_unflatten(traced, spec)
+            out = func(*t_args, **t_kwargs)
+    finally:
+        tape_mod.install(previous)
+        tape.pinned = False
+    return tape, traced, out
+
+
+def _take_tape(program, tape, flat, traced):
+    """Set ``program``'s copies of the tape's arrays, its input slots (``inputs``: the flat
+    leaves read at each call; ``captured``: closed-over tensors that require grad; ``in_off``
+    and ``in_len``: where their values go in the arena) and the constants it watches."""
+    n = len(tape)
+    program.nodes = np.frombuffer(tape.nodes, np.int64).reshape(n, NODE_FIELDS).copy()
+    program.args = np.frombuffer(tape.args, np.int64).copy() if tape.args else \
+        np.zeros(1, np.int64)
+    program.shapes = _arr(tape.shapes, np.int64)
+    program.iat = _arr(tape.iat, np.int64)
+    program.fat = _arr(tape.fat, np.float64)
+    program.base = _arr(tape.val, np.float64)
+    # inputs: the dynamic argument leaves on the tape, then closed-over tensors that
+    # require grad (parameters), whose current values are read at every call
+    slots, program.inputs = [], []
+    for k, t in enumerate(traced):
+        node = tape.sources.get(id(t)) if isinstance(t, Tensor) and _is_dynamic(flat[k]) \
+            else None
+        if node is not None:
+            slots.append(node)
+            program.inputs.append(k)
+    program.captured = [t for node, t in tape.leaves if node not in slots]
+    slots += [tape.sources[id(t)] for t in program.captured]
+    program.in_off = np.array([program.nodes[s, F_VOFF] for s in slots], np.int64)
+    program.in_len = np.array([program.nodes[s, F_SIZE] for s in slots], np.int64)
+    # constants closed over: a later in-place change of one makes the trace stale
+    # (a constant cast to another dtype on the way in is watched through the original)
+    program.constants = [(t._vc, t._vc[0]) for t in tape.source_refs + tape.traced_casts
+                         if not t._requires_grad and not any(t is x for x in traced)]
+
+
 def _diff_positions(argnums, nargs):
     if isinstance(argnums, int):
         argnums = (argnums,)
@@ -369,7 +393,6 @@ def _traced_leaf(x):
 
 
 def _tensor(a):
-    from .tensor import _make
     return _make(a)
 
 
@@ -408,3 +431,226 @@ def _check_against_eager(compiled, args, kwargs, result):
                 "function: if its Python control flow depends on input values (an `if` on a "
                 "tensor, a loop bound read from data), it cannot be replayed; keep that "
                 "function eager or move the decision out of it.")
+
+
+# --- functions of Tensors -----------------------------------------------------------------
+
+BACKWARD_NAME = "CompiledFunctionBackward"  # torch.compile's grad_fn name
+
+
+class CompiledFunction:
+    """``numbagrad.compile(f)`` for a function of Tensors returning Tensors: call it as ``f``.
+    One trace per signature (argument shapes, dtypes and static values; ``max_traces`` of
+    them, least recently used dropped); ``check=True`` compares the first calls with eager
+    ``f``."""
+
+    def __init__(self, fn, check, max_traces):
+        self.func = fn
+        self.checks_left = (3 if check is True else int(check)) if check else 0
+        self.max_traces = max_traces
+        self.traces = {}
+        self.lock = threading.Lock()
+        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__wrapped__ = fn
+
+    def __repr__(self):
+        return f"<numbagrad.compile({self.__name__})>"
+
+    def __call__(self, *args, **kwargs):
+        flat, spec = func_mod._tree_flatten((args, kwargs))
+        key = (spec, tuple(_leaf_key(x) for x in flat), getattr(self.func, "training", None))
+        program = self.traces.get(key)
+        if program is None or not program.constants_current():
+            program = TensorProgram(self, flat, spec)
+            with self.lock:
+                self.traces.pop(key, None)
+                self.traces[key] = program
+                while len(self.traces) > self.max_traces:
+                    self.traces.pop(next(iter(self.traces)))
+        result = program.call(flat)
+        if self.checks_left:
+            self.checks_left -= 1
+            self._check(args, kwargs, result)
+        return result
+
+    def _check(self, args, kwargs, result):
+        """check=True: the replayed outputs must equal an eager call's."""
+        with grad_mode.no_grad():
+            expected = self.func(*args, **kwargs)
+        got = result if isinstance(result, tuple) else (result,)
+        exp = expected if isinstance(expected, (tuple, list)) else (expected,)
+        bad = len(got) != len(exp)
+        diff = "numbers of outputs differ" if bad else None
+        for g, e in zip(got, exp) if not bad else ():
+            e = np.asarray(e._data if isinstance(e, Tensor) else e)
+            tol = 1e-5 if e.dtype == np.float32 else 1e-10
+            g = np.asarray(g._data, np.float64)
+            if g.shape != e.shape:
+                bad, diff = True, "shapes differ"
+            elif not np.allclose(g, e.astype(np.float64), rtol=tol, atol=tol, equal_nan=True):
+                bad, diff = True, np.max(np.abs(g - e))
+        if bad:
+            raise RuntimeError(
+                f"numbagrad.compile(check=True): the replay of {self.__name__} differs from an "
+                f"eager run (max abs difference {diff}). A trace records one path through the "
+                "function: if its Python control flow depends on input values (an `if` on a "
+                "tensor, a loop bound read from data), it cannot be replayed; keep that "
+                "function eager or move the decision out of it.")
+
+
+class TensorProgram:
+    """One trace of a function of Tensors: the tape's arrays, its input slots and output
+    nodes; ``call`` replays the forward and records the backward on the caller's tape."""
+
+    def __init__(self, compiled, flat, spec):
+        name = compiled.__name__
+        tape, traced, out = _record_trace(compiled.func, flat, spec)
+        self.is_tuple = isinstance(out, (tuple, list))
+        outs = tuple(out) if self.is_tuple else (out,)
+        if not outs or not all(isinstance(o, Tensor) for o in outs):
+            kinds = ", ".join(sorted({type(o).__name__ for o in outs})) or "an empty tuple"
+            raise NotImplementedError(
+                f"numbagrad.compile: {name} returned {kinds}; a compiled function of Tensors "
+                "must return a Tensor or a tuple of Tensors (other outputs, nested structures "
+                "included, are not supported yet: keep such a function eager)")
+        if tape.bridges:
+            raise NotImplementedError(_FOREIGN.format(name))
+        Program._check_tape(tape, compiled)
+        _take_tape(self, tape, flat, traced)
+        # what each output is: a node of the trace, or a constant (independent of inputs)
+        self.outputs, out_nodes = [], []
+        for o in outs:
+            if o._tape is tape:
+                node = o._node
+            elif o._tape is None:
+                node = tape.sources.get(id(o))  # an input (or parameter) returned as is
+                if node is not None and not self.nodes[node, 0] == registry.LEAF.code:
+                    node = None  # a constant tensor: its value is the output's
+            else:
+                raise NotImplementedError(_FOREIGN.format(name))
+            if node is not None and o._data.dtype.kind != "f":
+                raise NotImplementedError(
+                    f"numbagrad.compile: {name} returns a {o._data.dtype} tensor computed "
+                    "from its inputs; compiled replay computes floating outputs only")
+            if node is None:
+                self.outputs.append((None, np.array(o._data), o.dtype))
+            else:
+                self.outputs.append((node, o._data.shape, o.dtype))
+                out_nodes.append(node)
+        self.out_nodes = np.array(out_nodes, np.int64)
+        self.diff = [k for k, (node, _, _) in enumerate(self.outputs) if node is not None]
+        # the input slots' shapes and, for the Tensors among them, where they come from
+        self.slot_shapes = [np.shape(flat[k]._data if isinstance(flat[k], Tensor) else flat[k])
+                            for k in self.inputs] + [t._data.shape for t in self.captured]
+        self.slot_ends = np.cumsum(self.in_len).tolist()
+        from .autograd import replay_codegen
+        ops = [registry.OPS[c] for c in set(self.nodes[:, 0].tolist())]
+        self.module = replay_codegen.load(ops)
+
+    def constants_current(self):
+        return all(vc[0] == v for vc, v in self.constants)
+
+    def call(self, flat):
+        slot_tensors = [flat[k] if isinstance(flat[k], Tensor) else None
+                        for k in self.inputs] + list(self.captured)
+        parts = [np.asarray(flat[k]._data if isinstance(flat[k], Tensor) else flat[k],
+                            np.float64).reshape(-1) for k in self.inputs]
+        parts += [np.asarray(t._data, np.float64).reshape(-1) for t in self.captured]
+        x = parts[0] if len(parts) == 1 else (np.concatenate(parts) if parts else
+                                                np.zeros(0))
+        val = self.module.run_forward(self.nodes, self.args, self.shapes, self.iat, self.fat,
+                                      self.base, self.in_off, self.in_len, x)
+        values = []
+        for node, shape, dtype in self.outputs:
+            if node is None:
+                values.append(shape.copy())  # a constant output (shape holds its value)
+            else:
+                o, n = self.nodes[node, F_VOFF], self.nodes[node, F_SIZE]
+                values.append(val[o:o + n].reshape(shape).astype(dtype.np))
+        fresh = [_tensor(v) for v in values]
+        needs = [q for q, t in enumerate(slot_tensors) if t is not None and t._requires_grad]
+        if grad_mode.state.enabled and needs and self.diff:
+            self._record(val, values, fresh, slot_tensors, needs)
+        return tuple(fresh) if self.is_tuple else fresh[0]
+
+    def _record(self, val, values, fresh, slot_tensors, needs):
+        """One node on the caller's tape for this call, its backward the trace's sweep."""
+        from .autograd.tape import F_FLAGS, FLAG_HOOK
+        from .ops.index import gather_flat
+        from .ops.pointwise import to_dtype
+        from .ops.record import record
+
+        packed = len(self.diff) > 1
+        if packed:
+            dt = np.result_type(*[values[k].dtype for k in self.diff])
+            value = np.concatenate([values[k].astype(dt).reshape(-1) for k in self.diff])
+        else:
+            value = values[self.diff[0]]
+        node_t = record(registry.PY_FUNCTION, value, [slot_tensors[q] for q in needs])
+        tape, node = node_t._tape, node_t._node
+        call = _CompiledCall(self, val, needs, [slot_tensors[q]._data.dtype for q in needs])
+        tape.functions[node] = call
+        tape.names[node] = BACKWARD_NAME
+        tape.nodes[node * NODE_FIELDS + F_FLAGS] |= FLAG_HOOK  # the sweep hands it to us
+        if not packed:
+            fresh[self.diff[0]] = node_t
+            return
+        offset = 0
+        for k in self.diff:
+            shape, dtype = self.outputs[k][1], self.outputs[k][2]
+            size = int(np.prod(shape, dtype=np.int64))
+            t = to_dtype(gather_flat(node_t, np.arange(offset, offset + size), shape), dtype)
+            t._tape.names[t._node] = BACKWARD_NAME
+            fresh[k] = t
+            offset += size
+
+
+_FOREIGN = ("numbagrad.compile: {} combines its inputs with a tensor that belongs to another "
+            "autograd graph (a non-leaf tensor closed over); compiled replay reads only its "
+            "arguments and leaf parameters: pass that tensor as an argument")
+
+
+class _CompiledCall:
+    """One call's graph node: its arena (the forward's values, saved for the backward) and
+    which input slots need gradients. It is its own ``ctx`` for the engine (``_freed``)."""
+
+    __slots__ = ("program", "val", "needs", "dtypes")
+    name = BACKWARD_NAME
+
+    def __init__(self, program, val, needs, dtypes):
+        self.program, self.val, self.needs, self.dtypes = program, val, needs, dtypes
+
+    @property
+    def ctx(self):
+        return self
+
+    @property
+    def _freed(self):
+        return self.val is None
+
+    @_freed.setter
+    def _freed(self, freed):
+        if freed:
+            self.val = None  # the saved arena goes with the graph, as torch's saved tensors
+
+    def backward(self, g, shapes):
+        """The gradients of the node's inputs (Tensors) for output gradient ``g``."""
+        if grad_mode.state.enabled:
+            raise NotImplementedError(
+                "numbagrad.compile: create_graph=True through a compiled function is not "
+                "supported (its backward is a compiled sweep, not recorded ops); call the "
+                "function without compile to take higher derivatives")
+        if self.val is None:
+            from .autograd.engine import FREED_MSG
+            raise RuntimeError(FREED_MSG)
+        p = self.program
+        seed = np.ascontiguousarray(g._data, np.float64).reshape(-1)
+        grads = p.module.run_backward(p.nodes, p.args, p.shapes, p.iat, p.fat, self.val,
+                                      p.out_nodes, seed, p.in_off, p.in_len)
+        out = []
+        for q, dtype in zip(self.needs, self.dtypes):
+            start = p.slot_ends[q] - p.in_len[q]
+            gq = grads[start:p.slot_ends[q]].reshape(p.slot_shapes[q])
+            out.append(_tensor(gq.astype(dtype, copy=dtype != np.float64)))
+        return out

@@ -1,5 +1,7 @@
 """Generate a replay module for a set of ops: forward kernels, forward and reverse sweeps, and
-the one @njit entry point that runs a whole traced tape (numbagrad.compile).
+the @njit entry points that run a traced tape (numbagrad.compile): ``run`` (forward and
+backward in one call, for the gradient transforms) and ``run_forward`` / ``run_backward``
+(the two halves apart, for compiled functions of Tensors).
 
 By default one module covers every replayable op of the table: ``python -m numbagrad warmup``
 compiles it once (about a minute and a half on 2 cores) and every later trace, whatever ops it
@@ -248,6 +250,56 @@ def run(nodes, args, shapes, iat, fat, base, in_off, in_len, x, out_node, grad_o
                 grads[pos + k] = adj[o + k]
             pos += grad_len[q]
     return value, grads
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def run_forward(nodes, args, shapes, iat, fat, base, in_off, in_len, x):
+    """The forward sweep alone, on a new arena: ``x`` written at ``in_off`` (as ``run``);
+    returns the arena, which the caller keeps for ``run_backward`` (compile of a function
+    of Tensors: one arena per call, so several calls may await one backward)."""
+    val = base.copy()
+    pos = 0
+    for q in range(in_off.shape[0]):
+        o = in_off[q]
+        for k in range(in_len[q]):
+            val[o + k] = x[pos + k]
+        pos += in_len[q]
+    forward(nodes, args, shapes, iat, fat, val, 0, nodes.shape[0])
+    return val
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def run_backward(nodes, args, shapes, iat, fat, val, out_nodes, seed, grad_off, grad_len):
+    """The reverse sweep on arena ``val`` (from ``run_forward``), seeded with ``seed`` (the
+    output nodes' adjoints, flat and concatenated in ``out_nodes`` order, any shapes);
+    returns the adjoints at ``grad_off``, concatenated."""
+    n = nodes.shape[0]
+    adj = np.zeros(val.shape[0])
+    touched = np.zeros(n, np.uint8)
+    freed = np.zeros(n, np.uint8)
+    dirty = np.zeros(n, np.uint8)
+    pos = 0
+    start = 0
+    for q in range(out_nodes.shape[0]):
+        i = out_nodes[q]
+        o = nodes[i, {F_VOFF}]
+        for k in range(nodes[i, {F_SIZE}]):
+            adj[o + k] += seed[pos + k]
+        pos += nodes[i, {F_SIZE}]
+        touched[i] = 1
+        start = max(start, i)
+    sweep(nodes, args, shapes, iat, fat, val, adj, touched, freed, dirty, start, True, False)
+    total = 0
+    for q in range(grad_len.shape[0]):
+        total += grad_len[q]
+    grads = np.zeros(total)
+    pos = 0
+    for q in range(grad_off.shape[0]):
+        o = grad_off[q]
+        for k in range(grad_len[q]):
+            grads[pos + k] = adj[o + k]
+        pos += grad_len[q]
+    return grads
 '''
 
 
