@@ -140,6 +140,15 @@ def manual_seed(seed):
 
 
 def _gen():
+    from .autograd.tape import traced_tape
+    if traced_tape() is not None:
+        # a draw made while numbagrad.compile traces would be baked into the trace and
+        # replayed, the same numbers, on every call: refuse rather than be silently wrong
+        raise NotImplementedError(
+            "numbagrad.compile: random ops (dropout in training mode, rand, randn, randint, "
+            "randperm, nn.init) inside a compiled function would replay the trace's draws on "
+            "every call; draw outside and pass the values as an argument, or call "
+            "model.eval() to turn dropout off")
     if _rng.gen is None:
         _rng.gen = np.random.default_rng()
     return _rng.gen

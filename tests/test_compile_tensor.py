@@ -6,10 +6,11 @@ import threading
 
 import numpy as np
 import pytest
-import torch
 
 import numbagrad as ng
 from numbagrad.compiler import CompiledFunction
+
+torch = pytest.importorskip("torch")
 
 
 def mlp(x, w1, b1, w2):
@@ -257,3 +258,22 @@ def test_two_threads_get_their_own_results():
     for t in threads:
         t.join()
     assert errors == []
+
+
+@pytest.mark.parametrize("transform", [False, True])
+def test_random_ops_refuse_to_be_traced(transform):
+    """A draw made during the trace would be replayed, the same numbers, at every call."""
+    drop = ng.nn.Dropout(0.5)
+
+    def f(x):
+        return (drop(x) * ng.randn(3, dtype=ng.float64)).sum()
+
+    compiled = ng.compile(ng.func.grad(f)) if transform else ng.compile(f)
+    x = np.ones(3) if transform else ng.tensor(np.ones(3), requires_grad=True)
+    with pytest.raises(NotImplementedError, match="random ops"):
+        compiled(x)
+    drop.eval()  # no draw in eval mode, but randn still draws
+    with pytest.raises(NotImplementedError, match="random ops"):
+        compiled(x)
+    # outside a trace, random ops work as before
+    assert drop.train()(ng.ones(4)).shape == (4,)
