@@ -32,7 +32,9 @@ def _describe(dispatcher):
         return None
     name = getattr(fn, "__name__", "?")
     if module.startswith("numbagrad_sweep_"):
-        return f"the backward sweep ({name})"
+        # the sweep itself, or one of the parallel kernels for large nodes (each compiled
+        # on its first use, a few seconds)
+        return "the backward sweep" if name == "sweep" else f"the backward kernel {name}"
     if module.startswith("numbagrad_replay"):
         return f"the compiled replay of every op ({name})"
     if module.startswith("numbagrad_scalar_"):
