@@ -72,7 +72,8 @@ def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
     if not training or p == 0.0 or input.numel() == 0:
         return input  # torch returns the input itself here
     data = input._array()
-    keep = _gen().random(data.shape) >= p if p > 0.0 else np.ones(data.shape, bool)
+    # p = 1 drops everything: no draw, so that it also traces (numbagrad.compile refuses draws)
+    keep = _gen().random(data.shape) >= p if p < 1.0 else np.zeros(data.shape, bool)
     scale = 1.0 / (1.0 - p) if p < 1.0 else 0.0
     out = np.where(keep, data * data.dtype.type(scale), data.dtype.type(0)).astype(data.dtype)
     return record(BY_NAME["native_dropout"], out, (input,), keep.reshape(-1).astype(np.int64),
