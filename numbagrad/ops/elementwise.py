@@ -23,7 +23,7 @@ def _softplus(a, beta, threshold):
 def _sigmoid(a):
     # stable for any sign: exp only ever sees -|a|, so it cannot overflow
     e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(a.dtype)[()]
+    return np.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(a.dtype, copy=False)[()]
 
 
 def _erf(a):
@@ -38,7 +38,7 @@ def _gelu(a, approx):
         return 0.5 * a * (1.0 + np.tanh(k * (a + 0.044715 * a * a * a)))
     from scipy.special import erf  # imported on first use: scipy.special costs 0.3 s
 
-    return (0.5 * a * (1.0 + erf(a / np.sqrt(2.0).astype(a.dtype)))).astype(a.dtype)
+    return (0.5 * a * (1.0 + erf(a / np.sqrt(2.0).astype(a.dtype)))).astype(a.dtype, copy=False)
 
 
 
@@ -70,10 +70,10 @@ defop("tanh", "TanhBackward0", 1, forward=np.tanh, grads=("g * (1.0 - y * y)",),
 # sigmoid is fused: its derivative from the saved output is stable where exp overflows
 defop("sigmoid", "SigmoidBackward0", 1, forward=_sigmoid,
       grads=("g * y * (1.0 - y)",), fwd="sigmoid(a)", torch="sigmoid")
-defop("relu", "ReluBackward0", 1, forward=lambda a: np.maximum(a, 0).astype(a.dtype),
+defop("relu", "ReluBackward0", 1, forward=lambda a: np.maximum(a, 0).astype(a.dtype, copy=False),
       grads=("g if y > 0.0 else 0.0",), fwd="a if a > 0.0 else 0.0", torch="relu")
 defop("leaky_relu", "LeakyReluBackward0", 1,
-      forward=lambda a, slope: np.where(a > 0, a, a * slope).astype(a.dtype),
+      forward=lambda a, slope: np.where(a > 0, a, a * slope).astype(a.dtype, copy=False),
       grads=("g if a > 0.0 else g * f0",), fwd="a if a > 0.0 else a * f0",
       samples=[Sample((s,), {"negative_slope": 0.1},
                       "lib.nn.functional.leaky_relu(x0, **kw)") for s in [(), (5,), (2, 3)]])
@@ -90,12 +90,12 @@ defop("softplus", "SoftplusBackward0", 1, forward=_softplus,
                for kw in ({}, {"beta": 2.0, "threshold": 1.0})])
 defop("elu", "EluBackward0", 1,
       forward=lambda a, alpha: np.where(a > 0, a, alpha * np.expm1(np.minimum(a, 0))
-                                        ).astype(a.dtype)[()],
+                                        ).astype(a.dtype, copy=False)[()],
       grads=("g if a > 0.0 else g * (y + f0)",), fwd="a if a > 0.0 else f0 * expm1(a)",
       samples=[Sample((s,), kw, "lib.nn.functional.elu(x0, **kw)") for s in [(), (7,)]
                for kw in ({}, {"alpha": 0.5})])
 defop("hardtanh", "HardtanhBackward0", 1,
-      forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype),
+      forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype, copy=False),
       grads=("g if (a > f0 and a < f1) else 0.0",), fwd="min(max(a, f0), f1)",
       samples=[Sample((s,), kw, "lib.nn.functional.hardtanh(x0, **kw)") for s in [(), (7,)]
                for kw in ({}, {"min_val": -0.5, "max_val": 0.25})])
@@ -110,7 +110,7 @@ defop("native_dropout", "MulBackward0", 1, grads=("g * f0 if m else 0.0",),
 defop("sign", "SignBackward0", 1, forward=np.sign, grads=("0.0",), fwd="sgn(a)",
       torch="sign")
 defop("clamp", "ClampBackward1", 1,
-      forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype),
+      forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype, copy=False),
       grads=("g if (a >= f0 and a <= f1) else 0.0",), fwd="min(max(a, f0), f1)",
       samples=[Sample((s,), kw, "lib.clamp(x0, **kw)") for s in [(), (7,), (2, 3)]
                for kw in ({"min": -0.5, "max": 0.5}, {"min": 0.1}, {"max": -0.2})])
