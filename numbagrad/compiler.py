@@ -25,6 +25,8 @@ from .ops import registry
 from .tensor import Tensor, _make
 
 _KINDS = ("grad", "value_and_grad", "grad_and_value")
+# arena pairs a trace keeps for reuse (more concurrent calls allocate, and drop, their own)
+_POOLED_ARENAS = 2
 
 
 def compile(fn=None, *, check=False, max_traces=8):  # noqa: A001 - torch.compile's name
@@ -264,9 +266,19 @@ class Program:
             return self.module.run(self.stream[0], self.stream[1], self.base, self.in_off,
                                    self.in_len, x, self.out_off, self.grad_off, self.grad_len,
                                    with_grad)
-        return self.module.run(self.nodes, self.args, self.shapes, self.iat, self.fat,
-                               self.base, self.in_off, self.in_len, x, self.out_node,
-                               self.grad_off, self.grad_len, with_grad)
+        # arenas from this trace's pool (list pop/append are atomic: concurrent calls each
+        # take their own pair, or allocate one when the pool is empty)
+        try:
+            val, adj = self.arenas.pop()
+        except IndexError:
+            val, adj = self.base.copy(), np.empty_like(self.base)
+        try:
+            return self.module.run_in(self.nodes, self.args, self.shapes, self.iat, self.fat,
+                                      val, adj, self.in_off, self.in_len, x, self.out_node,
+                                      self.grad_off, self.grad_len, with_grad)
+        finally:
+            if len(self.arenas) < _POOLED_ARENAS:
+                self.arenas.append((val, adj))
 
     def results(self, value, grads, flat):
         """The transform's return value, in the kinds of the arguments."""
@@ -353,6 +365,7 @@ def _take_tape(program, tape, flat, traced):
     program.iat = _arr(tape.iat, np.int64)
     program.fat = _arr(tape.fat, np.float64)
     program.base = _arr(tape.val, np.float64)
+    program.arenas = []  # (values, adjoints) pairs kept between calls: see Program._replay
     # inputs: the dynamic argument leaves on the tape, then closed-over tensors that
     # require grad (parameters), whose current values are read at every call
     slots, program.inputs = [], []

@@ -219,7 +219,18 @@ def run(nodes, args, shapes, iat, fat, base, in_off, in_len, x, out_node, grad_o
     the arena at ``in_off``, run the forward, then (``with_grad``) the reverse sweep seeded
     with 1 at ``out_node``; returns the output's value and the adjoints at ``grad_off``
     concatenated. Every call owns its arenas, so concurrent calls (nogil) are safe."""
-    val = base.copy()
+    return run_in(nodes, args, shapes, iat, fat, base.copy(), np.empty(base.shape[0]), in_off,
+                  in_len, x, out_node, grad_off, grad_len, with_grad)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def run_in(nodes, args, shapes, iat, fat, val, adj, in_off, in_len, x, out_node, grad_off,
+           grad_len, with_grad):
+    """``run`` on arenas the caller owns: ``val`` holds the trace's values (a copy of its
+    arena, or this function's result from an earlier call: the forward rewrites every
+    non-source node and constants never change); ``adj`` any array of its size. Reusing
+    them spares large traces a fresh allocation per call, which costs a page fault per
+    4 KiB page on first touch (most of a 4M-element replay's time here)."""
     pos = 0
     for q in range(in_off.shape[0]):
         o = in_off[q]
@@ -235,7 +246,7 @@ def run(nodes, args, shapes, iat, fat, base, in_off, in_len, x, out_node, grad_o
     grads = np.zeros(total)
     if with_grad:
         n = nodes.shape[0]
-        adj = np.zeros(val.shape[0])
+        adj[:] = 0.0
         touched = np.zeros(n, np.uint8)
         freed = np.zeros(n, np.uint8)
         dirty = np.zeros(n, np.uint8)
