@@ -16,7 +16,20 @@ import numpy as np
 from . import func as func_mod
 from .autograd import grad_mode
 from .autograd import tape as tape_mod
-from .autograd.tape import F_SIZE, F_VOFF, NODE_FIELDS
+from .autograd.tape import (
+    F_ARG,
+    F_FAT,
+    F_FLAGS,
+    F_IAT,
+    F_NARG,
+    F_NDIM,
+    F_NFAT,
+    F_NIAT,
+    F_SHP,
+    F_SIZE,
+    F_VOFF,
+    NODE_FIELDS,
+)
 from .ops import registry
 from .tensor import Tensor
 
@@ -200,6 +213,9 @@ class Program:
         self.iat = _arr(tape.iat, np.int64)
         self.fat = _arr(tape.fat, np.float64)
         self.base = _arr(tape.val, np.float64)
+        # identical views (``w.T`` written inside a loop) become one node: see _merge_views
+        renumber = _merge_views(self) if not self.constant_output else None
+        node_of = (lambda k: k) if renumber is None else (lambda k: int(renumber[k]))
         # inputs: the dynamic argument leaves on the tape, then closed-over tensors that
         # require grad (parameters), whose current values are read at every call
         slots, self.inputs = [], []
@@ -207,10 +223,10 @@ class Program:
             node = tape.sources.get(id(t)) if isinstance(t, Tensor) and _is_dynamic(flat[k]) \
                 else None
             if node is not None:
-                slots.append(node)
+                slots.append(node_of(node))
                 self.inputs.append(k)
-        self.captured = [t for node, t in tape.leaves if node not in slots]
-        slots += [tape.sources[id(t)] for t in self.captured]
+        self.captured = [t for node, t in tape.leaves if node_of(node) not in slots]
+        slots += [node_of(tape.sources[id(t)]) for t in self.captured]
         self.in_off = np.array([self.nodes[s, F_VOFF] for s in slots], np.int64)
         self.in_len = np.array([self.nodes[s, F_SIZE] for s in slots], np.int64)
         # constants closed over: a later in-place change of one makes the trace stale
@@ -222,6 +238,7 @@ class Program:
         for k in self.diff:
             t = traced[k]
             node = tape.sources.get(id(t))
+            node = node_of(node) if node is not None else None
             self.grad_shapes.append(np.shape(t._data))
             size = int(np.prod(np.shape(t._data), dtype=np.int64))
             grad_off.append(self.nodes[node, F_VOFF] if node is not None else -1)
@@ -229,7 +246,7 @@ class Program:
         self.grad_present = [o >= 0 for o in grad_off]
         self.grad_off = np.array([o for o in grad_off if o >= 0], np.int64)
         self.grad_len = np.array([s for s, o in zip(grad_len, grad_off) if o >= 0], np.int64)
-        self.out_node = out._node if not self.constant_output else -1
+        self.out_node = node_of(out._node) if not self.constant_output else -1
         self.out_value = float(np.asarray(out._data))
         from .autograd import replay_codegen, replay_scalar
         # a trace of one-element nodes only runs as a scalar instruction stream
@@ -242,7 +259,7 @@ class Program:
         else:
             ops = [registry.OPS[c] for c in set(self.nodes[:, 0].tolist())]
             self.module = replay_codegen.load(ops)
-        self.tape_len = n
+        self.tape_len = len(self.nodes)
         self.single_array = len(flat) == 1 and type(flat[0]) is np.ndarray and \
             flat[0].dtype.kind == "f" and self.diff == [0] and not self.constant_output \
             and self.grad_present == [True]
@@ -346,6 +363,66 @@ class Program:
             return value
 
         return value_and_grad
+
+
+# Ops whose replay only moves values (views, reshapes, broadcasts): merging two identical
+# nodes of these kinds cannot change a result.
+_MERGEABLE = ("view_fw", "reshape_fw", "expand_fw")
+
+
+def _merge_views(program):
+    """Common-subexpression elimination of view nodes, at trace time.
+
+    A loop that writes ``h @ w.T`` records a new transpose of ``w`` at every step; the
+    replay would copy the whole matrix into the arena each time and scatter its gradient
+    back each time (for the Elman RNN of bench_compile.py, 200 transposes holding 88% of the
+    arena). A view node with the same op, inputs, shape and attributes as an earlier one
+    is dropped and its consumers read the earlier node; the backward sweep then sums
+    their gradients into that one node, as it does for any value used twice. The value
+    arena is compacted over the nodes kept. Returns the old -> new node index map (None when
+    nothing was merged: the arrays are left as they are)."""
+    nodes, args, shapes = program.nodes, program.args, program.shapes
+    iat, fat = program.iat, program.fat
+    codes = {op.code for op in registry.OPS if op.replay in _MERGEABLE}
+    n = len(nodes)
+    canon = np.arange(n, dtype=np.int64)
+    seen = {}
+    merged = False
+    for i in range(n):
+        row = nodes[i]
+        if int(row[0]) not in codes:
+            continue
+        p, na = int(row[F_ARG]), int(row[F_NARG])
+        for q in range(p, p + na):  # point at the kept nodes first (chains of views)
+            args[q] = canon[args[q]]
+        s, io, fo = int(row[F_SHP]), int(row[F_IAT]), int(row[F_FAT])
+        key = (int(row[0]), int(row[F_FLAGS]), tuple(args[p:p + na].tolist()),
+               tuple(shapes[s:s + row[F_NDIM]].tolist()),
+               tuple(iat[io:io + row[F_NIAT]].tolist()),
+               tuple(fat[fo:fo + row[F_NFAT]].tolist()))
+        first = seen.setdefault(key, i)
+        if first != i:
+            canon[i] = first
+            merged = True
+    if not merged:
+        return None
+    keep = canon == np.arange(n)
+    renumber = np.cumsum(keep) - 1
+    renumber[~keep] = renumber[canon[~keep]]
+    # every argument of every node to the kept node's new index
+    used = np.zeros(len(args), bool)
+    for i in np.flatnonzero(keep):
+        used[nodes[i, F_ARG]:nodes[i, F_ARG] + nodes[i, F_NARG]] = True
+    args[used] = renumber[canon[args[used]]]
+    kept = nodes[keep].copy()
+    sizes = kept[:, F_SIZE]
+    new_off = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+    # arena gather: element j of kept node r comes from old offset + j
+    src = np.repeat(kept[:, F_VOFF] - new_off, sizes) + np.arange(int(sizes.sum()))
+    kept[:, F_VOFF] = new_off
+    program.nodes = kept
+    program.base = program.base[src] if len(src) else np.zeros(1)
+    return renumber
 
 
 def _diff_positions(argnums, nargs):
