@@ -203,6 +203,11 @@ def _scalar_body(op, n):
 
 
 _SCALAR_SLOT = re.compile(r"\[(oy|o\d|io)\]")
+# Largest node the sweeps' inline elementwise loops take (inline_loops): below it the views
+# and the kernel call cost more than the loop; above it the kernel's own loop, which LLVM
+# vectorizes (the inline one, reading and writing one arena, it does not), is faster
+# (Rosenbrock n = 1000 in bench_compile.py: 24 us through the kernels, 39 us inline).
+INLINE_MAX = 64
 
 
 def loop_body(lines):
@@ -226,10 +231,11 @@ def _sweep(ops, table=None, inline_loops=False):
     ``ops``; ``table`` (default ``ops``) is the whole op table, which op codes index.
 
     ``inline_loops`` (compiled replay) also runs elementwise ops whose operands all have the
-    output's size as loops on the arenas inside the sweep: on small tensors (an RNN's
-    (1, 32) rows) building the kernel's eleven array views and calling it cost several
-    times the loop itself. The loop applies the kernel's formulas to the same elements in
-    the same order per element, so the result is the kernel's, bit for bit."""
+    output's size (at most INLINE_MAX elements) as loops on the arenas inside the sweep: on
+    small tensors (an RNN's (1, 32) rows) building the kernel's eleven array views and
+    calling it cost several times the loop itself. The loop applies the kernel's formulas
+    to the same elements in the same order per element, so the result is the kernel's, bit
+    for bit."""
     table = ops if table is None else table
     arity = [op.arity for op in table]
     # per op and input: which saved values that input's derivative reads
@@ -300,7 +306,8 @@ def _sweep(ops, table=None, inline_loops=False):
             w("                else:")
             w("                    done = False")
         if scalar_ops and inline_loops:
-            cond = " and ".join(["ny > 1"] + [f"n{q} == ny" for q in range(n)])
+            cond = " and ".join([f"ny > 1 and ny <= {INLINE_MAX}"]
+                                + [f"n{q} == ny" for q in range(n)])
             w(f"            if not done and {cond}:")
             w("                done = True")
             first = True

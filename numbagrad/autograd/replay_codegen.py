@@ -161,10 +161,12 @@ def _forward(ops):
                     first = False
             w("                else:")
             w("                    done = False")
-        # Equal sizes (no broadcast): the same formulas as a loop on the arena, without the
-        # views and the kernel call, which cost more than the loop on an RNN's (1, 32) rows
+        # Equal sizes (no broadcast), small nodes: the same formulas as a loop on the arena,
+        # without the views and the kernel call, which cost more than the loop on an RNN's
+        # (1, 32) rows (codegen.INLINE_MAX: larger nodes take the kernel's vectorized loop)
         if inline:
-            cond = " and ".join(["ny > 1"] + [f"n{q} == ny" for q in range(n)])
+            cond = " and ".join([f"ny > 1 and ny <= {codegen.INLINE_MAX}"]
+                                + [f"n{q} == ny" for q in range(n)])
             w(f"            if not done and {cond}:")
             w("                done = True")
             first = True
