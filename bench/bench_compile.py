@@ -3,7 +3,7 @@ Rosenbrock n = 1000 value_and_grad, the 10,000-op scalar graph of 100 leaves ind
 input vector (plus trace + compile time of that graph with a warm cache, and a graph whose
 every op reaches the output), and an Elman RNN (hidden 32, input 16, 100 steps, float32).
 
-Run: python bench/bench_compile.py
+Run: python bench/bench_compile.py  (only the RNN row: python bench/bench_compile.py rnn)
 """
 
 import time
@@ -146,4 +146,9 @@ def live_scalar_graph(lib, leaves, n_ops):
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+    if sys.argv[1:] == ["rnn"]:
+        set_threads(1)
+        rnn_row()
+    else:
+        main()

@@ -20,7 +20,20 @@ import numpy as np
 from . import func as func_mod
 from .autograd import grad_mode
 from .autograd import tape as tape_mod
-from .autograd.tape import F_SIZE, F_VOFF, NODE_FIELDS
+from .autograd.tape import (
+    F_ARG,
+    F_FAT,
+    F_FLAGS,
+    F_IAT,
+    F_NARG,
+    F_NDIM,
+    F_NFAT,
+    F_NIAT,
+    F_SHP,
+    F_SIZE,
+    F_VOFF,
+    NODE_FIELDS,
+)
 from .ops import registry
 from .tensor import Tensor, _make
 
@@ -189,21 +202,23 @@ class Program:
         self.out_dtype = out._data.dtype
         self.constant_output = out._tape is not tape
         self._check_tape(tape, compiled)
-        n = len(tape)
-        _take_tape(self, tape, flat, traced)
+        # identical views (``w.T`` written inside a loop) become one node: see _merge_views
+        node_of = _take_tape(self, tape, flat, traced, merge=not self.constant_output)
         # gradients: one per differentiated leaf, zeros for those the output does not use
         self.grad_shapes, grad_off, grad_len = [], [], []
         for k in self.diff:
             t = traced[k]
             node = tape.sources.get(id(t))
+            node = node_of(node) if node is not None else None
             self.grad_shapes.append(np.shape(t._data))
             size = int(np.prod(np.shape(t._data), dtype=np.int64))
             grad_off.append(self.nodes[node, F_VOFF] if node is not None else -1)
             grad_len.append(size if node is not None else 0)
         self.grad_present = [o >= 0 for o in grad_off]
+        self.grad_sizes = [int(np.prod(s, dtype=np.int64)) for s in self.grad_shapes]
         self.grad_off = np.array([o for o in grad_off if o >= 0], np.int64)
         self.grad_len = np.array([s for s, o in zip(grad_len, grad_off) if o >= 0], np.int64)
-        self.out_node = out._node if not self.constant_output else -1
+        self.out_node = node_of(out._node) if not self.constant_output else -1
         self.out_value = float(np.asarray(out._data))
         from .autograd import replay_codegen, replay_scalar
         # a trace of one-element nodes only runs as a scalar instruction stream
@@ -216,7 +231,7 @@ class Program:
         else:
             ops = [registry.OPS[c] for c in set(self.nodes[:, 0].tolist())]
             self.module = replay_codegen.load(ops)
-        self.tape_len = n
+        self.tape_len = len(self.nodes)
         self.single_array = len(flat) == 1 and type(flat[0]) is np.ndarray and \
             flat[0].dtype.kind == "f" and self.diff == [0] and not self.constant_output \
             and self.grad_present == [True]
@@ -284,8 +299,10 @@ class Program:
         """The transform's return value, in the kinds of the arguments."""
         out = []
         pos = 0
-        for k, shape, present in zip(self.diff, self.grad_shapes, self.grad_present):
-            size = int(np.prod(shape, dtype=np.int64))
+        # sizes from the trace: np.prod per gradient per call cost ~4 us each, a tenth of
+        # a small RNN's whole compiled step
+        for k, shape, size, present in zip(self.diff, self.grad_shapes, self.grad_sizes,
+                                           self.grad_present):
             g = grads[pos:pos + size].reshape(shape) if present else np.zeros(shape)
             pos += size if present else 0
             out.append(_like(g, flat[k]))
@@ -353,10 +370,12 @@ def _record_trace(func, flat, spec):
     return tape, traced, out
 
 
-def _take_tape(program, tape, flat, traced):
+def _take_tape(program, tape, flat, traced, merge=False):
     """Set ``program``'s copies of the tape's arrays, its input slots (``inputs``: the flat
     leaves read at each call; ``captured``: closed-over tensors that require grad; ``in_off``
-    and ``in_len``: where their values go in the arena) and the constants it watches."""
+    and ``in_len``: where their values go in the arena) and the constants it watches. With
+    ``merge``, identical view nodes are merged first (``_merge_views``); returns the map
+    from the tape's node numbers to the program's."""
     n = len(tape)
     program.nodes = np.frombuffer(tape.nodes, np.int64).reshape(n, NODE_FIELDS).copy()
     program.args = np.frombuffer(tape.args, np.int64).copy() if tape.args else \
@@ -366,6 +385,8 @@ def _take_tape(program, tape, flat, traced):
     program.fat = _arr(tape.fat, np.float64)
     program.base = _arr(tape.val, np.float64)
     program.arenas = []  # (values, adjoints) pairs kept between calls: see Program._replay
+    renumber = _merge_views(program) if merge else None
+    node_of = (lambda k: k) if renumber is None else (lambda k: int(renumber[k]))
     # inputs: the dynamic argument leaves on the tape, then closed-over tensors that
     # require grad (parameters), whose current values are read at every call
     slots, program.inputs = [], []
@@ -373,16 +394,77 @@ def _take_tape(program, tape, flat, traced):
         node = tape.sources.get(id(t)) if isinstance(t, Tensor) and _is_dynamic(flat[k]) \
             else None
         if node is not None:
-            slots.append(node)
+            slots.append(node_of(node))
             program.inputs.append(k)
-    program.captured = [t for node, t in tape.leaves if node not in slots]
-    slots += [tape.sources[id(t)] for t in program.captured]
+    program.captured = [t for node, t in tape.leaves if node_of(node) not in slots]
+    slots += [node_of(tape.sources[id(t)]) for t in program.captured]
     program.in_off = np.array([program.nodes[s, F_VOFF] for s in slots], np.int64)
     program.in_len = np.array([program.nodes[s, F_SIZE] for s in slots], np.int64)
     # constants closed over: a later in-place change of one makes the trace stale
     # (a constant cast to another dtype on the way in is watched through the original)
     program.constants = [(t._vc, t._vc[0]) for t in tape.source_refs + tape.traced_casts
                          if not t._requires_grad and not any(t is x for x in traced)]
+    return node_of
+
+
+# Ops whose replay only moves values (views, reshapes, broadcasts): merging two identical
+# nodes of these kinds cannot change a result.
+_MERGEABLE = ("view_fw", "reshape_fw", "expand_fw")
+
+
+def _merge_views(program):
+    """Common-subexpression elimination of view nodes, at trace time.
+
+    A loop that writes ``h @ w.T`` records a new transpose of ``w`` at every step; the
+    replay would copy the whole matrix into the arena each time and scatter its gradient
+    back each time (for the Elman RNN of bench_compile.py, 200 transposes holding 88% of the
+    arena). A view node with the same op, inputs, shape and attributes as an earlier one
+    is dropped and its consumers read the earlier node; the backward sweep then sums
+    their gradients into that one node, as it does for any value used twice. The value
+    arena is compacted over the nodes kept. Returns the old -> new node index map (None when
+    nothing was merged: the arrays are left as they are)."""
+    nodes, args, shapes = program.nodes, program.args, program.shapes
+    iat, fat = program.iat, program.fat
+    codes = {op.code for op in registry.OPS if op.replay in _MERGEABLE}
+    n = len(nodes)
+    canon = np.arange(n, dtype=np.int64)
+    seen = {}
+    merged = False
+    for i in range(n):
+        row = nodes[i]
+        if int(row[0]) not in codes:
+            continue
+        p, na = int(row[F_ARG]), int(row[F_NARG])
+        for q in range(p, p + na):  # point at the kept nodes first (chains of views)
+            args[q] = canon[args[q]]
+        s, io, fo = int(row[F_SHP]), int(row[F_IAT]), int(row[F_FAT])
+        key = (int(row[0]), int(row[F_FLAGS]), tuple(args[p:p + na].tolist()),
+               tuple(shapes[s:s + row[F_NDIM]].tolist()),
+               tuple(iat[io:io + row[F_NIAT]].tolist()),
+               tuple(fat[fo:fo + row[F_NFAT]].tolist()))
+        first = seen.setdefault(key, i)
+        if first != i:
+            canon[i] = first
+            merged = True
+    if not merged:
+        return None
+    keep = canon == np.arange(n)
+    renumber = np.cumsum(keep) - 1
+    renumber[~keep] = renumber[canon[~keep]]
+    # every argument of every node to the kept node's new index
+    used = np.zeros(len(args), bool)
+    for i in np.flatnonzero(keep):
+        used[nodes[i, F_ARG]:nodes[i, F_ARG] + nodes[i, F_NARG]] = True
+    args[used] = renumber[canon[args[used]]]
+    kept = nodes[keep].copy()
+    sizes = kept[:, F_SIZE]
+    new_off = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+    # arena gather: element j of kept node r comes from old offset + j
+    src = np.repeat(kept[:, F_VOFF] - new_off, sizes) + np.arange(int(sizes.sum()))
+    kept[:, F_VOFF] = new_off
+    program.nodes = kept
+    program.base = program.base[src] if len(src) else np.zeros(1)
+    return renumber
 
 
 def _diff_positions(argnums, nargs):

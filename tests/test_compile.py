@@ -182,6 +182,32 @@ def test_kinds_and_return_types():
         gf == pytest.approx(3 * np.cos(0.75))
 
 
+def test_a_view_taken_again_at_every_step_is_one_node():
+    """A loop writing ``h @ w.T`` records a transpose per step: the trace keeps one (the
+    others' consumers read it) and the replay still equals eager, on (1, 32) rows that take
+    the sweeps' inline loops and the small-product loops, float64 and float32."""
+    def rnn(w, b, xs):
+        h = ng.zeros((1, 8), dtype=w.dtype)
+        for t in range(xs.shape[0]):
+            h = ng.tanh(xs[t] @ w.T + h @ w.T + b)
+        return (h * h).sum()
+    rng = np.random.default_rng(3)
+    for dtype, tol in ((np.float64, 1e-12), (np.float32, 2e-5)):
+        w = (rng.standard_normal((8, 8)) * 0.3).astype(dtype)
+        b = rng.standard_normal(8).astype(dtype)
+        xs = rng.standard_normal((6, 1, 8)).astype(dtype)
+        vg = ng.func.value_and_grad(rnn, argnums=(0, 1, 2))
+        c = ng.compile(vg)
+        (v, gs), (ev, egs) = c(w, b, xs), vg(w, b, xs)
+        p = next(iter(c.traces.values()))
+        names = [OPS[k].name for k in p.nodes[:, 0]]
+        assert names.count("permute") == 1 and names.count("mm") == 12
+        assert v == pytest.approx(ev, rel=tol)
+        for got, want in zip(gs, egs):
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
 def test_argnums_static_arguments_and_unused_inputs():
     def f(x, y, scale, n):
         return (x * y).sum() * scale + (x ** n).sum()

@@ -202,6 +202,23 @@ def _scalar_body(op, n):
     return lines
 
 
+_SCALAR_SLOT = re.compile(r"\[(oy|o\d|io)\]")
+# Largest node the sweeps' inline elementwise loops take (inline_loops): below it the views
+# and the kernel call cost more than the loop; above it the kernel's own loop, which LLVM
+# vectorizes (the inline one, reading and writing one arena, it does not), is faster
+# (Rosenbrock n = 1000 in bench_compile.py: 24 us through the kernels, 39 us inline).
+INLINE_MAX = 64
+
+
+def loop_body(lines):
+    """Scalar fast-path statements turned into the body of a loop over ``k``, the element
+    index shared by the output and every operand (equal sizes), plus the statements to hoist
+    before the loop (attribute loads): ``adj[o0]`` becomes ``adj[o0 + k]``."""
+    hoist = [s for s in lines if re.match(r"f\d = ", s)]
+    body = [_SCALAR_SLOT.sub(r"[\1 + k]", s) for s in lines if s not in hoist]
+    return hoist, body
+
+
 def kernel_name(op, parallel=False):
     """Name, in the generated module, of the function computing ``op``'s backward."""
     if op.elementwise:
@@ -209,9 +226,16 @@ def kernel_name(op, parallel=False):
     return op.kernel if isinstance(op.kernel, str) else op.kernel.__name__
 
 
-def _sweep(ops, table=None):
+def _sweep(ops, table=None, inline_loops=False):
     """The reverse sweep: one serial loop over the nodes, dispatching on the op code among
-    ``ops``; ``table`` (default ``ops``) is the whole op table, which op codes index."""
+    ``ops``; ``table`` (default ``ops``) is the whole op table, which op codes index.
+
+    ``inline_loops`` (compiled replay) also runs elementwise ops whose operands all have the
+    output's size (at most INLINE_MAX elements) as loops on the arenas inside the sweep: on
+    small tensors (an RNN's (1, 32) rows) building the kernel's eleven array views and
+    calling it cost several times the loop itself. The loop applies the kernel's formulas
+    to the same elements in the same order per element, so the result is the kernel's, bit
+    for bit."""
     table = ops if table is None else table
     arity = [op.arity for op in table]
     # per op and input: which saved values that input's derivative reads
@@ -278,6 +302,23 @@ def _sweep(ops, table=None):
                 w(f"                {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
                 for line in _scalar_body(op, n):
                     w("                    " + line)
+                first = False
+            w("                else:")
+            w("                    done = False")
+        if scalar_ops and inline_loops:
+            cond = " and ".join([f"ny > 1 and ny <= {INLINE_MAX}"]
+                                + [f"n{q} == ny" for q in range(n)])
+            w(f"            if not done and {cond}:")
+            w("                done = True")
+            first = True
+            for op in scalar_ops:
+                hoist, body = loop_body(_scalar_body(op, n))
+                w(f"                {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
+                for line in hoist:
+                    w("                    " + line)
+                w("                    for k in range(ny):")
+                for line in body:
+                    w("                        " + line)
                 first = False
             w("                else:")
             w("                    done = False")

@@ -163,6 +163,26 @@ def _forward(ops):
                     first = False
             w("                else:")
             w("                    done = False")
+        # Equal sizes (no broadcast), small nodes: the same formulas as a loop on the arena,
+        # without the views and the kernel call, which cost more than the loop on an RNN's
+        # (1, 32) rows (codegen.INLINE_MAX: larger nodes take the kernel's vectorized loop)
+        if inline:
+            cond = " and ".join([f"ny > 1 and ny <= {codegen.INLINE_MAX}"]
+                                + [f"n{q} == ny" for q in range(n)])
+            w(f"            if not done and {cond}:")
+            w("                done = True")
+            first = True
+            for op in inline:
+                hoist, body = codegen.loop_body(_scalar_fwd(op, n))
+                w(f"                {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
+                for line in hoist:
+                    w("                    " + line)
+                w("                    for k in range(ny):")
+                for line in body:
+                    w("                        " + line)
+                first = False
+            w("                else:")
+            w("                    done = False")
             # a gather of one element from a larger input (x[i] of a vector)
         if n == 1 and any(op.replay == _GATHER for op in ops if op.arity == 1):
             codes = [op.code for op in ops if op.arity == 1 and op.replay == _GATHER]
@@ -324,7 +344,7 @@ def generate_source(ops):
             funcs.append({1: _fw_unary, 2: _fw_binary}[op.arity](op))
     table = registry.OPS
     return (codegen._HEADER + _HEADER_EXTRA + "\n\n" + "\n\n".join(funcs) + "\n\n"
-            + codegen._sweep(ops, table) + "\n\n" + _forward(ops) + _RUN)
+            + codegen._sweep(ops, table, inline_loops=True) + "\n\n" + _forward(ops) + _RUN)
 
 
 def load(ops, every_op=False):

@@ -86,8 +86,18 @@ def is_contiguous_run(shape, strides):
 @njit(cache=True, error_model="numpy")
 def view_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     # iat = [offset, strides of y in x's C-order element space...]
-    if is_contiguous_run(sh_y, iat[1:]):
-        gx0[iat[0]:iat[0] + g.shape[0]] += g
+    if is_contiguous_run(sh_y, iat[1:]):  # a loop: a slice += costs 3x as much in Numba
+        o = iat[0]
+        for k in range(g.shape[0]):
+            gx0[o + k] += g[k]
+        return
+    if sh_y.shape[0] == 2:  # a transpose, a column: two loops, no index array to allocate
+        k = 0
+        for a in range(sh_y[0]):
+            pos = iat[0] + a * iat[1]
+            for b in range(sh_y[1]):
+                gx0[pos + b * iat[2]] += g[k]
+                k += 1
         return
     idx = strided_index(sh_y, iat[0], iat[1:])
     for k in range(g.shape[0]):
@@ -308,9 +318,79 @@ def log_softmax_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
 
 
 # ---- linear algebra ----------------------------------------------------------------------
+# Products of at most this many multiply-adds (m * k * n) run as plain loops instead of a
+# BLAS call: on the 1 x 32 x 32 products of a small RNN a call costs ~0.3 us of overhead and
+# a temporary array, more than the loop's whole arithmetic. Measured on this machine kind
+# (2 slow cores): loops win up to ~8k multiply-adds, BLAS from ~16k.
+SMALL_MM = 8192
+
+
+@njit(cache=True, error_model="numpy")
+def mm_small(y, a, b, m, k, n):
+    """y = a @ b on flat C-order (m, k) and (k, n): row by row, each row of b scaled and
+    added (the inner loop runs along contiguous rows and vectorizes)."""
+    for i in range(m):
+        yo = i * n
+        for j in range(n):
+            y[yo + j] = 0.0
+        for p in range(k):
+            av = a[i * k + p]
+            bo = p * n
+            for j in range(n):
+                y[yo + j] += av * b[bo + j]
+
+
+@njit(cache=True, error_model="numpy")
+def mm_small_bw(g, a, b, ga, gb, m, k, n, need_a, need_b, alpha):
+    """ga += alpha * (g @ b.T) and gb += alpha * (a.T @ g), on flat C-order arrays: each
+    product is summed first and then added, as the BLAS path's temporary is (alpha = 1.0
+    multiplies exactly)."""
+    if need_a:
+        # four rows of b at once: four independent sums in flight instead of one chain of
+        # dependent adds (2x on 1 x 32 x 32); each sum still runs over j in order
+        for i in range(m):
+            go = i * n
+            p = 0
+            while p + 4 <= k:
+                acc0 = acc1 = acc2 = acc3 = 0.0
+                for j in range(n):
+                    gv = g[go + j]
+                    acc0 += gv * b[p * n + j]
+                    acc1 += gv * b[(p + 1) * n + j]
+                    acc2 += gv * b[(p + 2) * n + j]
+                    acc3 += gv * b[(p + 3) * n + j]
+                ga[i * k + p] += alpha * acc0
+                ga[i * k + p + 1] += alpha * acc1
+                ga[i * k + p + 2] += alpha * acc2
+                ga[i * k + p + 3] += alpha * acc3
+                p += 4
+            while p < k:
+                acc = 0.0
+                for j in range(n):
+                    acc += g[go + j] * b[p * n + j]
+                ga[i * k + p] += alpha * acc
+                p += 1
+    if need_b:
+        if m == 1:  # an outer product: one term per element, a loop along rows of g
+            for p in range(k):
+                av = a[p]
+                for j in range(n):
+                    gb[p * n + j] += alpha * (av * g[j])
+        else:
+            for p in range(k):
+                for j in range(n):
+                    acc = 0.0
+                    for i in range(m):
+                        acc += a[i * k + p] * g[i * n + j]
+                    gb[p * n + j] += alpha * acc
+
+
 @njit(cache=True, error_model="numpy")
 def mm_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
     m, k, n = sh0[0], sh0[1], sh1[1]
+    if m * k * n <= SMALL_MM:
+        mm_small_bw(g, x0, x1, gx0, gx1, m, k, n, need0, need1, 1.0)
+        return
     g2 = g.reshape((m, n))
     if need0 and m * k > 0:
         gx0.reshape((m, k))[:, :] += np.dot(g2, x1.reshape((k, n)).T)
@@ -361,9 +441,16 @@ def addmm_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, need1,
     m, k, n = sh1[0], sh1[1], sh2[1]
     g2 = g.reshape((m, n))
     if need0:
-        j = bcast_index(sh0, sh_y)
-        for q in range(g.shape[0]):
-            gx0[j[q]] += beta * g[q]
+        if gx0.shape[0] == g.shape[0]:  # same size, or a (n,) bias on one row: no index map
+            for q in range(g.shape[0]):
+                gx0[q] += beta * g[q]
+        else:
+            j = bcast_index(sh0, sh_y)
+            for q in range(g.shape[0]):
+                gx0[j[q]] += beta * g[q]
+    if m * k * n <= SMALL_MM:
+        mm_small_bw(g, x1, x2, gx1, gx2, m, k, n, need1, need2, alpha)
+        return
     if need1 and m * k > 0:
         gx1.reshape((m, k))[:, :] += alpha * np.dot(g2, x2.reshape((k, n)).T)
     if need2 and k * n > 0:

@@ -12,7 +12,15 @@ across rows), so a float64 replay matches the eager value bit for bit in those c
 import numpy as np
 from numba import njit
 
-from .kernels import bcast_index, c_strides, is_contiguous_run, numel, strided_index
+from .kernels import (
+    SMALL_MM,
+    bcast_index,
+    c_strides,
+    is_contiguous_run,
+    mm_small,
+    numel,
+    strided_index,
+)
 
 
 # ---- summation in NumPy's order ----------------------------------------------------------
@@ -126,6 +134,14 @@ def view_fw(y, x0, sh_y, sh0, iat, fat):
     # iat = [offset, strides of y in x's C-order element space...]
     if is_contiguous_run(sh_y, iat[1:]):
         y[:] = x0[iat[0]:iat[0] + y.shape[0]]
+        return
+    if sh_y.shape[0] == 2:  # a transpose, a column: two loops, no index array to allocate
+        k = 0
+        for a in range(sh_y[0]):
+            pos = iat[0] + a * iat[1]
+            for b in range(sh_y[1]):
+                y[k] = x0[pos + b * iat[2]]
+                k += 1
         return
     idx = strided_index(sh_y, iat[0], iat[1:])
     for k in range(y.shape[0]):
@@ -313,7 +329,9 @@ def log_softmax_fw(y, x0, sh_y, sh0, iat, fat):
 @njit(cache=True, error_model="numpy")
 def mm_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
     m, k, n = sh0[0], sh0[1], sh1[1]
-    if k == 0:
+    if m * k * n <= SMALL_MM:  # loops: no BLAS call overhead, no temporary (kernels.py)
+        mm_small(y, x0, x1, m, k, n)
+    elif k == 0:
         y[:] = 0.0
     elif m * n > 0:
         y.reshape((m, n))[:, :] = np.dot(x0.reshape((m, k)), x1.reshape((k, n)))
@@ -353,6 +371,10 @@ def addmm_fw(y, x0, x1, x2, sh_y, sh0, sh1, sh2, iat, fat):
     if alpha != 1.0:
         for q in range(y.shape[0]):
             y[q] *= alpha
+    if x0.shape[0] == y.shape[0]:  # same size, or a (n,) bias on one row: no index map
+        for q in range(y.shape[0]):
+            y[q] = (x0[q] + y[q]) if beta == 1.0 else (beta * x0[q] + y[q])
+        return
     j = bcast_index(sh0, sh_y)
     for q in range(y.shape[0]):
         y[q] = (x0[j[q]] + y[q]) if beta == 1.0 else (beta * x0[j[q]] + y[q])
