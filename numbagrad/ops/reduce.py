@@ -43,11 +43,12 @@ AMIN = defop("amin", "AminBackward0", 1, replay="amin_fw", kernel="amax_bw", sav
 LOGSUMEXP = defop("logsumexp", "LogsumexpBackward0", 1, replay="logsumexp_fw",
                   kernel="logsumexp_bw",
                   saves=("x0", "y"), samples=_s("x0.logsumexp(**kw)", _SH[1:], _DIMS))
-VAR = defop("var", "VarBackward0", 1, kernel="var_bw", saves=("x0",),
+VAR = defop("var", "VarBackward0", 1, replay="var_fw", kernel="var_bw", saves=("x0",),
             samples=_s("x0.var(**kw)", _SH[1:], ({}, {"dim": 0}, {"dim": -1, "correction": 0})))
-STD = defop("std", "StdBackward0", 1, kernel="std_bw", saves=("x0", "y"),
+STD = defop("std", "StdBackward0", 1, replay="std_fw", kernel="std_bw", saves=("x0", "y"),
             samples=_s("x0.std(**kw)", _SH[1:], ({}, {"dim": 0}, {"dim": -1, "keepdim": True})))
-NORM = defop("norm", "LinalgVectorNormBackward0", 1, kernel="norm_bw", saves=("x0", "y"),
+NORM = defop("norm", "LinalgVectorNormBackward0", 1, replay="norm_fw",
+             kernel="norm_bw", saves=("x0", "y"),
              samples=_s("x0.norm(**kw)", _SH[1:],
                         ({}, {"p": 1}, {"p": 3.0, "dim": -1}, {"p": float("inf")})))
 SOFTMAX = defop("softmax", "SoftmaxBackward0", 1, replay="softmax_fw",

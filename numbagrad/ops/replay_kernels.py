@@ -402,3 +402,66 @@ def nll_loss_fw(y, x0, sh_y, sh0, iat, fat):
         y[0] = pairwise_sum(losses, 0, m)
     else:
         y[0] = pairwise_sum(losses, 0, m) / pairwise_sum(ws, 0, m)
+
+
+# ---- var, std, norm: iat holds the kept shape (reduced dims as 1) ------------------------
+@njit(cache=True, error_model="numpy")
+def _var_groups(x0, sh0, kept, ddof):
+    """np.var's steps: group mean (sum / n), squared deviations, their sum / max(n - ddof, 0)."""
+    m = numel(kept)
+    n = x0.shape[0] // m if m else 0
+    s = group_sums(x0, sh0, kept)
+    for q in range(m):
+        s[q] = s[q] / n
+    j = bcast_index(kept, sh0)
+    d = np.empty(x0.shape[0])
+    for k in range(x0.shape[0]):
+        c = x0[k] - s[j[k]]
+        d[k] = c * c
+    v = group_sums(d, sh0, kept)
+    r = max(n - ddof, 0.0)
+    for q in range(m):
+        v[q] = v[q] / r
+    return v
+
+
+@njit(cache=True, error_model="numpy")
+def var_fw(y, x0, sh_y, sh0, iat, fat):
+    v = _var_groups(x0, sh0, iat, fat[0])
+    for q in range(y.shape[0]):
+        y[q] = v[q]
+
+
+@njit(cache=True, error_model="numpy")
+def std_fw(y, x0, sh_y, sh0, iat, fat):
+    v = _var_groups(x0, sh0, iat, fat[0])
+    for q in range(y.shape[0]):
+        y[q] = np.sqrt(v[q])
+
+
+@njit(cache=True, error_model="numpy")
+def norm_fw(y, x0, sh_y, sh0, iat, fat):
+    # fat[0] = p: inf -> max |x|, 2 -> sqrt(sum x^2), 0 -> count of nonzeros, else
+    # sum(|x|^p)^(1/p), as eager
+    p = fat[0]
+    a = np.empty(x0.shape[0])
+    for k in range(x0.shape[0]):
+        a[k] = abs(x0[k])
+    if p == np.inf:
+        _extreme_fw(y, a, sh0, iat, True)
+        return
+    for k in range(a.shape[0]):
+        if p == 2.0:
+            a[k] = a[k] * a[k]
+        elif p == 0.0:
+            a[k] = 1.0 if a[k] != 0.0 else 0.0
+        else:
+            a[k] = a[k] ** p
+    s = group_sums(a, sh0, iat)
+    for q in range(y.shape[0]):
+        if p == 2.0:
+            y[q] = np.sqrt(s[q])
+        elif p == 0.0:
+            y[q] = s[q]
+        else:
+            y[q] = s[q] ** (1.0 / p)
