@@ -17,8 +17,7 @@ from numbagrad.ops.registry import OPS
 # README's Limitations lists the same; a new op or a new kernel must update both.
 NOT_REPLAYABLE = {
     "py_function", "conv", "conv_transpose", "max_pool2d", "avg_pool2d",
-    "adaptive_avg_pool2d", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "embedding", "layer_norm", "batch_norm",
+    "adaptive_avg_pool2d", "embedding", "layer_norm", "batch_norm",
     # max(dim)/min(dim): the recorded argmax is data; replay would need to recompute it
     "max_dim", "min_dim",
 }
@@ -160,9 +159,8 @@ def rosenbrock(x):
     return (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
 
 
-def test_kinds_and_return_types():
-    x = np.linspace(-1, 1, 7)
-    g_eager = ng.func.grad(rosenbrock)(x)
+def test_embedding_replays_a_padding_row():
+    """The op table's samples never look up padding_nbrock)(x)
     g = ng.compile(ng.func.grad(rosenbrock))(x)
     assert isinstance(g, np.ndarray) and np.array_equal(g, g_eager)
     v, g2 = ng.compile(ng.func.value_and_grad(rosenbrock))(x)

@@ -404,6 +404,80 @@ def nll_loss_fw(y, x0, sh_y, sh0, iat, fat):
         y[0] = pairwise_sum(losses, 0, m) / pairwise_sum(ws, 0, m)
 
 
+@njit(cache=True, error_model="numpy")
+def _pointwise_loss_fw(y, x0, x1, iat, fat, kind):
+    # kind 0: smooth_l1 (fat[1] = beta), 1: huber (fat[1] = delta); eager's np.where forms
+    p = fat[1]
+    v = np.empty(x0.shape[0])
+    for k in range(x0.shape[0]):
+        z = abs(x0[k] - x1[k])
+        if kind == 0:
+            v[k] = 0.5 * z * z / p if z < p else z - 0.5 * p
+        else:
+            v[k] = 0.5 * z * z if z < p else p * (z - 0.5 * p)
+    _reduce_loss(y, v, iat[0])
+
+
+@njit(cache=True, error_model="numpy")
+def smooth_l1_loss_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
+    _pointwise_loss_fw(y, x0, x1, iat, fat, 0)
+
+
+@njit(cache=True, error_model="numpy")
+def huber_loss_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
+    _pointwise_loss_fw(y, x0, x1, iat, fat, 1)
+
+
+@njit(cache=True, error_model="numpy")
+def binary_cross_entropy_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
+    # iat = [reduction, ndim of weight (-1: none), weight shape...], fat = [scale, weight...]
+    wnd = iat[1]
+    if wnd >= 0:
+        wi = bcast_index(iat[2:2 + wnd], sh0)
+    else:
+        wi = np.zeros(0, np.int64)
+    v = np.empty(x0.shape[0])
+    for k in range(x0.shape[0]):
+        x = x0[k]
+        t = x1[k]
+        v[k] = (t - 1.0) * max(np.log1p(-x), -100.0) - t * max(np.log(x), -100.0)
+        if wnd >= 0:
+            v[k] = v[k] * fat[1 + wi[k]]
+    _reduce_loss(y, v, iat[0])
+
+
+@njit(cache=True, error_model="numpy")
+def binary_cross_entropy_with_logits_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
+    # iat = [reduction, ndim of weight, ndim of pos_weight (-1: none), their shapes...],
+    # fat = [scale, weight..., pos_weight...]; eager's order of operations
+    wnd = iat[1]
+    pnd = iat[2]
+    nw = max(wnd, 0)
+    wsh = iat[3:3 + nw]
+    psh = iat[3 + nw:3 + nw + max(pnd, 0)]
+    wsize = 0
+    if wnd >= 0:
+        wsize = numel(wsh)
+        wi = bcast_index(wsh, sh0)
+    else:
+        wi = np.zeros(0, np.int64)
+    if pnd >= 0:
+        pi = bcast_index(psh, sh0)
+    else:
+        pi = np.zeros(0, np.int64)
+    v = np.empty(x0.shape[0])
+    for k in range(x0.shape[0]):
+        x = x0[k]
+        t = x1[k]
+        ls = min(x, 0.0) - np.log1p(np.exp(-abs(x)))
+        if pnd >= 0:
+            ls = ls * ((fat[1 + wsize + pi[k]] - 1.0) * t + 1.0)
+        v[k] = (1.0 - t) * x - ls
+        if wnd >= 0:
+            v[k] = v[k] * fat[1 + wi[k]]
+    _reduce_loss(y, v, iat[0])
+
+
 # ---- var, std, norm: iat holds the kept shape (reduced dims as 1) ------------------------
 @njit(cache=True, error_model="numpy")
 def _var_groups(x0, sh0, kept, ddof):
