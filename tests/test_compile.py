@@ -17,7 +17,7 @@ from numbagrad.ops.registry import OPS
 # README's Limitations lists the same; a new op or a new kernel must update both.
 NOT_REPLAYABLE = {
     "py_function", "conv", "conv_transpose", "max_pool2d", "avg_pool2d",
-    "adaptive_avg_pool2d", "embedding", "layer_norm", "batch_norm",
+    "adaptive_avg_pool2d",
     # max(dim)/min(dim): the recorded argmax is data; replay would need to recompute it
     "max_dim", "min_dim",
 }
@@ -160,7 +160,26 @@ def rosenbrock(x):
 
 
 def test_embedding_replays_a_padding_row():
-    """The op table's samples never look up padding_nbrock)(x)
+    """The op table's samples never look up padding_idx: its rows still have their value in
+    the replayed forward (only their gradient is withheld)."""
+    idx = ng.tensor([1, 2, 3, 2])
+    w8 = np.random.default_rng(0).uniform(0.5, 1.5, (4, 2))
+
+    def f(w):
+        out = ng.nn.functional.embedding(idx, w, padding_idx=2)
+        return (out * ng.tensor(w8)).sum()
+    vg = ng.func.value_and_grad(f)
+    c = ng.compile(vg)
+    for seed in (1, 2):
+        w = np.random.default_rng(seed).standard_normal((4, 2))
+        (v, g), (ev, eg) = c(w), vg(w)
+        assert v == pytest.approx(ev, rel=1e-12)
+        assert np.array_equal(g, eg) and not g[2].any()
+
+
+def test_kinds_and_return_types():
+    x = np.linspace(-1, 1, 7)
+    g_eager = ng.func.grad(rosenbrock)(x)
     g = ng.compile(ng.func.grad(rosenbrock))(x)
     assert isinstance(g, np.ndarray) and np.array_equal(g, g_eager)
     v, g2 = ng.compile(ng.func.value_and_grad(rosenbrock))(x)

@@ -539,3 +539,72 @@ def norm_fw(y, x0, sh_y, sh0, iat, fat):
             y[q] = s[q]
         else:
             y[q] = s[q] ** (1.0 / p)
+
+
+# ---- embedding, layer norm, batch norm ---------------------------------------------------
+@njit(cache=True, error_model="numpy")
+def embedding_fw(y, x0, sh_y, sh0, iat, fat):
+    # iat[k]: flat position in the weight of output element k, -1 - position for a padding row
+    for k in range(y.shape[0]):
+        p = iat[k]
+        y[k] = x0[p if p >= 0 else -1 - p]
+
+
+@njit(cache=True, error_model="numpy")
+def layer_norm_fw(y, x0, x1, x2, sh_y, sh0, sh1, sh2, iat, fat):
+    # iat[0] = D (the normalized trailing block), fat[0] = eps; rows as eager's flat.mean and
+    # flat.var (pairwise sums over each row), then (x - mean) / sqrt(var + eps) * w + b
+    d = iat[0]
+    eps = fat[0]
+    rows = x0.shape[0] // d if d else 0
+    c = np.empty(d)
+    for r in range(rows):
+        s = r * d
+        mean = pairwise_sum(x0, s, d) / d
+        mean2 = mean  # np.var recomputes the same mean
+        for j in range(d):
+            t = x0[s + j] - mean2
+            c[j] = t * t
+        den = np.sqrt(pairwise_sum(c, 0, d) / d + eps)
+        for j in range(d):
+            y[s + j] = (x0[s + j] - mean) / den * x1[j] + x2[j]
+
+
+@njit(cache=True, error_model="numpy")
+def batch_norm_fw(y, x0, x1, x2, sh_y, sh0, sh1, sh2, iat, fat):
+    # x0 (N, C, *spatial); fat = [eps, training, running means..., running vars...]: in
+    # training the batch's statistics (NumPy's order: each sample's spatial run summed
+    # pairwise, the samples in sequence), in eval the running ones
+    c_n = sh0[1]
+    s = 1
+    for k in range(2, sh0.shape[0]):
+        s *= sh0[k]
+    n = sh0[0]
+    m = n * s
+    eps = fat[0]
+    training = fat[1] != 0.0
+    d = np.empty(s)
+    for c in range(c_n):
+        if training:
+            acc = 0.0
+            for i in range(n):
+                acc += pairwise_sum(x0, (i * c_n + c) * s, s)
+            mean = acc / m
+            acc = 0.0
+            for i in range(n):
+                o = (i * c_n + c) * s
+                for j in range(s):
+                    t = x0[o + j] - mean
+                    d[j] = t * t
+                acc += pairwise_sum(d, 0, s)
+            var = acc / m
+        else:
+            mean = fat[2 + c]
+            var = fat[2 + c_n + c]
+        den = np.sqrt(var + eps)
+        w = x1[c]
+        b = x2[c]
+        for i in range(n):
+            o = (i * c_n + c) * s
+            for j in range(s):
+                y[o + j] = (x0[o + j] - mean) / den * w + b
