@@ -16,8 +16,9 @@ from numbagrad.ops.registry import OPS
 # Ops compiled replay cannot run yet: compile raises NotImplementedError naming them. The
 # README's Limitations lists the same; a new op or a new kernel must update both.
 NOT_REPLAYABLE = {
-    "py_function", "conv", "conv_transpose", "max_pool2d", "avg_pool2d",
-    "adaptive_avg_pool2d",
+    "py_function",
+    # max_pool2d records its argmax positions as data, as max(dim) does below
+    "max_pool2d",
     # max(dim)/min(dim): the recorded argmax is data; replay would need to recompute it
     "max_dim", "min_dim",
 }

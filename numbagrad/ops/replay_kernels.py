@@ -12,6 +12,14 @@ across rows), so a float64 replay matches the eager value bit for bit in those c
 import numpy as np
 from numba import njit
 
+from .conv import (
+    _add_channels,
+    _avgpool_planes,
+    _geo,
+    _narrow_from_wide,
+    _wide_from_narrow,
+    _windows,
+)
 from .kernels import bcast_index, c_strides, is_contiguous_run, numel, strided_index
 
 
@@ -608,3 +616,39 @@ def batch_norm_fw(y, x0, x1, x2, sh_y, sh0, sh1, sh2, iat, fat):
             o = (i * c_n + c) * s
             for j in range(s):
                 y[o + j] = (x0[o + j] - mean) / den * w + b
+
+
+# ---- convolution and average pooling (numbagrad/ops/conv.py's serial steps) ---------------
+@njit(cache=True, error_model="numpy")
+def conv_fw(y, x0, x1, x2, sh_y, sh0, sh1, sh2, iat, fat):
+    # conv_forward's serial path (eager runs big batches in parallel chunks of the same
+    # per-item steps): iat[0] = 0 conv (x0 the wide side), 1 transposed (y the wide side);
+    # x2 the bias, empty when there is none
+    if iat[0] == 0:
+        geo = _geo(sh0, sh_y, sh1, iat)
+        if geo[4] // geo[9] > 0 and geo[1] // geo[9] * geo[7] * geo[8] == 0:
+            y[:] = 0.0  # no input channels: the output is the bias alone
+            if x2.shape[0] > 0:
+                _add_channels(y, x2, geo[0], geo[4], geo[5] * geo[6])
+        else:
+            _narrow_from_wide(x0, x1, y, x2, geo, 0, geo[0], False)
+        return
+    geo = _geo(sh_y, sh0, sh1, iat)
+    y[:] = 0.0
+    _wide_from_narrow(x0, x1, y, geo, 0, geo[0])
+    if x2.shape[0] > 0:
+        _add_channels(y, x2, geo[0], geo[1], geo[2] * geo[3])
+
+
+@njit(cache=True, error_model="numpy")
+def avg_pool2d_fw(y, x0, sh_y, sh0, iat, fat):
+    # avg_pool2d and adaptive_avg_pool2d: iat = [adaptive, kh, kw, sh, sw, ph, pw,
+    # count_include_pad, has_divisor, divisor, ceil], the windows of eager's avgpool_forward
+    nd = sh0.shape[0]
+    h, w = sh0[nd - 2], sh0[nd - 1]
+    ho, wo = sh_y[nd - 2], sh_y[nd - 1]
+    planes = 1
+    for d in range(nd - 2):
+        planes *= sh0[d]
+    rows, cols, div = _windows(h, w, ho, wo, iat)
+    _avgpool_planes(x0, y, 0, planes, h, w, ho, wo, rows, cols, div, False)
