@@ -209,9 +209,10 @@ def kernel_name(op, parallel=False):
     return op.kernel if isinstance(op.kernel, str) else op.kernel.__name__
 
 
-def _sweep(ops, table=None):
+def _sweep(ops, table=None, replay=False):
     """The reverse sweep: one serial loop over the nodes, dispatching on the op code among
-    ``ops``; ``table`` (default ``ops``) is the whole op table, which op codes index."""
+    ``ops``; ``table`` (default ``ops``) is the whole op table, which op codes index. The
+    replay module's sweep (``replay``) calls an op's ``replay_bw`` where it has one."""
     table = ops if table is None else table
     arity = [op.arity for op in table]
     # per op and input: which saved values that input's derivative reads
@@ -302,8 +303,8 @@ def _sweep(ops, table=None):
             if op.arity != n:
                 continue
             w(f"                {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
-            w(f"                    {kernel_name(op)}(g, y, {xs}, {gxs}, sh_y, {shs}, {needs}, "
-              "ia, fa)")
+            name = op.replay_bw if replay and op.replay_bw else kernel_name(op)
+            w(f"                    {name}(g, y, {xs}, {gxs}, sh_y, {shs}, {needs}, ia, fa)")
             first = False
         for q in range(n):
             w(f"            if need{q}:")

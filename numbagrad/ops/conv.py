@@ -775,7 +775,8 @@ CONV_TRANSPOSE = defop(
                _F + "conv_transpose1d(x0, x1, **kw)"),
     ])
 MAX_POOL2D = defop(
-    "max_pool2d", "MaxPool2DWithIndicesBackward0", 1, kernel=maxpool2d_bw,
+    "max_pool2d", "MaxPool2DWithIndicesBackward0", 1, replay="max_pool2d_fw",
+    replay_bw="max_pool2d_replay_bw", kernel=maxpool2d_bw,
     # positive inputs: the generated tests move values near 0 to 0.3, which would make ties
     # (a maximum's derivative is not defined there; torch picks the first of them)
     domain=(0.1, 3.0),

@@ -32,9 +32,11 @@ MAX_ALL = defop("max", "MaxBackward1", 1, replay="amax_fw", kernel="amax_bw", sa
                 samples=_s("x0.max()"))
 MIN_ALL = defop("min", "MinBackward1", 1, replay="amin_fw", kernel="amax_bw", saves=("x0", "y"),
                 samples=_s("x0.min()"))
-MAX_DIM = defop("max_dim", "MaxBackward0", 1, kernel="index_bw",
+MAX_DIM = defop("max_dim", "MaxBackward0", 1, replay="argmax_dim_fw", replay_bw="arg_dim_bw",
+                kernel="index_bw",
                 samples=_s("x0.max(**kw)[0]", _SH[1:], ({"dim": 0}, {"dim": -1, "keepdim": True})))
-MIN_DIM = defop("min_dim", "MinBackward0", 1, kernel="index_bw",
+MIN_DIM = defop("min_dim", "MinBackward0", 1, replay="argmin_dim_fw", replay_bw="arg_dim_bw",
+                kernel="index_bw",
                 samples=_s("x0.min(**kw)[0]", _SH[1:], ({"dim": 0}, {"dim": 1, "keepdim": True})))
 AMAX = defop("amax", "AmaxBackward0", 1, replay="amax_fw", kernel="amax_bw", saves=("x0", "y"),
              samples=_s("x0.amax(**kw)", _SH[1:], _DIMS))
@@ -171,7 +173,10 @@ def _extreme(x, dim, keepdim, is_max, other=None):
     if not keepdim and data.ndim:
         values = values.squeeze(d)
         idx_k = idx_k.squeeze(d)
-    out = record(MAX_DIM if is_max else MIN_DIM, values, (x,), flat.reshape(-1))
+    # iat: the flat input position of each output (what the backward reads), then the kept
+    # shape (compiled replay recomputes the positions: they are data)
+    iat = np.concatenate([flat.reshape(-1), np.array(_kept(x.shape, (d,)), np.int64)])
+    out = record(MAX_DIM if is_max else MIN_DIM, values, (x,), iat)
     cls = max_return if is_max else min_return
     return cls(out, _make(np.asarray(idx_k, np.int64)))
 
@@ -302,7 +307,7 @@ def _sum_vjp(ctx, g):
 @vjp_rule(MAX_DIM, MIN_DIM)
 def _select_vjp(ctx, g):
     from .index import index_add_flat
-    return [index_add_flat(g, ctx.iat, ctx.shapes[0])]
+    return [index_add_flat(g, ctx.iat[:len(ctx.iat) - len(ctx.shapes[0])], ctx.shapes[0])]
 
 
 @vjp_rule(MAX_ALL, MIN_ALL, AMAX, AMIN)

@@ -16,7 +16,9 @@ from .conv import (
     _add_channels,
     _avgpool_planes,
     _geo,
+    _maxpool_planes,
     _narrow_from_wide,
+    _pool_spans,
     _wide_from_narrow,
     _windows,
 )
@@ -652,3 +654,63 @@ def avg_pool2d_fw(y, x0, sh_y, sh0, iat, fat):
         planes *= sh0[d]
     rows, cols, div = _windows(h, w, ho, wo, iat)
     _avgpool_planes(x0, y, 0, planes, h, w, ho, wo, rows, cols, div, False)
+
+
+# ---- ops whose recorded positions are data (an argmax): the forward recomputes the values,
+# and the replay sweep's backward (OpDef.replay_bw) the positions, from the replayed input
+@njit(cache=True, error_model="numpy")
+def argmax_dim_fw(y, x0, sh_y, sh0, iat, fat):
+    # max(dim) values: iat = [flat position of each output..., kept shape...]
+    _extreme_fw(y, x0, sh0, iat[y.shape[0]:], True)
+
+
+@njit(cache=True, error_model="numpy")
+def argmin_dim_fw(y, x0, sh_y, sh0, iat, fat):
+    _extreme_fw(y, x0, sh0, iat[y.shape[0]:], False)
+
+
+@njit(cache=True, error_model="numpy")
+def arg_dim_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    # max(dim)/min(dim): the gradient goes to the first element of each group equal to its
+    # output (NaN: the first NaN), np.argmax's / np.argmin's choice, as eager records it
+    n = g.shape[0]
+    j = bcast_index(iat[n:], sh0)
+    done = np.zeros(n, np.bool_)
+    for k in range(x0.shape[0]):
+        q = j[k]
+        if done[q]:
+            continue
+        v = x0[k]
+        if v == y[q] or (v != v and y[q] != y[q]):
+            gx0[k] += g[q]
+            done[q] = True
+
+
+@njit(cache=True, error_model="numpy")
+def _maxpool_replay(x0, sh_y, sh0, iat):
+    # eager's maxpool_forward, serial: iat = [kh, kw, sh, sw, ph, pw, dh, dw, ceil, ...]
+    nd = sh0.shape[0]
+    h, w = sh0[nd - 2], sh0[nd - 1]
+    ho, wo = sh_y[nd - 2], sh_y[nd - 1]
+    planes = 1
+    for d in range(nd - 2):
+        planes *= sh0[d]
+    rows = _pool_spans(h, ho, iat[0], iat[2], iat[4], iat[6])
+    cols = _pool_spans(w, wo, iat[1], iat[3], iat[5], iat[7])
+    y = np.empty(planes * ho * wo)
+    idx = np.empty(planes * ho * wo, np.int64)
+    _maxpool_planes(x0, y, idx, 0, planes, h, w, ho, wo, rows, cols, iat[6], iat[7])
+    return y, idx
+
+
+@njit(cache=True, error_model="numpy")
+def max_pool2d_fw(y, x0, sh_y, sh0, iat, fat):
+    v, _ = _maxpool_replay(x0, sh_y, sh0, iat)
+    y[:] = v
+
+
+@njit(cache=True, error_model="numpy")
+def max_pool2d_replay_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    _, pos = _maxpool_replay(x0, sh_y, sh0, iat)
+    for k in range(g.shape[0]):
+        gx0[pos[k]] += g[k]
