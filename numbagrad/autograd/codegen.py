@@ -203,7 +203,7 @@ def _scalar_body(op, n):
 
 
 _SCALAR_SLOT = re.compile(r"\[(oy|o\d|io)\]")
-# Largest node the sweeps' inline elementwise loops take (inline_loops): below it the views
+# Largest node the sweeps' inline elementwise loops take (replay): below it the views
 # and the kernel call cost more than the loop; above it the kernel's own loop, which LLVM
 # vectorizes (the inline one, reading and writing one arena, it does not), is faster
 # (Rosenbrock n = 1000 in bench_compile.py: 24 us through the kernels, 39 us inline).
@@ -226,16 +226,16 @@ def kernel_name(op, parallel=False):
     return op.kernel if isinstance(op.kernel, str) else op.kernel.__name__
 
 
-def _sweep(ops, table=None, inline_loops=False):
+def _sweep(ops, table=None, replay=False):
     """The reverse sweep: one serial loop over the nodes, dispatching on the op code among
     ``ops``; ``table`` (default ``ops``) is the whole op table, which op codes index.
 
-    ``inline_loops`` (compiled replay) also runs elementwise ops whose operands all have the
-    output's size (at most INLINE_MAX elements) as loops on the arenas inside the sweep: on
-    small tensors (an RNN's (1, 32) rows) building the kernel's eleven array views and
-    calling it cost several times the loop itself. The loop applies the kernel's formulas
-    to the same elements in the same order per element, so the result is the kernel's, bit
-    for bit."""
+    The replay module's sweep (``replay``) calls an op's ``replay_bw`` where it has one, and
+    runs elementwise ops whose operands all have the output's size (at most INLINE_MAX
+    elements) as loops on the arenas inside the sweep: on small tensors (an RNN's (1, 32)
+    rows) building the kernel's eleven array views and calling it cost several times the
+    loop itself. The loop applies the kernel's formulas to the same elements in the same
+    order per element, so the result is the kernel's, bit for bit."""
     table = ops if table is None else table
     arity = [op.arity for op in table]
     # per op and input: which saved values that input's derivative reads
@@ -305,7 +305,7 @@ def _sweep(ops, table=None, inline_loops=False):
                 first = False
             w("                else:")
             w("                    done = False")
-        if scalar_ops and inline_loops:
+        if scalar_ops and replay:
             cond = " and ".join([f"ny > 1 and ny <= {INLINE_MAX}"]
                                 + [f"n{q} == ny" for q in range(n)])
             w(f"            if not done and {cond}:")
@@ -343,8 +343,8 @@ def _sweep(ops, table=None, inline_loops=False):
             if op.arity != n:
                 continue
             w(f"                {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
-            w(f"                    {kernel_name(op)}(g, y, {xs}, {gxs}, sh_y, {shs}, {needs}, "
-              "ia, fa)")
+            name = op.replay_bw if replay and op.replay_bw else kernel_name(op)
+            w(f"                    {name}(g, y, {xs}, {gxs}, sh_y, {shs}, {needs}, ia, fa)")
             first = False
         for q in range(n):
             w(f"            if need{q}:")

@@ -344,7 +344,7 @@ def generate_source(ops):
             funcs.append({1: _fw_unary, 2: _fw_binary}[op.arity](op))
     table = registry.OPS
     return (codegen._HEADER + _HEADER_EXTRA + "\n\n" + "\n\n".join(funcs) + "\n\n"
-            + codegen._sweep(ops, table, inline_loops=True) + "\n\n" + _forward(ops) + _RUN)
+            + codegen._sweep(ops, table, replay=True) + "\n\n" + _forward(ops) + _RUN)
 
 
 def load(ops, every_op=False):

@@ -749,7 +749,7 @@ def _avgpool_map(planes, H, W, Ho, Wo, prm):
 # ---- the table -------------------------------------------------------------------------------
 _F = "lib.nn.functional."
 CONV = defop(
-    "conv", "ConvolutionBackward0", 3, kernel=conv_nd_bw, saves=("x0", "x1"),
+    "conv", "ConvolutionBackward0", 3, replay="conv_fw", kernel=conv_nd_bw, saves=("x0", "x1"),
     samples=[
         Sample(((2, 3, 5, 5), (4, 3, 3, 3), (4,)), {}, _F + "conv2d(x0, x1, x2)"),
         Sample(((1, 4, 6, 5), (4, 2, 3, 2), (4,)), {"stride": 2, "padding": 1, "groups": 2},
@@ -765,7 +765,8 @@ CONV = defop(
         Sample(((2, 3, 5, 5), (4, 2, 3, 3)), {}, _F + "conv2d(x0, x1)"),
     ])
 CONV_TRANSPOSE = defop(
-    "conv_transpose", "ConvolutionBackward0", 3, kernel=conv_nd_bw, saves=("x0", "x1"),
+    "conv_transpose", "ConvolutionBackward0", 3, replay="conv_fw", kernel=conv_nd_bw,
+    saves=("x0", "x1"),
     samples=[
         Sample(((2, 4, 3, 3), (4, 3, 3, 3), (3,)), {"stride": 2, "padding": 1,
                                                     "output_padding": 1},
@@ -774,7 +775,8 @@ CONV_TRANSPOSE = defop(
                _F + "conv_transpose1d(x0, x1, **kw)"),
     ])
 MAX_POOL2D = defop(
-    "max_pool2d", "MaxPool2DWithIndicesBackward0", 1, kernel=maxpool2d_bw,
+    "max_pool2d", "MaxPool2DWithIndicesBackward0", 1, replay="max_pool2d_fw",
+    replay_bw="max_pool2d_replay_bw", kernel=maxpool2d_bw,
     # positive inputs: the generated tests move values near 0 to 0.3, which would make ties
     # (a maximum's derivative is not defined there; torch picks the first of them)
     domain=(0.1, 3.0),
@@ -787,7 +789,7 @@ MAX_POOL2D = defop(
         Sample(((1, 2, 4, 4),), {}, _F + "max_pool2d(x0, 2, return_indices=True)[0]"),
     ])
 AVG_POOL2D = defop(
-    "avg_pool2d", "AvgPool2DBackward0", 1, kernel=avgpool2d_bw,
+    "avg_pool2d", "AvgPool2DBackward0", 1, replay="avg_pool2d_fw", kernel=avgpool2d_bw,
     samples=[
         Sample(((2, 3, 6, 6),), {"kernel_size": 2}, _F + "avg_pool2d(x0, **kw)"),
         Sample(((1, 2, 7, 7),), {"kernel_size": 3, "stride": 2, "padding": 1,
@@ -797,7 +799,8 @@ AVG_POOL2D = defop(
                _F + "avg_pool2d(x0, **kw)"),
     ])
 ADAPTIVE_AVG_POOL2D = defop(
-    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", 1, kernel=avgpool2d_bw,
+    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", 1, replay="avg_pool2d_fw",
+    kernel=avgpool2d_bw,
     samples=[
         Sample(((2, 3, 7, 5),), {"output_size": (3, 2)}, _F + "adaptive_avg_pool2d(x0, **kw)"),
         Sample(((2, 3, 5),), {"output_size": (4, None)}, _F + "adaptive_avg_pool2d(x0, **kw)"),

@@ -196,17 +196,21 @@ MSE_LOSS = defop(
     + [Sample(((), ()), {}, _F + "mse_loss(x0, x1)"),
        Sample(((1,), (1,)), {"reduction": "sum"}, _F + "mse_loss(x0, x1, **kw)")])
 SMOOTH_L1_LOSS = defop(
-    "smooth_l1_loss", "SmoothL1LossBackward0", 2, kernel=smooth_l1_loss_bw, saves=("x0", "x1"),
+    "smooth_l1_loss", "SmoothL1LossBackward0", 2, replay="smooth_l1_loss_fw",
+    kernel=smooth_l1_loss_bw,
+    saves=("x0", "x1"),
     samples=_s(((3, 4), (3, 4)), _F + "smooth_l1_loss(x0, x1, **kw)")
     + _s(((6,), (6,)), _F + "smooth_l1_loss(x0, x1, beta=0.5, **kw)", ({}, {"reduction": "none"})))
 HUBER_LOSS = defop(
-    "huber_loss", "HuberLossBackward0", 2, kernel=huber_loss_bw, saves=("x0", "x1"),
+    "huber_loss", "HuberLossBackward0", 2, replay="huber_loss_fw", kernel=huber_loss_bw,
+    saves=("x0", "x1"),
     samples=_s(((3, 4), (3, 4)), _F + "huber_loss(x0, x1, **kw)")
     + _s(((6,), (6,)), _F + "huber_loss(x0, x1, delta=0.5, **kw)", ({}, {"reduction": "none"})))
 _W4 = "lib.tensor([0.5, 1.0, 2.0, 1.5], dtype=x0.dtype)"
 _W31 = "lib.tensor([[0.5], [2.0], [1.0]], dtype=x0.dtype)"
 BINARY_CROSS_ENTROPY = defop(
-    "binary_cross_entropy", "BinaryCrossEntropyBackward0", 2, kernel=binary_cross_entropy_bw,
+    "binary_cross_entropy", "BinaryCrossEntropyBackward0", 2, replay="binary_cross_entropy_fw",
+    kernel=binary_cross_entropy_bw,
     saves=("x0", "x1"), domain=(0.05, 0.95),
     samples=_s(((3, 4), (3, 4)), _F + "binary_cross_entropy(x0, x1, **kw)")
     + [Sample(((3, 4), (3, 4)), {}, _F + f"binary_cross_entropy(x0, x1, weight={_W4})"),
@@ -215,7 +219,8 @@ BINARY_CROSS_ENTROPY = defop(
        Sample(((), ()), {}, _F + "binary_cross_entropy(x0, x1)")])
 BINARY_CROSS_ENTROPY_WITH_LOGITS = defop(
     "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0", 2,
-    kernel=binary_cross_entropy_with_logits_bw, saves=("x0", "x1"),
+    replay="binary_cross_entropy_with_logits_fw", kernel=binary_cross_entropy_with_logits_bw,
+    saves=("x0", "x1"),
     samples=_s(((3, 4), (3, 4)), _F + "binary_cross_entropy_with_logits(x0, x1, **kw)")
     + [Sample(((3, 4), (3, 4)), {"reduction": "none"},
               _F + f"binary_cross_entropy_with_logits(x0, x1, pos_weight={_W4}, **kw)"),

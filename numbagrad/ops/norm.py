@@ -13,7 +13,7 @@ from .registry import Sample, defop, vjp_rule
 # ---- embedding --------------------------------------------------------------------------------
 @njit(cache=True, error_model="numpy")
 def embedding_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
-    # iat[k]: flat position in the weight of output element k, -1 for a padding row
+    # iat[k]: flat position in the weight of output element k, negative for a padding row
     for k in range(g.shape[0]):
         p = iat[k]
         if p >= 0:
@@ -21,7 +21,7 @@ def embedding_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
 
 
 EMBEDDING = defop(
-    "embedding", "EmbeddingBackward0", 1, kernel=embedding_bw,
+    "embedding", "EmbeddingBackward0", 1, replay="embedding_fw", kernel=embedding_bw,
     # (padding_idx withholds the true derivative by design, so finite differences cannot
     # check it: tests/test_nn_layers.py covers it against torch)
     samples=[Sample(((5, 3),), {}, "lib.nn.functional.embedding(lib.tensor([[1, 4], [1, 0]]), x0)"),
@@ -48,7 +48,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # 
     out = data[idx]
     positions = (idx[..., None] * dim + np.arange(dim)).reshape(-1).astype(np.int64)
     if padding_idx is not None:
-        positions[np.repeat(idx.reshape(-1) == padding_idx, dim)] = -1
+        # a padding row's elements hold -1 - position: negative, so no gradient flows, and
+        # the position stays recoverable for compiled replay's forward (embedding_fw)
+        pad = np.repeat(idx.reshape(-1) == padding_idx, dim)
+        positions[pad] = -1 - positions[pad]
     return record(EMBEDDING, out, (weight,), positions)
 
 
@@ -102,7 +105,8 @@ def layer_norm_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, n
 
 
 LAYER_NORM = defop(
-    "layer_norm", "NativeLayerNormBackward0", 3, kernel=layer_norm_bw, saves=("x0", "x1"),
+    "layer_norm", "NativeLayerNormBackward0", 3, replay="layer_norm_fw",
+    kernel=layer_norm_bw, saves=("x0", "x1"),
     samples=[Sample(((3, 4), (4,), (4,)), {}, "lib.nn.functional.layer_norm(x0, (4,), x1, x2)"),
              Sample(((2, 2, 3), (2, 3), (2, 3)), {"eps": 1e-3},
                     "lib.nn.functional.layer_norm(x0, (2, 3), x1, x2, **kw)")])
@@ -218,7 +222,8 @@ def batch_norm_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, n
 
 
 BATCH_NORM = defop(
-    "batch_norm", "NativeBatchNormBackward0", 3, kernel=batch_norm_bw, saves=("x0", "x1"),
+    "batch_norm", "NativeBatchNormBackward0", 3, replay="batch_norm_fw",
+    kernel=batch_norm_bw, saves=("x0", "x1"),
     samples=[Sample(((4, 3), (3,), (3,)), {},
                     "lib.nn.functional.batch_norm(x0, None, None, x1, x2, training=True)"),
              Sample(((2, 3, 2, 2), (3,), (3,)), {"eps": 1e-3},

@@ -32,9 +32,11 @@ MAX_ALL = defop("max", "MaxBackward1", 1, replay="amax_fw", kernel="amax_bw", sa
                 samples=_s("x0.max()"))
 MIN_ALL = defop("min", "MinBackward1", 1, replay="amin_fw", kernel="amax_bw", saves=("x0", "y"),
                 samples=_s("x0.min()"))
-MAX_DIM = defop("max_dim", "MaxBackward0", 1, kernel="index_bw",
+MAX_DIM = defop("max_dim", "MaxBackward0", 1, replay="argmax_dim_fw", replay_bw="arg_dim_bw",
+                kernel="index_bw",
                 samples=_s("x0.max(**kw)[0]", _SH[1:], ({"dim": 0}, {"dim": -1, "keepdim": True})))
-MIN_DIM = defop("min_dim", "MinBackward0", 1, kernel="index_bw",
+MIN_DIM = defop("min_dim", "MinBackward0", 1, replay="argmin_dim_fw", replay_bw="arg_dim_bw",
+                kernel="index_bw",
                 samples=_s("x0.min(**kw)[0]", _SH[1:], ({"dim": 0}, {"dim": 1, "keepdim": True})))
 AMAX = defop("amax", "AmaxBackward0", 1, replay="amax_fw", kernel="amax_bw", saves=("x0", "y"),
              samples=_s("x0.amax(**kw)", _SH[1:], _DIMS))
@@ -43,11 +45,12 @@ AMIN = defop("amin", "AminBackward0", 1, replay="amin_fw", kernel="amax_bw", sav
 LOGSUMEXP = defop("logsumexp", "LogsumexpBackward0", 1, replay="logsumexp_fw",
                   kernel="logsumexp_bw",
                   saves=("x0", "y"), samples=_s("x0.logsumexp(**kw)", _SH[1:], _DIMS))
-VAR = defop("var", "VarBackward0", 1, kernel="var_bw", saves=("x0",),
+VAR = defop("var", "VarBackward0", 1, replay="var_fw", kernel="var_bw", saves=("x0",),
             samples=_s("x0.var(**kw)", _SH[1:], ({}, {"dim": 0}, {"dim": -1, "correction": 0})))
-STD = defop("std", "StdBackward0", 1, kernel="std_bw", saves=("x0", "y"),
+STD = defop("std", "StdBackward0", 1, replay="std_fw", kernel="std_bw", saves=("x0", "y"),
             samples=_s("x0.std(**kw)", _SH[1:], ({}, {"dim": 0}, {"dim": -1, "keepdim": True})))
-NORM = defop("norm", "LinalgVectorNormBackward0", 1, kernel="norm_bw", saves=("x0", "y"),
+NORM = defop("norm", "LinalgVectorNormBackward0", 1, replay="norm_fw",
+             kernel="norm_bw", saves=("x0", "y"),
              samples=_s("x0.norm(**kw)", _SH[1:],
                         ({}, {"p": 1}, {"p": 3.0, "dim": -1}, {"p": float("inf")})))
 SOFTMAX = defop("softmax", "SoftmaxBackward0", 1, replay="softmax_fw",
@@ -170,7 +173,10 @@ def _extreme(x, dim, keepdim, is_max, other=None):
     if not keepdim and data.ndim:
         values = values.squeeze(d)
         idx_k = idx_k.squeeze(d)
-    out = record(MAX_DIM if is_max else MIN_DIM, values, (x,), flat.reshape(-1))
+    # iat: the flat input position of each output (what the backward reads), then the kept
+    # shape (compiled replay recomputes the positions: they are data)
+    iat = np.concatenate([flat.reshape(-1), np.array(_kept(x.shape, (d,)), np.int64)])
+    out = record(MAX_DIM if is_max else MIN_DIM, values, (x,), iat)
     cls = max_return if is_max else min_return
     return cls(out, _make(np.asarray(idx_k, np.int64)))
 
@@ -301,7 +307,7 @@ def _sum_vjp(ctx, g):
 @vjp_rule(MAX_DIM, MIN_DIM)
 def _select_vjp(ctx, g):
     from .index import index_add_flat
-    return [index_add_flat(g, ctx.iat, ctx.shapes[0])]
+    return [index_add_flat(g, ctx.iat[:len(ctx.iat) - len(ctx.shapes[0])], ctx.shapes[0])]
 
 
 @vjp_rule(MAX_ALL, MIN_ALL, AMAX, AMIN)

@@ -18,6 +18,9 @@ How an op is declared (see numbagrad/ops/elementwise.py etc. for the records):
 * ``replay``    structured ops: the name of their @njit forward kernel in
   numbagrad/ops/replay_kernels.py (``fw(y, x0.., sh_y, sh0.., iat, fat)``), for compiled
   replay (numbagrad.compile); None where an op has none yet (compile then says so).
+* ``replay_bw`` the backward the replay sweep calls instead of ``kernel`` (same signature),
+  for ops whose recorded attributes are data (an argmax's positions): it recomputes them
+  from the replayed values, which the recorded ones would not follow.
 * ``samples``   how the generated tests call the op: a list of ``Sample``.
 * ``vjp``       the differentiable form of the derivative (create_graph=True), written with
   numbagrad ops: ``vjp(ctx, g) -> [gradient Tensor or None per input]``. Elementwise ops
@@ -55,6 +58,7 @@ class OpDef:
     saves: tuple = ()
     fwd: str | None = None
     replay: str | None = None
+    replay_bw: str | None = None
     # eager forward on NumPy values (elementwise ops): f(x0, .., attrs) -> ndarray
     forward: object = None
     torch: str | None = None
