@@ -145,14 +145,36 @@ def _compiled_tour(torch, init, n_ops):
 
 
 def warmup():
-    """Compile the sweep and the parallel kernels (or load them from Numba's cache)."""
+    """Compile the sweep and the parallel kernels (or load them from Numba's cache).
+
+    Numba compiles on one core; the replay module (the longest part, ~3-5 min cold on this
+    machine kind) compiles in a second process meanwhile, so a 2-core machine is done in
+    the time of the longest part rather than the sum."""
+    import subprocess
+
     t0 = time.perf_counter()
-    from numbagrad import _progress
-    from numbagrad.autograd import engine
-    _progress.HINT = ""  # the compile-progress lines need not point at this very command
     print("numbagrad warmup: compiling (or loading from Numba's cache) the backward sweep, "
           "the optimizer, convolution and compiled-replay kernels; the first time takes "
           "a few minutes", flush=True)
+    replay = subprocess.Popen([sys.executable, "-m", "numbagrad", "warmup-replay"])
+    try:
+        _warm_eager(t0)
+    finally:
+        status = replay.wait()
+    if status != 0:
+        raise SystemExit(f"numbagrad warmup: compiling the replay module failed ({status})")
+    print(f"numbagrad warmup: done in {time.perf_counter() - t0:.1f} s", flush=True)
+
+
+def _quiet_hint():
+    from numbagrad import _progress
+    _progress.HINT = ""  # the compile-progress lines need not point at this very command
+
+
+def _warm_eager(t0):
+    """The eager engine's kernels: the sweep, the optimizers', the convolutions'."""
+    _quiet_hint()
+    from numbagrad.autograd import engine
     engine.sweep_module()
     import numbagrad as torch
     x = torch.tensor([1.0, 2.0], requires_grad=True)
@@ -167,6 +189,12 @@ def warmup():
     conv.warmup()
     print(f"  convolution and pooling kernels ready in {time.perf_counter() - t2:.1f} s",
           flush=True)
+
+
+def _warm_replay():
+    """numbagrad.compile's kernels (run by ``warmup`` in a process of its own)."""
+    _quiet_hint()
+    import numbagrad as torch
     t3 = time.perf_counter()
     # the first trace loads (here: compiles) the one replay module of every op
     vg = torch.compile(torch.func.value_and_grad(lambda v: (v * v).sum()))
@@ -184,6 +212,8 @@ def warmup():
 def main(argv):
     if argv[:1] == ["warmup"]:
         warmup()
+    elif argv[:1] == ["warmup-replay"]:  # warmup's second process
+        _warm_replay()
     elif not argv:
         tour()
     else:
