@@ -219,6 +219,28 @@ def loop_body(lines):
     return hoist, body
 
 
+def inline_loops(w, ops, n, statements):
+    """Emit, into a generated sweep (``w`` writes one line), the inline path of ``ops`` with
+    ``n`` operands that all have the output's size, at most INLINE_MAX elements: per op,
+    ``statements(op, n)`` (its one-element code) run as a loop over the node's elements.
+    The forward and the reverse replay sweeps share it; each sets ``done`` when it ran."""
+    cond = " and ".join([f"ny > 1 and ny <= {INLINE_MAX}"] + [f"n{q} == ny" for q in range(n)])
+    w(f"            if not done and {cond}:")
+    w("                done = True")
+    first = True
+    for op in ops:
+        hoist, body = loop_body(statements(op, n))
+        w(f"                {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
+        for line in hoist:
+            w("                    " + line)
+        w("                    for k in range(ny):")
+        for line in body:
+            w("                        " + line)
+        first = False
+    w("                else:")
+    w("                    done = False")
+
+
 def kernel_name(op, parallel=False):
     """Name, in the generated module, of the function computing ``op``'s backward."""
     if op.elementwise:
@@ -306,22 +328,7 @@ def _sweep(ops, table=None, replay=False):
             w("                else:")
             w("                    done = False")
         if scalar_ops and replay:
-            cond = " and ".join([f"ny > 1 and ny <= {INLINE_MAX}"]
-                                + [f"n{q} == ny" for q in range(n)])
-            w(f"            if not done and {cond}:")
-            w("                done = True")
-            first = True
-            for op in scalar_ops:
-                hoist, body = loop_body(_scalar_body(op, n))
-                w(f"                {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
-                for line in hoist:
-                    w("                    " + line)
-                w("                    for k in range(ny):")
-                for line in body:
-                    w("                        " + line)
-                first = False
-            w("                else:")
-            w("                    done = False")
+            inline_loops(w, scalar_ops, n, _scalar_body)
         w("            if not done:")
         w("                g = adj[oy:oy + ny]")
         w("                y = val[oy:oy + ny]")

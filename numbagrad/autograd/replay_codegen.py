@@ -167,22 +167,7 @@ def _forward(ops):
         # without the views and the kernel call, which cost more than the loop on an RNN's
         # (1, 32) rows (codegen.INLINE_MAX: larger nodes take the kernel's vectorized loop)
         if inline:
-            cond = " and ".join([f"ny > 1 and ny <= {codegen.INLINE_MAX}"]
-                                + [f"n{q} == ny" for q in range(n)])
-            w(f"            if not done and {cond}:")
-            w("                done = True")
-            first = True
-            for op in inline:
-                hoist, body = codegen.loop_body(_scalar_fwd(op, n))
-                w(f"                {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
-                for line in hoist:
-                    w("                    " + line)
-                w("                    for k in range(ny):")
-                for line in body:
-                    w("                        " + line)
-                first = False
-            w("                else:")
-            w("                    done = False")
+            codegen.inline_loops(w, inline, n, _scalar_fwd)
             # a gather of one element from a larger input (x[i] of a vector)
         if n == 1 and any(op.replay == _GATHER for op in ops if op.arity == 1):
             codes = [op.code for op in ops if op.arity == 1 and op.replay == _GATHER]
@@ -231,6 +216,29 @@ def _forward(ops):
 
 
 _RUN = f'''
+@njit(cache=True, inline="always", error_model="numpy")
+def write_inputs(val, in_off, in_len, x):
+    """Write the inputs ``x`` (flat, concatenated) into the arena at ``in_off``."""
+    pos = 0
+    for q in range(in_off.shape[0]):
+        o = in_off[q]
+        for k in range(in_len[q]):
+            val[o + k] = x[pos + k]
+        pos += in_len[q]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def read_gradients(adj, grad_off, grad_len):
+    """The adjoints at ``grad_off`` (``grad_len`` each), concatenated in a new array."""
+    grads = np.zeros(grad_len.sum())
+    pos = 0
+    for q in range(grad_off.shape[0]):
+        o = grad_off[q]
+        for k in range(grad_len[q]):
+            grads[pos + k] = adj[o + k]
+        pos += grad_len[q]
+    return grads
+
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def run(nodes, args, shapes, iat, fat, base, in_off, in_len, x, out_node, grad_off, grad_len,
@@ -251,19 +259,10 @@ def run_in(nodes, args, shapes, iat, fat, val, adj, in_off, in_len, x, out_node,
     non-source node and constants never change); ``adj`` any array of its size. Reusing
     them spares large traces a fresh allocation per call, which costs a page fault per
     4 KiB page on first touch (most of a 4M-element replay's time here)."""
-    pos = 0
-    for q in range(in_off.shape[0]):
-        o = in_off[q]
-        for k in range(in_len[q]):
-            val[o + k] = x[pos + k]
-        pos += in_len[q]
+    write_inputs(val, in_off, in_len, x)
     forward(nodes, args, shapes, iat, fat, val, 0, nodes.shape[0])
     oy = nodes[out_node, {F_VOFF}]
     value = val[oy]
-    total = 0
-    for q in range(grad_len.shape[0]):
-        total += grad_len[q]
-    grads = np.zeros(total)
     if with_grad:
         n = nodes.shape[0]
         adj[:] = 0.0
@@ -274,13 +273,8 @@ def run_in(nodes, args, shapes, iat, fat, val, adj, in_off, in_len, x, out_node,
         touched[out_node] = 1
         sweep(nodes, args, shapes, iat, fat, val, adj, touched, freed, dirty, out_node, True,
               False)
-        pos = 0
-        for q in range(grad_off.shape[0]):
-            o = grad_off[q]
-            for k in range(grad_len[q]):
-                grads[pos + k] = adj[o + k]
-            pos += grad_len[q]
-    return value, grads
+        return value, read_gradients(adj, grad_off, grad_len)
+    return value, np.zeros(grad_len.sum())
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -289,12 +283,7 @@ def run_forward(nodes, args, shapes, iat, fat, base, in_off, in_len, x):
     returns the arena, which the caller keeps for ``run_backward`` (compile of a function
     of Tensors: one arena per call, so several calls may await one backward)."""
     val = base.copy()
-    pos = 0
-    for q in range(in_off.shape[0]):
-        o = in_off[q]
-        for k in range(in_len[q]):
-            val[o + k] = x[pos + k]
-        pos += in_len[q]
+    write_inputs(val, in_off, in_len, x)
     forward(nodes, args, shapes, iat, fat, val, 0, nodes.shape[0])
     return val
 
@@ -320,17 +309,7 @@ def run_backward(nodes, args, shapes, iat, fat, val, out_nodes, seed, grad_off, 
         touched[i] = 1
         start = max(start, i)
     sweep(nodes, args, shapes, iat, fat, val, adj, touched, freed, dirty, start, True, False)
-    total = 0
-    for q in range(grad_len.shape[0]):
-        total += grad_len[q]
-    grads = np.zeros(total)
-    pos = 0
-    for q in range(grad_off.shape[0]):
-        o = grad_off[q]
-        for k in range(grad_len[q]):
-            grads[pos + k] = adj[o + k]
-        pos += grad_len[q]
-    return grads
+    return read_gradients(adj, grad_off, grad_len)
 '''
 
 
