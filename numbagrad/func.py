@@ -66,33 +66,35 @@ def _tree_flatten(tree):
     """Leaves (depth first) and a spec to rebuild the structure; a spec is None for a leaf, or
     (type, keys, child specs)."""
     leaves = []
+    return leaves, _flatten_into(tree, leaves)
 
-    def walk(x):
-        if isinstance(x, dict):
-            return (dict, tuple(x), tuple(walk(v) for v in x.values()))
-        if isinstance(x, (tuple, list)):
-            return (type(x), None, tuple(walk(v) for v in x))
-        leaves.append(x)
-        return None
 
-    return leaves, walk(tree)
+# Module-level recursions, not closures: a nested function that calls itself is a reference
+# cycle, which kept every call's leaves (inputs, 32 MB gradients) alive until the next
+# garbage collection.
+def _flatten_into(x, leaves):
+    if isinstance(x, dict):
+        return (dict, tuple(x), tuple(_flatten_into(v, leaves) for v in x.values()))
+    if isinstance(x, (tuple, list)):
+        return (type(x), None, tuple(_flatten_into(v, leaves) for v in x))
+    leaves.append(x)
+    return None
 
 
 def _tree_unflatten(leaves, spec):
-    it = iter(leaves)
+    return _build(spec, iter(leaves))
 
-    def build(s):
-        if s is None:
-            return next(it)
-        kind, keys, children = s
-        values = [build(c) for c in children]
-        if kind is dict:
-            return dict(zip(keys, values))
-        if hasattr(kind, "_fields"):  # namedtuple
-            return kind(*values)
-        return kind(values)
 
-    return build(spec)
+def _build(s, it):
+    if s is None:
+        return next(it)
+    kind, keys, children = s
+    values = [_build(c, it) for c in children]
+    if kind is dict:
+        return dict(zip(keys, values))
+    if hasattr(kind, "_fields"):  # namedtuple
+        return kind(*values)
+    return kind(values)
 
 
 def _tree_map(fn, tree):
