@@ -202,6 +202,11 @@ def _warm_replay():
     # and the scalar instruction stream (a trace of one-element nodes only)
     vg = torch.compile(torch.func.value_and_grad(lambda v: v[0] * torch.sin(v[1])))
     vg(np.ones(2))
+    # and a fused trace (large elementwise nodes): the sweeps as Python calls them between
+    # fused regions, and one region's kernels
+    from numbagrad.autograd import fusion
+    vg = torch.compile(torch.func.value_and_grad(lambda v: (torch.tanh(v) * v).sum()))
+    vg(np.ones(fusion.FUSE_MIN))
     # and the two halves a compiled function of Tensors calls (forward, then backward)
     x = torch.ones(3, requires_grad=True)
     torch.compile(lambda v: v * v)(x).sum().backward()

@@ -18,7 +18,7 @@ import threading
 import numpy as np
 
 from . import func as func_mod
-from .autograd import grad_mode
+from .autograd import fusion, grad_mode
 from .autograd import tape as tape_mod
 from .autograd.tape import (
     F_ARG,
@@ -231,6 +231,10 @@ class Program:
         else:
             ops = [registry.OPS[c] for c in set(self.nodes[:, 0].tolist())]
             self.module = replay_codegen.load(ops)
+        # runs of large elementwise nodes: fused kernels, driven from Python (fusion.run)
+        regions = fusion.plan(self.nodes, self.args, self.fat, self.out_node) \
+            if self.stream is None and not self.constant_output else []
+        self.fused = fusion.Plan(regions, self.nodes, len(self.base)) if regions else None
         self.tape_len = len(self.nodes)
         self.single_array = len(flat) == 1 and type(flat[0]) is np.ndarray and \
             flat[0].dtype.kind == "f" and self.diff == [0] and not self.constant_output \
@@ -240,7 +244,7 @@ class Program:
         """The fast path of a call with one floating NumPy array (differentiated)."""
         x = a.reshape(-1) if a.dtype == np.float64 and a.flags.c_contiguous else \
             np.ascontiguousarray(a, np.float64).reshape(-1)
-        value, g = self._replay(x, True)
+        value, g = self._replay([x] if self.fused is not None else x, True)
         g = g.reshape(a.shape) if a.dtype == np.float64 else g.reshape(a.shape).astype(a.dtype)
         value = float(self.out_dtype.type(value))
         if self.kind == "grad":
@@ -268,6 +272,8 @@ class Program:
         parts = [np.asarray(flat[k]._data if isinstance(flat[k], Tensor) else flat[k],
                             np.float64).reshape(-1) for k in self.inputs]
         parts += [np.asarray(t._data, np.float64).reshape(-1) for t in self.captured]
+        if self.fused is not None and not self.constant_output:
+            return self._replay(parts, with_grad)  # no concatenated copy: see fusion.run
         x = parts[0] if len(parts) == 1 else (np.concatenate(parts) if parts else
                                                 np.zeros(0))
         if self.constant_output:
@@ -276,7 +282,8 @@ class Program:
 
     def _replay(self, x, with_grad):
         """Forward and reverse sweeps on new inputs ``x`` (the inputs' values, flattened and
-        concatenated): the output's value and the gradients, concatenated."""
+        concatenated; with fused regions, a list of them): the output's value and the
+        gradients, concatenated."""
         if self.stream is not None:
             return self.module.run(self.stream[0], self.stream[1], self.base, self.in_off,
                                    self.in_len, x, self.out_off, self.grad_off, self.grad_len,
@@ -288,6 +295,8 @@ class Program:
         except IndexError:
             val, adj = self.base.copy(), np.empty_like(self.base)
         try:
+            if self.fused is not None:
+                return fusion.run(self.fused, self, val, adj, x, with_grad)
             return self.module.run_in(self.nodes, self.args, self.shapes, self.iat, self.fat,
                                       val, adj, self.in_off, self.in_len, x, self.out_node,
                                       self.grad_off, self.grad_len, with_grad)

@@ -1,0 +1,270 @@
+"""Fused elementwise regions of compiled replay (numbagrad.autograd.fusion) and the
+vectorizable transcendentals they use (numbagrad.ops.vmath)."""
+
+import threading
+
+import numpy as np
+import pytest
+from numba import njit
+from test_ops import CASES, _call, _first
+
+import numbagrad as ng
+import numbagrad.func  # noqa: F401 - binds ng.func
+from numbagrad.autograd import fusion
+from numbagrad.ops import vmath
+
+# ---- vmath against NumPy -------------------------------------------------------------------
+
+
+def _ulps(got, want):
+    """Distance in units in the last place (NaN equals NaN; infinities must match)."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    both_nan = np.isnan(got) & np.isnan(want)
+    gi, wi = got.view(np.int64), want.view(np.int64)
+    # map the sign-magnitude bit patterns onto a monotonic integer line
+    gi = np.where(gi < 0, np.int64(-(2**63)) - gi, gi)
+    wi = np.where(wi < 0, np.int64(-(2**63)) - wi, wi)
+    d = np.abs(gi - wi).astype(np.float64)
+    d[both_nan | (got == want)] = 0.0
+    return d
+
+
+def _vectorized(f):
+    @njit(error_model="numpy")
+    def apply(x, y):
+        for k in range(x.shape[0]):
+            y[k] = f(x[k])
+    return apply
+
+
+@njit(error_model="numpy")
+def _table_sigmoid(x, y):
+    # the op table's sigmoid (codegen), the reference the fused sigmoid replaces
+    for k in range(x.shape[0]):
+        v = x[k]
+        if v >= 0.0:
+            y[k] = 1.0 / (1.0 + np.exp(-v))
+        else:
+            z = np.exp(v)
+            y[k] = z / (1.0 + z)
+
+
+def _sigmoid_ref(x):
+    y = np.empty_like(x)
+    _table_sigmoid(x, y)
+    return y
+
+
+SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.2250738585072014e-308,
+                    -2.2250738585072014e-308, 1e-300, 709.78, 709.79, 710.0, -708.4, -745.1,
+                    -745.2, -746.0, 0.625, -0.625, 0.6249999999, 22.0, 40.0, -40.0, 1e308,
+                    -1e308, 88.7, -88.7, 1.0, -1.0, 0.5])
+
+
+def _samples():
+    rng = np.random.default_rng(11)
+    every_float = rng.integers(0, 2**63 - 2**52, 300_000, dtype=np.int64).view(np.float64)
+    every_float = every_float * rng.choice([-1.0, 1.0], every_float.size)  # all exponents
+    return np.concatenate([SPECIAL, every_float, np.linspace(-750, 750, 300_001),
+                           np.linspace(-1, 1, 100_001), np.linspace(-40, 40, 100_001),
+                           np.exp(np.linspace(-745, 709, 100_000))])
+
+
+@pytest.mark.parametrize("name,kernel,reference,max_ulps", [
+    ("exp", vmath.vexp, np.exp, 2),
+    ("log", vmath.vlog, np.log, 1),
+    ("tanh", vmath.vtanh, np.tanh, 2),
+    ("sigmoid", vmath.vsigmoid, _sigmoid_ref, 2),
+])
+def test_vmath_within_ulps_of_numpy_over_the_whole_float_range(name, kernel, reference,
+                                                               max_ulps):
+    """Finite values, infinities, NaN, signed zeros and subnormals, random bit patterns of
+    every exponent: at most ``max_ulps`` from NumPy (the table's sigmoid for sigmoid), and
+    special values exactly as NumPy gives them."""
+    x = _samples()
+    got = np.empty_like(x)
+    _vectorized(kernel)(x, got)
+    with np.errstate(all="ignore"):
+        want = reference(x)
+    d = _ulps(got, want)
+    assert d.max() <= max_ulps, (name, x[np.argmax(d)], got[np.argmax(d)], want[np.argmax(d)])
+    s = got[:SPECIAL.size]
+    with np.errstate(all="ignore"):
+        w = reference(SPECIAL)
+    np.testing.assert_array_equal(np.isnan(s), np.isnan(w))
+    np.testing.assert_array_equal(s[np.isinf(w)], w[np.isinf(w)])
+    np.testing.assert_array_equal(np.signbit(s[w == 0]), np.signbit(w[w == 0]))
+
+
+# ---- fused replay against eager ------------------------------------------------------------
+
+N = 96  # elements per node: with FUSE_MIN lowered to it, the tests' small nodes fuse
+
+
+@pytest.fixture
+def fuse_small(monkeypatch):
+    monkeypatch.setattr(fusion, "FUSE_MIN", N)
+
+
+def _program(compiled):
+    (program,) = compiled.traces.values()
+    return program
+
+
+def _check(f, arrays, rtol=1e-12, regions=None):
+    """Compiled value_and_grad of ``f`` equals eager's, twice (new inputs the second time),
+    and the trace is fused (with ``regions`` regions if given)."""
+    argnums = tuple(range(len(arrays)))
+    eager = ng.func.value_and_grad(f, argnums=argnums)
+    compiled = ng.compile(eager)
+    for _ in range(2):
+        ev, eg = eager(*arrays)
+        value, grads = compiled(*arrays)
+        np.testing.assert_allclose(value, ev, rtol=rtol, atol=rtol)
+        for got, want in zip(grads, eg):
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+        arrays = [a * 0.9 + 0.05 for a in arrays]
+    plan = _program(compiled).fused
+    assert plan is not None
+    if regions is not None:
+        assert len(plan.regions) == regions
+    return compiled
+
+
+def _rand(k, seed=0, lo=-2.0, hi=2.0):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(lo, hi, N) for _ in range(k)]
+
+
+def test_the_issue_workload_fuses_into_one_region_and_equals_eager(fuse_small):
+    def f(x, w, b):
+        return (ng.tanh(x * w + b) * ng.exp(-x * x) + 0.5 * (w - b) ** 2).sum()
+    compiled = _check(f, _rand(3), regions=1)
+    (region,) = _program(compiled).fused.regions
+    assert len(region.members) == 11 and len(region.exits) == 1
+
+
+def test_one_element_operands_broadcast_and_get_their_gradient_summed(fuse_small):
+    def f(x, s):
+        return (ng.sigmoid(x * s) * s + ng.log(x * x + 1.0)).sum()
+    _check(f, [_rand(1)[0], np.array([0.7])], regions=1)
+
+
+def test_masks_pow_and_where_inside_a_region(fuse_small):
+    def f(x, y):
+        a = ng.relu(x) * y ** 3
+        return ng.where(x > 0.5, a, y * 2.0).sum() + (ng.abs(a) ** 0.5).sum()
+    _check(f, _rand(2, seed=3))
+
+
+def test_several_exits_and_a_dead_member(fuse_small):
+    def f(x, y):
+        t = ng.tanh(x * y)
+        ng.exp(t)  # computed, never used: dead code for the fused kernels
+        u = t * x
+        return u.sum() + (t * t).mean() + u.max()
+    compiled = _check(f, _rand(2, seed=4))
+    assert any(len(r.exits) >= 2 for r in _program(compiled).fused.regions)
+
+
+def test_an_exit_no_gradient_reaches_takes_the_interpreted_sweep(fuse_small):
+    """y leaves the region for a sum the output never uses: the sweep reaches the region
+    with y untouched, and fused backward would be wrong in general (0 * inf); the driver
+    falls back to the interpreted sweep for that region."""
+    def f(x, w):
+        y = x * w
+        y.sum()  # consumes y outside the region, reaches nothing
+        return (ng.exp(y) * x).sum()
+    _check(f, _rand(2, seed=5))
+
+
+def test_float32_nodes_are_not_fused(fuse_small):
+    def f(x):
+        return (ng.tanh(x) * x).sum()
+    compiled = ng.compile(ng.func.value_and_grad(f))
+    compiled(np.ones(N, np.float32))
+    assert _program(compiled).fused is None
+
+
+def test_nodes_below_fuse_min_are_not_fused():
+    def f(x):
+        return (ng.tanh(x) * x).sum()
+    compiled = ng.compile(ng.func.value_and_grad(f))
+    compiled(np.ones(N))
+    assert _program(compiled).fused is None
+
+
+def test_gradient_buffers_are_reused_only_when_the_caller_dropped_them(fuse_small):
+    def f(x):
+        return (ng.tanh(x) * x).sum()
+    compiled = ng.compile(ng.func.grad(f))
+    x = _rand(1)[0]
+    kept = compiled(x)
+    again = compiled(x)
+    assert not np.shares_memory(kept, again)  # kept is alive: a new buffer
+    np.testing.assert_array_equal(kept, again)
+    del again
+    third = compiled(x * 2.0)
+    np.testing.assert_array_equal(kept, compiled(x))  # the kept result never changed
+    assert not np.shares_memory(kept, third)
+
+
+def test_concurrent_calls_of_a_fused_trace(fuse_small):
+    def f(x, w):
+        return (ng.tanh(x * w) * ng.exp(-x * x)).sum()
+    compiled = ng.compile(ng.func.value_and_grad(f, argnums=(0, 1)))
+    inputs = [_rand(2, seed=s) for s in range(6)]
+    expected = [ng.func.value_and_grad(f, argnums=(0, 1))(*a) for a in inputs]
+    compiled(*inputs[0])
+    errors = []
+
+    def work(k):
+        for _ in range(20):
+            value, grads = compiled(*inputs[k])
+            if not (np.isclose(value, expected[k][0], rtol=1e-12)
+                    and all(np.allclose(g, e, rtol=1e-12) for g, e in zip(grads,
+                                                                         expected[k][1]))):
+                errors.append(k)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(inputs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+# Every elementwise op of the table inside fused regions: the table's samples, on (N,)
+# operands (the samples whose operands share one 0-d or 1-d shape), a few ops per function so
+# each function is one region and one compile.
+ELEMENTWISE = [(op, i, s) for op, i, s in CASES if op.elementwise and op.replayable
+               and op.arity in (1, 2) and len(set(s.shapes)) == 1 and len(s.shapes[0]) <= 1
+               and "dropout" not in op.name]  # random: no draws during a trace
+GROUPS = [ELEMENTWISE[k:k + 12] for k in range(0, len(ELEMENTWISE), 12)]
+
+
+@pytest.mark.parametrize("group", GROUPS,
+                         ids=[f"{g[0][0].name}..{g[-1][0].name}" for g in GROUPS])
+def test_every_elementwise_op_fused_equals_eager(group, fuse_small):
+    """sum_k op_k(inputs_k) * w_k as one region: value and every input's gradient equal
+    eager's to 1e-10 (the fused exp, log, tanh and sigmoid are within 2 ulp of NumPy's)."""
+    rng = np.random.default_rng(8)
+    arrays, slices = [], []
+    for op, _, sample in group:
+        lo, hi = op.domain
+        start = len(arrays)
+        for _ in sample.shapes:
+            a = rng.uniform(lo, hi, N)
+            if lo < 0 < hi:  # away from kinks, as test_ops does
+                a = np.where(np.abs(a) < 0.05, 0.3, a)
+            arrays.append(a)
+        slices.append((start, len(arrays)))
+    weights = [rng.uniform(0.5, 1.5, N) for _ in group]
+
+    def f(*xs):
+        total = None
+        for (op, _, sample), (lo, hi), w in zip(group, slices, weights):
+            out = _first(_call(ng, op, sample, list(xs[lo:hi])))
+            term = out * ng.tensor(w)
+            total = term if total is None else total + term
+        return total.sum()
+    _check(f, arrays, rtol=1e-10)
