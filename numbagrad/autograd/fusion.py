@@ -112,6 +112,8 @@ def plan(nodes, args, fat, out_node):
     """The fused regions of a traced tape (a list, maybe empty): maximal runs of eligible
     elementwise nodes of one size, in recording order, sources allowed between them."""
     n = len(nodes)
+    if not (nodes[:, F_SIZE] >= FUSE_MIN).any():
+        return []  # most traces: no node large enough, no per-node walk at trace time
     consumers = [[] for _ in range(n)]
     for i in range(n):
         for a in _operands(nodes, args, i):
@@ -126,11 +128,10 @@ def plan(nodes, args, fat, out_node):
     for i in range(n):
         if registry.OPS[nodes[i, 0]].source:
             continue
-        if _eligible(nodes, args, i) and (not run or nodes[i, F_SIZE] == nodes[run[0], F_SIZE]):
-            run.append(i)
-            continue
-        close()
-        if _eligible(nodes, args, i):
+        eligible = _eligible(nodes, args, i)
+        if not (eligible and run and nodes[i, F_SIZE] == nodes[run[0], F_SIZE]):
+            close()
+        if eligible:
             run.append(i)
     close()
     return regions
@@ -164,6 +165,9 @@ def _generate(region, nodes, args, fat, needs):
                    np.int64)
     scalar = [nodes[a, F_SIZE] == 1 for a in inputs]
     ops = [registry.OPS[nodes[i, 0]] for i in members]
+    # the formulas each kernel evaluates per member: forward's, backward's (both)
+    texts = {False: [op.fwd for op in ops],
+             True: [op.fwd + " " + " ".join(f for f in op.grads if f) for op in ops]}
 
     def operand(a):
         return f"v{local[a]}" if a in local else f"e{inputs.index(a)}"
@@ -184,8 +188,7 @@ def _generate(region, nodes, args, fat, needs):
                 out.append(f"x{q} = val[off[{p_in + q}]:off[{p_in + q}] + n]")
                 if backward and needs[a]:
                     out.append(f"ax{q} = adj[off[{p_in + q}]:off[{p_in + q}] + n]")
-        for j, (i, op) in enumerate(zip(members, ops)):
-            text = op.fwd + (" " + " ".join(f for f in op.grads if f) if backward else "")
+        for j, (i, text) in enumerate(zip(members, texts[backward])):
             for t in (0, 1):
                 if re.search(rf"\bf{t}\b", text):
                     # attributes that select a formula's branch (pow's exponent) are written
@@ -205,8 +208,7 @@ def _generate(region, nodes, args, fat, needs):
 
     def forward_body(backward):
         out = [f"e{q} = x{q}[k]" for q in range(len(inputs)) if not scalar[q]]
-        for j, (i, op) in enumerate(zip(members, ops)):
-            text = op.fwd + (" " + " ".join(f for f in op.grads if f) if backward else "")
+        for j, (i, op, text) in enumerate(zip(members, ops, texts[backward])):
             if re.search(r"\bm\b", text):
                 out.append(f"m{j} = mk{j}[k] != 0")
             out.append(f"v{j} = {_subst(op.fwd, names(j, i))}")
