@@ -234,7 +234,7 @@ class Program:
         # runs of large elementwise nodes: fused kernels, driven from Python (fusion.run)
         regions = fusion.plan(self.nodes, self.args, self.fat, self.out_node) \
             if self.stream is None and not self.constant_output else []
-        self.fused = fusion.Plan(regions, self.nodes, len(self.base)) if regions else None
+        self.fused = fusion.Plan(regions, self) if regions else None
         self.tape_len = len(self.nodes)
         self.single_array = len(flat) == 1 and type(flat[0]) is np.ndarray and \
             flat[0].dtype.kind == "f" and self.diff == [0] and not self.constant_output \

@@ -11,8 +11,9 @@ from test_ops import CASES, _call, _first
 import numbagrad as ng
 import numbagrad.func  # noqa: F401 - binds ng.func
 from numbagrad.autograd import fusion
-from numbagrad.ops import vmath
+from numbagrad.ops import reduction_tree, vmath
 from numbagrad.ops.registry import OPS
+from numbagrad.ops.replay_kernels import _block_sum
 
 # ---- vmath against NumPy -------------------------------------------------------------------
 
@@ -155,14 +156,25 @@ def test_several_exits_and_a_dead_member(fuse_small):
 
 
 def test_an_exit_no_gradient_reaches_takes_the_interpreted_sweep(fuse_small):
-    """y leaves the region for a sum the output never uses: the sweep reaches the region
-    with y untouched, and fused backward would be wrong in general (0 * inf); the driver
-    falls back to the interpreted sweep for that region."""
+    """t leaves the region for a max the output never uses: the sweep reaches the region
+    with t untouched, and fused backward would be wrong in general (0 * inf); the driver
+    falls back to the interpreted sweep for that region, never calling its kernel."""
     def f(x, w):
-        y = x * w
-        y.sum()  # consumes y outside the region, reaches nothing
-        return (ng.exp(y) * x).sum()
-    _check(f, _rand(2, seed=5))
+        t = ng.tanh(x * w)
+        u = t * x
+        t.max()  # consumes t outside the region, reaches nothing
+        return u.max()
+    compiled = _check(f, _rand(2, seed=5))
+    (region,) = _program(compiled).fused.regions
+    assert len(region.exits) == 2
+    calls = []
+    kernel = region.bw
+    region.bw = lambda *a: calls.append(1) or kernel(*a)
+    value, grads = compiled(*_rand(2, seed=5))
+    ev, eg = ng.func.value_and_grad(f, argnums=(0, 1))(*_rand(2, seed=5))
+    assert value == ev and calls == []
+    for got, want in zip(grads, eg):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 def test_float32_nodes_are_not_fused(fuse_small):
@@ -211,6 +223,128 @@ def test_concurrent_calls_of_a_fused_trace(fuse_small):
             if not (np.isclose(value, expected[k][0], rtol=1e-12)
                     and all(np.allclose(g, e, rtol=1e-12) for g, e in zip(grads,
                                                                          expected[k][1]))):
+                errors.append(k)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(inputs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+# ---- fused sums ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 7, 128, 129, 1000, 4097, 100_003, 1_000_000])
+def test_pairwise_leaves_and_combine_give_numpys_sum_to_the_last_bit(n):
+    """The leaves' block sums added up the tree equal np.sum bit for bit (values of many
+    magnitudes, so any other order of additions would differ)."""
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n) * np.exp(rng.uniform(-30, 30, n))
+    bounds, post = reduction_tree.pairwise_leaves(n)
+    assert bounds[0] == 0 and bounds[-1] == n and np.all(np.diff(bounds) <= 128)
+    sums = np.array([_block_sum(a, lo, hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:])])
+    assert reduction_tree.pairwise_combine(sums, post) == np.sum(a)
+
+
+BIG = 20_000  # elements: 157+ pairwise leaves, several chunks of 8 leaves
+
+
+def _workload(x, w, b):
+    return (ng.tanh(x * w + b) * ng.exp(-x * x) + 0.5 * (w - b) ** 2).sum()
+
+
+@pytest.fixture
+def chunks(monkeypatch):
+    """Run every fused kernel in 3 chunks (on the pool's threads), whatever the machine."""
+    monkeypatch.setattr(fusion, "FUSE_MIN", N)
+    monkeypatch.setattr(fusion, "_chunks", lambda size: 3)
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_one_pass_region_sums_in_numpys_order_and_writes_gradients_in_place(chunked,
+                                                                             monkeypatch):
+    """The issue workload: the sum joins the region as its tail, the output is that sum, so
+    forward and backward are one pass. The value equals eager's bit for bit (NumPy's
+    pairwise order) on one thread or three; the caller's arrays are read in place and left
+    as they were; the gradients equal eager's (within the vmath ulps)."""
+    monkeypatch.setattr(fusion, "FUSE_MIN", N)
+    if chunked:
+        monkeypatch.setattr(fusion, "_chunks", lambda size: 3)
+    arrays = [a.copy() for a in _rand(3, seed=9)]
+    arrays = [np.resize(a, BIG) * 0.999 for a in arrays]
+    before = [a.copy() for a in arrays]
+    eager = ng.func.value_and_grad(_workload, argnums=(0, 1, 2))
+    compiled = ng.compile(eager)
+    value, grads = compiled(*arrays)
+    (region,) = _program(compiled).fused.regions
+    assert region.tail is not None and region.one_pass
+    assert _program(compiled).fused.copy_in == [] and _program(compiled).fused.copy_out == []
+    ev, eg = eager(*arrays)
+    assert value == ev
+    for got, want in zip(grads, eg):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    for a, b in zip(arrays, before):
+        np.testing.assert_array_equal(a, b)
+    readonly = [a.copy() for a in arrays]
+    for a in readonly:
+        a.flags.writeable = False  # Numba would type it apart: the driver copies it instead
+    value2, grads2 = compiled(*readonly)
+    assert value2 == value and all(np.array_equal(g, h) for g, h in zip(grads, grads2))
+
+
+def test_chunks_give_the_single_thread_results_bit_for_bit(monkeypatch):
+    monkeypatch.setattr(fusion, "FUSE_MIN", N)
+    arrays = [np.resize(a, BIG) for a in _rand(3, seed=2)]
+    results = []
+    for parts in (1, 2, 3):
+        monkeypatch.setattr(fusion, "_chunks", lambda size, parts=parts: parts)
+        compiled = ng.compile(ng.func.value_and_grad(_workload, argnums=(0, 1, 2)))
+        results.append(compiled(*arrays))
+    for value, grads in results[1:]:
+        assert value == results[0][0]
+        for g, h in zip(grads, results[0][1]):
+            np.testing.assert_array_equal(g, h)
+
+
+def test_a_tail_that_is_not_the_output_runs_forward_and_backward_apart(chunks):
+    """The sum is scaled and added to: its adjoint is known only after the sweep, so the
+    region has two kernels (forward with the reduction, backward reading the sum's
+    adjoint); one-element operands get their gradient summed over the chunks."""
+    def f(x, w, s):
+        return (ng.tanh(x * w) * s).sum() * 3.0 + (w * w).sum()
+    arrays = [np.resize(a, BIG) for a in _rand(2, seed=6)] + [np.array([0.8])]
+    compiled = _check(f, arrays, rtol=1e-12)
+    regions = _program(compiled).fused.regions
+    assert [r.tail is not None for r in regions] == [True, True]
+    assert not any(r.one_pass for r in regions)
+
+
+def test_an_input_read_outside_the_region_keeps_the_two_pass_backward(chunks):
+    """The region's sum is the output, but x also feeds a node outside it (the max): x's
+    adjoint gets that node's gradient too, so the region may not write it in the forward
+    pass."""
+    def f(x, w):
+        u = (x * 3.0).max()
+        return (ng.sigmoid(x) * w * u).sum()
+    arrays = [np.resize(a, BIG) for a in _rand(2, seed=7)]
+    compiled = _check(f, arrays)
+    program = _program(compiled)
+    (region,) = program.fused.regions
+    assert region.tail == program.out_node and not region.one_pass
+
+
+def test_concurrent_calls_of_a_chunked_one_pass_region(chunks):
+    compiled = ng.compile(ng.func.value_and_grad(_workload, argnums=(0, 1, 2)))
+    inputs = [[np.resize(a, BIG) for a in _rand(3, seed=s)] for s in range(4)]
+    expected = [compiled(*a) for a in inputs]
+    errors = []
+
+    def work(k):
+        for _ in range(10):
+            value, grads = compiled(*inputs[k])
+            if value != expected[k][0] or not all(
+                    np.array_equal(g, e) for g, e in zip(grads, expected[k][1])):
                 errors.append(k)
     threads = [threading.Thread(target=work, args=(k,)) for k in range(len(inputs))]
     for t in threads:

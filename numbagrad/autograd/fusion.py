@@ -4,7 +4,7 @@ A traced tape often holds a run of elementwise ops over one large size:
 ``tanh(x * w + b) * exp(-x * x) + 0.5 * (w - b) ** 2`` is eleven nodes of 4M elements. The
 interpreted replay runs them one node at a time: each reads its operands from memory and
 writes its value (and, backward, its adjoints) back, 24 passes over 32 MB arrays, with libm
-calls that never vectorize. Here such a run becomes a *region* with two generated kernels:
+calls that never vectorize. Here such a run becomes a *region* with generated kernels:
 
 * forward: one loop over the elements computing every node of the region in registers,
   writing only the values used outside it (its *exits*);
@@ -19,6 +19,19 @@ A kernel depends only on the region's structure (ops and wiring), not on its siz
 offsets (passed in an array), and its module is named by a hash of its source, so a
 structure compiles once per machine (Numba's on-disk cache).
 
+A full ``sum()`` of the run's one exit joins the region as its *tail*: the forward kernel
+sums the values in NumPy's pairwise order (numbagrad.ops.reduction_tree: the leaves' sums,
+then the tree) without writing them, and the backward kernel reads the sum's one adjoint.
+When the tail is the traced function's output and no input of the region is read elsewhere,
+the tail's adjoint is the seed (1.0) before anything runs backward, so one kernel (``fwbw``)
+does both passes at once: it reads the caller's arrays in place and writes the gradients
+straight into the result (one read of the inputs and one write of the gradients in all).
+
+Each kernel takes a range (of elements, or of the tail's leaves), and a region of
+2 * PAR_MIN elements or more runs in chunks on a thread pool (the kernels release the GIL),
+as many as Numba's thread count allows. Leaves do not depend on the chunks, so the sum is
+the same on any number of threads; a one-element operand's gradient is summed per chunk.
+
 Python drives a fused trace (``run``): the interpreted forward sweep up to a region, the
 region's kernel, and so on; backward, the interpreted reverse sweep stops at a region (its
 nodes carry the big-node flag, which makes the sweep hand a node back), the region's kernel
@@ -27,19 +40,21 @@ milliseconds a region of FUSE_MIN or more elements takes.
 
 Not fused (README, Limitations): float32 nodes (eager rounds each op to float32, the fused
 loop would need the same rounding per op), nodes below FUSE_MIN elements, broadcasts other
-than one-element operands, compiled functions of Tensors and ``as_numba()`` (they keep the
-one-call interpreted replay).
+than one-element operands, reductions other than a full sum, compiled functions of Tensors
+and ``as_numba()`` (they keep the one-call interpreted replay).
 """
 
 import os
 import re
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numba
 import numpy as np
 
-from ..ops import registry, vmath
+from ..ops import reduction_tree, registry, replay_kernels, vmath
 from . import codegen, replay_codegen
 from .tape import (
     F_ARG,
@@ -63,34 +78,54 @@ _HEADER = (codegen._HEADER + replay_codegen._HEADER_EXTRA + '''
 # the vectorizable transcendentals replace libm's in this module's formulas
 from numbagrad.ops.vmath import vexp as exp, vlog as log, vsigmoid as sigmoid  # noqa: E402,F811
 from numbagrad.ops.vmath import vtanh as tanh  # noqa: E402,F811
+from numbagrad.ops.replay_kernels import _block_sum  # noqa: E402
 ''')
 
 
 class Region:
-    """A fused run: nodes ``start..end`` (the members; sources may sit between them)."""
+    """A fused run: elementwise ``members`` (sources may sit between them) and maybe a
+    ``tail``: a full sum of the run's one exit, fused in as a reduction."""
 
-    def __init__(self, members, nodes, args, fat, consumers, out_node):
-        self.members = members
-        self.start, self.end = members[0], members[-1]
+    def __init__(self, members, nodes, args, fat, consumers, out_node, tail):
+        self.members, self.tail = members, tail
+        self.start = members[0]
+        self.end = tail if tail is not None else members[-1]
         self.size = int(nodes[members[0], F_SIZE])
         inside = set(members)
-        self.exits = [i for i in members
-                      if i == out_node or any(c not in inside for c in consumers[i])]
+        # the member the tail sums: its values never reach memory, only the leaves' sums
+        self.reduced = _operands(nodes, args, tail)[0] if tail is not None else None
+        self.exits = [tail] if tail is not None else [
+            i for i in members if i == out_node or any(c not in inside for c in consumers[i])]
         # members nothing reads: the interpreted sweeps would compute them; here they are
         # dead code (their values and adjoints reach nothing)
-        self.live = [i for i in members if consumers[i] or i in self.exits]
+        self.live = [i for i in members if consumers[i] or i == out_node]
+        # arena ranges of the adjoints that live in registers (the call never zeroes them)
+        self.inner = [(int(nodes[i, F_VOFF]), int(nodes[i, F_SIZE])) for i in members
+                      if i not in self.exits]
         self.inputs = []  # external operand nodes of the live members, in first-use order
         for i in self.live:
             for a in _operands(nodes, args, i):
                 if a not in inside and a not in self.inputs:
                     self.inputs.append(a)
-        needs = {i: bool(nodes[i, F_FLAGS] & FLAG_NEEDS_GRAD) for i in members + self.inputs}
+        needs = {i: bool(nodes[i, F_FLAGS] & FLAG_NEEDS_GRAD)
+                 for i in members + self.inputs + self.exits}
+        # inputs only this region reads: their adjoints are the region's alone
+        self.enclosed = [all(c in inside for c in consumers[a]) for a in self.inputs]
         self.grad_inputs = np.array([a for a in self.inputs if needs[a]], np.int64)
         # exits whose adjoint the backward kernel reads: if the sweep never reached one of
         # them, the region's backward falls back to the interpreted sweep (see run)
         self.grad_exits = np.array([i for i in self.exits if needs[i]], np.int64)
+        # One pass: the tail is the traced function's output, so its adjoint is the seed,
+        # 1.0, before any backward runs, and no input's adjoint gets anything from outside
+        # the region. Then the gradients are computed in the forward pass, from values still
+        # in registers, straight into their destinations: one read of the inputs and one
+        # write of the gradients in all.
+        self.one_pass = tail is not None and tail == out_node and needs[tail] and all(
+            e for e, a in zip(self.enclosed, self.inputs) if needs[a])
+        if tail is not None:
+            self.bounds, self.post = reduction_tree.pairwise_leaves(self.size)
         self.source, self.off = _generate(self, nodes, args, fat, needs)
-        self.fw = self.bw = None
+        self.fw = self.bw = self.fwbw = None
 
 
 def _operands(nodes, args, i):
@@ -108,9 +143,26 @@ def _eligible(nodes, args, i):
     return all(nodes[a, F_SIZE] in (n, 1) for a in _operands(nodes, args, i))
 
 
+def _tail(nodes, args, consumers, run, i, out_node):
+    """Node ``i`` (the one after ``run``) if it is a full float64 sum of the run's one exit,
+    which nothing else reads: the reduction then joins the region."""
+    if i is None or registry.OPS[nodes[i, 0]].name != "sum" or nodes[i, F_SIZE] != 1:
+        return None
+    if nodes[i, F_FLAGS] & (FLAG_F32 | FLAG_HOOK):
+        return None
+    (e,) = _operands(nodes, args, i)
+    inside = set(run)
+    if e not in inside or consumers[e] != [i] or e == out_node:
+        return None
+    others = any(j != e and (j == out_node or any(c not in inside for c in consumers[j]))
+                 for j in run)
+    return None if others else i
+
+
 def plan(nodes, args, fat, out_node):
     """The fused regions of a traced tape (a list, maybe empty): maximal runs of eligible
-    elementwise nodes of one size, in recording order, sources allowed between them."""
+    elementwise nodes of one size, in recording order, sources allowed between them, each
+    with the full sum that follows it if that sum is all the run's values feed."""
     n = len(nodes)
     if not (nodes[:, F_SIZE] >= FUSE_MIN).any():
         return []  # most traces: no node large enough, no per-node walk at trace time
@@ -120,9 +172,10 @@ def plan(nodes, args, fat, out_node):
             consumers[a].append(i)
     regions, run = [], []
 
-    def close():
-        if len(run) >= 2 or (run and _has_transcendental(nodes[run[0], 0])):
-            regions.append(Region(list(run), nodes, args, fat, consumers, out_node))
+    def close(after):
+        tail = _tail(nodes, args, consumers, run, after, out_node) if run else None
+        if len(run) >= 2 or tail is not None or (run and _has_transcendental(nodes[run[0], 0])):
+            regions.append(Region(list(run), nodes, args, fat, consumers, out_node, tail))
         run.clear()
 
     for i in range(n):
@@ -130,10 +183,10 @@ def plan(nodes, args, fat, out_node):
             continue
         eligible = _eligible(nodes, args, i)
         if not (eligible and run and nodes[i, F_SIZE] == nodes[run[0], F_SIZE]):
-            close()
+            close(i)
         if eligible:
             run.append(i)
-    close()
+    close(None)
     return regions
 
 
@@ -154,16 +207,26 @@ def _subst(formula, names):
 
 
 def _generate(region, nodes, args, fat, needs):
-    """The region's kernel module source and its offsets array: [inputs' arena offsets,
-    members' value offsets, members' iat offsets, members' fat offsets]."""
-    members, inputs = region.live, region.inputs
+    """The region's kernel module source and its offsets array: [members' value offsets,
+    members' iat offsets, members' fat offsets, the tail's value offset].
+
+    Kernels (each over a range, so the driver can run chunks on several threads):
+      fw(ins, val, iat, fat, off, lo, hi)            elements lo..hi, exits written to val
+      fw(ins, iat, fat, off, bounds, L0, L1, sums)   with a tail: leaves L0..L1, their sums
+      bw(ins, outs, val, adj, iat, fat, off, lo, hi, partial)
+      fwbw(ins, outs, iat, fat, off, bounds, L0, L1, sums, partial, gs)   one-pass regions
+    ``ins``: the inputs' values (full arrays); ``outs``: the adjoints of the inputs of more
+    than one element that need a gradient; ``partial``: the sums, over the range, of the
+    one-element inputs' gradients (the driver adds them up)."""
+    members, inputs, tail = region.live, region.inputs, region.tail
     local = {i: j for j, i in enumerate(members)}
-    p_in, p_val = 0, len(inputs)
-    p_iat, p_fat = p_val + len(members), p_val + 2 * len(members)
-    off = np.array([nodes[a, F_VOFF] for a in inputs] + [nodes[i, F_VOFF] for i in members]
-                   + [nodes[i, F_IAT] for i in members] + [nodes[i, F_FAT] for i in members],
-                   np.int64)
+    p_val, p_iat, p_fat, p_tail = 0, len(members), 2 * len(members), 3 * len(members)
+    off = np.array([nodes[i, F_VOFF] for i in members] + [nodes[i, F_IAT] for i in members]
+                   + [nodes[i, F_FAT] for i in members]
+                   + ([nodes[tail, F_VOFF]] if tail is not None else []), np.int64)
     scalar = [nodes[a, F_SIZE] == 1 for a in inputs]
+    vector_grads = [q for q, a in enumerate(inputs) if needs[a] and not scalar[q]]
+    scalar_grads = [q for q, a in enumerate(inputs) if needs[a] and scalar[q]]
     ops = [registry.OPS[nodes[i, 0]] for i in members]
     # the formulas each kernel evaluates per member: forward's, backward's (both)
     texts = {False: [op.fwd for op in ops],
@@ -177,17 +240,9 @@ def _generate(region, nodes, args, fat, needs):
         return {"a": operand(ab[0]), "b": operand(ab[1]) if len(ab) > 1 else "0.0",
                 "y": f"v{j}", "g": f"g{j}", "m": f"m{j}", "f0": f"f0_{j}", "f1": f"f1_{j}"}
 
-    def hoisted(backward):
-        out = []
-        for q, a in enumerate(inputs):
-            if scalar[q]:
-                out.append(f"e{q} = val[off[{p_in + q}]]")
-            else:
-                # views, indexed by the loop counter alone: an index ``offset + k`` would
-                # carry Numba's negative-index check, which keeps LLVM from vectorizing
-                out.append(f"x{q} = val[off[{p_in + q}]:off[{p_in + q}] + n]")
-                if backward and needs[a]:
-                    out.append(f"ax{q} = adj[off[{p_in + q}]:off[{p_in + q}] + n]")
+    def constants(backward):
+        """Per-call values: one-element inputs, attributes."""
+        out = [f"e{q} = ins[{q}][0]" for q in range(len(inputs)) if scalar[q]]
         for j, (i, text) in enumerate(zip(members, texts[backward])):
             for t in (0, 1):
                 if re.search(rf"\bf{t}\b", text):
@@ -196,14 +251,22 @@ def _generate(region, nodes, args, fat, needs):
                     value = repr(float(fat[nodes[i, F_FAT] + t])) if _BRANCHY.search(text) \
                         else f"fat[off[{p_fat + j}] + {t}]"
                     out.append(f"f{t}_{j} = {value}")
+        return out
+
+    def views(backward, exits):
+        """The arrays the element loop reads and writes, over lo..hi: views indexed by the
+        loop counter alone (an index ``offset + k`` would carry Numba's negative-index
+        check, which keeps LLVM from vectorizing)."""
+        out = [f"x{q} = ins[{q}][lo:hi]" for q in range(len(inputs)) if not scalar[q]]
+        out += [f"ax{q} = outs[{r}][lo:hi]" for r, q in enumerate(vector_grads) if backward]
+        for j, text in enumerate(texts[backward]):
             if re.search(r"\bm\b", text):
-                out.append(f"mk{j} = iat[off[{p_iat + j}]:off[{p_iat + j}] + n]")
-            if i in region.exits:
-                if backward:
-                    if needs[i]:
-                        out.append(f"ay{j} = adj[off[{p_val + j}]:off[{p_val + j}] + n]")
-                else:
-                    out.append(f"vy{j} = val[off[{p_val + j}]:off[{p_val + j}] + n]")
+                out.append(f"mk{j} = iat[off[{p_iat + j}] + lo:off[{p_iat + j}] + hi]")
+        for j, i in enumerate(members):
+            if exits and i in region.exits and (not backward or needs[i]):
+                arena = "adj" if backward else "val"
+                out.append(f"{'ay' if backward else 'vy'}{j} = "
+                           f"{arena}[off[{p_val + j}] + lo:off[{p_val + j}] + hi]")
         return out
 
     def forward_body(backward):
@@ -214,86 +277,151 @@ def _generate(region, nodes, args, fat, needs):
             out.append(f"v{j} = {_subst(op.fwd, names(j, i))}")
         return out
 
-    w = []
-    w.append("@njit(cache=True, nogil=True, error_model='numpy')")
-    w.append("def fw(val, iat, fat, off, n):")
-    w += ["    " + s for s in hoisted(False)]
-    w.append("    for k in range(n):")
-    w += ["        " + s for s in forward_body(False)]
-    w += [f"        vy{j}[k] = v{j}" for j, i in enumerate(members) if i in region.exits]
-    w.append("")
-    w.append("")
-    w.append("@njit(cache=True, nogil=True, error_model='numpy')")
-    w.append("def bw(val, adj, iat, fat, off, n):")
-    w += ["    " + s for s in hoisted(True)]
-    acc = {}  # operand -> the variable its adjoint accumulates in
-    for q, a in enumerate(inputs):
-        if needs[a]:
-            acc[a] = f"s{q}" if scalar[q] else f"h{q}"
-            if scalar[q]:
-                w.append(f"    s{q} = 0.0")
-    for j, i in enumerate(members):
-        acc[i] = f"g{j}"
-    w.append("    for k in range(n):")
-    body = forward_body(True)
-    # adjoints: the exits' from the arena (what the sweep gathered below the region), the
-    # inputs' current values (so each addition rounds as the sweep's would), members' 0
-    for j, i in enumerate(members):
-        if needs[i]:
-            body.append(f"g{j} = ay{j}[k]" if i in region.exits else f"g{j} = 0.0")
-    body += [f"h{q} = ax{q}[k]" for q, a in enumerate(inputs) if needs[a] and not scalar[q]]
-    for j in range(len(members) - 1, -1, -1):
-        i, op = members[j], ops[j]
-        if not needs[i]:
-            continue
-        nm = names(j, i)
-        for a, formula in zip(_operands(nodes, args, i), op.grads):
-            if formula and needs[a]:
-                body.append(f"{acc[a]} += {_subst(formula, nm)}")
-    body += [f"ax{q}[k] = h{q}" for q, a in enumerate(inputs)
-             if needs[a] and not scalar[q]]
-    w += ["        " + s for s in body]
-    w += [f"    adj[off[{p_in + q}]] += s{q}" for q, a in enumerate(inputs)
-          if needs[a] and scalar[q]]
+    acc = {a: (f"s{q}" if scalar[q] else f"h{q}") for q, a in enumerate(inputs) if needs[a]}
+    acc.update({i: f"g{j}" for j, i in enumerate(members)})
+
+    def chain_rule(first_pass):
+        """The reverse pass through the region, in registers. Adjoints start from: the
+        exits' in the arena (or the tail's, ``gs``), members' at 0, the inputs' at their
+        current value (so each addition rounds as the sweep's would) or, in one pass, 0."""
+        out = []
+        for j, i in enumerate(members):
+            if needs[i]:
+                out.append(f"g{j} = gs" if i == region.reduced else
+                           f"g{j} = ay{j}[k]" if i in region.exits else f"g{j} = 0.0")
+        out += [f"h{q} = {'0.0' if first_pass else f'ax{q}[k]'}" for q in vector_grads]
+        for j in range(len(members) - 1, -1, -1):
+            i, op = members[j], ops[j]
+            if not needs[i]:
+                continue
+            nm = names(j, i)
+            for a, formula in zip(_operands(nodes, args, i), op.grads):
+                if formula and needs[a]:
+                    out.append(f"{acc[a]} += {_subst(formula, nm)}")
+        return out + [f"ax{q}[k] = h{q}" for q in vector_grads]
+
+    def leaf_loop(body, backward):
+        """The element loop in chunks of up to 8 of the tail's pairwise leaves (at most
+        1,024 elements), the reduced member's values kept in an L1-resident buffer and each
+        leaf summed as NumPy sums it."""
+        return (["tmp = np.empty(8 * 128)", "L = L0", "while L < L1:",
+                 "    L2 = min(L + 8, L1)", "    lo = bounds[L]", "    hi = bounds[L2]"]
+                + ["    " + s for s in views(backward, False)]
+                + ["    for k in range(hi - lo):"] + ["        " + s for s in body]
+                + ["    for leaf in range(L, L2):",
+                   "        sums[leaf] = _block_sum(tmp, bounds[leaf] - lo, "
+                   "bounds[leaf + 1] - bounds[leaf])",
+                   "    L = L2"])
+
+    decorator = "@njit(cache=True, nogil=True, error_model='numpy')"
+    scalar_out = [f"partial[{r}] = s{q}" for r, q in enumerate(scalar_grads)]
+    scalar_in = [f"s{q} = 0.0" for q in scalar_grads]
+    w = [decorator]
+    if tail is None:
+        w.append("def fw(ins, val, iat, fat, off, lo, hi):")
+        body = constants(False) + views(False, True) + ["for k in range(hi - lo):"]
+        body += ["    " + s for s in forward_body(False)]
+        body += [f"    vy{j}[k] = v{j}" for j, i in enumerate(members) if i in region.exits]
+    else:
+        w.append("def fw(ins, iat, fat, off, bounds, L0, L1, sums):")
+        body = constants(False) + leaf_loop(
+            forward_body(False) + [f"tmp[k] = v{local[region.reduced]}"], False)
+    w += ["    " + s for s in body] + ["", "", decorator]
+    w.append("def bw(ins, outs, val, adj, iat, fat, off, lo, hi, partial):")
+    body = constants(True) + scalar_in + views(True, True)
+    if tail is not None:
+        body.append(f"gs = adj[off[{p_tail}]]")
+    body += ["for k in range(hi - lo):"]
+    body += ["    " + s for s in forward_body(True) + chain_rule(False)]
+    w += ["    " + s for s in body + scalar_out]
+    if region.one_pass:
+        w += ["", "", decorator,
+              "def fwbw(ins, outs, iat, fat, off, bounds, L0, L1, sums, partial, gs):"]
+        body = constants(True) + scalar_in + leaf_loop(
+            forward_body(True) + [f"tmp[k] = v{local[region.reduced]}"] + chain_rule(True),
+            True)
+        w += ["    " + s for s in body + scalar_out]
     return "\n".join(w) + "\n", off
 
 
 def load(region):
     """Compile (or load from the cache) ``region``'s kernels."""
     module = codegen.load_module("numbagrad_fused_", _HEADER + "\n\n" + region.source, (),
-                                 salt_files=(Path(vmath.__file__),))
+                                 salt_files=_SALT)
     region.fw, region.bw = module.fw, module.bw
+    region.fwbw = getattr(module, "fwbw", None)
+
+
+# the generated modules call into these files: a change to them must recompile the kernels
+_SALT = (Path(vmath.__file__), Path(reduction_tree.__file__), Path(replay_kernels.__file__))
+
+
+# ---- the driver -------------------------------------------------------------------------
 
 
 class Plan:
-    """A trace's regions and the node table the fused reverse sweep walks (the regions'
-    members flagged, so the sweep hands them back)."""
+    """A trace's regions, where each region's inputs come from and its gradients go, and
+    the node table the fused reverse sweep walks (the regions' nodes flagged, so the sweep
+    hands them back)."""
 
-    def __init__(self, regions, nodes, arena_size):
+    def __init__(self, regions, program):
+        nodes = program.nodes
         self.regions = regions
         self.nodes = nodes.copy()
         self.region_of = {}
         for r in regions:
-            for i in r.members:
+            for i in r.members + ([r.tail] if r.tail is not None else []):
                 self.nodes[i, F_FLAGS] |= FLAG_BIG
                 self.region_of[i] = r
             load(r)
+        in_off, in_len = program.in_off.tolist(), program.in_len.tolist()
+        part_of = {o: p for p, o in enumerate(in_off)}
+        grad_at, pos = {}, 0  # a returned gradient's arena offset -> its place in the output
+        for o, n in zip(program.grad_off.tolist(), program.grad_len.tolist()):
+            grad_at[o] = pos
+            pos += n
+        read_in_place, written_in_place, overwritten = set(), set(), []
+        for r in regions:
+            # each input: (the part to read it from in place, or -1; arena offset; size).
+            # A one-pass region reads the traced function's inputs that only it uses from
+            # the caller's arrays, and writes their gradients straight into the result
+            r.in_src, r.out_dst = [], []
+            for a, enclosed in zip(r.inputs, r.enclosed):
+                o, n = int(nodes[a, F_VOFF]), int(nodes[a, F_SIZE])
+                p = part_of.get(o, -1) if r.one_pass and enclosed and n == r.size else -1
+                if p >= 0 and in_len[p] != n:
+                    p = -1
+                r.in_src.append((p, o, n))
+                if p >= 0:
+                    read_in_place.add(p)
+                if n > 1 and nodes[a, F_FLAGS] & FLAG_NEEDS_GRAD:
+                    in_result = r.one_pass and o in grad_at
+                    r.out_dst.append((grad_at[o] if in_result else -1, o, n))
+                    if in_result:
+                        written_in_place.add(o)
+                    if r.one_pass:
+                        overwritten.append((o, n))
+        self.copy_in = [(o, n, p) for p, (o, n) in enumerate(zip(in_off, in_len))
+                        if p not in read_in_place]
+        self.copy_out = [(o, n, grad_at[o]) for o, n in zip(program.grad_off.tolist(),
+                                                            program.grad_len.tolist())
+                         if o not in written_in_place]
+        self.grad_size = pos
         # the adjoint arena's ranges a call must zero: all but the regions' inner members,
         # whose adjoints live in registers (~30 MB each on a 4M-element region: the memset
-        # would cost as much as a fused pass)
-        inner = sorted((int(nodes[i, F_VOFF]), int(nodes[i, F_SIZE])) for r in regions
-                       for i in r.members if i not in r.exits)
+        # would cost as much as a fused pass), and the adjoints one-pass kernels overwrite
+        skip = sorted([span for r in regions for span in r.inner] + overwritten)
         self.zero, pos = [], 0
-        for o, n in inner:
+        for o, n in skip:
             if o > pos:
                 self.zero.append((pos, o))
             pos = max(pos, o + n)
-        if pos < arena_size:
-            self.zero.append((pos, arena_size))
+        if pos < len(program.base):
+            self.zero.append((pos, len(program.base)))
         self.grad_buffers = []
         self.lock = threading.Lock()
 
-    def gradient_buffer(self, size):
+    def gradient_buffer(self):
         """An array for a call's gradients: one an earlier call returned, if nothing refers
         to it any more (the caller dropped every gradient, and the views share its base),
         else a new one. Fresh memory is expensive here: writing 3 x 4M new float64 costs
@@ -303,10 +431,70 @@ class Plan:
                 # references: the list, this loop's name, getrefcount's argument
                 if sys.getrefcount(buf) == 3:
                     return buf
-            buf = np.empty(size)
+            buf = np.empty(self.grad_size)
             if len(self.grad_buffers) < 2:
                 self.grad_buffers.append(buf)
             return buf
+
+
+# Elements per thread below which a region runs on one thread: a chunk handed to the pool
+# costs ~20-50 us; 1M elements cost ~3 ms or more.
+PAR_MIN = int(os.environ.get("NUMBAGRAD_FUSE_PAR_MIN", 1 << 20))
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _chunks(size):
+    """How many threads a region of ``size`` elements runs on: Numba's thread count
+    (``numba.set_num_threads``, which torch.set_num_threads' users set too), at most one
+    per PAR_MIN elements."""
+    if size < 2 * PAR_MIN:
+        return 1
+    return max(1, min(numba.get_num_threads(), size // PAR_MIN))
+
+
+def _in_parallel(calls):
+    """Run the zero-argument ``calls``: all but the first on the pool (the kernels release
+    the GIL), the first on this thread."""
+    global _pool
+    if len(calls) == 1:
+        calls[0]()
+        return
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max(1, (os.cpu_count() or 2) - 1),
+                                       thread_name_prefix="numbagrad-fused")
+    futures = [_pool.submit(c) for c in calls[1:]]
+    calls[0]()
+    for f in futures:
+        f.result()
+
+
+def _split(bounds, parts):
+    """``parts`` ranges of the positions 0..len(bounds) - 1, cut where ``bounds`` (element
+    boundaries, increasing) is nearest an equal share of the elements."""
+    cuts = np.searchsorted(bounds, np.linspace(bounds[0], bounds[-1], parts + 1)).tolist()
+    cuts[0], cuts[-1] = 0, len(bounds) - 1
+    return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
+def _leaf_ranges(r):
+    return _split(r.bounds, _chunks(r.size))
+
+
+def _element_ranges(r):
+    parts = _chunks(r.size)
+    return [(r.size * c // parts, r.size * (c + 1) // parts) for c in range(parts)]
+
+
+def _add_partials(r, adj, partial):
+    """The one-element inputs' gradient sums, chunk by chunk, into their adjoints."""
+    q = 0
+    for a, (_, o, n) in zip(r.inputs, r.in_src):
+        if n == 1 and a in r.grad_inputs:
+            for row in partial:
+                adj[o] += row[q]
+            q += 1
 
 
 def run(plan, program, val, adj, parts, with_grad):
@@ -315,13 +503,35 @@ def run(plan, program, val, adj, parts, with_grad):
     m = program.module
     nodes, args, shapes, iat, fat = (program.nodes, program.args, program.shapes, program.iat,
                                      program.fat)
-    for o, n, part in zip(program.in_off.tolist(), program.in_len.tolist(), parts):
-        val[o:o + n] = part
+    for o, n, p in plan.copy_in:
+        val[o:o + n] = parts[p]
+    grads = plan.gradient_buffer() if with_grad else None
+    done = None  # the one-pass region that already computed its gradients
+    pending = []  # its one-element inputs' gradient sums, added once the arena is zeroed
     pos = 0
     for r in plan.regions:
         if pos < r.start:
             m.forward(nodes, args, shapes, iat, fat, val, pos, r.start)
-        r.fw(val, iat, fat, r.off, r.size)
+        ins = tuple(_input(parts, val, p, o, n) for p, o, n in r.in_src)
+        if r.tail is None:
+            _in_parallel([lambda lo=lo, hi=hi: r.fw(ins, val, iat, fat, r.off, lo, hi)
+                          for lo, hi in _element_ranges(r)])
+        else:
+            sums = np.empty(len(r.bounds) - 1)
+            ranges = _leaf_ranges(r)
+            if with_grad and r.one_pass:
+                outs = tuple(grads[g:g + n] if g >= 0 else adj[o:o + n]
+                             for g, o, n in r.out_dst)
+                partial = np.zeros((len(ranges), max(1, len(r.grad_inputs))))
+                _in_parallel([lambda c=c, a=a, b=b: r.fwbw(ins, outs, iat, fat, r.off,
+                                                           r.bounds, a, b, sums, partial[c],
+                                                           1.0)
+                              for c, (a, b) in enumerate(ranges)])
+                done, pending = r, partial
+            else:
+                _in_parallel([lambda a=a, b=b: r.fw(ins, iat, fat, r.off, r.bounds, a, b, sums)
+                              for a, b in ranges])
+            val[nodes[r.tail, F_VOFF]] = reduction_tree.pairwise_combine(sums, r.post)
         pos = r.end + 1
     if pos < len(nodes):
         m.forward(nodes, args, shapes, iat, fat, val, pos, len(nodes))
@@ -332,6 +542,8 @@ def run(plan, program, val, adj, parts, with_grad):
     n = len(nodes)
     for lo, hi in plan.zero:
         adj[lo:hi] = 0.0
+    if done is not None:
+        _add_partials(done, adj, pending)
     touched = np.zeros(n, np.uint8)
     freed = np.zeros(n, np.uint8)
     dirty = np.zeros(n, np.uint8)
@@ -344,20 +556,41 @@ def run(plan, program, val, adj, parts, with_grad):
         if status == 0:
             break
         r = plan.region_of[i]
-        if touched[r.grad_exits].all():
-            r.bw(val, adj, iat, fat, r.off, r.size)
+        if r is done:
+            touched[r.grad_inputs] = 1
+            start = r.start - 1
+        elif touched[r.grad_exits].all():
+            ins = tuple(_input(parts, val, p, o, n) for p, o, n in r.in_src)
+            outs = tuple(adj[o:o + n] for _, o, n in r.out_dst)
+            ranges = _element_ranges(r)
+            partial = np.zeros((len(ranges), max(1, len(r.grad_inputs))))
+            _in_parallel([lambda c=c, lo=lo, hi=hi: r.bw(ins, outs, val, adj, iat, fat, r.off,
+                                                         lo, hi, partial[c])
+                          for c, (lo, hi) in enumerate(ranges)])
+            _add_partials(r, adj, partial)
             touched[r.grad_inputs] = 1
             start = r.start - 1
         else:
             # some exit got no gradient: the interpreted sweep, which skips what no gradient
-            # reaches, takes this region on its recomputed values
+            # reaches, takes this region on its recomputed values (and on zeroed adjoints
+            # for its inner members, which a fused call leaves as they were)
             m.forward(nodes, args, shapes, iat, fat, val, r.start, r.end + 1)
+            for o, n in r.inner:
+                adj[o:o + n] = 0.0
             sweep_nodes = sweep_nodes.copy()
             sweep_nodes[r.start:r.end + 1, F_FLAGS] = nodes[r.start:r.end + 1, F_FLAGS]
             start = i
-    grads = plan.gradient_buffer(int(program.grad_len.sum()))
-    pos = 0
-    for o, n in zip(program.grad_off.tolist(), program.grad_len.tolist()):
-        grads[pos:pos + n] = adj[o:o + n]
-        pos += n
+    for o, n, g in plan.copy_out:
+        grads[g:g + n] = adj[o:o + n]
     return value, grads
+
+
+def _input(parts, val, p, o, n):
+    """An input's values: the caller's array when the region reads it in place (and Numba
+    can take it as it is: writable, contiguous), else the arena's copy."""
+    if p >= 0:
+        x = parts[p]
+        if x.flags.c_contiguous and x.flags.writeable:
+            return x
+        val[o:o + n] = x
+    return val[o:o + n]
