@@ -177,12 +177,36 @@ def test_an_exit_no_gradient_reaches_takes_the_interpreted_sweep(fuse_small):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
-def test_float32_nodes_are_not_fused(fuse_small):
-    def f(x):
-        return (ng.tanh(x) * x).sum()
-    compiled = ng.compile(ng.func.value_and_grad(f))
-    compiled(np.ones(N, np.float32))
-    assert _program(compiled).fused is None
+def test_float32_regions_round_every_member_as_the_replay_does(monkeypatch):
+    """float32 members are rounded to float32 after each op, as the interpreted replay
+    rounds them: an arithmetic chain (no transcendental) equals the unfused replay bit for
+    bit, value and gradients; with tanh and exp, eager's float32 results to float32
+    precision."""
+    def arithmetic(x, w):
+        return ((x * w + 0.5) * (x - w) / (w * w + 1.0)).sum()
+
+    def transcendental(x, w):
+        return (ng.tanh(x * w) * ng.exp(-x * x) + w).sum()
+    arrays = [np.resize(a, BIG).astype(np.float32) for a in _rand(2, seed=12)]
+    for f, exact in ((arithmetic, True), (transcendental, False)):
+        monkeypatch.setattr(fusion, "FUSE_MIN", 10**12)
+        unfused = ng.compile(ng.func.value_and_grad(f, argnums=(0, 1)))
+        want = unfused(*arrays)
+        assert _program(unfused).fused is None
+        monkeypatch.setattr(fusion, "FUSE_MIN", N)
+        fused = ng.compile(ng.func.value_and_grad(f, argnums=(0, 1)))
+        got = fused(*arrays)
+        (region,) = _program(fused).fused.regions
+        assert region.one_pass and region.tail_f32
+        assert type(got[0]) is float and got[1][0].dtype == np.float32
+        if exact:
+            assert got[0] == want[0]
+            for g, h in zip(got[1], want[1]):
+                np.testing.assert_array_equal(g, h)
+        ev, eg = ng.func.value_and_grad(f, argnums=(0, 1))(*[ng.tensor(a) for a in arrays])
+        np.testing.assert_allclose(got[0], float(ev), rtol=1e-6)
+        for g, e in zip(got[1], eg):
+            np.testing.assert_allclose(g, e.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_nodes_below_fuse_min_are_not_fused():

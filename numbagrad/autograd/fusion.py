@@ -38,8 +38,10 @@ nodes carry the big-node flag, which makes the sweep hand a node back), the regi
 runs, and the sweep resumes below it. The driver's few calls cost microseconds, against the
 milliseconds a region of FUSE_MIN or more elements takes.
 
-Not fused (README, Limitations): float32 nodes (eager rounds each op to float32, the fused
-loop would need the same rounding per op), nodes below FUSE_MIN elements, broadcasts other
+float32 members are computed in float64 and rounded to float32 after each op, as the
+interpreted replay does (and eager's float32 arithmetic: bit for bit for +, -, *, /).
+
+Not fused (README, Limitations): nodes below FUSE_MIN elements, broadcasts other
 than one-element operands, reductions other than a full sum, compiled functions of Tensors
 and ``as_numba()`` (they keep the one-call interpreted replay).
 """
@@ -124,6 +126,7 @@ class Region:
             e for e, a in zip(self.enclosed, self.inputs) if needs[a])
         if tail is not None:
             self.bounds, self.post = reduction_tree.pairwise_leaves(self.size)
+            self.tail_f32 = bool(nodes[tail, F_FLAGS] & FLAG_F32)
         self.source, self.off = _generate(self, nodes, args, fat, needs)
         self.fw = self.bw = self.fwbw = None
 
@@ -138,7 +141,7 @@ def _eligible(nodes, args, i):
     n = nodes[i, F_SIZE]
     if not op.elementwise or op.arity not in (1, 2) or n < FUSE_MIN or op.fwd is None:
         return False
-    if nodes[i, F_FLAGS] & (FLAG_F32 | FLAG_HOOK) or nodes[i, F_NARG] != op.arity:
+    if nodes[i, F_FLAGS] & FLAG_HOOK or nodes[i, F_NARG] != op.arity:
         return False
     return all(nodes[a, F_SIZE] in (n, 1) for a in _operands(nodes, args, i))
 
@@ -148,7 +151,7 @@ def _tail(nodes, args, consumers, run, i, out_node):
     which nothing else reads: the reduction then joins the region."""
     if i is None or registry.OPS[nodes[i, 0]].name != "sum" or nodes[i, F_SIZE] != 1:
         return None
-    if nodes[i, F_FLAGS] & (FLAG_F32 | FLAG_HOOK):
+    if nodes[i, F_FLAGS] & FLAG_HOOK:
         return None
     (e,) = _operands(nodes, args, i)
     inside = set(run)
@@ -274,7 +277,11 @@ def _generate(region, nodes, args, fat, needs):
         for j, (i, op, text) in enumerate(zip(members, ops, texts[backward])):
             if re.search(r"\bm\b", text):
                 out.append(f"m{j} = mk{j}[k] != 0")
-            out.append(f"v{j} = {_subst(op.fwd, names(j, i))}")
+            value = _subst(op.fwd, names(j, i))
+            if nodes[i, F_FLAGS] & FLAG_F32:
+                # eager rounds every float32 op's result; so does the interpreted replay
+                value = f"np.float64(np.float32({value}))"
+            out.append(f"v{j} = {value}")
         return out
 
     acc = {a: (f"s{q}" if scalar[q] else f"h{q}") for q, a in enumerate(inputs) if needs[a]}
@@ -531,7 +538,8 @@ def run(plan, program, val, adj, parts, with_grad):
             else:
                 _in_parallel([lambda a=a, b=b: r.fw(ins, iat, fat, r.off, r.bounds, a, b, sums)
                               for a, b in ranges])
-            val[nodes[r.tail, F_VOFF]] = reduction_tree.pairwise_combine(sums, r.post)
+            total = reduction_tree.pairwise_combine(sums, r.post)
+            val[nodes[r.tail, F_VOFF]] = np.float32(total) if r.tail_f32 else total
         pos = r.end + 1
     if pos < len(nodes):
         m.forward(nodes, args, shapes, iat, fat, val, pos, len(nodes))
