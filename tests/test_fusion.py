@@ -1,6 +1,9 @@
 """Fused elementwise regions of compiled replay (numbagrad.autograd.fusion) and the
 vectorizable transcendentals they use (numbagrad.ops.vmath)."""
 
+import os
+import select
+import signal
 import threading
 
 import numpy as np
@@ -413,3 +416,28 @@ def test_every_elementwise_op_fused_equals_eager(group, fuse_small):
             total = term if total is None else total + term
         return total.sum()
     _check(f, arrays, rtol=1e-10)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_runs_chunked_regions_on_its_own_pool(chunks):
+    """The pool's threads do not survive fork: the child starts its own (the inherited one
+    would queue the chunks forever)."""
+    compiled = ng.compile(ng.func.value_and_grad(_workload, argnums=(0, 1, 2)))
+    arrays = [np.resize(a, BIG) for a in _rand(3, seed=13)]
+    value, _ = compiled(*arrays)  # the parent's pool now exists
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: one call, its value through the pipe
+        try:
+            os.write(write, repr(compiled(*arrays)[0]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 120)
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    out = os.read(read, 100).decode() if ready else ""
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert ready, "the forked child's call never returned"
+    assert float(out) == value

@@ -447,7 +447,7 @@ class Plan:
 # Elements per thread below which a region runs on one thread: a chunk handed to the pool
 # costs ~20-50 us; 1M elements cost ~3 ms or more.
 PAR_MIN = int(os.environ.get("NUMBAGRAD_FUSE_PAR_MIN", 1 << 20))
-_pool = None
+_pool = _pool_pid = None
 _pool_lock = threading.Lock()
 
 
@@ -463,14 +463,16 @@ def _chunks(size):
 def _in_parallel(calls):
     """Run the zero-argument ``calls``: all but the first on the pool (the kernels release
     the GIL), the first on this thread."""
-    global _pool
+    global _pool, _pool_pid
     if len(calls) == 1:
         calls[0]()
         return
     with _pool_lock:
-        if _pool is None:
+        # a forked child inherits the pool object but not its threads: it needs its own
+        if _pool is None or _pool_pid != os.getpid():
             _pool = ThreadPoolExecutor(max(1, (os.cpu_count() or 2) - 1),
                                        thread_name_prefix="numbagrad-fused")
+            _pool_pid = os.getpid()
     futures = [_pool.submit(c) for c in calls[1:]]
     calls[0]()
     for f in futures:
