@@ -235,6 +235,23 @@ def test_gradient_buffers_are_reused_only_when_the_caller_dropped_them(fuse_smal
     assert not np.shares_memory(kept, third)
 
 
+def _failures_in_threads(agrees, count, calls):
+    """Run ``agrees(k)`` ``calls`` times on each of ``count`` threads at once; the ks of the
+    calls that disagreed."""
+    failures = []
+
+    def work(k):
+        for _ in range(calls):
+            if not agrees(k):
+                failures.append(k)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return failures
+
+
 def test_concurrent_calls_of_a_fused_trace(fuse_small):
     def f(x, w):
         return (ng.tanh(x * w) * ng.exp(-x * x)).sum()
@@ -242,21 +259,12 @@ def test_concurrent_calls_of_a_fused_trace(fuse_small):
     inputs = [_rand(2, seed=s) for s in range(6)]
     expected = [ng.func.value_and_grad(f, argnums=(0, 1))(*a) for a in inputs]
     compiled(*inputs[0])
-    errors = []
 
-    def work(k):
-        for _ in range(20):
-            value, grads = compiled(*inputs[k])
-            if not (np.isclose(value, expected[k][0], rtol=1e-12)
-                    and all(np.allclose(g, e, rtol=1e-12) for g, e in zip(grads,
-                                                                         expected[k][1]))):
-                errors.append(k)
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(inputs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    def agrees(k):
+        value, grads = compiled(*inputs[k])
+        return np.isclose(value, expected[k][0], rtol=1e-12) and all(
+            np.allclose(g, e, rtol=1e-12) for g, e in zip(grads, expected[k][1]))
+    assert _failures_in_threads(agrees, len(inputs), calls=20) == []
 
 
 # ---- fused sums ---------------------------------------------------------------------------
@@ -365,20 +373,12 @@ def test_concurrent_calls_of_a_chunked_one_pass_region(chunks):
     compiled = ng.compile(ng.func.value_and_grad(_workload, argnums=(0, 1, 2)))
     inputs = [[np.resize(a, BIG) for a in _rand(3, seed=s)] for s in range(4)]
     expected = [compiled(*a) for a in inputs]
-    errors = []
 
-    def work(k):
-        for _ in range(10):
-            value, grads = compiled(*inputs[k])
-            if value != expected[k][0] or not all(
-                    np.array_equal(g, e) for g, e in zip(grads, expected[k][1])):
-                errors.append(k)
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(inputs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    def agrees(k):
+        value, grads = compiled(*inputs[k])
+        return value == expected[k][0] and all(
+            np.array_equal(g, e) for g, e in zip(grads, expected[k][1]))
+    assert _failures_in_threads(agrees, len(inputs), calls=10) == []
 
 
 # Every elementwise op of the table inside fused regions: the table's samples, on (N,)

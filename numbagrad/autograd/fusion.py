@@ -114,6 +114,10 @@ class Region:
         # inputs only this region reads: their adjoints are the region's alone
         self.enclosed = [all(c in inside for c in consumers[a]) for a in self.inputs]
         self.grad_inputs = np.array([a for a in self.inputs if needs[a]], np.int64)
+        # arena offsets of the one-element inputs needing a gradient, in the order of the
+        # kernels' ``partial`` sums
+        self.scalar_grad_off = [int(nodes[a, F_VOFF]) for a in self.inputs
+                                if needs[a] and nodes[a, F_SIZE] == 1]
         # exits whose adjoint the backward kernel reads: if the sweep never reached one of
         # them, the region's backward falls back to the interpreted sweep (see run)
         self.grad_exits = np.array([i for i in self.exits if needs[i]], np.int64)
@@ -498,12 +502,9 @@ def _element_ranges(r):
 
 def _add_partials(r, adj, partial):
     """The one-element inputs' gradient sums, chunk by chunk, into their adjoints."""
-    q = 0
-    for a, (_, o, n) in zip(r.inputs, r.in_src):
-        if n == 1 and a in r.grad_inputs:
-            for row in partial:
-                adj[o] += row[q]
-            q += 1
+    for q, o in enumerate(r.scalar_grad_off):
+        for row in partial:
+            adj[o] += row[q]
 
 
 def run(plan, program, val, adj, parts, with_grad):
@@ -531,7 +532,7 @@ def run(plan, program, val, adj, parts, with_grad):
             if with_grad and r.one_pass:
                 outs = tuple(grads[g:g + n] if g >= 0 else adj[o:o + n]
                              for g, o, n in r.out_dst)
-                partial = np.zeros((len(ranges), max(1, len(r.grad_inputs))))
+                partial = np.zeros((len(ranges), max(1, len(r.scalar_grad_off))))
                 _in_parallel([lambda c=c, a=a, b=b: r.fwbw(ins, outs, iat, fat, r.off,
                                                            r.bounds, a, b, sums, partial[c],
                                                            1.0)
@@ -573,7 +574,7 @@ def run(plan, program, val, adj, parts, with_grad):
             ins = tuple(_input(parts, val, p, o, n) for p, o, n in r.in_src)
             outs = tuple(adj[o:o + n] for _, o, n in r.out_dst)
             ranges = _element_ranges(r)
-            partial = np.zeros((len(ranges), max(1, len(r.grad_inputs))))
+            partial = np.zeros((len(ranges), max(1, len(r.scalar_grad_off))))
             _in_parallel([lambda c=c, lo=lo, hi=hi: r.bw(ins, outs, val, adj, iat, fat, r.off,
                                                          lo, hi, partial[c])
                           for c, (lo, hi) in enumerate(ranges)])
