@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
+import numbagrad.nn.functional as F  # noqa: N812 - torch's spelling
 
 torch = pytest.importorskip("torch")
 
@@ -250,6 +251,28 @@ def test_big_nodes_match_torch(name):
             np.testing.assert_allclose(x.grad.numpy(), x_t.grad.numpy(), rtol=1e-4, atol=1e-8)
 
 
+# ---- cross_entropy's one-kernel path (2-d logits, class indices, no weight or smoothing) ------
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_fast_path_equals_log_softmax_then_nll(reduction):
+    """The one-kernel path records what the composition records (LogSoftmaxBackward0 under
+    NllLossBackward0) and computes it as NumPy does: float64 values and gradients equal
+    ``nll_loss(log_softmax(x, 1), t)`` bit for bit, ignored targets included."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((37, 10)) * 3
+    t = rng.integers(0, 10, 37)
+    t[[3, 17]] = -100
+    a, b = ng.tensor(x, requires_grad=True), ng.tensor(x, requires_grad=True)
+    fast = F.cross_entropy(a, ng.tensor(t), reduction=reduction)
+    composed = F.nll_loss(F.log_softmax(b, 1), ng.tensor(t), reduction=reduction)
+    assert fast.grad_fn.name() == "NllLossBackward0"
+    assert fast.grad_fn.next_functions[0][0].name() == "LogSoftmaxBackward0"
+    assert np.array_equal(fast.detach().numpy(), composed.detach().numpy())
+    w = rng.uniform(0.5, 1.5, fast.shape)
+    (fast * ng.tensor(w)).sum().backward()
+    (composed * ng.tensor(w)).sum().backward()
+    assert np.array_equal(a.grad.numpy(), b.grad.numpy())
+
+
 # ---- torch's errors ---------------------------------------------------------------------------
 def _outcome(fn, lib):
     try:
@@ -346,6 +369,11 @@ ERRORS = {
         _t(lib, _X, rg=True), _t(lib, [-100] * 3), label_smoothing=0.2),
     "ce ls weighted all ignored": lambda lib, f: f.cross_entropy(
         _t(lib, _X, rg=True), _t(lib, [-100] * 3), label_smoothing=0.2, weight=lib.ones(5)),
+    "ce out of bounds": lambda lib, f: f.cross_entropy(_t(lib, _X), _t(lib, [1, 2, 9])),
+    "ce negative target": lambda lib, f: f.cross_entropy(_t(lib, _X), _t(lib, [1, -2, 0])),
+    "ce all ignored": lambda lib, f: f.cross_entropy(_t(lib, _X, rg=True), _t(lib, [-100] * 3)),
+    "ce ignore_index in range": lambda lib, f: f.cross_entropy(
+        _t(lib, _X, rg=True), _t(lib, [1, 2, 1]), ignore_index=1, reduction="sum"),
     "ce ls out of bounds": lambda lib, f: f.cross_entropy(_t(lib, _X), _t(lib, [1, 2, 9]),
                                                           label_smoothing=0.2),
     "ce ls 1d ignored": lambda lib, f: f.cross_entropy(
