@@ -14,8 +14,10 @@ from .tape import (
     F_FAT,
     F_FLAGS,
     F_IAT,
+    F_NDIM,
     F_NFAT,
     F_NIAT,
+    F_SHP,
     F_SIZE,
     F_VOFF,
     FLAG_BIG,
@@ -35,7 +37,9 @@ FREED_MSG = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward."
 )
-_EMPTY = np.empty(0)
+_F64 = np.dtype(np.float64)
+_EMPTIES = {}  # dtype -> an empty array: the kernels' stand-in for what they do not read
+_PLANS = {}  # (op code, which inputs need a gradient) -> _node_plan's answer
 # a reached node with these flags (big, needing a gradient) is one the sweep hands to Python
 _BIG_NEEDS = FLAG_NEEDS_GRAD | FLAG_BIG
 
@@ -46,7 +50,30 @@ def sweep_module():
     if _module is None or _module_ops != len(registry.OPS):
         _module = codegen.load()
         _module_ops = len(registry.OPS)
+        _PLANS.clear()  # their kernels belong to the previous module
     return _module
+
+
+def _node_plan(code, needs):
+    """(op, reads y, reads x_k for each input, parallel kernel or None for the op's NumPy
+    derivative) of a big node of op ``code`` whose inputs need a gradient as ``needs``
+    says: the derivatives of the inputs needing one decide which saved values are read."""
+    plan = _PLANS.get((code, needs))
+    if plan is None:
+        op = registry.OPS[code]
+        reads = set()
+        for k, need in enumerate(needs):
+            if need:
+                reads.update(op.reads(k))
+        if op.numpy_bw is not None and op.arity != -1:
+            kernel = None
+        else:
+            mod = sweep_module()
+            kernel = getattr(mod, codegen.kernel_name(op, parallel=op.arity != -1))
+        plan = _PLANS[(code, needs)] = (op, "y" in reads,
+                                        tuple(f"x{k}" in reads for k in range(len(needs))),
+                                        kernel)
+    return plan
 
 
 class _Run:
@@ -81,28 +108,32 @@ class _Run:
             tape.any_freed = True
 
     # --- values and adjoints of a node as flat views, wherever they live ------------------
+    # (fields read from the tape's array.array: Python ints, cheaper than NumPy scalars)
     def value(self, node):
-        row = self.nodes[node]
-        if row[F_VOFF] >= 0:
-            return self.val[row[F_VOFF]:row[F_VOFF] + row[F_SIZE]]
-        v = self.tape.big_val[row[F_BIG]]
+        tn, base = self.tape.nodes, node * NODE_FIELDS
+        voff = tn[base + F_VOFF]
+        if voff >= 0:
+            return self.val[voff:voff + tn[base + F_SIZE]]
+        v = self.tape.big_val[tn[base + F_BIG]]
         return np.ascontiguousarray(v).reshape(-1)
 
     def array(self, node, dtype):
         """A node's value as an array in its own shape (big values as stored: no copy)."""
-        row = self.nodes[node]
-        if row[F_VOFF] >= 0:
+        tn, base = self.tape.nodes, node * NODE_FIELDS
+        voff = tn[base + F_VOFF]
+        if voff >= 0:
             shape = self.tape.shape_of(node)
-            return self.val[row[F_VOFF]:row[F_VOFF] + row[F_SIZE]].reshape(shape).astype(dtype)
-        return np.asarray(self.tape.big_val[row[F_BIG]])
+            return self.val[voff:voff + tn[base + F_SIZE]].reshape(shape).astype(dtype)
+        return np.asarray(self.tape.big_val[tn[base + F_BIG]])
 
     def adjoint(self, node, dtype=np.float64):
-        row = self.nodes[node]
-        if row[F_VOFF] >= 0:
-            return self.adj[row[F_VOFF]:row[F_VOFF] + row[F_SIZE]]
+        tn, base = self.tape.nodes, node * NODE_FIELDS
+        voff = tn[base + F_VOFF]
+        if voff >= 0:
+            return self.adj[voff:voff + tn[base + F_SIZE]]
         a = self.big_adj.get(node)
         if a is None:
-            a = self.big_adj[node] = np.zeros(row[F_SIZE], dtype)
+            a = self.big_adj[node] = np.zeros(tn[base + F_SIZE], dtype)
         return a
 
     def release(self):
@@ -163,7 +194,11 @@ class _Run:
                 raise anomaly.nan_error(tape, i, name, k)
 
     def _big_node(self, i):
-        tape, nodes = self.tape, self.nodes
+        # Python per big node is the step overhead of mid-sized models (an MLP's backward is
+        # a handful of these), so fields are read from the tape's array.array (Python ints)
+        # rather than the NumPy view (NumPy scalars), and what depends only on the op and
+        # on which inputs need a gradient is looked up once (_node_plan).
+        tape = self.tape
         if tape.hooks and i in tape.hooks:
             hooks, shape, dtype = tape.hooks[i]
             self.run_hooks(i, hooks, shape, dtype)
@@ -172,41 +207,42 @@ class _Run:
             if call is not None:
                 self.custom_function(i, call)
                 return
-        op = registry.OPS[nodes[i, F_CODE]]
+        tn = tape.nodes
+        base = i * NODE_FIELDS
         argn = tape.arg_nodes(i)
-        flags = [nodes[a, F_FLAGS] for a in argn]
-        needs = [bool(f & FLAG_NEEDS_GRAD) for f in flags]
-        reads = set()
-        for k, need in enumerate(needs):
-            if need:
-                reads.update(op.reads(k))
-        if reads:
+        needs = tuple(bool(tn[a * NODE_FIELDS + F_FLAGS] & FLAG_NEEDS_GRAD) for a in argn)
+        op, read_y, read_x, kernel = _node_plan(tn[base + F_CODE], needs)
+        if read_y or True in read_x:
             if self.freed[i]:
                 raise anomaly.sweep_error(FREED_MSG, tape, i)
-            checked = [i] if "y" in reads else []
-            checked += [a for k, a in enumerate(argn) if f"x{k}" in reads]
-            if any(self.dirty[a] for a in checked):
-                raise anomaly.sweep_error(self.dirty_message(i), tape, i)
+            if tape.dirty:
+                checked = [i] if read_y else []
+                checked += [a for a, r in zip(argn, read_x) if r]
+                if any(self.dirty[a] for a in checked):
+                    raise anomaly.sweep_error(self.dirty_message(i), tape, i)
         # One compute dtype per call: Numba's np.dot will not mix float32 and float64.
         big_val = tape.big_val
-        dts = {big_val[b].dtype for b in (nodes[a, F_BIG] for a in (i, *argn)) if b >= 0}
+        dts = set()
+        for a in (i, *argn):
+            b = tn[a * NODE_FIELDS + F_BIG]
+            if b >= 0:
+                dts.add(big_val[b].dtype)
         if len(dts) == 1:
             dt = dts.pop()
             if dt.kind != "f":
-                dt = np.dtype(np.float64)
+                dt = _F64
         else:
             dt = np.result_type(*[d for d in dts if d.kind == "f"] or [np.float64])
         g = self.adjoint(i, dt)
         if g.dtype != dt:
             g = g.astype(dt)
-        sh_y = tape.shape_of(i)
-        row = nodes[i]
-        ia = self.iat[row[F_IAT]:row[F_IAT] + row[F_NIAT]]
-        fa = self.fat[row[F_FAT]:row[F_FAT] + row[F_NFAT]]
+        ia = self.iat[tn[base + F_IAT]:tn[base + F_IAT] + tn[base + F_NIAT]]
+        fa = self.fat[tn[base + F_FAT]:tn[base + F_FAT] + tn[base + F_NFAT]]
         # not in anomaly mode: there every node is visited, the t() ones included
-        any_layout = op.numpy_bw_any_layout if i not in tape.sites else ()
+        any_layout = op.numpy_bw_any_layout if not tape.sites or i not in tape.sites else ()
         grads, sinks = [], []
         reached = list(argn)
+        big_adj = self.big_adj
         for k, (a, need) in enumerate(zip(argn, needs)):
             if not need:
                 grads.append(None)
@@ -215,20 +251,20 @@ class _Run:
                 # This input's derivative (e.g. linalg._add_product) fills a transposed
                 # target in its own layout, and stores into an Unwritten one.
                 src = tape.transposes.get(a)
-                if src is not None and nodes[src, F_VOFF] < 0:
+                if src is not None and tn[src * NODE_FIELDS + F_VOFF] < 0:
                     # a t() node only this product consumes: hand over its input's gradient,
                     # transposed, so the product lands in that input's own layout
-                    target = self.big_adj.get(src)
+                    target = big_adj.get(src)
                     if target is None or target.dtype == dt:
                         reached[k] = src
                         if target is None:
-                            target = self.big_adj[src] = np.empty(nodes[src, F_SIZE], dt)
+                            target = big_adj[src] = np.empty(tn[src * NODE_FIELDS + F_SIZE], dt)
                             grads.append(target.reshape(tape.shape_of(src)).T.view(Unwritten))
                         else:
                             grads.append(target.reshape(tape.shape_of(src)).T)
                         continue
-                elif nodes[a, F_VOFF] < 0 and a not in self.big_adj:
-                    target = self.big_adj[a] = np.empty(nodes[a, F_SIZE], dt)
+                elif tn[a * NODE_FIELDS + F_VOFF] < 0 and a not in big_adj:
+                    target = big_adj[a] = np.empty(tn[a * NODE_FIELDS + F_SIZE], dt)
                     grads.append(target.view(Unwritten))
                     continue
             target = self.adjoint(a, dt)
@@ -237,28 +273,30 @@ class _Run:
                 sinks.append((target, grads[-1]))
             else:
                 grads.append(target)
-        if op.numpy_bw is not None and op.arity != -1:
-            xs = [self.array(a, dt) if f"x{k}" in reads else None for k, a in enumerate(argn)]
+        if kernel is None:  # the op's NumPy derivative (matrix products, convolutions)
+            xs = [self.array(a, dt) if r else None for a, r in zip(argn, read_x)]
             gxs = [None if gx is None else gx.reshape(tape.shape_of(a))
                    for a, gx in zip(argn, grads)]
-            op.numpy_bw(g.reshape(sh_y), xs, gxs, ia, fa)
+            op.numpy_bw(g.reshape(tape.shape_of(i)), xs, gxs, ia, fa)
         else:
-            empty = _EMPTY.astype(dt)
+            empty = _EMPTIES.get(dt)
+            if empty is None:
+                empty = _EMPTIES[dt] = np.empty(0, dt)
             grads = [empty if gx is None else gx for gx in grads]
-            shapes = [np.array(tape.shape_of(a), np.int64) for a in argn]
-            sh = np.array(sh_y, np.int64)
-            mod = sweep_module()
+            shapes = self.shapes
+            sh = shapes[tn[base + F_SHP]:tn[base + F_SHP] + tn[base + F_NDIM]]
+            arg_shapes = [shapes[tn[a * NODE_FIELDS + F_SHP]:
+                                 tn[a * NODE_FIELDS + F_SHP] + tn[a * NODE_FIELDS + F_NDIM]]
+                          for a in argn]
             if op.arity == -1:
-                kernel = getattr(mod, codegen.kernel_name(op))
                 for k in range(len(argn)):
                     if needs[k]:
-                        kernel(g, grads[k], sh, shapes[k], k, ia, fa)
+                        kernel(g, grads[k], sh, arg_shapes[k], k, ia, fa)
             else:
-                y = self.value(i).astype(dt, copy=False) if "y" in reads else empty
-                xs = [self.value(a).astype(dt, copy=False) if f"x{k}" in reads else empty
-                      for k, a in enumerate(argn)]
-                kernel = getattr(mod, codegen.kernel_name(op, parallel=True))
-                kernel(g, y, *xs, *grads, sh, *shapes, *needs, ia, fa)
+                y = self.value(i).astype(dt, copy=False) if read_y else empty
+                xs = [self.value(a).astype(dt, copy=False) if r else empty
+                      for a, r in zip(argn, read_x)]
+                kernel(g, y, *xs, *grads, sh, *arg_shapes, *needs, ia, fa)
         for target, tmp in sinks:
             target += tmp
         touched = self.touched
