@@ -12,6 +12,10 @@ from ..ops.conv import (  # noqa: F401
     conv_transpose2d,
     max_pool2d,
 )
+from ..ops.linalg import addmm as _addmm
+from ..ops.linalg import linear as _linear_2d
+from ..ops.linalg import matmul as _matmul
+from ..ops.linalg import weight_t as _weight_t
 from ..ops.loss import (  # noqa: F401
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -27,6 +31,7 @@ from ..ops.norm import batch_norm, embedding, layer_norm  # noqa: F401
 from ..ops.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
 from ..ops.pointwise import unary as _unary
 from ..ops.reduce import log_softmax, softmax  # noqa: F401
+from ..ops.shape import reshape as _reshape
 
 
 def silu(x):
@@ -48,18 +53,15 @@ def mish(x, inplace=False):
 def linear(input, weight, bias=None):  # noqa: A002 - torch's names
     """torch's F.linear: addmm for 2-d input with a bias (AddmmBackward0), the same on the
     flattened rows plus a view otherwise; matmul without a bias."""
-    from ..ops.linalg import addmm, matmul, weight_t
-    from ..ops.linalg import linear as linear_2d
-    from ..ops.shape import reshape
     if bias is None:
-        return matmul(input, weight_t(weight))
-    out = linear_2d(input, weight, bias)  # the common case, checked once
+        return _matmul(input, _weight_t(weight))
+    out = _linear_2d(input, weight, bias)  # the common case, checked once
     if out is not None:
         return out
     if input.ndim == 2:
-        return addmm(bias, input, weight_t(weight))
-    rows = reshape(input, (-1, input.shape[-1]))
-    return reshape(addmm(bias, rows, weight_t(weight)), (*input.shape[:-1], weight.shape[0]))
+        return _addmm(bias, input, _weight_t(weight))
+    rows = _reshape(input, (-1, input.shape[-1]))
+    return _reshape(_addmm(bias, rows, _weight_t(weight)), (*input.shape[:-1], weight.shape[0]))
 
 
 def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002

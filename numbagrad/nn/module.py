@@ -87,15 +87,17 @@ class Module:
                                   '"forward" function')
 
     def __call__(self, *args, **kwargs):
-        for hook in list(self._forward_pre_hooks.values()):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
+        if self._forward_pre_hooks:
+            for hook in list(self._forward_pre_hooks.values()):
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
         out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            result = hook(self, args, out)
-            if result is not None:
-                out = result
+        if self._forward_hooks:
+            for hook in list(self._forward_hooks.values()):
+                result = hook(self, args, out)
+                if result is not None:
+                    out = result
         return out
 
     # ---- registration -------------------------------------------------------------------

@@ -6,6 +6,8 @@ from ..autograd import grad_mode
 from ..tensor import Tensor, _make  # noqa: F401
 from .record import record
 from .registry import Sample, Unwritten, defop, vjp_rule
+from .shape import t as _t
+from .vjp import unbroadcast_array
 
 MM = defop("mm", "MmBackward0", 2, replay="mm_fw", kernel="mm_bw", saves=("x0", "x1"),
            samples=[Sample(((3, 4), (4, 2))), Sample(((1, 5), (5, 1))), Sample(((2, 0), (0, 3)))],
@@ -58,12 +60,13 @@ def _mv_numpy(g, xs, gxs, iat, fat):
 
 
 def _addmm_numpy(g, xs, gxs, iat, fat):
-    from .vjp import unbroadcast_array
     beta, alpha = fat[0], fat[1]
     _, a, b = xs
     if gxs[0] is not None:
-        gxs[0] += unbroadcast_array(g if beta == 1.0 else g * g.dtype.type(beta),
-                                    gxs[0].shape)
+        gb = g if beta == 1.0 else g * g.dtype.type(beta)
+        # F.linear's (n,) bias on (m, n) rows, the common case, is a column sum
+        gxs[0] += gb.sum(axis=0) if gxs[0].ndim == 1 and gb.ndim == 2 else \
+            unbroadcast_array(gb, gxs[0].shape)
     if gxs[1] is not None:
         _add_product(gxs[1], g, b.T, alpha)
     if gxs[2] is not None:
@@ -211,8 +214,7 @@ def weight_t(w):
     """``t(w)`` for F.linear, whose one matrix product is the only consumer of the result:
     noted in Tape.transposes, so that product's backward writes w's gradient in w's own
     layout (engine.py) instead of the t() node scattering it through a strided view."""
-    from .shape import t
-    wt = t(w)
+    wt = _t(w)
     if wt._tape is not None and w.ndim == 2:
         wt._tape.transposes[wt._node] = wt._tape.arg_nodes(wt._node)[0]
     return wt
@@ -276,11 +278,6 @@ def outer(a, b):
 
 
 # ---- differentiable derivatives (create_graph) ------------------------------------------------
-def _t(x):
-    from .shape import t
-    return t(x)
-
-
 @vjp_rule(MM)
 def _mm_vjp(ctx, g):
     return [mm(g, _t(ctx.x(1))) if ctx.needs[0] else None,
