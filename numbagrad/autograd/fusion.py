@@ -50,12 +50,12 @@ import os
 import re
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numba
 import numpy as np
 
+from .._threads import in_parallel
 from ..ops import reduction_tree, registry, replay_kernels, vmath
 from . import codegen, replay_codegen
 from .tape import (
@@ -451,8 +451,6 @@ class Plan:
 # Elements per thread below which a region runs on one thread: a chunk handed to the pool
 # costs ~20-50 us; 1M elements cost ~3 ms or more.
 PAR_MIN = int(os.environ.get("NUMBAGRAD_FUSE_PAR_MIN", 1 << 20))
-_pool = _pool_pid = None
-_pool_lock = threading.Lock()
 
 
 def _chunks(size):
@@ -464,23 +462,6 @@ def _chunks(size):
     return max(1, min(numba.get_num_threads(), size // PAR_MIN))
 
 
-def _in_parallel(calls):
-    """Run the zero-argument ``calls``: all but the first on the pool (the kernels release
-    the GIL), the first on this thread."""
-    global _pool, _pool_pid
-    if len(calls) == 1:
-        calls[0]()
-        return
-    with _pool_lock:
-        # a forked child inherits the pool object but not its threads: it needs its own
-        if _pool is None or _pool_pid != os.getpid():
-            _pool = ThreadPoolExecutor(max(1, (os.cpu_count() or 2) - 1),
-                                       thread_name_prefix="numbagrad-fused")
-            _pool_pid = os.getpid()
-    futures = [_pool.submit(c) for c in calls[1:]]
-    calls[0]()
-    for f in futures:
-        f.result()
 
 
 def _split(bounds, parts):
@@ -524,8 +505,8 @@ def run(plan, program, val, adj, parts, with_grad):
             m.forward(nodes, args, shapes, iat, fat, val, pos, r.start)
         ins = tuple(_input(parts, val, p, o, n) for p, o, n in r.in_src)
         if r.tail is None:
-            _in_parallel([lambda lo=lo, hi=hi: r.fw(ins, val, iat, fat, r.off, lo, hi)
-                          for lo, hi in _element_ranges(r)])
+            in_parallel([lambda lo=lo, hi=hi: r.fw(ins, val, iat, fat, r.off, lo, hi)
+                         for lo, hi in _element_ranges(r)])
         else:
             sums = np.empty(len(r.bounds) - 1)
             ranges = _leaf_ranges(r)
@@ -533,14 +514,14 @@ def run(plan, program, val, adj, parts, with_grad):
                 outs = tuple(grads[g:g + n] if g >= 0 else adj[o:o + n]
                              for g, o, n in r.out_dst)
                 partial = np.zeros((len(ranges), max(1, len(r.scalar_grad_off))))
-                _in_parallel([lambda c=c, a=a, b=b: r.fwbw(ins, outs, iat, fat, r.off,
-                                                           r.bounds, a, b, sums, partial[c],
-                                                           1.0)
-                              for c, (a, b) in enumerate(ranges)])
+                in_parallel([lambda c=c, a=a, b=b: r.fwbw(ins, outs, iat, fat, r.off,
+                                                          r.bounds, a, b, sums, partial[c],
+                                                          1.0)
+                             for c, (a, b) in enumerate(ranges)])
                 done, pending = r, partial
             else:
-                _in_parallel([lambda a=a, b=b: r.fw(ins, iat, fat, r.off, r.bounds, a, b, sums)
-                              for a, b in ranges])
+                in_parallel([lambda a=a, b=b: r.fw(ins, iat, fat, r.off, r.bounds, a, b, sums)
+                             for a, b in ranges])
             total = reduction_tree.pairwise_combine(sums, r.post)
             val[nodes[r.tail, F_VOFF]] = np.float32(total) if r.tail_f32 else total
         pos = r.end + 1
@@ -575,9 +556,9 @@ def run(plan, program, val, adj, parts, with_grad):
             outs = tuple(adj[o:o + n] for _, o, n in r.out_dst)
             ranges = _element_ranges(r)
             partial = np.zeros((len(ranges), max(1, len(r.scalar_grad_off))))
-            _in_parallel([lambda c=c, lo=lo, hi=hi: r.bw(ins, outs, val, adj, iat, fat, r.off,
-                                                         lo, hi, partial[c])
-                          for c, (lo, hi) in enumerate(ranges)])
+            in_parallel([lambda c=c, lo=lo, hi=hi: r.bw(ins, outs, val, adj, iat, fat, r.off,
+                                                        lo, hi, partial[c])
+                         for c, (lo, hi) in enumerate(ranges)])
             _add_partials(r, adj, partial)
             touched[r.grad_inputs] = 1
             start = r.start - 1

@@ -3,12 +3,10 @@ zero_grad and repr; and ``_run``, which hands one group's update to one Numba ke
 
 import functools
 import os
-import threading
 import warnings
 import weakref
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from copy import deepcopy
 from itertools import chain
 
@@ -16,6 +14,7 @@ import numba
 import numpy as np
 
 from .._methods import _bump_version
+from .._threads import in_parallel
 from ..autograd import grad_mode
 from ..tensor import Tensor, _make
 from . import _kernels
@@ -514,20 +513,10 @@ def _size_error(expected, got):
 # hand-over to a worker thread costs tens of microseconds, which an elementwise update of
 # fewer elements does not pay back (bench/bench_optim.py).
 PARALLEL_MIN = int(os.environ.get("NUMBAGRAD_OPTIM_PARALLEL_MIN", 1 << 19))
-_POOL = None
-_POOL_LOCK = threading.Lock()
 
 
 def _threads(total):
     return numba.get_num_threads() if total >= PARALLEL_MIN else 1
-
-
-def _pool(workers):
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None or _POOL._max_workers < workers:
-            _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="numbagrad-optim")
-        return _POOL
 
 
 def _step_threaded(parts, code, p_at, g_at, s_at, sizes, hp, pp, itemsize):
@@ -554,11 +543,7 @@ def _step_threaded(parts, code, p_at, g_at, s_at, sizes, hp, pp, itemsize):
         args = [p_at[idx] + shift, g_at[idx] + shift]
         args += [np.where(s[idx] != 0, s[idx] + shift, 0) for s in s_at]
         calls.append((code, *args, hi - lo, hp, pp[idx]))
-    futures = ([_pool(len(calls) - 1).submit(_kernels.step, *c) for c in calls[1:]]
-               if len(calls) > 1 else [])
-    _kernels.step(*calls[0])
-    for f in futures:
-        f.result()
+    in_parallel([functools.partial(_kernels.step, *c) for c in calls])
 
 
 def _run(code, params, grads, slots, hp, pp):
