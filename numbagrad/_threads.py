@@ -1,6 +1,6 @@
-"""One helper pool for the work numbagrad splits over threads itself: fused replay regions,
-optimizer steps over large groups, and large matrix products. Each piece releases the GIL
-(an @njit(nogil=True) kernel or a NumPy BLAS call), so the pieces run at once.
+"""One helper pool for the work numbagrad splits over threads itself: fused replay regions
+and optimizer steps over large groups. Each piece is an @njit(nogil=True) kernel, which
+releases the GIL, so the pieces run at once.
 
 The pool is made on first use, and again in a forked child: a child inherits the pool
 object but not its threads, and would queue its work forever."""

@@ -462,8 +462,6 @@ def _chunks(size):
     return max(1, min(numba.get_num_threads(), size // PAR_MIN))
 
 
-
-
 def _split(bounds, parts):
     """``parts`` ranges of the positions 0..len(bounds) - 1, cut where ``bounds`` (element
     boundaries, increasing) is nearest an equal share of the elements."""

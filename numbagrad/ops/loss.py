@@ -27,12 +27,12 @@ from ..tensor import _make
 from .kernels import bcast_index
 from .record import record
 from .registry import Sample, defop, vjp_rule
-from .replay_kernels import pairwise_sum
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "nll_loss", "cross_entropy", "kl_div"]
 
 _NONE, _MEAN, _SUM = 0, 1, 2
+_NO_FAT = np.empty(0)  # a kernel's float attributes when it has none
 _BCE_EPS = 9.999999960041972e-13  # torch's float EPSILON = 1e-12 in its BCE backward
 
 
@@ -745,64 +745,54 @@ def _class_view(weight, ndim, class_dim):
 
 
 @njit(cache=True, error_model="numpy")
-def _ce_rows_fw(x, target, ignore_index, red, logp, iat, losses):
-    """cross_entropy's common case in one pass: log_softmax of each row of ``x`` (N, C) into
-    ``logp`` and nll's attributes into ``iat`` ([red, positions..., classes...], as
-    _nll_record writes them). Returns (loss value, scale of the mean, first row whose target
-    is out of bounds or -1). Each row is computed as eager's NumPy expression computes it,
-    in float64: max, x - max, exp, NumPy's pairwise sum, log; so a float64 result is
-    NumPy's bit for bit, and a float32 one is rounded once at the end."""
-    n, c = x.shape
-    e = np.empty(c)
+def _nll_rows_iat(target, ignore_index, red, c, iat):
+    """nll's attributes for N rows of C classes and N class indices into ``iat`` ([red,
+    positions..., classes...], as _nll_record writes them). Returns (how many targets
+    count, the first row whose target is out of bounds or -1)."""
+    n = target.shape[0]
+    iat[0] = red
     count = 0
     for i in range(n):
-        m = np.float64(x[i, 0])
-        for j in range(1, c):
-            v = np.float64(x[i, j])
-            if v > m or v != v:
-                m = v
-        for j in range(c):
-            e[j] = np.exp(np.float64(x[i, j]) - m)
-        lse = np.log(pairwise_sum(e, 0, c))
-        for j in range(c):
-            logp[i, j] = (np.float64(x[i, j]) - m) - lse
         t = target[i]
         if t == ignore_index:
             iat[1 + i] = -1
             iat[1 + n + i] = 0
-            losses[i] = 0.0
-            continue
-        if t < 0 or t >= c:
-            return 0.0, 0.0, i
-        iat[1 + i] = i * c + t
-        iat[1 + n + i] = t
-        losses[i] = -np.float64(logp[i, t])
-        count += 1
-    iat[0] = red
-    if red == 1:
-        return pairwise_sum(losses, 0, n) / count, 1.0 / count, -1
-    return (pairwise_sum(losses, 0, n) if red == 2 else 0.0), 1.0, -1
+        elif t < 0 or t >= c:
+            return 0, i
+        else:
+            iat[1 + i] = i * c + t
+            iat[1 + n + i] = t
+            count += 1
+    return count, -1
 
 
 def _cross_entropy_rows(input, target, red, ignore_index):  # noqa: A002
     """cross_entropy of (N, C) logits and N class indices, no weights, no smoothing: the
     same two nodes (LogSoftmaxBackward0, then NllLossBackward0) and attributes as the
-    general path records, computed by one kernel instead of ~25 NumPy calls."""
+    general path records, their values computed by the two ops' replay kernels (as compiled
+    replay computes them, and in NumPy's order) instead of ~25 NumPy calls."""
     from .reduce import LOG_SOFTMAX
+    from .replay_kernels import log_softmax_fw, nll_loss_fw
     x = input._data
-    if not x.flags.c_contiguous:
-        x = np.ascontiguousarray(x)
     n, c = x.shape
-    dt = x.dtype
-    logp = np.empty((n, c), dt)
+    t = np.asarray(target._data).reshape(-1)
     iat = np.empty(1 + 2 * n, np.int64)
-    losses = np.empty(n)
-    value, scale, bad = _ce_rows_fw(x, np.asarray(target._data).reshape(-1), ignore_index,
-                                    red, logp, iat, losses)
+    count, bad = _nll_rows_iat(t, ignore_index, red, c, iat)
     if bad >= 0:
-        raise IndexError(f"Target {int(target._data.reshape(-1)[bad])} is out of bounds.")
-    value = losses.astype(dt) if red == _NONE else dt.type(value)
-    logp_t = record(LOG_SOFTMAX, logp, (input,), (n, 1))
+        raise IndexError(f"Target {int(t[bad])} is out of bounds.")
+    sh = np.array((n, c), np.int64)
+    kept = np.array((n, 1), np.int64)
+    logp = np.empty(n * c)
+    log_softmax_fw(logp, np.ascontiguousarray(x, np.float64).reshape(-1), sh, sh, kept, _NO_FAT)
+    logp = logp.reshape(n, c).astype(x.dtype, copy=False)
+    # the mean's 1 / (weight of the counted targets): inf when all are ignored, as NumPy's
+    scale = (1.0 / count if count else math.inf) if red == _MEAN else 1.0
+    value = np.empty(n if red == _NONE else 1)
+    # from the log-probabilities as stored (rounded, for float32), as replay reads them
+    nll_loss_fw(value, logp.astype(np.float64, copy=False).reshape(-1), sh, sh, iat,
+                _NO_FAT)
+    value = value.astype(x.dtype) if red == _NONE else x.dtype.type(value[0])
+    logp_t = record(LOG_SOFTMAX, logp, (input,), kept)
     return record(NLL_LOSS, value, (logp_t,), iat, _fat(scale))
 
 
