@@ -185,10 +185,11 @@ def _warm_eager(t0):
     optim_kernels.warmup()
     print(f"  optimizer kernels ready in {time.perf_counter() - t1:.1f} s", flush=True)
     t2 = time.perf_counter()
-    from numbagrad.ops import conv
+    from numbagrad.ops import conv, gemm
     conv.warmup()
-    print(f"  convolution and pooling kernels ready in {time.perf_counter() - t2:.1f} s",
-          flush=True)
+    gemm.warmup()
+    print(f"  convolution, pooling and matrix-product kernels ready in "
+          f"{time.perf_counter() - t2:.1f} s", flush=True)
 
 
 def _warm_replay():
