@@ -148,9 +148,14 @@ def _operand(x):
     return None
 
 
-def splits(a, b):
-    """Whether ``a @ b`` is large enough, and Numba's threads many enough, to be split."""
-    return a.shape[0] * a.shape[1] * b.shape[1] >= SPLIT_MIN and numba.get_num_threads() > 1
+def _large(a, b):
+    return a.shape[0] * a.shape[1] * b.shape[1] >= SPLIT_MIN
+
+
+def splits(a, b, parts=None):
+    """Whether ``a @ b`` is large enough, and the blocks (default: Numba's threads) many
+    enough, to be split."""
+    return _large(a, b) and (numba.get_num_threads() if parts is None else parts) > 1
 
 
 def gemm(out, a, b, alpha=1.0, beta=0.0, parts=None):
@@ -161,11 +166,11 @@ def gemm(out, a, b, alpha=1.0, beta=0.0, parts=None):
     over ``np.matmul`` (beta = 0 and no split)."""
     if not available or a.ndim != 2 or b.ndim != 2:
         return False
-    size = a.shape[0] * a.shape[1] * b.shape[1]
-    if beta == 0:
-        parts = numba.get_num_threads() if parts is None else parts
-        if parts == 1 or size < SPLIT_MIN:
-            return False  # not split: np.matmul does the same at a lower call cost
+    if parts is None:
+        parts = numba.get_num_threads()
+    split = splits(a, b, parts)
+    if beta == 0 and not split:
+        return False  # np.matmul does the same at a lower call cost
     dt = out.dtype
     if a.dtype != dt or b.dtype != dt or dt not in _ADDRESSES or \
             not out.flags.c_contiguous or out.ndim != 2:
@@ -181,9 +186,7 @@ def gemm(out, a, b, alpha=1.0, beta=0.0, parts=None):
     tb, ldb = opb
     args = (_ADDRESSES[dt], dt.itemsize == 8, ta, tb, m, n, k, float(alpha), a, lda, b, ldb,
             float(beta), out, n)
-    if parts is None:
-        parts = numba.get_num_threads()
-    if parts > 1 and size >= SPLIT_MIN:
+    if split:
         _split(*args, m >= n, parts)
     else:
         _block(*args)
@@ -193,7 +196,7 @@ def gemm(out, a, b, alpha=1.0, beta=0.0, parts=None):
 def matmul(a, b):
     """``a @ b`` of two 2-d arrays (a new C-ordered array), split over Numba's threads when
     large; NumPy's matmul for what this module does not handle."""
-    if a.ndim == 2 and b.ndim == 2 and a.shape[0] * a.shape[1] * b.shape[1] >= SPLIT_MIN:
+    if a.ndim == 2 and b.ndim == 2 and splits(a, b):
         out = np.empty((a.shape[0], b.shape[1]), a.dtype)
         if gemm(out, a, b):
             return out
@@ -204,13 +207,13 @@ def add_product(target, a, b, alpha=1.0, overwrite=False):
     """``target += alpha * (a @ b)`` (``target = ...`` with ``overwrite``) in place, the
     product accumulated by the BLAS call itself when this module applies."""
     if overwrite:
-        if splits(a, b) and gemm(target, a, b, alpha):
+        if gemm(target, a, b, alpha):  # taken only when split
             return
         np.matmul(a, b, out=target)
         if alpha != 1.0:
             target *= target.dtype.type(alpha)
         return
-    if a.shape[0] * a.shape[1] * b.shape[1] >= SPLIT_MIN and gemm(target, a, b, alpha, 1.0):
+    if _large(a, b) and gemm(target, a, b, alpha, 1.0):
         return
     p = a @ b
     if alpha != 1.0:
