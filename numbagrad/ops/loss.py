@@ -622,20 +622,14 @@ def _nll_record(op, input, target, weight, red, ignore_index, out_shape, two_d):
     if weight is not None and weight.dtype is not input.dtype:
         raise RuntimeError(f"expected scalar type {input.dtype.scalar_name} but found "
                            f"{weight.dtype.scalar_name}")
-    t = np.asarray(target._data, np.int64).reshape(-1)
-    valid = t != ignore_index
-    oob = valid & ((t < 0) | (t >= nc))
-    if oob.any():
-        raise IndexError(f"Target {t[np.argmax(oob)]} is out of bounds.")
-    cls = np.where(valid, t, 0)
+    t = np.ascontiguousarray(target._data, np.int64).reshape(-1)
     if input.ndim > 1:
-        n = input.shape[0]
-        ns = t.size // n if n else 0
-        i = np.arange(t.size, dtype=np.int64)
-        pos = (i // ns) * (nc * ns) + cls * ns + i % ns if ns else i
+        ns = t.size // input.shape[0] if input.shape[0] else 0  # samples per row: the *d
     else:
-        pos = cls.astype(np.int64)
-    pos = np.where(valid, pos, -1)
+        ns = 1
+    iat, _ = _nll_attributes(t, ignore_index, red, nc, ns)
+    pos, cls = iat[1:1 + t.size], iat[1 + t.size:]
+    valid = pos >= 0
     dt = input.dtype.np
     xv = np.asarray(input._data).reshape(-1)
     w_cls = np.ones(nc, dt) if weight is None else np.asarray(weight._data).reshape(-1)
@@ -651,7 +645,6 @@ def _nll_record(op, input, target, weight, red, ignore_index, out_shape, two_d):
         with np.errstate(divide="ignore", invalid="ignore"):
             value = dt.type(losses.sum(dtype=dt) / total)
             scale = float(np.float64(1.0) / np.float64(total))
-    iat = np.concatenate([np.array([red], np.int64), pos, cls.astype(np.int64)])
     fat = _fat(scale) if weight is None else _fat(scale, w_cls)
     value = np.asarray(value, dt)
     return record(op, value if value.ndim else value[()], (input,), iat, fat)
@@ -745,25 +738,37 @@ def _class_view(weight, ndim, class_dim):
 
 
 @njit(cache=True, error_model="numpy")
-def _nll_rows_iat(target, ignore_index, red, c, iat):
-    """nll's attributes for N rows of C classes and N class indices into ``iat`` ([red,
-    positions..., classes...], as _nll_record writes them). Returns (how many targets
-    count, the first row whose target is out of bounds or -1)."""
-    n = target.shape[0]
+def _nll_iat(target, ignore_index, red, nc, ns, iat):
+    """nll's attributes into ``iat``: [red, positions..., classes...]. Sample i of the
+    flattened target (``ns`` samples per row of the input, 1 for a (C,) input) picks
+    input[i // ns, target_i, i % ns] at position (i // ns) * nc * ns + target_i * ns + i % ns;
+    an ignored one has position -1 and class 0. Returns (how many samples count, the first
+    whose target is out of bounds or -1)."""
+    m = target.shape[0]
     iat[0] = red
     count = 0
-    for i in range(n):
+    for i in range(m):
         t = target[i]
         if t == ignore_index:
             iat[1 + i] = -1
-            iat[1 + n + i] = 0
-        elif t < 0 or t >= c:
+            iat[1 + m + i] = 0
+        elif t < 0 or t >= nc:
             return 0, i
         else:
-            iat[1 + i] = i * c + t
-            iat[1 + n + i] = t
+            iat[1 + i] = (i // ns) * (nc * ns) + t * ns + i % ns
+            iat[1 + m + i] = t
             count += 1
     return count, -1
+
+
+def _nll_attributes(target, ignore_index, red, nc, ns):
+    """(iat, how many samples count) of nll on the flattened int64 ``target`` (_nll_iat);
+    raises torch's IndexError for a target out of bounds."""
+    iat = np.empty(1 + 2 * target.shape[0], np.int64)
+    count, bad = _nll_iat(target, ignore_index, red, nc, ns, iat)
+    if bad >= 0:
+        raise IndexError(f"Target {int(target[bad])} is out of bounds.")
+    return iat, count
 
 
 def _cross_entropy_rows(input, target, red, ignore_index):  # noqa: A002
@@ -775,11 +780,7 @@ def _cross_entropy_rows(input, target, red, ignore_index):  # noqa: A002
     from .replay_kernels import log_softmax_fw, nll_loss_fw
     x = input._data
     n, c = x.shape
-    t = np.asarray(target._data).reshape(-1)
-    iat = np.empty(1 + 2 * n, np.int64)
-    count, bad = _nll_rows_iat(t, ignore_index, red, c, iat)
-    if bad >= 0:
-        raise IndexError(f"Target {int(t[bad])} is out of bounds.")
+    iat, count = _nll_attributes(np.asarray(target._data).reshape(-1), ignore_index, red, c, 1)
     sh = np.array((n, c), np.int64)
     kept = np.array((n, 1), np.int64)
     logp = np.empty(n * c)
