@@ -191,7 +191,18 @@ def _forward(ops):
             if op.arity != n:
                 continue
             w(f"                {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
-            w(f"                    {_fw_name(op)}(y, {xs}, sh_y, {shs}, ia, fa)")
+            call = f"{_fw_name(op)}({{}}, {{}}, sh_y, {shs}, ia, fa)"
+            if op.replay_f32:
+                # float32 node: the kernel's sums in float32 as NumPy's (registry.replay_f32)
+                xs32 = ", ".join(f"x{q}.astype(np.float32)" for q in range(n))
+                w(f"                    if nodes[i, {F_FLAGS}] & {FLAG_F32}:")
+                w("                        y32 = np.empty(ny, np.float32)")
+                w("                        " + call.format("y32", xs32))
+                w("                        y[:] = y32")
+                w("                    else:")
+                w("                        " + call.format("y", xs))
+            else:
+                w("                    " + call.format("y", xs))
             first = False
     variadic = [op for op in ops if op.arity == -1 and not op.python]
     if variadic:

@@ -25,7 +25,7 @@ from .. import dtypes
 from ..autograd import grad_mode
 from ..tensor import _make
 from .kernels import bcast_index
-from .record import record
+from .record import record, replay_value
 from .registry import Sample, defop, vjp_rule
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
@@ -192,18 +192,20 @@ def _s(shapes, call, kws=_RED):
 
 
 MSE_LOSS = defop(
-    "mse_loss", "MseLossBackward0", 2, replay="mse_loss_fw", kernel=mse_loss_bw, saves=("x0", "x1"),
+    "mse_loss", "MseLossBackward0", 2, replay="mse_loss_fw", replay_f32=True, kernel=mse_loss_bw,
+    saves=("x0", "x1"),
     samples=_s(((3, 4), (3, 4)), _F + "mse_loss(x0, x1, **kw)")
     + [Sample(((), ()), {}, _F + "mse_loss(x0, x1)"),
        Sample(((1,), (1,)), {"reduction": "sum"}, _F + "mse_loss(x0, x1, **kw)")])
 SMOOTH_L1_LOSS = defop(
-    "smooth_l1_loss", "SmoothL1LossBackward0", 2, replay="smooth_l1_loss_fw",
+    "smooth_l1_loss", "SmoothL1LossBackward0", 2, replay="smooth_l1_loss_fw", replay_f32=True,
     kernel=smooth_l1_loss_bw,
     saves=("x0", "x1"),
     samples=_s(((3, 4), (3, 4)), _F + "smooth_l1_loss(x0, x1, **kw)")
     + _s(((6,), (6,)), _F + "smooth_l1_loss(x0, x1, beta=0.5, **kw)", ({}, {"reduction": "none"})))
 HUBER_LOSS = defop(
-    "huber_loss", "HuberLossBackward0", 2, replay="huber_loss_fw", kernel=huber_loss_bw,
+    "huber_loss", "HuberLossBackward0", 2, replay="huber_loss_fw", replay_f32=True,
+    kernel=huber_loss_bw,
     saves=("x0", "x1"),
     samples=_s(((3, 4), (3, 4)), _F + "huber_loss(x0, x1, **kw)")
     + _s(((6,), (6,)), _F + "huber_loss(x0, x1, delta=0.5, **kw)", ({}, {"reduction": "none"})))
@@ -220,7 +222,8 @@ BINARY_CROSS_ENTROPY = defop(
        Sample(((), ()), {}, _F + "binary_cross_entropy(x0, x1)")])
 BINARY_CROSS_ENTROPY_WITH_LOGITS = defop(
     "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0", 2,
-    replay="binary_cross_entropy_with_logits_fw", kernel=binary_cross_entropy_with_logits_bw,
+    replay="binary_cross_entropy_with_logits_fw", replay_f32=True,
+    kernel=binary_cross_entropy_with_logits_bw,
     saves=("x0", "x1"),
     samples=_s(((3, 4), (3, 4)), _F + "binary_cross_entropy_with_logits(x0, x1, **kw)")
     + [Sample(((3, 4), (3, 4)), {"reduction": "none"},
@@ -232,7 +235,8 @@ BINARY_CROSS_ENTROPY_WITH_LOGITS = defop(
 _T3 = "lib.tensor([1, 0, 4])"
 _W5 = "lib.tensor([0.5, 1.0, 2.0, 1.5, 3.0], dtype=x0.dtype)"
 NLL_LOSS = defop(
-    "nll_loss", "NllLossBackward0", 1, replay="nll_loss_fw", kernel=nll_loss_bw, saves=("x0",),
+    "nll_loss", "NllLossBackward0", 1, replay="nll_loss_fw", replay_f32=True, kernel=nll_loss_bw,
+    saves=("x0",),
     samples=_s(((3, 5),), _F + f"nll_loss(x0, {_T3}, **kw)")
     + _s(((3, 5),), _F + f"nll_loss(x0, lib.tensor([1, 3, 4]), {_W5}, ignore_index=3, **kw)")
     + [Sample(((5,),), {}, _F + "nll_loss(x0, lib.tensor(2))"),
@@ -240,7 +244,8 @@ NLL_LOSS = defop(
        Sample(((3, 5),), {}, _F + f"cross_entropy(x0, {_T3})"),
        Sample(((3, 5),), {"reduction": "sum"}, _F + f"cross_entropy(x0, {_T3}, {_W5}, **kw)")])
 NLL_LOSS2D = defop(
-    "nll_loss2d", "NllLoss2DBackward0", 1, replay="nll_loss_fw", kernel=nll_loss_bw, saves=("x0",),
+    "nll_loss2d", "NllLoss2DBackward0", 1, replay="nll_loss_fw", replay_f32=True,
+    kernel=nll_loss_bw, saves=("x0",),
     samples=_s(((2, 3, 2, 2),), _F + "nll_loss(x0, lib.tensor([[[0, 2], [1, 1]], [[2, 0], "
                                      "[0, 1]]]), ignore_index=1, **kw)")
     + _s(((2, 3, 4),), _F + "nll_loss(x0, lib.tensor([[0, 2, 1, 1], [2, 0, 0, 1]]), **kw)")
@@ -398,21 +403,15 @@ def _pointwise(op, kernel_name, input, target, red, param=None, out_input_dtype=
         raise RuntimeError(f"result type {ct.scalar_name} can't be cast to the desired output type "
                            f"{input.dtype.scalar_name}")
     x, t = _as(input, ct), _as(target, ct)
-    xv = np.asarray(x._data).astype(ct.np, copy=False)
-    tv = np.asarray(t._data).astype(ct.np, copy=False)
-    d = xv - tv
-    if op is MSE_LOSS:
-        value = d * d
-    elif op is SMOOTH_L1_LOSS:
-        z = np.abs(d)
-        value = np.where(z < param, 0.5 * z * z / param, z - 0.5 * param)
-    else:  # huber
-        z = np.abs(d)
-        value = np.where(z < param, 0.5 * z * z, param * (z - 0.5 * param))
-    out_dt = input.dtype if out_input_dtype else ct
-    value, scale = _reduce_value(value, red, ct)
-    value = np.asarray(value).astype(out_dt.np)
+    xv, tv = np.asarray(x._data), np.asarray(t._data)
+    n = xv.size
+    scale = (1.0 / n if n else np.nan) if red == _MEAN else 1.0
     fat = (scale,) if param is None else (scale, float(param))
+    # the replay kernel's value (record.replay_value): eager and replay agree to the bit
+    value = replay_value(op, (xv, tv), n if red == _NONE else 1, ct.np, (red,), fat)
+    out_dt = input.dtype if out_input_dtype else ct
+    value = value.reshape(xv.shape) if red == _NONE else value[0]
+    value = np.asarray(value).astype(out_dt.np)
     return record(op, value if value.ndim else value[()], (x, t), (red,), fat)
 
 
@@ -581,28 +580,30 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if weight is not None:
         _in_place_shape(shape, tuple(weight.shape))
     ct = dtypes.promote(input.dtype, target.dtype)
-    x = np.asarray(input._data).astype(ct.np, copy=False)
-    t = np.asarray(target._data).astype(ct.np, copy=False)
-    log_sig = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+    x, t = np.asarray(input._data), np.asarray(target._data)
     iat, parts = [red, -1, -1], []
     if pos_weight is not None:
         pw = np.asarray(pos_weight._data)
-        log_sig = log_sig * ((pw.astype(ct.np) - 1) * t + 1)
         iat[2] = pw.ndim
-    value = (1 - t) * x - log_sig
     if weight is not None:
         w = np.asarray(weight._data)
-        value = value * w.astype(ct.np)
         iat[1] = w.ndim
         iat += list(w.shape)
         parts.append(w)
     if pos_weight is not None:
         iat += list(pw.shape)
         parts.append(pw)
-    value, scale = _reduce_value(value, red, ct)
+    n = x.size
+    scale = (1.0 / n if n else np.nan) if red == _MEAN else 1.0
+    fat = _fat(scale, *parts)
+    # (1 - t) * x - log_sigmoid(x) [* ((pos_weight - 1) * t + 1)] [* weight], by the replay
+    # kernel (record.replay_value): eager and replay agree to the bit
+    value = replay_value(BINARY_CROSS_ENTROPY_WITH_LOGITS, (x, t), n if red == _NONE else 1,
+                         ct.np, iat, fat)
+    value = value.reshape(x.shape) if red == _NONE else value[0]
     value = np.asarray(value).astype(target.dtype.np)  # torch computes in target's buffer
     return record(BINARY_CROSS_ENTROPY_WITH_LOGITS, value if value.ndim else value[()],
-                  (input, target), iat, _fat(scale, *parts))
+                  (input, target), iat, fat)
 
 
 # ---- nll_loss --------------------------------------------------------------------------------
@@ -633,20 +634,16 @@ def _nll_record(op, input, target, weight, red, ignore_index, out_shape, two_d):
     dt = input.dtype.np
     xv = np.asarray(input._data).reshape(-1)
     w_cls = np.ones(nc, dt) if weight is None else np.asarray(weight._data).reshape(-1)
-    w = np.where(valid, w_cls[cls] if nc else 0, 0).astype(dt)
-    picked = xv[np.where(valid, pos, 0)] if xv.size else np.zeros(t.size, dt)
-    losses = np.where(valid, -(w * picked), dt.type(0)).astype(dt)
-    if red == _NONE:
-        value, scale = losses.reshape(out_shape), 1.0
-    elif red == _SUM:
-        value, scale = losses.sum(dtype=dt), 1.0
-    else:
-        total = w.sum(dtype=dt)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = dt.type(losses.sum(dtype=dt) / total)
-            scale = float(np.float64(1.0) / np.float64(total))
+    scale = 1.0
+    if red == _MEAN:
+        w = np.where(valid, w_cls[cls] if nc else 0, 0).astype(dt)
+        with np.errstate(divide="ignore"):
+            scale = float(np.float64(1.0) / np.float64(w.sum(dtype=dt)))
     fat = _fat(scale) if weight is None else _fat(scale, w_cls)
-    value = np.asarray(value, dt)
+    # -(w * x[picked]), reduced, by the replay kernel (record.replay_value): eager and
+    # replay agree to the bit
+    value = replay_value(op, (xv,), t.size if red == _NONE else 1, dt, iat, fat)
+    value = value.reshape(out_shape) if red == _NONE else value[0]
     return record(op, value if value.ndim else value[()], (input,), iat, fat)
 
 
@@ -783,16 +780,15 @@ def _cross_entropy_rows(input, target, red, ignore_index):  # noqa: A002
     iat, count = _nll_attributes(np.asarray(target._data).reshape(-1), ignore_index, red, c, 1)
     sh = np.array((n, c), np.int64)
     kept = np.array((n, 1), np.int64)
-    logp = np.empty(n * c)
-    log_softmax_fw(logp, np.ascontiguousarray(x, np.float64).reshape(-1), sh, sh, kept, _NO_FAT)
-    logp = logp.reshape(n, c).astype(x.dtype, copy=False)
+    # in x's dtype, as replay computes float32 nodes (registry.replay_f32)
+    logp = np.empty(n * c, x.dtype)
+    log_softmax_fw(logp, np.ascontiguousarray(x).reshape(-1), sh, sh, kept, _NO_FAT)
+    logp = logp.reshape(n, c)
     # the mean's 1 / (weight of the counted targets): inf when all are ignored, as NumPy's
     scale = (1.0 / count if count else math.inf) if red == _MEAN else 1.0
-    value = np.empty(n if red == _NONE else 1)
-    # from the log-probabilities as stored (rounded, for float32), as replay reads them
-    nll_loss_fw(value, logp.astype(np.float64, copy=False).reshape(-1), sh, sh, iat,
-                _NO_FAT)
-    value = value.astype(x.dtype) if red == _NONE else x.dtype.type(value[0])
+    value = np.empty(n if red == _NONE else 1, x.dtype)
+    nll_loss_fw(value, logp.reshape(-1), sh, sh, iat, _NO_FAT)
+    value = value if red == _NONE else value[0]
     logp_t = record(LOG_SOFTMAX, logp, (input,), kept)
     return record(NLL_LOSS, value, (logp_t,), iat, _fat(scale))
 

@@ -15,6 +15,25 @@ from ..autograd.tape import (
 )
 from ..tensor import Tensor, _make  # noqa: F401
 
+_NO_INTS = np.empty(0, np.int64)
+
+
+def replay_value(op, inputs, out_size, dtype, iat=(), fat=()):
+    """``op``'s value computed by its compiled-replay forward kernel (``op.replay``) on
+    ``inputs`` (arrays) converted to ``dtype``, as a flat array of ``out_size``. Eager ops
+    whose replay runs in the node's own dtype (``replay_f32``) take their value from here,
+    so that eager and replay agree to the last bit: NumPy's float32 exp, for one, rounds
+    differently from the libm one a Numba kernel calls, and its float32 sums in another
+    order than a float64 kernel's."""
+    from . import replay_kernels
+
+    xs = [np.ascontiguousarray(a, dtype).reshape(-1) for a in inputs]
+    shapes = [np.asarray(np.shape(a), np.int64) for a in inputs]
+    y = np.empty(out_size, dtype)
+    getattr(replay_kernels, op.replay)(y, *xs, _NO_INTS, *shapes, np.asarray(iat, np.int64),
+                                       np.asarray(fat, np.float64))
+    return y
+
 
 def record(op, out, inputs, iat=(), fat=()):
     """Wrap ``out`` (the op's NumPy value) in a Tensor, recording ``op`` when any input

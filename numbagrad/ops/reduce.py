@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor, _make  # noqa: F401
-from .record import float_dtype_for, record
+from .record import float_dtype_for, record, replay_value
 from .registry import Sample, defop, vjp_rule
 
 _SH = [(), (5,), (3, 4), (2, 3, 4)]
@@ -18,15 +18,18 @@ def _s(call, shapes=_SH, kws=({},)):
 
 
 _DIMS = ({"dim": 0}, {"dim": -1, "keepdim": True}, {"dim": (0, -1)})
-SUM = defop("sum", "SumBackward0", 1, replay="sum_fw", kernel="sum_bw", samples=_s("x0.sum()"))
+SUM = defop("sum", "SumBackward0", 1, replay="sum_fw", kernel="sum_bw",
+            samples=_s("x0.sum()"))
 SUM_DIM = defop("sum_dim", "SumBackward1", 1, replay="sum_fw", kernel="sum_bw",
                 samples=_s("x0.sum(**kw)", _SH[1:], _DIMS))
-MEAN = defop("mean", "MeanBackward0", 1, replay="mean_fw", kernel="sum_bw", samples=_s("x0.mean()"))
+MEAN = defop("mean", "MeanBackward0", 1, replay="mean_fw", kernel="sum_bw",
+             samples=_s("x0.mean()"))
 MEAN_DIM = defop("mean_dim", "MeanBackward1", 1, replay="mean_fw", kernel="sum_bw",
                  samples=_s("x0.mean(**kw)", _SH[1:], _DIMS))
-PROD = defop("prod", "ProdBackward0", 1, replay="prod_fw", kernel="prod_bw", saves=("x0",),
-             samples=_s("x0.prod()"))
-PROD_DIM = defop("prod_dim", "ProdBackward1", 1, replay="prod_fw", kernel="prod_bw", saves=("x0",),
+PROD = defop("prod", "ProdBackward0", 1, replay="prod_fw", replay_f32=True, kernel="prod_bw",
+             saves=("x0",), samples=_s("x0.prod()"))
+PROD_DIM = defop("prod_dim", "ProdBackward1", 1, replay="prod_fw", replay_f32=True,
+                 kernel="prod_bw", saves=("x0",),
                  samples=_s("x0.prod(**kw)", _SH[1:], ({"dim": 0}, {"dim": -1, "keepdim": True})))
 MAX_ALL = defop("max", "MaxBackward1", 1, replay="amax_fw", kernel="amax_bw", saves=("x0", "y"),
                 samples=_s("x0.max()"))
@@ -42,22 +45,24 @@ AMAX = defop("amax", "AmaxBackward0", 1, replay="amax_fw", kernel="amax_bw", sav
              samples=_s("x0.amax(**kw)", _SH[1:], _DIMS))
 AMIN = defop("amin", "AminBackward0", 1, replay="amin_fw", kernel="amax_bw", saves=("x0", "y"),
              samples=_s("x0.amin(**kw)", _SH[1:], _DIMS))
-LOGSUMEXP = defop("logsumexp", "LogsumexpBackward0", 1, replay="logsumexp_fw",
+LOGSUMEXP = defop("logsumexp", "LogsumexpBackward0", 1, replay="logsumexp_fw", replay_f32=True,
                   kernel="logsumexp_bw",
                   saves=("x0", "y"), samples=_s("x0.logsumexp(**kw)", _SH[1:], _DIMS))
-VAR = defop("var", "VarBackward0", 1, replay="var_fw", kernel="var_bw", saves=("x0",),
+VAR = defop("var", "VarBackward0", 1, replay="var_fw", replay_f32=True, kernel="var_bw",
+            saves=("x0",),
             samples=_s("x0.var(**kw)", _SH[1:], ({}, {"dim": 0}, {"dim": -1, "correction": 0})))
-STD = defop("std", "StdBackward0", 1, replay="std_fw", kernel="std_bw", saves=("x0", "y"),
+STD = defop("std", "StdBackward0", 1, replay="std_fw", replay_f32=True, kernel="std_bw",
+            saves=("x0", "y"),
             samples=_s("x0.std(**kw)", _SH[1:], ({}, {"dim": 0}, {"dim": -1, "keepdim": True})))
-NORM = defop("norm", "LinalgVectorNormBackward0", 1, replay="norm_fw",
+NORM = defop("norm", "LinalgVectorNormBackward0", 1, replay="norm_fw", replay_f32=True,
              kernel="norm_bw", saves=("x0", "y"),
              samples=_s("x0.norm(**kw)", _SH[1:],
                         ({}, {"p": 1}, {"p": 3.0, "dim": -1}, {"p": float("inf")})))
-SOFTMAX = defop("softmax", "SoftmaxBackward0", 1, replay="softmax_fw",
+SOFTMAX = defop("softmax", "SoftmaxBackward0", 1, replay="softmax_fw", replay_f32=True,
                 kernel="softmax_bw", saves=("y",),
                 samples=_s("x0.softmax(**kw)", _SH[1:], ({"dim": 0}, {"dim": -1})))
 LOG_SOFTMAX = defop("log_softmax", "LogSoftmaxBackward0", 1, replay="log_softmax_fw",
-                    kernel="log_softmax_bw",
+                    replay_f32=True, kernel="log_softmax_bw",
                     saves=("y",),
                     samples=_s("x0.log_softmax(**kw)", _SH[1:], ({"dim": 0}, {"dim": -1})))
 
@@ -93,6 +98,16 @@ def _reduce(op, x, dims, keepdim, value, fat=()):
     return record(op, out, (x,), kept, fat)
 
 
+def _group_value(op, x, dims, fat):
+    """One value per group of a float reduction, by ``op``'s replay kernel (replay_value)
+    in ``x``'s dtype."""
+    data = np.asarray(x._data)
+    kept = _kept(data.shape, dims)
+    if not data.size and op is NORM and fat[0] == np.inf:
+        return np.amax(data, axis=dims)  # NumPy's error: a max of nothing has no value
+    return replay_value(op, (data,), int(np.prod(kept)), data.dtype, kept, fat)
+
+
 def _float_input(x):
     from .pointwise import to_dtype
     return to_dtype(x, float_dtype_for(x))
@@ -123,8 +138,10 @@ def mean(x, dim=None, keepdim=False, *, dtype=None):
 
 def prod(x, dim=None, keepdim=False):
     dims = _dims(dim, x.ndim, "prod")
-    value = np.prod(x._data, axis=dims, keepdims=keepdim)
-    return _reduce(PROD if dim is None else PROD_DIM, x, dims, keepdim, value)
+    op = PROD if dim is None else PROD_DIM
+    if x.dtype.is_floating_point:  # in order, one rounding per product, as replay
+        return _reduce(op, x, dims, keepdim, _group_value(op, x, dims, ()))
+    return _reduce(op, x, dims, keepdim, np.prod(x._data, axis=dims, keepdims=keepdim))
 
 
 MaxMin = namedtuple("MaxMin", ["values", "indices"])
@@ -207,9 +224,12 @@ def logsumexp(x, dim, keepdim=False):
     x = _float_input(x)
     dims = _dims(dim, x.ndim, "logsumexp")
     data = np.asarray(x._data)
-    m = np.amax(data, axis=dims, keepdims=True) if data.size else np.zeros(())
-    m = np.where(np.isfinite(m), m, 0)  # stable: subtract the max, as torch does
-    value = np.log(np.sum(np.exp(data - m), axis=dims, keepdims=True)) + m
+    if data.size:
+        kept = _kept(data.shape, dims)
+        # log(sum(exp(x - m))) + m, m the max (0 where not finite: stable, as torch does)
+        value = replay_value(LOGSUMEXP, (data,), int(np.prod(kept)), data.dtype, kept)
+    else:
+        value = np.log(np.sum(np.exp(data), axis=dims, keepdims=True))
     return _reduce(LOGSUMEXP, x, dims, keepdim, value.astype(data.dtype))
 
 
@@ -224,8 +244,7 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
         dim, unbiased = None, dim
     c = _correction(unbiased, correction)
     dims = _dims(dim, x.ndim, "var")
-    value = np.var(x._data, axis=dims, ddof=c, keepdims=keepdim)
-    return _reduce(VAR, x, dims, keepdim, value, (c,))
+    return _reduce(VAR, x, dims, keepdim, _group_value(VAR, x, dims, (c,)), (c,))
 
 
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -233,33 +252,23 @@ def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
         dim, unbiased = None, dim
     c = _correction(unbiased, correction)
     dims = _dims(dim, x.ndim, "std")
-    value = np.std(x._data, axis=dims, ddof=c, keepdims=keepdim)
-    return _reduce(STD, x, dims, keepdim, value, (c,))
+    return _reduce(STD, x, dims, keepdim, _group_value(STD, x, dims, (c,)), (c,))
 
 
 def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
     p = 2.0 if p in ("fro", None) else float(p)
     x = _float_input(x)
     dims = _dims(dim, x.ndim, "norm")
-    a = np.abs(np.asarray(x._data))
-    if p == np.inf:
-        value = np.amax(a, axis=dims, keepdims=keepdim)
-    elif p == 2.0:
-        value = np.sqrt(np.sum(a * a, axis=dims, keepdims=keepdim))
-    elif p == 0.0:
-        value = np.sum(a != 0, axis=dims, keepdims=keepdim).astype(a.dtype)
-    else:
-        value = np.sum(a ** p, axis=dims, keepdims=keepdim) ** (1.0 / p)
-    return _reduce(NORM, x, dims, keepdim, np.asarray(value, a.dtype), (p,))
+    # inf: max |x|; 2: sqrt(sum x^2); 0: count of nonzeros; else sum(|x|^p)^(1/p)
+    return _reduce(NORM, x, dims, keepdim, _group_value(NORM, x, dims, (p,)), (p,))
 
 
 def _softmax_value(data, d, log):
-    m = np.amax(data, axis=d, keepdims=True)
-    z = data - m
-    if log:
-        return z - np.log(np.sum(np.exp(z), axis=d, keepdims=True))
-    e = np.exp(z)
-    return e / np.sum(e, axis=d, keepdims=True)
+    if not data.size:
+        return data.copy()
+    value = replay_value(LOG_SOFTMAX if log else SOFTMAX, (data,), data.size, data.dtype,
+                         _kept(data.shape, d))
+    return value.reshape(data.shape)
 
 
 def softmax(x, dim, dtype=None):

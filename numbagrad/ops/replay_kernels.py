@@ -10,7 +10,8 @@ across rows), so a float64 replay matches the eager value bit for bit in those c
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from .conv import (
     _add_channels,
@@ -34,11 +35,24 @@ from .kernels import (
 
 
 # ---- summation in NumPy's order ----------------------------------------------------------
+# The sums run in their input's dtype: a float32 replay (registry.replay_f32) hands them
+# float32 arrays, and NumPy's float32 loops accumulate in float32.
+def zero_of(a):
+    """A zero of array ``a``'s dtype (inside @njit)."""
+
+
+@overload(zero_of)
+def _zero_of(a):
+    if a.dtype == types.float32:
+        return lambda a: np.float32(0.0)
+    return lambda a: 0.0
+
+
 @njit(cache=True, error_model="numpy")
 def _block_sum(a, lo, n):
     """NumPy's pairwise-sum leaf (n <= 128): a plain loop below 8, else 8 accumulators."""
     if n < 8:
-        res = 0.0
+        res = zero_of(a)
         for i in range(lo, lo + n):
             res += a[i]
         return res
@@ -74,7 +88,7 @@ def pairwise_sum(a, lo, n):
     los = np.empty(128, np.int64)
     ns = np.empty(128, np.int64)
     stage = np.zeros(128, np.int64)
-    vals = np.empty(128)
+    vals = np.empty(128, a.dtype)
     top, vtop = 0, 0
     los[0], ns[0] = lo, n
     while top >= 0:
@@ -120,7 +134,7 @@ def trailing_group(sh_x, kept):
 def group_sums(x, sh_x, kept):
     """Sum of x over the dims ``kept`` marks as reduced (1), one value per kept element."""
     m = numel(kept)
-    out = np.zeros(m)
+    out = np.zeros(m, x.dtype)
     run = trailing_group(sh_x, kept)
     if run >= 0 and m * run == x.shape[0]:
         for q in range(m):
@@ -284,7 +298,7 @@ def amin_fw(y, x0, sh_y, sh0, iat, fat):
 
 @njit(cache=True, error_model="numpy")
 def _group_max(x0, sh0, kept):
-    m = np.empty(numel(kept))
+    m = np.empty(numel(kept), x0.dtype)
     _extreme_fw(m, x0, sh0, kept, True)
     return m
 
@@ -297,7 +311,7 @@ def logsumexp_fw(y, x0, sh_y, sh0, iat, fat):
         if not np.isfinite(m[q]):
             m[q] = 0.0
     j = bcast_index(iat, sh0)
-    e = np.empty(x0.shape[0])
+    e = np.empty(x0.shape[0], x0.dtype)
     for k in range(x0.shape[0]):
         e[k] = np.exp(x0[k] - m[j[k]])
     s = group_sums(e, sh0, iat)
@@ -309,8 +323,8 @@ def logsumexp_fw(y, x0, sh_y, sh0, iat, fat):
 def _softmax_fw(y, x0, sh0, kept, log):
     m = _group_max(x0, sh0, kept)
     j = bcast_index(kept, sh0)
-    z = np.empty(x0.shape[0])
-    e = np.empty(x0.shape[0])
+    z = np.empty(x0.shape[0], x0.dtype)
+    e = np.empty(x0.shape[0], x0.dtype)
     for k in range(x0.shape[0]):
         z[k] = x0[k] - m[j[k]]
         e[k] = np.exp(z[k])
