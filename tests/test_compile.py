@@ -32,22 +32,6 @@ class Cube(ng.autograd.Function):
         return g * 3.0 * x * x
 
 
-def ulps(a, b, dt=None):
-    """Largest |a - b| in ulps of b's dtype (``dt`` for Python floats); inf where one is
-    not finite and they differ. Shared with bench/replay_ulps.py."""
-    b = np.asarray(b)
-    dt = dt or b.dtype
-    b = b.astype(dt) if b.dtype.kind == "f" else b
-    a = np.asarray(a).astype(b.dtype)
-    if a.size == 0:
-        return 0
-    fin = np.isfinite(a) & np.isfinite(b)
-    same = (a == b) | (np.isnan(a) & np.isnan(b))
-    sp = np.spacing(np.maximum(np.abs(a), np.abs(b)).astype(a.dtype))
-    d = np.where(same, 0, np.where(fin, np.abs(a.astype(np.float64) - b) / sp, np.inf))
-    return float(d.max())
-
-
 def test_the_list_of_ops_without_replay_is_exact():
     assert {op.name for op in OPS if not op.replayable} == NOT_REPLAYABLE
 

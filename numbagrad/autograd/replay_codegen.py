@@ -193,7 +193,7 @@ def _forward(ops):
             w(f"                {'if' if first else 'elif'} c == {op.code}:  # {op.name}")
             call = f"{_fw_name(op)}({{}}, {{}}, sh_y, {shs}, ia, fa)"
             if op.replay_f32:
-                # float32 node: the kernel's sums in float32 as NumPy's (registry.replay_f32)
+                # float32 node: the kernel in float32, as eager runs it (registry.replay_f32)
                 xs32 = ", ".join(f"x{q}.astype(np.float32)" for q in range(n))
                 w(f"                    if nodes[i, {F_FLAGS}] & {FLAG_F32}:")
                 w("                        y32 = np.empty(ny, np.float32)")

@@ -370,6 +370,11 @@ def _as(t, dt):
     return _make(np.asarray(t._data).astype(dt.np))
 
 
+def _scale(red, n):
+    """The gradient scale of a loss over ``n`` elements: 1 / n for a mean, else 1."""
+    return (1.0 / n if n else np.nan) if red == _MEAN else 1.0
+
+
 def _reduce_value(value, red, dt):
     """The loss's value for ``red``, and the gradient scale of a reduced loss."""
     value = np.asarray(value, dt.np)
@@ -380,7 +385,7 @@ def _reduce_value(value, red, dt):
     if red == _SUM:
         return dt.np.type(s), 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        return dt.np.type(s / dt.np.type(n) if n else np.nan), (1.0 / n if n else np.nan)
+        return dt.np.type(s / dt.np.type(n) if n else np.nan), _scale(red, n)
 
 
 def _fat(*parts):
@@ -405,8 +410,7 @@ def _pointwise(op, kernel_name, input, target, red, param=None, out_input_dtype=
     x, t = _as(input, ct), _as(target, ct)
     xv, tv = np.asarray(x._data), np.asarray(t._data)
     n = xv.size
-    scale = (1.0 / n if n else np.nan) if red == _MEAN else 1.0
-    fat = (scale,) if param is None else (scale, float(param))
+    fat = (_scale(red, n),) if param is None else (_scale(red, n), float(param))
     # the replay kernel's value (record.replay_value): eager and replay agree to the bit
     value = replay_value(op, (xv, tv), n if red == _NONE else 1, ct.np, (red,), fat)
     out_dt = input.dtype if out_input_dtype else ct
@@ -594,8 +598,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         iat += list(pw.shape)
         parts.append(pw)
     n = x.size
-    scale = (1.0 / n if n else np.nan) if red == _MEAN else 1.0
-    fat = _fat(scale, *parts)
+    fat = _fat(_scale(red, n), *parts)
     # (1 - t) * x - log_sigmoid(x) [* ((pos_weight - 1) * t + 1)] [* weight], by the replay
     # kernel (record.replay_value): eager and replay agree to the bit
     value = replay_value(BINARY_CROSS_ENTROPY_WITH_LOGITS, (x, t), n if red == _NONE else 1,

@@ -27,6 +27,8 @@ def replay_value(op, inputs, out_size, dtype, iat=(), fat=()):
     order than a float64 kernel's."""
     from . import replay_kernels
 
+    # the other half of the rule: replay must run this op's float32 nodes in float32 too
+    assert op.replay_f32, f"{op.name}: replay_value needs replay_f32=True in its record"
     xs = [np.ascontiguousarray(a, dtype).reshape(-1) for a in inputs]
     shapes = [np.asarray(np.shape(a), np.int64) for a in inputs]
     y = np.empty(out_size, dtype)

@@ -18,11 +18,12 @@ How an op is declared (see numbagrad/ops/elementwise.py etc. for the records):
 * ``replay``    structured ops: the name of their @njit forward kernel in
   numbagrad/ops/replay_kernels.py (``fw(y, x0.., sh_y, sh0.., iat, fat)``), for compiled
   replay (numbagrad.compile); None where an op has none yet (compile then says so).
-* ``replay_f32`` the replay forward accumulates (sums, dot products): a float32 node runs it
-  on float32 copies of its inputs, into float32, so that its sums round as NumPy's float32
-  loops do (replay equals eager to the last bit); its kernel keeps temporaries in the
-  inputs' dtype. Elementwise ops need no such thing: one float64 operation rounded to
-  float32 is float32's correctly rounded result.
+* ``replay_f32`` the op's eager value comes from its replay kernel in the input's dtype
+  (``record.replay_value``), and replay runs its float32 nodes the same way, on float32
+  copies of their inputs: eager and replay then agree to the last bit by construction.
+  For ops whose kernel sums or calls exp/log (reductions, softmax, losses), where a float64
+  kernel rounded once differs from NumPy's float32 steps. Set it together with the eager
+  op's call to replay_value (which checks it).
 * ``replay_bw`` the backward the replay sweep calls instead of ``kernel`` (same signature),
   for ops whose recorded attributes are data (an argmax's positions): it recomputes them
   from the replayed values, which the recorded ones would not follow.
