@@ -39,7 +39,8 @@ runs, and the sweep resumes below it. The driver's few calls cost microseconds, 
 milliseconds a region of FUSE_MIN or more elements takes.
 
 float32 members are computed in float64 and rounded to float32 after each op, as the
-interpreted replay does (and eager's float32 arithmetic: bit for bit for +, -, *, /).
+interpreted replay does (and eager's float32 arithmetic: bit for bit for +, -, *, /); a
+float32 tail adds its leaves and tree in float32, as np.sum does.
 
 Not fused (README, Limitations): nodes below FUSE_MIN elements, broadcasts other
 than one-element operands, reductions other than a full sum, compiled functions of Tensors
@@ -151,7 +152,7 @@ def _eligible(nodes, args, i):
 
 
 def _tail(nodes, args, consumers, run, i, out_node):
-    """Node ``i`` (the one after ``run``) if it is a full float64 sum of the run's one exit,
+    """Node ``i`` (the one after ``run``) if it is a full sum of the run's one exit,
     which nothing else reads: the reduction then joins the region."""
     if i is None or registry.OPS[nodes[i, 0]].name != "sum" or nodes[i, F_SIZE] != 1:
         return None
@@ -315,7 +316,9 @@ def _generate(region, nodes, args, fat, needs):
         """The element loop in chunks of up to 8 of the tail's pairwise leaves (at most
         1,024 elements), the reduced member's values kept in an L1-resident buffer and each
         leaf summed as NumPy sums it."""
-        return (["tmp = np.empty(8 * 128)", "L = L0", "while L < L1:",
+        # a float32 tail sums in float32, as np.sum does (and the replay's sum_fw)
+        dtype = ", np.float32" if region.tail_f32 else ""
+        return ([f"tmp = np.empty(8 * 128{dtype})", "L = L0", "while L < L1:",
                  "    L2 = min(L + 8, L1)", "    lo = bounds[L]", "    hi = bounds[L2]"]
                 + ["    " + s for s in views(backward, False)]
                 + ["    for k in range(hi - lo):"] + ["        " + s for s in body]
@@ -506,7 +509,7 @@ def run(plan, program, val, adj, parts, with_grad):
             in_parallel([lambda lo=lo, hi=hi: r.fw(ins, val, iat, fat, r.off, lo, hi)
                          for lo, hi in _element_ranges(r)])
         else:
-            sums = np.empty(len(r.bounds) - 1)
+            sums = np.empty(len(r.bounds) - 1, np.float32 if r.tail_f32 else np.float64)
             ranges = _leaf_ranges(r)
             if with_grad and r.one_pass:
                 outs = tuple(grads[g:g + n] if g >= 0 else adj[o:o + n]

@@ -18,13 +18,13 @@ def _s(call, shapes=_SH, kws=({},)):
 
 
 _DIMS = ({"dim": 0}, {"dim": -1, "keepdim": True}, {"dim": (0, -1)})
-SUM = defop("sum", "SumBackward0", 1, replay="sum_fw", kernel="sum_bw",
+SUM = defop("sum", "SumBackward0", 1, replay="sum_fw", replay_f32=True, kernel="sum_bw",
             samples=_s("x0.sum()"))
-SUM_DIM = defop("sum_dim", "SumBackward1", 1, replay="sum_fw", kernel="sum_bw",
+SUM_DIM = defop("sum_dim", "SumBackward1", 1, replay="sum_fw", replay_f32=True, kernel="sum_bw",
                 samples=_s("x0.sum(**kw)", _SH[1:], _DIMS))
-MEAN = defop("mean", "MeanBackward0", 1, replay="mean_fw", kernel="sum_bw",
+MEAN = defop("mean", "MeanBackward0", 1, replay="mean_fw", replay_f32=True, kernel="sum_bw",
              samples=_s("x0.mean()"))
-MEAN_DIM = defop("mean_dim", "MeanBackward1", 1, replay="mean_fw", kernel="sum_bw",
+MEAN_DIM = defop("mean_dim", "MeanBackward1", 1, replay="mean_fw", replay_f32=True, kernel="sum_bw",
                  samples=_s("x0.mean(**kw)", _SH[1:], _DIMS))
 PROD = defop("prod", "ProdBackward0", 1, replay="prod_fw", replay_f32=True, kernel="prod_bw",
              saves=("x0",), samples=_s("x0.prod()"))
@@ -120,8 +120,12 @@ def sum(x, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     elif x.dtype in (dtypes.bool_, dtypes.int32):
         x = to_dtype(x, dtypes.int64)  # torch sums integers in int64
     dims = _dims(dim, x.ndim, "sum")
-    value = np.sum(x._data, axis=dims, keepdims=keepdim)
-    return _reduce(SUM if dim is None else SUM_DIM, x, dims, keepdim, value, (1.0,))
+    op = SUM if dim is None else SUM_DIM
+    if x.dtype.is_floating_point:
+        # the replay's pairwise/group sums: np.sum of a strided view, or over several dims,
+        # adds in another order
+        return _reduce(op, x, dims, keepdim, _group_value(op, x, dims, (1.0,)), (1.0,))
+    return _reduce(op, x, dims, keepdim, np.sum(x._data, axis=dims, keepdims=keepdim), (1.0,))
 
 
 def mean(x, dim=None, keepdim=False, *, dtype=None):
@@ -130,10 +134,15 @@ def mean(x, dim=None, keepdim=False, *, dtype=None):
                            f"floating point or complex dtype. Got: {x.dtype.scalar_name}")
     dims = _dims(dim, x.ndim, "mean")
     n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
-    value = np.mean(x._data, axis=dims, keepdims=keepdim) if n else \
-        np.full(_kept(x.shape, dims), np.nan, x._data.dtype)
-    return _reduce(MEAN if dim is None else MEAN_DIM, x, dims, keepdim, value,
-                   (1.0 / n if n else np.nan,))
+    op = MEAN if dim is None else MEAN_DIM
+    fat = (1.0 / n if n else np.nan,)
+    if not n:
+        value = np.full(_kept(x.shape, dims), np.nan, x._data.dtype)
+    elif x.dtype.is_floating_point:
+        value = _group_value(op, x, dims, fat)  # the replay's sums, as sum() above
+    else:
+        value = np.mean(x._data, axis=dims, keepdims=keepdim)
+    return _reduce(op, x, dims, keepdim, value, fat)
 
 
 def prod(x, dim=None, keepdim=False):

@@ -40,8 +40,9 @@ def pairwise_leaves(n):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def pairwise_combine(sums, post):
-    """The leaves' ``sums`` added up ``post``'s tree (see ``pairwise_leaves``)."""
-    stack = np.empty(128)
+    """The leaves' ``sums`` added up ``post``'s tree (see ``pairwise_leaves``), in their
+    dtype (float32 sums add in float32, as NumPy's do)."""
+    stack = np.empty(128, sums.dtype)
     top = 0
     for c in post:
         if c >= 0:
