@@ -185,11 +185,14 @@ def _warm_eager(t0):
     optim_kernels.warmup()
     print(f"  optimizer kernels ready in {time.perf_counter() - t1:.1f} s", flush=True)
     t2 = time.perf_counter()
-    from numbagrad.ops import conv, gemm
+    from numbagrad.ops import conv, gemm, pointwise
     conv.warmup()
     gemm.warmup()
     print(f"  convolution, pooling and matrix-product kernels ready in "
           f"{time.perf_counter() - t2:.1f} s", flush=True)
+    t3 = time.perf_counter()
+    pointwise.warmup()
+    print(f"  transcendental kernels ready in {time.perf_counter() - t3:.1f} s", flush=True)
 
 
 def _warm_replay():

@@ -13,8 +13,9 @@ calls that never vectorize. Here such a run becomes a *region* with generated ke
   the inputs' adjoints, with nothing in between going to memory.
 
 Both are generated from the op table's formulas (``fwd``, ``grads``), the same the replay
-sweeps use, with exp, log, tanh and sigmoid bound to the vectorizable versions of
-numbagrad.ops.vmath (within 2 ulp of NumPy's), so LLVM compiles the loops to AVX2 code.
+sweeps and eager use, with the same exp, log, tanh and sigmoid (numbagrad.ops.vmath, as in
+every generated kernel), so a fused loop computes eager's values to the bit, and LLVM
+compiles it to AVX2 code.
 A kernel depends only on the region's structure (ops and wiring), not on its size or arena
 offsets (passed in an array), and its module is named by a hash of its source, so a
 structure compiles once per machine (Numba's on-disk cache).
@@ -78,9 +79,6 @@ from .tape import (
 FUSE_MIN = int(os.environ.get("NUMBAGRAD_FUSE_MIN", 65536))
 
 _HEADER = (codegen._HEADER + replay_codegen._HEADER_EXTRA + '''
-# the vectorizable transcendentals replace libm's in this module's formulas
-from numbagrad.ops.vmath import vexp as exp, vlog as log, vsigmoid as sigmoid  # noqa: E402,F811
-from numbagrad.ops.vmath import vtanh as tanh  # noqa: E402,F811
 from numbagrad.ops.replay_kernels import _block_sum  # noqa: E402
 ''')
 

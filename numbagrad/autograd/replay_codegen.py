@@ -38,14 +38,14 @@ def softplus(x, beta, threshold):
     z = x * beta
     if z > threshold:
         return x
-    return math.log1p(math.exp(min(z, threshold))) / beta
+    return log1p(exp(min(z, threshold))) / beta
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def gelu(x, approx):
     if approx != 0.0:
         k = math.sqrt(2.0 / math.pi)
-        return 0.5 * x * (1.0 + math.tanh(k * (x + 0.044715 * x * x * x)))
+        return 0.5 * x * (1.0 + tanh(k * (x + 0.044715 * x * x * x)))
     return 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0)))
 '''
 
@@ -73,7 +73,9 @@ def _fw_unary(op):
     lines = ["@njit(cache=True, error_model='numpy')",
              f"def {_fw_name(op)}(y, x0, sh_y, sh0, iat, fat):"]
     lines += ["    " + s for s in _fwd_attrs(op)]
-    lines += ["    for k in range(y.shape[0]):", "        av = x0[k]"]
+    # float64 whatever the arrays' dtype: eager passes float32 arrays (and a float32 y,
+    # whose store rounds once), the replay's arena is float64 already
+    lines += ["    for k in range(y.shape[0]):", "        av = np.float64(x0[k])"]
     if re.search(r"\bm\b", op.fwd):
         lines.append("        m = iat[k] != 0")
     lines.append(f"        y[k] = {_fwd_expr(op)}")
@@ -90,12 +92,12 @@ def _fw_binary(op):
              ("m0 == 1 and m1 == n", "x0[0]", "x1[k]")]
     for c, (cond, a, b) in enumerate(cases):
         lines += [f"    {'if' if c == 0 else 'elif'} {cond}:", "        for k in range(n):",
-                  f"            av = {a}", f"            bv = {b}"]
+                  f"            av = np.float64({a})", f"            bv = np.float64({b})"]
         lines += ["            " + s for s in mask]
         lines.append(f"            y[k] = {_fwd_expr(op)}")
     lines += ["    else:", "        i0 = bcast_index(sh0, sh_y)",
               "        i1 = bcast_index(sh1, sh_y)", "        for k in range(n):",
-              "            av = x0[i0[k]]", "            bv = x1[i1[k]]"]
+              "            av = np.float64(x0[i0[k]])", "            bv = np.float64(x1[i1[k]])"]
     lines += ["            " + s for s in mask]
     lines.append(f"            y[k] = {_fwd_expr(op)}")
     return "\n".join(lines) + "\n"
@@ -335,6 +337,26 @@ def generate_source(ops):
     table = registry.OPS
     return (codegen._HEADER + _HEADER_EXTRA + "\n\n" + "\n\n".join(funcs) + "\n\n"
             + codegen._sweep(ops, table, replay=True) + "\n\n" + _forward(ops) + _RUN)
+
+
+_eager = None
+
+
+def eager_kernels():
+    """The replay's forward kernels (``_fw_<name>``, from the same generator) of the
+    elementwise ops whose formula rounds more than once (registry's ``rounds_once``), in a
+    small module of their own: eager computes those ops with them (pointwise.eager_forward),
+    so eager values are the replay's by construction. Each kernel compiles on first use
+    (well under a second), then loads from Numba's cache."""
+    global _eager
+    if _eager is None:
+        ops = [op for op in registry.OPS
+               if op.elementwise and op.fwd is not None and not op.rounds_once]
+        funcs = [{1: _fw_unary, 2: _fw_binary}[op.arity](op) for op in ops]
+        _eager = codegen.load_module("numbagrad_eager_", codegen._HEADER + _HEADER_EXTRA
+                                     + "\n\n" + "\n\n".join(funcs), (),
+                                     salt_files=(Path(replay_kernels.__file__),))
+    return _eager
 
 
 def load(ops, every_op=False):

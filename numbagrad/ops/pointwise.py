@@ -40,12 +40,69 @@ def _check_number(x, opname):
                         f"{type(x).__name__}")
 
 
+def eager_forward(op, *operands):
+    """``op.forward`` on NumPy operands (its ``arity`` arrays, then its float attributes).
+    A float op whose formula rounds more than once (a transcendental, rsqrt's 1 / sqrt:
+    registry's ``rounds_once``) runs instead the replay's own forward kernel, in float64,
+    rounded once to float32 for float32 operands: the compiled replay computes exactly
+    that, so eager and replay agree to the bit. NumPy's loops would not: its float32 exp
+    is not correctly rounded (39% of inputs here), its float64 tanh is its own SIMD code
+    (30% of inputs differ from the C library's), SciPy's erf is not the C library's, and a
+    derivative read from the output (tanh's 1 - y * y) magnifies a last-bit difference."""
+    if op.rounds_once:
+        return op.forward(*operands)
+    fat = np.asarray(operands[op.arity:], np.float64) if len(operands) > op.arity else _NO_FLOATS
+    if op.arity == 1:  # the common case, kept short: a few microseconds on small tensors
+        a = operands[0]
+        if a.dtype.kind != "f":
+            return op.forward(*operands)
+        y = np.empty(a.shape, a.dtype)
+        _eager_kernel(op)(y.reshape(-1), np.ascontiguousarray(a).reshape(-1), _NO_INTS,
+                          _NO_INTS, _NO_INTS, fat)  # a unary kernel reads no shapes
+        return y if y.ndim else y[()]
+    arrays = [np.asarray(v) for v in operands[:op.arity]]
+    if any(a.dtype.kind != "f" for a in arrays):
+        return op.forward(*operands)
+    dtype = arrays[0].dtype if all(a.dtype == arrays[0].dtype for a in arrays) else np.float64
+    shape = np.broadcast_shapes(*[a.shape for a in arrays])
+    flat = [np.ascontiguousarray(a, dtype).reshape(-1) for a in arrays]
+    shapes = [np.asarray(s, np.int64) for s in [shape] + [a.shape for a in arrays]]
+    y = np.empty(shape, dtype)
+    _eager_kernel(op)(y.reshape(-1), *flat, *shapes, _NO_INTS, fat)
+    return y if y.ndim else y[()]
+
+
+def _eager_kernel(op, cache={}):  # noqa: B006 - a per-process memo
+    kernel = cache.get(op.code)
+    if kernel is None:
+        from ..autograd import replay_codegen
+
+        kernel = cache[op.code] = getattr(replay_codegen.eager_kernels(), f"_fw_{op.name}")
+    return kernel
+
+
+_NO_INTS = np.empty(0, np.int64)
+_NO_FLOATS = np.empty(0, np.float64)
+
+
+def warmup():
+    """Compile (or load from Numba's cache) eager_forward's kernels, float64 and float32:
+    about a second each the first time on a machine."""
+    from .registry import OPS
+
+    for op in OPS:
+        if op.elementwise and op.fwd is not None and not op.rounds_once:
+            for dt in (np.float64, np.float32):
+                x = np.ones(2, dt)
+                eager_forward(op, *([x] * op.arity), 1.0, 20.0)
+
+
 def unary(name, x, *fattrs):
     op = BY_NAME[name]
     dt = x.dtype
     if not dt.is_floating_point and name not in _INT_OK:
         x = to_dtype(x, dtypes.get_default_dtype())
-    out = op.forward(x._data, *fattrs) if fattrs else op.forward(x._data)
+    out = eager_forward(op, x._data, *fattrs)
     return record(op, out, (x,), (), fattrs)
 
 
@@ -68,7 +125,7 @@ def binary(name, a, b):
         dt = dtypes.result_type((a.dtype, a.ndim), (dtypes.scalar_dtype(b), None))
         ta, tb = _promoted(name, dt, a, b)
     try:
-        out = op.forward(ta._data, tb._data)
+        out = eager_forward(op, ta._data, tb._data)
     except ValueError:
         err = shape_error_broadcast(np.shape(ta._data), np.shape(tb._data))
         if err is None:

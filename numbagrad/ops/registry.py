@@ -35,10 +35,13 @@ How an op is declared (see numbagrad/ops/elementwise.py etc. for the records):
 """
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 SAVE_NAMES = ("x0", "x1", "x2", "y")
+# formula functions that are exact or correctly rounded in any dtype
+_ONE_ROUNDING_CALLS = {"abs", "min", "max", "sgn", "sqrt"}
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,22 @@ class OpDef:
         """Whether compiled replay can recompute this op's value inside @njit."""
         return self.source or (self.fwd is not None if self.elementwise else
                                self.replay is not None)
+
+    @cached_property
+    def rounds_once(self):
+        """Whether the elementwise forward formula rounds at most once (one +, -, *, / or
+        sqrt, or none: abs, min, max, a branch). Its float32 NumPy steps then equal the
+        formula computed in float64 and rounded to float32, which is what compiled replay
+        does; any other op's eager float32 forward runs in float64 and rounds once
+        (pointwise.eager_forward)."""
+        import re
+
+        f = self.fwd
+        if f is None or set(re.findall(r"\b(\w+)\(", f)) - _ONE_ROUNDING_CALLS or "**" in f:
+            return False
+        # binary arithmetic: an operator after an operand (a unary minus follows nothing)
+        steps = len(re.findall(r"[\w)]\s*[-+*/]", f)) + f.count("sqrt(")
+        return steps <= 1
 
     def reads(self, k=None):
         """Names of the values the derivative reads ("x0", "x1", "y"), from the formulas or

@@ -1,19 +1,23 @@
-"""Branch-free exp, log, tanh and sigmoid that LLVM can vectorize, for the fused elementwise
-loops of compiled replay (numbagrad.autograd.fusion).
+"""Branch-free exp, log, tanh and sigmoid that LLVM can vectorize: numbagrad's one
+implementation of each, bound as ``exp``, ``log``, ``tanh`` and ``sigmoid`` in every
+generated kernel (numbagrad.autograd.codegen's header): eager's forward of the ops whose
+formula rounds more than once (ops.pointwise.eager_forward), the backward sweeps, the
+compiled replay and its fused elementwise loops. One implementation everywhere is what
+makes replay equal eager to the bit; NumPy's loops could not be matched (its float64 tanh
+is its own SIMD code, its float32 exp is not correctly rounded, and both vary with the
+CPU's dispatch).
 
-Why: PyPI's llvmlite has no SVML, so a loop calling ``math.exp`` or ``math.tanh`` makes one
-libm call per element and never vectorizes. On this project's AVX2 machines libm's tanh
-costs ~14 ns per float64 and exp ~5 ns, which made the fused 3 x 4M workload slower than
-torch (Sleef, 4 lanes). These use only arithmetic, comparisons (selects) and integer bit
-tricks on the float's representation, so a loop of them compiles to AVX2 code.
+Why vectorizable: PyPI's llvmlite has no SVML, so a loop calling ``math.exp`` or
+``math.tanh`` makes one libm call per element and never vectorizes. On this project's AVX2
+machines libm's tanh costs ~14 ns per float64 and exp ~5 ns, which made the fused 3 x 4M
+workload slower than torch (Sleef, 4 lanes). These use only arithmetic, comparisons
+(selects) and integer bit tricks on the float's representation, so a loop of them compiles
+to AVX2 code.
 
 Accuracy (tests/test_vmath.py, against NumPy over the whole float range, infinities, NaN,
-signed zeros and subnormals): exp and log within 1 ulp, tanh and sigmoid within 2 ulp.
+signed zeros and subnormals): exp and log within 1 ulp, tanh and sigmoid within 2 ulp of
+float64; float32 results are computed in float64 and rounded once.
 The reductions are Cody-Waite with the rational approximations of Cephes (S. L. Moshier).
-
-Eager ops keep NumPy's ufuncs; the interpreted replay keeps libm: only fused runs of large
-elementwise nodes use these, so their results may differ from eager in the last bit or two
-(README, Limitations).
 """
 
 import math
