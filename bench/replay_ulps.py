@@ -14,27 +14,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 warnings.filterwarnings("ignore")
 
 import numpy as np  # noqa: E402
-from test_compile import _weighted_sum  # noqa: E402
+from test_compile import _weighted_sum, ulps  # noqa: E402
 from test_ops import CASES, _inputs  # noqa: E402
 
 import numbagrad as ng  # noqa: E402
 import numbagrad.func  # noqa: E402,F401
-
-
-def ulps(a, b, dt=None):
-    """Largest |a - b| in ulps of b's dtype (``dt`` for Python floats); inf where one is
-    not finite and they differ."""
-    b = np.asarray(b)
-    dt = dt or b.dtype
-    b = b.astype(dt) if b.dtype.kind == "f" else b
-    a = np.asarray(a).astype(b.dtype)
-    if a.size == 0:
-        return 0
-    fin = np.isfinite(a) & np.isfinite(b)
-    same = (a == b) | (np.isnan(a) & np.isnan(b))
-    sp = np.spacing(np.maximum(np.abs(a), np.abs(b)).astype(a.dtype))
-    d = np.where(same, 0, np.where(fin, np.abs(a.astype(np.float64) - b) / sp, np.inf))
-    return float(d.max())
 
 
 def main():

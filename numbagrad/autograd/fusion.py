@@ -254,7 +254,10 @@ def _generate(region, nodes, args, fat, needs):
                 if re.search(rf"\bf{t}\b", text):
                     # attributes that select a formula's branch (pow's exponent) are written
                     # into the source, so LLVM folds the branch and the loop vectorizes
-                    value = repr(float(fat[nodes[i, F_FAT] + t])) if _BRANCHY.search(text) \
+                    # (not a power's base: LLVM rewrites pow(2.0, x) as exp2(x), which
+                    # rounds differently from the pow eager calls)
+                    literal = _BRANCHY.search(text) and not re.search(rf"\bf{t}\s*\*\*", text)
+                    value = repr(float(fat[nodes[i, F_FAT] + t])) if literal \
                         else f"fat[off[{p_fat + j}] + {t}]"
                     out.append(f"f{t}_{j} = {value}")
         return out

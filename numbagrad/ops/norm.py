@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 from ..tensor import Tensor
-from .record import record
+from .record import record, replay_value
 from .registry import Sample, defop, vjp_rule
 
 
@@ -105,7 +105,7 @@ def layer_norm_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, n
 
 
 LAYER_NORM = defop(
-    "layer_norm", "NativeLayerNormBackward0", 3, replay="layer_norm_fw",
+    "layer_norm", "NativeLayerNormBackward0", 3, replay="layer_norm_fw", replay_f32=True,
     kernel=layer_norm_bw, saves=("x0", "x1"),
     samples=[Sample(((3, 4), (4,), (4,)), {}, "lib.nn.functional.layer_norm(x0, (4,), x1, x2)"),
              Sample(((2, 2, 3), (2, 3), (2, 3)), {"eps": 1e-3},
@@ -125,11 +125,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # n
     b = bias if bias is not None else zeros(shape, dtype=dt)
     data = input._array()
     d = int(np.prod(shape))
-    flat = data.reshape(-1, d) if d else data.reshape(0, 0)
-    mean = flat.mean(axis=1, keepdims=True)
-    var = flat.var(axis=1, keepdims=True)
-    xhat = (flat - mean) / np.sqrt(var + eps)
-    out = (xhat.reshape(data.shape) * w._array() + b._array()).astype(data.dtype)
+    # the replay's kernel (NumPy's mean and var order), in the input's dtype
+    out = replay_value(LAYER_NORM, (data, w._array(), b._array()), data.size, data.dtype, (d,),
+                       (float(eps),)).reshape(data.shape)
     return record(LAYER_NORM, out, (input, w, b), (d,), (float(eps),))
 
 
@@ -222,7 +220,7 @@ def batch_norm_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, n
 
 
 BATCH_NORM = defop(
-    "batch_norm", "NativeBatchNormBackward0", 3, replay="batch_norm_fw",
+    "batch_norm", "NativeBatchNormBackward0", 3, replay="batch_norm_fw", replay_f32=True,
     kernel=batch_norm_bw, saves=("x0", "x1"),
     samples=[Sample(((4, 3), (3,), (3,)), {},
                     "lib.nn.functional.batch_norm(x0, None, None, x1, x2, training=True)"),
@@ -245,7 +243,6 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
     b = bias if bias is not None else zeros(c, dtype=dt)
     data = input._array()
     axes = (0, *range(2, data.ndim))
-    shape = (1, c) + (1,) * (data.ndim - 2)
     if training:
         count = data.size // c
         if count <= 1:
@@ -266,11 +263,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
         if running_mean is None:
             raise RuntimeError("running_mean must be defined in evaluation mode")
         mean, var = running_mean._array(), running_var._array()
-    xhat = (data - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps)
-    out = (xhat * w._array().reshape(shape) + b._array().reshape(shape)).astype(data.dtype)
     stats = () if training else (*np.asarray(mean, float).tolist(),
                                  *np.asarray(var, float).tolist())
-    return record(BATCH_NORM, out, (input, w, b), (), (float(eps), float(training), *stats))
+    fat = (float(eps), float(training), *stats)
+    # the replay's kernel (the batch statistics in NumPy's order), in the input's dtype
+    out = replay_value(BATCH_NORM, (data, w._array(), b._array()), data.size, data.dtype, (),
+                       fat).reshape(data.shape)
+    return record(BATCH_NORM, out, (input, w, b), (), fat)
 
 
 @vjp_rule(BATCH_NORM)

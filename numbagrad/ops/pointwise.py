@@ -102,8 +102,20 @@ def unary(name, x, *fattrs):
     dt = x.dtype
     if not dt.is_floating_point and name not in _INT_OK:
         x = to_dtype(x, dtypes.get_default_dtype())
+    fattrs = _attributes(op, x._data, fattrs)
     out = eager_forward(op, x._data, *fattrs)
     return record(op, out, (x,), (), fattrs)
+
+
+def _attributes(op, data, fattrs):
+    """The attributes as the op uses them: NumPy rounds a Python number to a float32
+    operand's dtype before the arithmetic (a * 0.1 multiplies by float32(0.1)), so a
+    float32 op that rounds once records them rounded too, and replay, computing in float64
+    from the record, rounds its one result to eager's. (Ops computed by the replay's kernel
+    keep them in float64 on both sides.)"""
+    if fattrs and data.dtype == np.float32 and op.rounds_once:
+        return tuple(float(np.float32(f)) for f in fattrs)
+    return fattrs
 
 
 def binary(name, a, b):
@@ -119,7 +131,8 @@ def binary(name, a, b):
     elif a._data.dtype.kind == "f" and type(b) in (float, int) and name in _WITH_SCALAR:
         # a Python number never promotes a float tensor; it is recorded as an attribute
         op = BY_NAME[name + "_scalar"]
-        return record(op, op.forward(a._data, b), (a,), (), (float(b),))
+        (f,) = _attributes(op, a._data, (float(b),))
+        return record(op, op.forward(a._data, f), (a,), (), (f,))
     else:
         _check_number(b, name)
         dt = dtypes.result_type((a.dtype, a.ndim), (dtypes.scalar_dtype(b), None))
