@@ -13,7 +13,10 @@ How an op is declared (see numbagrad/ops/elementwise.py etc. for the records):
 * Structured ops give ``kernel``: the dotted name of an @njit function with the fixed
   signature ``bw(g, y, x0.., gx0.., sh_y, sh0.., need0.., iat, fat)`` on flat views
   (variadic: ``bw(g, gx, sh_y, sh_x, k, iat, fat)`` once per input ``k``), and ``saves``.
-* ``forward``   the eager NumPy forward of an elementwise op: ``forward(x0, .., *fattrs)``.
+* ``forward``   the NumPy forward of an elementwise op: ``forward(x0, .., *fattrs)``. Eager
+  runs it for ops that round once (``rounds_once``) and for integer inputs; the other ops'
+  eager value comes from the replay's kernel of ``fwd`` (pointwise.eager_forward), and
+  their ``forward`` stays as the NumPy reference the tests hold the kernels to.
 * ``fwd``       scalar formula of the forward (elementwise), for compiled replay.
 * ``replay``    structured ops: the name of their @njit forward kernel in
   numbagrad/ops/replay_kernels.py (``fw(y, x0.., sh_y, sh0.., iat, fat)``), for compiled
