@@ -6,7 +6,7 @@ from .. import dtypes
 from ..autograd import tape as tape_mod
 from ..tensor import Tensor, _make  # noqa: F401
 from . import elementwise  # noqa: F401 - declares the records used below
-from .record import broadcast_shapes, record, shape_error_broadcast
+from .record import _NO_INTS, broadcast_shapes, record, shape_error_broadcast
 from .registry import BY_NAME
 
 # ops that keep integer dtypes (the rest compute in the default float dtype)
@@ -81,7 +81,6 @@ def _eager_kernel(op, cache={}):  # noqa: B006 - a per-process memo
     return kernel
 
 
-_NO_INTS = np.empty(0, np.int64)
 _NO_FLOATS = np.empty(0, np.float64)
 
 
@@ -102,20 +101,8 @@ def unary(name, x, *fattrs):
     dt = x.dtype
     if not dt.is_floating_point and name not in _INT_OK:
         x = to_dtype(x, dtypes.get_default_dtype())
-    fattrs = _attributes(op, x._data, fattrs)
     out = eager_forward(op, x._data, *fattrs)
     return record(op, out, (x,), (), fattrs)
-
-
-def _attributes(op, data, fattrs):
-    """The attributes as the op uses them: NumPy rounds a Python number to a float32
-    operand's dtype before the arithmetic (a * 0.1 multiplies by float32(0.1)), so a
-    float32 op that rounds once records them rounded too, and replay, computing in float64
-    from the record, rounds its one result to eager's. (Ops computed by the replay's kernel
-    keep them in float64 on both sides.)"""
-    if fattrs and data.dtype == np.float32 and op.rounds_once:
-        return tuple(float(np.float32(f)) for f in fattrs)
-    return fattrs
 
 
 def binary(name, a, b):
@@ -131,8 +118,7 @@ def binary(name, a, b):
     elif a._data.dtype.kind == "f" and type(b) in (float, int) and name in _WITH_SCALAR:
         # a Python number never promotes a float tensor; it is recorded as an attribute
         op = BY_NAME[name + "_scalar"]
-        (f,) = _attributes(op, a._data, (float(b),))
-        return record(op, op.forward(a._data, f), (a,), (), (f,))
+        return record(op, op.forward(a._data, b), (a,), (), (float(b),))
     else:
         _check_number(b, name)
         dt = dtypes.result_type((a.dtype, a.ndim), (dtypes.scalar_dtype(b), None))

@@ -73,6 +73,11 @@ def record(op, out, inputs, iat=(), fat=()):
         if nodes[a * NODE_FIELDS + F_FLAGS] & FLAG_BIG:
             big = True
     flags = FLAG_NEEDS_GRAD | (FLAG_BIG if big else 0) | (FLAG_F32 if out.dtype is _F32 else 0)
+    if fat and flags & FLAG_F32 and op.elementwise and op.rounds_once:
+        # NumPy applies a Python number to a float32 operand rounded to float32 (x * 0.8
+        # multiplies by float32(0.8)); recorded so, the replay's float64 formula rounds its
+        # one result to eager's, and the backward uses the factor eager applied
+        fat = tuple(float(np.float32(f)) for f in fat)
     node = tape.push(op.code, out, size, shape, args, iat, fat, flags)
     if anomaly.state.enabled:
         anomaly.note(tape, node)

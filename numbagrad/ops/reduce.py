@@ -234,9 +234,8 @@ def logsumexp(x, dim, keepdim=False):
     dims = _dims(dim, x.ndim, "logsumexp")
     data = np.asarray(x._data)
     if data.size:
-        kept = _kept(data.shape, dims)
         # log(sum(exp(x - m))) + m, m the max (0 where not finite: stable, as torch does)
-        value = replay_value(LOGSUMEXP, (data,), int(np.prod(kept)), data.dtype, kept)
+        value = _group_value(LOGSUMEXP, x, dims, ())
     else:
         value = np.log(np.sum(np.exp(data), axis=dims, keepdims=True))
     return _reduce(LOGSUMEXP, x, dims, keepdim, value.astype(data.dtype))
