@@ -51,11 +51,17 @@ def eager_forward(op, *operands):
     derivative read from the output (tanh's 1 - y * y) magnifies a last-bit difference."""
     if op.rounds_once:
         return op.forward(*operands)
-    fat = np.asarray(operands[op.arity:], np.float64) if len(operands) > op.arity else _NO_FLOATS
     if op.arity == 1:  # the common case, kept short: a few microseconds on small tensors
         a = operands[0]
         if a.dtype.kind != "f":
             return op.forward(*operands)
+        if a.ndim == 0:  # on Python floats: a fifth of an array call's cost
+            kernel = _eager_kernel(op, "_sc_")
+            if len(operands) == 1:
+                return a.dtype.type(kernel(float(a), 0.0, 0.0))
+            f0, f1 = (*operands[1:], 0.0)[:2]
+            return a.dtype.type(kernel(float(a), float(f0), float(f1)))
+        fat = np.asarray(operands[1:], np.float64) if len(operands) > 1 else _NO_FLOATS
         y = np.empty(a.shape, a.dtype)
         _eager_kernel(op)(y.reshape(-1), np.ascontiguousarray(a).reshape(-1), _NO_INTS,
                           _NO_INTS, _NO_INTS, fat)  # a unary kernel reads no shapes
@@ -68,19 +74,23 @@ def eager_forward(op, *operands):
     flat = [np.ascontiguousarray(a, dtype).reshape(-1) for a in arrays]
     shapes = [np.asarray(s, np.int64) for s in [shape] + [a.shape for a in arrays]]
     y = np.empty(shape, dtype)
+    fat = np.asarray(operands[op.arity:], np.float64) if len(operands) > op.arity else _NO_FLOATS
     _eager_kernel(op)(y.reshape(-1), *flat, *shapes, _NO_INTS, fat)
     return y if y.ndim else y[()]
 
 
-def _eager_kernel(op, cache={}):  # noqa: B006 - a per-process memo
-    kernel = cache.get(op.code)
+def _eager_kernel(op, prefix="_fw_"):
+    """The eager kernel ``prefix + op.name`` (replay_codegen.eager_kernels), memoized."""
+    memo = _SCALAR if prefix == "_sc_" else _ARRAY
+    kernel = memo.get(op.code)
     if kernel is None:
         from ..autograd import replay_codegen
 
-        kernel = cache[op.code] = getattr(replay_codegen.eager_kernels(), f"_fw_{op.name}")
+        kernel = memo[op.code] = getattr(replay_codegen.eager_kernels(), prefix + op.name)
     return kernel
 
 
+_ARRAY, _SCALAR = {}, {}  # op code -> kernel
 _NO_FLOATS = np.empty(0, np.float64)
 
 
@@ -92,8 +102,8 @@ def warmup():
     for op in OPS:
         if op.elementwise and op.fwd is not None and not op.rounds_once:
             for dt in (np.float64, np.float32):
-                x = np.ones(2, dt)
-                eager_forward(op, *([x] * op.arity), 1.0, 20.0)
+                for x in (np.ones(2, dt), dt(1.0)):
+                    eager_forward(op, *([x] * op.arity), 1.0, 20.0)
 
 
 def unary(name, x, *fattrs):
