@@ -1,13 +1,16 @@
-"""numbagrad.ops.gemm: the eager products split over Numba's threads, against NumPy in
-float64, for every operand layout BLAS reads in place and for the fallbacks."""
+"""numbagrad.ops.gemm: the one product routine of eager ops and compiled replay. Right
+against float64 NumPy for every operand layout, and the same bits whatever the layout,
+whether the split blocks run serially (replay) or on Numba's threads (eager), and whatever
+the thread count."""
 
+import ctypes
+
+import numba
 import numpy as np
 import pytest
 
 import numbagrad
 from numbagrad.ops import gemm
-
-pytestmark = pytest.mark.skipif(not gemm.available, reason="NumPy's OpenBLAS CBLAS not found")
 
 
 def _operand(rng, rows, cols, layout, dtype):
@@ -23,83 +26,109 @@ def _operand(rng, rows, cols, layout, dtype):
 
 
 LAYOUTS = ("C", "F", "rows", "cols", "strided")
+# small (loops), BLAS, BLAS split in blocks (by rows and by columns), vector shapes
+SHAPES = [(3, 4, 2), (64, 784, 256), (256, 64, 784), (130, 128, 70), (1, 300, 40),
+          (40, 300, 1), (7, 1, 9), (5, 0, 3), (0, 4, 2)]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape", [(64, 784, 256), (256, 64, 784), (130, 128, 70), (1, 3, 5),
-                                   (5, 3, 1), (7, 1, 9)])
-@pytest.mark.parametrize("parts", [1, 2, 3])
-def test_gemm_matches_numpy_every_layout(dtype, shape, parts):
-    rng = np.random.default_rng(sum(shape) + parts)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_product_right_and_the_same_bits_in_every_layout(dtype, shape):
+    rng = np.random.default_rng(sum(shape))
     m, k, n = shape
     tol = 2e-5 if dtype == np.float32 else 1e-12
+    a0, b0 = _operand(rng, m, k, "C", dtype), _operand(rng, k, n, "C", dtype)
+    start = rng.standard_normal((m, n)).astype(dtype)
+    exact = a0.astype(np.float64) @ b0.astype(np.float64)
+    scale = np.abs(a0).astype(np.float64) @ np.abs(b0).astype(np.float64) + 1
+    reference = {}
     for la in LAYOUTS:
         for lb in LAYOUTS:
+            # the same values in another layout
             a, b = _operand(rng, m, k, la, dtype), _operand(rng, k, n, lb, dtype)
-            exact = a.astype(np.float64) @ b.astype(np.float64)
-            scale = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64) + 1
-            # beta = 0 never reads out: NaN there must not leak into the result
-            out = np.full((m, n), np.nan, dtype)
-            applied = gemm.gemm(out, a, b, alpha=0.5, parts=parts)
-            # beta = 0 is only taken when it splits (else np.matmul is as good)
-            expected_applied = not (la == "strided" or lb == "strided" or parts == 1 or
-                                    m * n * k < gemm.SPLIT_MIN)
-            assert applied == expected_applied, (la, lb)
-            if applied:
+            a[...], b[...] = a0, b0
+            for run in (gemm.product, gemm._product_parallel):
+                # beta = 0 never reads y: NaN there must not leak into the result
+                out = np.full((m, n), np.nan, dtype)
+                run(out, a, b, 0.5, 0.0)
                 assert np.all(np.abs(out - 0.5 * exact) <= tol * scale), (la, lb)
-            # beta = 1 accumulates into out
-            start = rng.standard_normal((m, n)).astype(dtype)
-            out = start.copy()
-            applied = gemm.gemm(out, a, b, alpha=2.0, beta=1.0, parts=parts)
-            assert applied == (la != "strided" and lb != "strided"), (la, lb)
-            if applied:
-                assert np.all(np.abs(out - (start + 2 * exact)) <= tol * (2 * scale + 1))
-            # the public helpers apply or fall back, and are right either way
-            assert np.all(np.abs(gemm.matmul(a, b) - exact) <= tol * scale)
-            target = start.copy()
-            gemm.add_product(target, a, b, alpha=-1.0)
-            assert np.all(np.abs(target - (start - exact)) <= tol * (scale + 1))
+                acc = start.copy()
+                run(acc, a, b, 2.0, 1.0)  # beta = 1 accumulates
+                assert np.all(np.abs(acc - (start + 2 * exact)) <= tol * (2 * scale + 1))
+                if not reference:
+                    reference = {"out": out, "acc": acc}
+                np.testing.assert_array_equal(out, reference["out"], err_msg=f"{la} {lb}")
+                np.testing.assert_array_equal(acc, reference["acc"], err_msg=f"{la} {lb}")
 
 
-def test_gemm_declines_what_it_does_not_handle():
-    a = np.ones((4, 3), np.float32)
-    b = np.ones((3, 5), np.float32)
-    out = np.zeros((4, 5), np.float32)
-    assert gemm.gemm(out, a, b, beta=1.0) and np.all(out == 3)  # the case that applies
-    assert not gemm.gemm(np.zeros((4, 5)), a, b, beta=1.0)  # mixed dtypes
-    assert not gemm.gemm(np.zeros((5, 4), np.float32).T, a, b, beta=1.0)  # out not C-ordered
-    assert not gemm.gemm(np.zeros((4, 5), np.int64), a.astype(np.int64), b.astype(np.int64),
-                         beta=1.0)
-    assert not gemm.gemm(np.zeros((4, 0), np.float32), a, b[:, :0], beta=1.0)  # empty
-    assert not gemm.gemm(out, a, b, parts=1)  # neither split nor accumulating
+def test_helpers():
+    rng = np.random.default_rng(1)
+    for dt in (np.float32, np.float64):
+        a = rng.standard_normal((70, 90)).astype(dt)
+        b = rng.standard_normal((90, 80)).astype(dt)
+        exact = a.astype(np.float64) @ b
+        bound = (2e-5 if dt == np.float32 else 1e-12) * (np.abs(a).astype(np.float64) @
+                                                          np.abs(b) + 1)
+        p = gemm.matmul(a, b)
+        assert p.dtype == dt and p.flags.c_contiguous
+        assert np.all(np.abs(p - exact) <= bound)
+        target = np.ones((70, 80), dt)
+        gemm.add_product(target, a, b, alpha=-1.0)
+        assert np.all(np.abs(target - (1 - exact)) <= bound)
+        target = np.ones((80, 70), dt).T  # not C-ordered: through a temporary
+        gemm.add_product(target, a, b, overwrite=True)
+        assert np.all(np.abs(target - exact) <= bound)
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_linear_training_step_same_with_split_products(threads, monkeypatch):
-    """An MLP's gradients with the products split over threads equal those of NumPy's
-    single-threaded matmul (the fallback), up to float32 summation order."""
-    import numba
-    if threads > numba.config.NUMBA_NUM_THREADS:
+@pytest.mark.parametrize("real,dtype", [("s", np.float32), ("d", np.float64)])
+def test_stand_in_gemm(real, dtype):
+    """The plain-loop cblas_?gemm a process without NumPy's OpenBLAS links to: row major,
+    both transpose flags, leading dimensions, alpha and beta (0: C not read)."""
+    fn = gemm._stand_in(real).ctypes
+    rng = np.random.default_rng(2)
+    m, k, n = 4, 5, 3
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    exact = a.astype(np.float64) @ b
+
+    def ptr(x):
+        return x.ctypes.data_as(ctypes.POINTER(np.ctypeslib.as_ctypes_type(dtype)))
+
+    for ta, tb in ((111, 111), (112, 111), (111, 112), (112, 112)):
+        aa = np.ascontiguousarray(a.T) if ta == 112 else a
+        bb = np.ascontiguousarray(b.T) if tb == 112 else b
+        c = np.full((m, n), np.nan, dtype)
+        fn(101, ta, tb, m, n, k, 2.0, ptr(aa), aa.shape[1], ptr(bb), bb.shape[1], 0.0, ptr(c), n)
+        np.testing.assert_allclose(c, 2 * exact, rtol=1e-5)
+        c = np.ones((m, n), dtype)
+        fn(101, ta, tb, m, n, k, 1.0, ptr(aa), aa.shape[1], ptr(bb), bb.shape[1], 0.5, ptr(c), n)
+        np.testing.assert_allclose(c, 0.5 + exact, rtol=1e-5)
+
+
+def test_thread_count_does_not_change_the_bits():
+    """An MLP's float32 gradients at one and at two Numba threads: bit for bit (the split
+    blocks do not depend on the thread count)."""
+    if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("one Numba thread on this machine")
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((64, 300)).astype(np.float32)
+    x = rng.standard_normal((64, 784)).astype(np.float32)
     y = rng.integers(0, 10, 64)
 
     def grads():
         numbagrad.manual_seed(0)
         nn = numbagrad.nn
-        model = nn.Sequential(nn.Linear(300, 200), nn.ReLU(), nn.Linear(200, 10))
+        model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
         loss = nn.CrossEntropyLoss()(model(numbagrad.tensor(x)), numbagrad.tensor(y))
         loss.backward()
-        return [p.grad.numpy().astype(np.float64) for p in model.parameters()]
+        return [p.grad.numpy() for p in model.parameters()]
 
     previous = numba.get_num_threads()
-    numba.set_num_threads(threads)
     try:
-        split = grads()
-        monkeypatch.setattr(gemm, "available", False)
-        plain = grads()
+        numba.set_num_threads(1)
+        one = grads()
+        numba.set_num_threads(2)
+        two = grads()
     finally:
         numba.set_num_threads(previous)
-    for g, h in zip(split, plain):
-        np.testing.assert_allclose(g, h, rtol=1e-4, atol=1e-6)
+    for g, h in zip(one, two):
+        np.testing.assert_array_equal(g, h)

@@ -409,11 +409,13 @@ def cache_dir():
 
 
 def _salt():
-    from ..ops import kernels, vmath
+    from ..ops import gemm, kernels, vmath
 
     h = hashlib.sha256()
-    # every generated module calls both files' functions, which Numba's cache does not track
+    # every generated module calls these files' functions (kernels' products call gemm's),
+    # which Numba's cache does not track
     h.update(Path(kernels.__file__).read_bytes())
+    h.update(Path(gemm.__file__).read_bytes())
     h.update(Path(vmath.__file__).read_bytes())
     h.update(numba.__version__.encode())
     h.update(np.__version__.encode())

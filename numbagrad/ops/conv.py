@@ -749,7 +749,9 @@ def _avgpool_map(planes, H, W, Ho, Wo, prm):
 # ---- the table -------------------------------------------------------------------------------
 _F = "lib.nn.functional."
 CONV = defop(
-    "conv", "ConvolutionBackward0", 3, replay="conv_fw", kernel=conv_nd_bw, saves=("x0", "x1"),
+    # replay_f32: the replay runs a float32 convolution in float32, as conv_forward does
+    "conv", "ConvolutionBackward0", 3, replay="conv_fw", replay_f32=True, kernel=conv_nd_bw,
+    saves=("x0", "x1"),
     samples=[
         Sample(((2, 3, 5, 5), (4, 3, 3, 3), (4,)), {}, _F + "conv2d(x0, x1, x2)"),
         Sample(((1, 4, 6, 5), (4, 2, 3, 2), (4,)), {"stride": 2, "padding": 1, "groups": 2},
@@ -765,7 +767,8 @@ CONV = defop(
         Sample(((2, 3, 5, 5), (4, 2, 3, 3)), {}, _F + "conv2d(x0, x1)"),
     ])
 CONV_TRANSPOSE = defop(
-    "conv_transpose", "ConvolutionBackward0", 3, replay="conv_fw", kernel=conv_nd_bw,
+    "conv_transpose", "ConvolutionBackward0", 3, replay="conv_fw", replay_f32=True,
+    kernel=conv_nd_bw,
     saves=("x0", "x1"),
     samples=[
         Sample(((2, 4, 3, 3), (4, 3, 3, 3), (3,)), {"stride": 2, "padding": 1,

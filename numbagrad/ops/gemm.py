@@ -1,44 +1,80 @@
-"""Eager matrix products: ``out = alpha * (a @ b) + beta * out`` through NumPy's own BLAS,
-split over Numba's threads.
+"""Matrix products: one routine, ``product(y, a, b, alpha, beta)``, that eager ops and the
+compiled replay's kernels both call, so that a product gives the same bits on both sides.
 
-Why not ``np.matmul``: numbagrad sets the BLAS pools to one thread (see _blas.py: OpenBLAS's
-spinning pool and Numba's OpenMP threads fight over the cores), so NumPy's products use
-one core whatever ``numba.set_num_threads`` says. Here a product large enough to pay a fork
-is cut into one block of rows (or columns) of ``out`` per Numba thread, and each thread
-calls the single-threaded BLAS on its block: one pool (Numba's) does all the parallel work.
-On the 2-core test machine that took a 64x784 @ 784x256 float32 product from 312 to 198 us.
-``beta`` also lets a gradient accumulate inside the BLAS call (``target += a @ b`` with no
-temporary and no second pass over ``target``).
+``y = alpha * (a @ b) + beta * y`` (``beta = 0`` never reads ``y``), 2-d arrays of one
+float dtype, computed in that dtype:
 
-The BLAS is NumPy's bundled OpenBLAS (its CBLAS ``?gemm``, 64-bit integers), found among
-the process's loaded libraries; a build without it (another BLAS, another platform) makes
-``available`` False and every product goes to ``np.matmul``, single-threaded as before.
+* up to ``SMALL_MM`` multiply-adds as plain loops (on the 1 x 32 x 32 products of a small
+  RNN a BLAS call costs more overhead than the loop's whole arithmetic);
+* above, NumPy's bundled OpenBLAS (its CBLAS ``?gemm``). The kernels reach it through a
+  symbol registered with LLVM (``llvmlite.binding.add_symbol``) rather than an address
+  baked into the code, so the kernels that call it can be cached; a process without that
+  library gets a plain-loop stand-in under the same symbol (slow, but the same everywhere);
+* from ``SPLIT_MIN`` multiply-adds, cut into ``SPLIT_PARTS`` blocks of rows (or columns)
+  of ``y``, one BLAS call each. Eager runs the blocks on Numba's threads (``product_into``:
+  numbagrad keeps the BLAS pools at one thread, see _blas.py), the replay one after the
+  other (``product``). The blocks do not depend on the thread count, so neither do the bits:
+  splitting a float32 product changes them, and so would OpenBLAS's own threading.
+
+Why not ``np.matmul``: it picks gemm, gemv, dot or its own loops by shape, and the replay
+would have to copy that choice; one routine is the same by construction. ``beta`` also lets
+a gradient accumulate inside the BLAS call (``target += a @ b``, no temporary).
+
+OpenBLAS gives the same bits whether an operand comes transposed or as a C-ordered copy
+(tests/test_gemm.py checks it), so eager hands over views (``W.T``) as they are.
 """
 
 import ctypes
 
+import llvmlite.binding as llb
 import numba
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import cfunc, njit, prange, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .._blas import _openblas_libraries
 
 # CBLAS enums
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
-# Below this many multiply-adds a product goes to ``np.matmul`` (plus a NumPy add when it
-# accumulates): splitting it would not pay for a Numba fork/join, and through this module
-# it measured slower anyway (a 256x64 @ 64x10 accumulating product: 24 us, against 15).
-# Above, a product that neither splits nor accumulates goes to ``np.matmul`` too: it does
-# the same at a lower call cost.
+# Products of at most this many multiply-adds (m * k * n) run as loops; measured on this
+# machine kind (2 slow cores): loops win up to ~8k multiply-adds, BLAS from ~16k.
+SMALL_MM = 8192
+# From this many multiply-adds a product is cut into SPLIT_PARTS blocks. Measured on a
+# 64x784 @ 784x256 float32 product: 4 blocks cost 0-3% over one call on one thread, and
+# run in 54% of its time on two.
 SPLIT_MIN = 1 << 20
-_NAMES = {np.dtype(np.float32): ("scipy_cblas_sgemm64_", "cblas_sgemm64_"),
-          np.dtype(np.float64): ("scipy_cblas_dgemm64_", "cblas_dgemm64_")}
+SPLIT_PARTS = 4
+_SYMBOLS = {"s": "numbagrad_cblas_sgemm", "d": "numbagrad_cblas_dgemm"}
+_NUMPY_NAMES = {"s": ("scipy_cblas_sgemm64_", "cblas_sgemm64_"),
+                "d": ("scipy_cblas_dgemm64_", "cblas_dgemm64_")}
 
 
-def _find():
-    """{dtype: address of the CBLAS gemm of NumPy's OpenBLAS (ILP64)} for what is found."""
+def _stand_in(real):
+    """A plain-loop cblas_?gemm (row major) for a process without NumPy's OpenBLAS."""
+    flt = types.float32 if real == "s" else types.float64
+    ptr = types.CPointer(flt)
+    sig = types.void(types.int32, types.int32, types.int32, types.int64, types.int64,
+                     types.int64, flt, ptr, types.int64, ptr, types.int64, flt, ptr,
+                     types.int64)
+
+    @cfunc(sig, cache=True)
+    def gemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+        for i in range(m):
+            for j in range(n):
+                acc = flt(0.0)
+                for p in range(k):
+                    av = a[i * lda + p] if ta == _NO_TRANS else a[p * lda + i]
+                    bv = b[p * ldb + j] if tb == _NO_TRANS else b[j * ldb + p]
+                    acc += av * bv
+                c[i * ldc + j] = alpha * acc + (beta * c[i * ldc + j] if beta != 0 else 0)
+    return gemm
+
+
+def _register():
+    """Point the two symbols at NumPy's OpenBLAS gemm, or at the stand-ins; returns
+    whether NumPy's was found."""
     found = {}
     for path in _openblas_libraries():
         if "numpy" not in path:
@@ -47,25 +83,30 @@ def _find():
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        for dt, names in _NAMES.items():
+        for real, names in _NUMPY_NAMES.items():
             for name in names:
                 fn = getattr(lib, name, None)
-                if fn is not None and dt not in found:
-                    found[dt] = ctypes.cast(fn, ctypes.c_void_p).value
-    return found
+                if fn is not None and real not in found:
+                    found[real] = ctypes.cast(fn, ctypes.c_void_p).value
+    if len(found) < 2:
+        found = {real: _stand_in(real).address for real in _SYMBOLS}
+        for real, addr in found.items():
+            llb.add_symbol(_SYMBOLS[real], addr)
+        return False
+    for real, addr in found.items():
+        llb.add_symbol(_SYMBOLS[real], addr)
+    return True
 
 
-_ADDRESSES = _find()
-available = len(_ADDRESSES) == 2
+available = _register()
 
 
 def _gemm_intrinsic(real):
     @intrinsic
-    def call(typingctx, addr, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
-        """cblas_?gemm(RowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) at
-        address ``addr``; the matrices are addresses (integers) too. An intrinsic rather
-        than a ctypes object so the kernels that call it can be cached."""
-        sig = types.void(addr, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+    def call(typingctx, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+        """cblas_?gemm(RowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), the
+        matrices given as addresses (integers)."""
+        sig = types.void(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 
         def codegen(context, builder, signature, args):
             i32, i64 = ir.IntType(32), ir.IntType(64)
@@ -73,16 +114,16 @@ def _gemm_intrinsic(real):
             ptr = ir.IntType(8).as_pointer()
             fnty = ir.FunctionType(ir.VoidType(), [i32, i32, i32, i64, i64, i64, flt, ptr, i64,
                                                    ptr, i64, flt, ptr, i64])
-            (addr_, ta_, tb_, m_, n_, k_, alpha_, a_, lda_, b_, ldb_, beta_, c_, ldc_) = args
-            fn = builder.inttoptr(addr_, fnty.as_pointer())
+            fn = cgutils.get_or_insert_function(builder.module, fnty, _SYMBOLS[real])
+            (ta_, tb_, m_, n_, k_, alpha_, a_, lda_, b_, ldb_, beta_, c_, ldc_) = args
 
             def real_(v, ty):
                 return builder.fptrunc(v, flt) if real == "s" and ty == types.float64 else v
 
             builder.call(fn, [
                 ir.Constant(i32, _ROW_MAJOR), builder.trunc(ta_, i32), builder.trunc(tb_, i32),
-                m_, n_, k_, real_(alpha_, signature.args[6]), builder.inttoptr(a_, ptr), lda_,
-                builder.inttoptr(b_, ptr), ldb_, real_(beta_, signature.args[11]),
+                m_, n_, k_, real_(alpha_, signature.args[5]), builder.inttoptr(a_, ptr), lda_,
+                builder.inttoptr(b_, ptr), ldb_, real_(beta_, signature.args[10]),
                 builder.inttoptr(c_, ptr), ldc_])
             return context.get_dummy_value()
         return sig, codegen
@@ -94,141 +135,158 @@ _dgemm = _gemm_intrinsic("d")
 
 
 @njit(cache=True, nogil=True)
-def _call(addr, f64, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
-    if f64:
-        _dgemm(addr, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-    else:
-        _sgemm(addr, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+def _operand(x):
+    """(transpose flag, leading dimension) of a 2-d operand BLAS can read in place, or
+    (0, 0) when it cannot (negative, zero or unaligned strides: the caller copies)."""
+    r, c = x.shape
+    size = x.itemsize
+    s0, s1 = x.strides
+    if (c <= 1 or s1 == size) and (r <= 1 or (s0 > 0 and s0 % size == 0 and
+                                              s0 // size >= c)):
+        return _NO_TRANS, max(s0 // size if r > 1 else c, c, 1)
+    if (r <= 1 or s0 == size) and (c <= 1 or (s1 > 0 and s1 % size == 0 and
+                                              s1 // size >= r)):
+        return _TRANS, max(s1 // size if c > 1 else r, r, 1)
+    return 0, 0
 
 
-# The matrices come in as arrays, not addresses: Numba unboxes an array in ~0.3 us where
-# ``x.ctypes.data`` costs 1.5 us in Python. (One compiled specialization per layout.)
 @njit(cache=True, nogil=True)
-def _block(addr, f64, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
-    _call(addr, f64, ta, tb, m, n, k, alpha, a.ctypes.data, lda, b.ctypes.data, ldb, beta,
-          c.ctypes.data, ldc)
+def _blas_block(y, a, b, alpha, beta, ta, lda, tb, ldb, p, parts):
+    """Block ``p`` of ``parts`` of the BLAS product: rows of y when it has at least as many
+    rows as columns, else columns. Row i of op(a) starts i*lda items into a untransposed,
+    i items transposed; column j of op(b) j items into b untransposed, j*ldb transposed."""
+    m, n = y.shape
+    k = a.shape[1]
+    size = y.itemsize
+    # as signed integers: Numba adds a uintp and an int64 as floats
+    pa, pb, pc = np.int64(a.ctypes.data), np.int64(b.ctypes.data), np.int64(y.ctypes.data)
+    if m >= n:
+        i0, i1 = p * m // parts, (p + 1) * m // parts
+        pa += (i0 * lda if ta == _NO_TRANS else i0) * size
+        pc += i0 * n * size
+        m = i1 - i0
+    else:
+        j0, j1 = p * n // parts, (p + 1) * n // parts
+        pb += (j0 if tb == _NO_TRANS else j0 * ldb) * size
+        pc += j0 * size
+        n = j1 - j0
+    if m > 0 and n > 0:
+        if y.itemsize == 8:
+            _dgemm(ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, y.shape[1])
+        else:
+            _sgemm(ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, y.shape[1])
+
+
+@njit(cache=True, nogil=True)
+def _small(y, a, b, alpha, beta):
+    """The loops: row by row, each row of b scaled and added into an accumulator of y's
+    dtype (the inner loop runs along contiguous rows and vectorizes)."""
+    m, k = a.shape
+    n = b.shape[1]
+    acc = np.empty(n, y.dtype)
+    for i in range(m):
+        acc[:] = 0.0
+        for p in range(k):
+            av = a[i, p]
+            for j in range(n):
+                acc[j] += av * b[p, j]
+        for j in range(n):
+            v = acc[j] if alpha == 1.0 else alpha * acc[j]
+            if beta == 0.0:
+                y[i, j] = v
+            elif beta == 1.0:
+                y[i, j] = y[i, j] + v
+            else:
+                y[i, j] = beta * y[i, j] + v
+
+
+@njit(cache=True, nogil=True)
+def _prepare(y, a, b, alpha, beta):
+    """The cases with no BLAS call (empty, small) done; else the BLAS operands:
+    (done, a, b, ta, lda, tb, ldb, parts), a and b copied when BLAS cannot read them."""
+    m, k = a.shape
+    n = b.shape[1]
+    if m == 0 or n == 0:
+        return True, a, b, 0, 0, 0, 0, 0
+    if k == 0 or m * k * n <= SMALL_MM:
+        _small(y, a, b, alpha, beta)
+        return True, a, b, 0, 0, 0, 0, 0
+    ta, lda = _operand(a)
+    if ta == 0:
+        a = np.ascontiguousarray(a)
+        ta, lda = _NO_TRANS, max(k, 1)
+    tb, ldb = _operand(b)
+    if tb == 0:
+        b = np.ascontiguousarray(b)
+        tb, ldb = _NO_TRANS, max(n, 1)
+    parts = SPLIT_PARTS if m * k * n >= SPLIT_MIN else 1
+    return False, a, b, ta, lda, tb, ldb, parts
+
+
+@njit(cache=True, nogil=True)
+def product(y, a, b, alpha, beta):
+    """y = alpha * (a @ b) + beta * y (beta = 0: y is not read); y C-contiguous, all three
+    of one float dtype. The split blocks run one after the other (the replay's form)."""
+    done, a, b, ta, lda, tb, ldb, parts = _prepare(y, a, b, alpha, beta)
+    if not done:
+        for p in range(parts):
+            _blas_block(y, a, b, alpha, beta, ta, lda, tb, ldb, p, parts)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _split(addr, f64, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, by_rows, parts):
-    """c's rows (by_rows) or columns in ``parts`` blocks, one per Numba thread. Row i of
-    op(a) starts i*lda items into a untransposed, i items transposed; column j of op(b) j
-    items into b untransposed, j*ldb transposed. (``parts`` is an argument: calling
-    numba.get_num_threads() in here would embed a function pointer in the code, and such
-    code cannot be cached.)"""
-    size = c.itemsize
-    pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
-    for p in prange(parts):
-        if by_rows:
-            i0, i1 = p * m // parts, (p + 1) * m // parts
-            if i1 > i0:
-                off = i0 * lda if ta == _NO_TRANS else i0
-                _call(addr, f64, ta, tb, i1 - i0, n, k, alpha, pa + off * size, lda, pb, ldb,
-                      beta, pc + i0 * ldc * size, ldc)
-        else:
-            j0, j1 = p * n // parts, (p + 1) * n // parts
-            if j1 > j0:
-                off = j0 if tb == _NO_TRANS else j0 * ldb
-                _call(addr, f64, ta, tb, m, j1 - j0, k, alpha, pa, lda, pb + off * size, ldb,
-                      beta, pc + j0 * size, ldc)
+def _product_parallel(y, a, b, alpha, beta):
+    """``product`` with the split blocks on Numba's threads: the same blocks, the same bits."""
+    done, a, b, ta, lda, tb, ldb, parts = _prepare(y, a, b, alpha, beta)
+    if not done:
+        for p in prange(parts):
+            _blas_block(y, a, b, alpha, beta, ta, lda, tb, ldb, p, parts)
 
 
-def _operand(x):
-    """(transpose flag, leading dimension) of a 2-d operand BLAS can read in place, or None."""
-    if x.flags.c_contiguous:
-        return _NO_TRANS, max(x.shape[1], 1)
-    if x.flags.f_contiguous:
-        return _TRANS, max(x.shape[0], 1)
-    size = x.itemsize
-    s0, s1 = x.strides
-    if s1 == size and s0 % size == 0 and s0 >= x.shape[1] * size:
-        return _NO_TRANS, s0 // size
-    if s0 == size and s1 % size == 0 and s1 >= x.shape[0] * size:
-        return _TRANS, s1 // size
-    return None
+@njit(cache=True, nogil=True)
+def batched_product(y, a, b):
+    """y[i] = a[i] @ b[i] for each i of three 3-d arrays, y C-contiguous."""
+    for i in range(y.shape[0]):
+        product(y[i], a[i], b[i], 1.0, 0.0)
 
 
-def _large(a, b):
-    return a.shape[0] * a.shape[1] * b.shape[1] >= SPLIT_MIN
-
-
-def splits(a, b, parts=None):
-    """Whether ``a @ b`` is large enough, and the blocks (default: Numba's threads) many
-    enough, to be split."""
-    return _large(a, b) and (numba.get_num_threads() if parts is None else parts) > 1
-
-
-def gemm(out, a, b, alpha=1.0, beta=0.0, parts=None):
-    """``out = alpha * (a @ b) + beta * out`` for 2-d arrays of one float dtype, ``out``
-    C-contiguous; with beta = 0 ``out``'s content is never read (it may be uninitialised).
-    ``parts`` (default: Numba's thread count) blocks when the product is large enough to
-    split. Returns False (and does nothing) when this path does not apply or gains nothing
-    over ``np.matmul`` (beta = 0 and no split)."""
-    if not available or a.ndim != 2 or b.ndim != 2:
-        return False
-    if parts is None:
-        parts = numba.get_num_threads()
-    split = splits(a, b, parts)
-    if beta == 0 and not split:
-        return False  # np.matmul does the same at a lower call cost
-    dt = out.dtype
-    if a.dtype != dt or b.dtype != dt or dt not in _ADDRESSES or \
-            not out.flags.c_contiguous or out.ndim != 2:
-        return False
-    m, n = out.shape
-    k = a.shape[1]
-    if m == 0 or n == 0 or k == 0:
-        return False
-    opa, opb = _operand(a), _operand(b)
-    if opa is None or opb is None:
-        return False
-    ta, lda = opa
-    tb, ldb = opb
-    args = (_ADDRESSES[dt], dt.itemsize == 8, ta, tb, m, n, k, float(alpha), a, lda, b, ldb,
-            float(beta), out, n)
-    if split:
-        _split(*args, m >= n, parts)
+def product_into(y, a, b, alpha=1.0, beta=0.0):
+    """Eager's call of ``product``: the blocks of a split product on Numba's threads."""
+    if a.shape[0] * a.shape[1] * b.shape[1] >= SPLIT_MIN and numba.get_num_threads() > 1:
+        _product_parallel(y, a, b, float(alpha), float(beta))
     else:
-        _block(*args)
-    return True
+        product(y, a, b, float(alpha), float(beta))
 
 
 def matmul(a, b):
-    """``a @ b`` of two 2-d arrays (a new C-ordered array), split over Numba's threads when
-    large; NumPy's matmul for what this module does not handle."""
-    if a.ndim == 2 and b.ndim == 2 and splits(a, b):
-        out = np.empty((a.shape[0], b.shape[1]), a.dtype)
-        if gemm(out, a, b):
-            return out
-    return np.matmul(a, b)
+    """``a @ b`` of two 2-d float arrays of one dtype, as a new C-ordered array."""
+    out = np.empty((a.shape[0], b.shape[1]), a.dtype)
+    product_into(out, a, b)
+    return out
 
 
 def add_product(target, a, b, alpha=1.0, overwrite=False):
     """``target += alpha * (a @ b)`` (``target = ...`` with ``overwrite``) in place, the
-    product accumulated by the BLAS call itself when this module applies."""
-    if overwrite:
-        if gemm(target, a, b, alpha):  # taken only when split
-            return
-        np.matmul(a, b, out=target)
-        if alpha != 1.0:
-            target *= target.dtype.type(alpha)
-        return
-    if _large(a, b) and gemm(target, a, b, alpha, 1.0):
+    product accumulated by the BLAS call itself; a target that is not C-contiguous gets a
+    temporary."""
+    if target.flags.c_contiguous and a.dtype == target.dtype == b.dtype:
+        product_into(target, a, b, alpha, 0.0 if overwrite else 1.0)
         return
     p = a @ b
     if alpha != 1.0:
         p *= p.dtype.type(alpha)
-    target += p
+    if overwrite:
+        target[...] = p
+    else:
+        target += p
 
 
 def warmup():
     """Compile (or load from cache) the layouts a Linear layer's forward and backward use
-    (x @ W.T, g @ W, g.T @ x), float32 and float64, on one thread and split in two."""
-    if not available:
-        return
+    (x @ W.T, g @ W, g.T @ x), float32 and float64, small, serial and split."""
     for dt in (np.float32, np.float64):
-        a = np.ones((128, 128), dt)
-        for left, right in ((a, a.T), (a, a), (a.T, a)):
-            out = np.zeros((128, 128), dt)
-            for parts in (1, 2):
-                gemm(out, left, right, 1.0, 1.0, parts)
+        for size in (8, 128):
+            a = np.ones((size, size), dt)
+            for left, right in ((a, a.T), (a, a), (a.T, a)):
+                out = np.zeros((size, size), dt)
+                product(out, left, right, 1.0, 1.0)
+                _product_parallel(out, left, right, 1.0, 1.0)

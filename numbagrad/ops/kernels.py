@@ -9,6 +9,8 @@ rather than per element, which keeps every kernel a plain loop that LLVM can vec
 import numpy as np
 from numba import njit
 
+from .gemm import SMALL_MM, product
+
 
 @njit(cache=True, error_model="numpy")
 def c_strides(shape):
@@ -317,29 +319,8 @@ def log_softmax_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
         gx0[k] += g[k] - np.exp(y[k]) * s[j[k]]
 
 
-# ---- linear algebra ----------------------------------------------------------------------
-# Products of at most this many multiply-adds (m * k * n) run as plain loops instead of a
-# BLAS call: on the 1 x 32 x 32 products of a small RNN a call costs ~0.3 us of overhead and
-# a temporary array, more than the loop's whole arithmetic. Measured on this machine kind
-# (2 slow cores): loops win up to ~8k multiply-adds, BLAS from ~16k.
-SMALL_MM = 8192
-
-
-@njit(cache=True, error_model="numpy")
-def mm_small(y, a, b, m, k, n):
-    """y = a @ b on flat C-order (m, k) and (k, n): row by row, each row of b scaled and
-    added (the inner loop runs along contiguous rows and vectorizes)."""
-    for i in range(m):
-        yo = i * n
-        for j in range(n):
-            y[yo + j] = 0.0
-        for p in range(k):
-            av = a[i * k + p]
-            bo = p * n
-            for j in range(n):
-                y[yo + j] += av * b[bo + j]
-
-
+# ---- linear algebra: small products as loops, larger ones through gemm.product, the
+# routine eager's products call too ----------------------------------------------------
 @njit(cache=True, error_model="numpy")
 def mm_small_bw(g, a, b, ga, gb, m, k, n, need_a, need_b, alpha):
     """ga += alpha * (g @ b.T) and gb += alpha * (a.T @ g), on flat C-order arrays: each
@@ -393,9 +374,9 @@ def mm_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
         return
     g2 = g.reshape((m, n))
     if need0 and m * k > 0:
-        gx0.reshape((m, k))[:, :] += np.dot(g2, x1.reshape((k, n)).T)
+        product(gx0.reshape((m, k)), g2, x1.reshape((k, n)).T, 1.0, 1.0)
     if need1 and k * n > 0:
-        gx1.reshape((k, n))[:, :] += np.dot(x0.reshape((m, k)).T, g2)
+        product(gx1.reshape((k, n)), x0.reshape((m, k)).T, g2, 1.0, 1.0)
 
 
 @njit(cache=True, error_model="numpy")
@@ -408,7 +389,7 @@ def mv_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
             for q in range(n):
                 ga[i, q] += g[i] * x1[q]
     if need1 and m * n > 0:
-        gx1 += np.dot(a.T, g.copy())
+        product(gx1.reshape((n, 1)), a.T, g.reshape((m, 1)), 1.0, 1.0)
 
 
 @njit(cache=True, error_model="numpy")
@@ -426,11 +407,11 @@ def bmm_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
     for i in range(b):
         gi = g[i * m * n:(i + 1) * m * n].reshape((m, n))
         if need0 and m * k > 0:
-            ga = gx0[i * m * k:(i + 1) * m * k].reshape((m, k))
-            ga += np.dot(gi, x1[i * k * n:(i + 1) * k * n].reshape((k, n)).T)
+            product(gx0[i * m * k:(i + 1) * m * k].reshape((m, k)), gi,
+                    x1[i * k * n:(i + 1) * k * n].reshape((k, n)).T, 1.0, 1.0)
         if need1 and k * n > 0:
-            gb = gx1[i * k * n:(i + 1) * k * n].reshape((k, n))
-            gb += np.dot(x0[i * m * k:(i + 1) * m * k].reshape((m, k)).T, gi)
+            product(gx1[i * k * n:(i + 1) * k * n].reshape((k, n)),
+                    x0[i * m * k:(i + 1) * m * k].reshape((m, k)).T, gi, 1.0, 1.0)
 
 
 @njit(cache=True, error_model="numpy")
@@ -452,6 +433,6 @@ def addmm_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, need1,
         mm_small_bw(g, x1, x2, gx1, gx2, m, k, n, need1, need2, alpha)
         return
     if need1 and m * k > 0:
-        gx1.reshape((m, k))[:, :] += alpha * np.dot(g2, x2.reshape((k, n)).T)
+        product(gx1.reshape((m, k)), g2, x2.reshape((k, n)).T, alpha, 1.0)
     if need2 and k * n > 0:
-        gx2.reshape((k, n))[:, :] += alpha * np.dot(x1.reshape((m, k)).T, g2)
+        product(gx2.reshape((k, n)), x1.reshape((m, k)).T, g2, alpha, 1.0)

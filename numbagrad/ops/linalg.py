@@ -10,16 +10,22 @@ from .registry import Sample, Unwritten, defop, vjp_rule
 from .shape import t as _t
 from .vjp import unbroadcast_array
 
-MM = defop("mm", "MmBackward0", 2, replay="mm_fw", kernel="mm_bw", saves=("x0", "x1"),
+# The products compute in their dtype through gemm.product, eager and replay alike
+# (replay_f32): the same routine on the same float32 data gives the same bits.
+MM = defop("mm", "MmBackward0", 2, replay="mm_fw", replay_f32=True, kernel="mm_bw",
+           saves=("x0", "x1"),
            samples=[Sample(((3, 4), (4, 2))), Sample(((1, 5), (5, 1))), Sample(((2, 0), (0, 3)))],
            torch="mm")
-MV = defop("mv", "MvBackward0", 2, replay="mv_fw", kernel="mv_bw", saves=("x0", "x1"),
+MV = defop("mv", "MvBackward0", 2, replay="mv_fw", replay_f32=True, kernel="mv_bw",
+           saves=("x0", "x1"),
            samples=[Sample(((3, 4), (4,))), Sample(((1, 2), (2,)))], torch="mv")
-DOT = defop("dot", "DotBackward0", 2, replay="dot_fw", kernel="dot_bw", saves=("x0", "x1"),
+DOT = defop("dot", "DotBackward0", 2, replay="dot_fw", replay_f32=True, kernel="dot_bw",
+            saves=("x0", "x1"),
             samples=[Sample(((5,), (5,))), Sample(((1,), (1,)))], torch="dot")
-BMM = defop("bmm", "BmmBackward0", 2, replay="bmm_fw", kernel="bmm_bw", saves=("x0", "x1"),
+BMM = defop("bmm", "BmmBackward0", 2, replay="bmm_fw", replay_f32=True, kernel="bmm_bw",
+            saves=("x0", "x1"),
             samples=[Sample(((2, 3, 4), (2, 4, 5)))], torch="bmm")
-ADDMM = defop("addmm", "AddmmBackward0", 3, replay="addmm_fw",
+ADDMM = defop("addmm", "AddmmBackward0", 3, replay="addmm_fw", replay_f32=True,
               kernel="addmm_bw", saves=("x1", "x2"),
               samples=[Sample(((3, 2), (3, 4), (4, 2))), Sample(((2,), (3, 4), (4, 2))),
                        Sample(((3, 2), (3, 4), (4, 2)), {"beta": 0.5, "alpha": 2.0},
@@ -51,7 +57,7 @@ def _mv_numpy(g, xs, gxs, iat, fat):
     if gxs[0] is not None:
         gxs[0] += np.multiply.outer(g, v)
     if gxs[1] is not None:
-        gxs[1] += a.T @ g
+        _add_product(gxs[1].reshape(-1, 1), a.T, g.reshape(-1, 1))
 
 
 def _addmm_numpy(g, xs, gxs, iat, fat):
@@ -76,10 +82,11 @@ ADDMM.numpy_bw_any_layout = (1, 2)  # the two products (not the broadcast bias)
 
 def _bmm_numpy(g, xs, gxs, iat, fat):
     a, b = xs
-    if gxs[0] is not None:
-        gxs[0] += g @ b.transpose(0, 2, 1)
-    if gxs[1] is not None:
-        gxs[1] += a.transpose(0, 2, 1) @ g
+    for i in range(g.shape[0]):  # kernels.bmm_bw's products, batch by batch
+        if gxs[0] is not None:
+            _add_product(gxs[0][i], g[i], b[i].T)
+        if gxs[1] is not None:
+            _add_product(gxs[1][i], a[i].T, g[i])
 
 
 BMM.numpy_bw = _bmm_numpy
@@ -120,7 +127,7 @@ def mm(a, b):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims_of(a)} and "
                            f"{_dims_of(b)})")
     a, b = _common(a, b)
-    return record(MM, gemm.matmul(a._array(), b._array()), (a, b))
+    return record(MM, _product(a._array(), b._array()), (a, b))
 
 
 def mv(a, v):
@@ -130,7 +137,7 @@ def mv(a, v):
                                f"vec ({v.shape[0]})")
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
     a, v = _common(a, v)
-    return record(MV, np.matmul(a._array(), v._array()), (a, v))
+    return record(MV, _product(a._array(), v._array()[:, None]).reshape(-1), (a, v))
 
 
 def dot(a, b):
@@ -141,7 +148,7 @@ def dot(a, b):
                            f"[{b.shape[0]}] to have the same number of elements, but got "
                            f"{a.shape[0]} and {b.shape[0]} elements respectively")
     a, b = _common(a, b)
-    return record(DOT, np.dot(a._array(), b._array())[()], (a, b))
+    return record(DOT, _product(a._array()[None, :], b._array()[:, None])[0, 0], (a, b))
 
 
 def bmm(a, b):
@@ -153,7 +160,12 @@ def bmm(a, b):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
     a, b = _common(a, b)
-    return record(BMM, np.matmul(a._array(), b._array()), (a, b))
+    x, w = a._array(), b._array()
+    if x.dtype.kind != "f":
+        return record(BMM, np.matmul(x, w), (a, b))
+    value = np.empty((x.shape[0], x.shape[1], w.shape[2]), x.dtype)
+    gemm.batched_product(value, x, w)
+    return record(BMM, value, (a, b))
 
 
 def addmm(c, a, b, *, beta=1, alpha=1):
@@ -177,26 +189,25 @@ def addmm(c, a, b, *, beta=1, alpha=1):
                   (c, a, b), (), (float(beta), float(alpha)))
 
 
+def _product(a, b):
+    """a @ b of two 2-d arrays: gemm.product for floats (the routine the replay calls too),
+    NumPy for integers (never recorded)."""
+    if a.dtype.kind != "f":
+        return np.matmul(a, b)
+    return gemm.matmul(a, b)
+
+
 def _addmm_value(c, a, b, beta, alpha):
-    """beta * c + alpha * (a @ b), c broadcast to the product's shape. A product split over
-    threads is one BLAS call that starts from c, as torch's (beta = 0 ignores c, NaNs
-    included); else np.matmul and an add (on one thread that measured faster in an MLP's
-    step, though not in isolation)."""
+    """beta * c + alpha * (a @ b), c broadcast to the product's shape: one product that
+    starts from c (beta = 0 ignores c, NaNs included, as torch), replay's addmm_fw."""
     out_shape = (a.shape[0], b.shape[1])
-    if c.dtype == a.dtype and gemm.splits(a, b):
-        value = np.empty(out_shape, a.dtype)
-        if beta != 0:
-            np.copyto(value, c)
-        if gemm.gemm(value, a, b, alpha, beta):
-            return value
-    value = np.matmul(a, b)
-    if alpha != 1:
-        value *= value.dtype.type(alpha)
-    if value.dtype == c.dtype and beta == 1:
-        value += c  # in place: one temporary for the whole op
-    else:
-        value = (beta * c + value).astype(a.dtype)
-        value = np.ascontiguousarray(np.broadcast_to(value, out_shape))
+    if a.dtype.kind != "f":
+        return np.ascontiguousarray(np.broadcast_to(beta * c + alpha * np.matmul(a, b),
+                                                    out_shape)).astype(a.dtype)
+    value = np.empty(out_shape, a.dtype)
+    if beta != 0:
+        np.copyto(value, c)
+    gemm.product_into(value, a, b, alpha, beta)
     return value
 
 

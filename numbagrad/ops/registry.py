@@ -26,7 +26,9 @@ How an op is declared (see numbagrad/ops/elementwise.py etc. for the records):
   copies of their inputs: eager and replay then agree to the last bit by construction.
   For ops whose kernel sums or calls exp/log (reductions, softmax, losses), where a float64
   kernel rounded once differs from NumPy's float32 steps. Set it together with the eager
-  op's call to replay_value (which checks it).
+  op's call to replay_value (which checks it), or with an eager value computed by the
+  routine the kernel itself calls: the products' ``gemm.product``, the convolutions'
+  ``conv_forward`` steps.
 * ``replay_bw`` the backward the replay sweep calls instead of ``kernel`` (same signature),
   for ops whose recorded attributes are data (an argmax's positions): it recomputes them
   from the replayed values, which the recorded ones would not follow.

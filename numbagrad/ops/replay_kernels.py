@@ -23,12 +23,11 @@ from .conv import (
     _wide_from_narrow,
     _windows,
 )
+from .gemm import batched_product, product
 from .kernels import (
-    SMALL_MM,
     bcast_index,
     c_strides,
     is_contiguous_run,
-    mm_small,
     numel,
     strided_index,
 )
@@ -353,55 +352,41 @@ def log_softmax_fw(y, x0, sh_y, sh0, iat, fat):
 @njit(cache=True, error_model="numpy")
 def mm_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
     m, k, n = sh0[0], sh0[1], sh1[1]
-    if m * k * n <= SMALL_MM:  # loops: no BLAS call overhead, no temporary (kernels.py)
-        mm_small(y, x0, x1, m, k, n)
-    elif k == 0:
-        y[:] = 0.0
-    elif m * n > 0:
-        y.reshape((m, n))[:, :] = np.dot(x0.reshape((m, k)), x1.reshape((k, n)))
+    product(y.reshape((m, n)), x0.reshape((m, k)), x1.reshape((k, n)), 1.0, 0.0)
 
 
 @njit(cache=True, error_model="numpy")
 def mv_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
     m, n = sh0[0], sh0[1]
-    if n == 0:
-        y[:] = 0.0
-    elif m > 0:
-        y[:] = np.dot(x0.reshape((m, n)), x1)
+    product(y.reshape((m, 1)), x0.reshape((m, n)), x1.reshape((n, 1)), 1.0, 0.0)
 
 
 @njit(cache=True, error_model="numpy")
 def dot_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
-    y[0] = np.dot(x0, x1) if x0.shape[0] else 0.0
+    k = x0.shape[0]
+    product(y.reshape((1, 1)), x0.reshape((1, k)), x1.reshape((k, 1)), 1.0, 0.0)
 
 
 @njit(cache=True, error_model="numpy")
 def bmm_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
     b, m, k, n = sh0[0], sh0[1], sh0[2], sh1[2]
-    for i in range(b):
-        yi = y[i * m * n:(i + 1) * m * n].reshape((m, n))
-        if k == 0:
-            yi[:, :] = 0.0
-        elif m * n > 0:
-            yi[:, :] = np.dot(x0[i * m * k:(i + 1) * m * k].reshape((m, k)),
-                              x1[i * k * n:(i + 1) * k * n].reshape((k, n)))
+    batched_product(y.reshape((b, m, n)), x0.reshape((b, m, k)), x1.reshape((b, k, n)))
 
 
 @njit(cache=True, error_model="numpy")
 def addmm_fw(y, x0, x1, x2, sh_y, sh0, sh1, sh2, iat, fat):
-    # y = beta * x0 + alpha * (x1 @ x2), in eager's order: the product, scaled, then the sum
+    # y = beta * x0 + alpha * (x1 @ x2): x0 broadcast into y, then one product that starts
+    # from it, as eager's _addmm_value (beta = 0 never reads x0, NaNs included)
     beta, alpha = fat[0], fat[1]
-    mm_fw(y, x1, x2, sh_y, sh1, sh2, iat, fat)
-    if alpha != 1.0:
-        for q in range(y.shape[0]):
-            y[q] *= alpha
-    if x0.shape[0] == y.shape[0]:  # same size, or a (n,) bias on one row: no index map
-        for q in range(y.shape[0]):
-            y[q] = (x0[q] + y[q]) if beta == 1.0 else (beta * x0[q] + y[q])
-        return
-    j = bcast_index(sh0, sh_y)
-    for q in range(y.shape[0]):
-        y[q] = (x0[j[q]] + y[q]) if beta == 1.0 else (beta * x0[j[q]] + y[q])
+    if beta != 0.0:
+        if x0.shape[0] == y.shape[0]:
+            y[:] = x0
+        else:
+            j = bcast_index(sh0, sh_y)
+            for q in range(y.shape[0]):
+                y[q] = x0[j[q]]
+    m, k, n = sh1[0], sh1[1], sh2[1]
+    product(y.reshape((m, n)), x1.reshape((m, k)), x2.reshape((k, n)), alpha, beta)
 
 
 # ---- losses: iat[0] = reduction (0 none, 1 mean, 2 sum) ----------------------------------
