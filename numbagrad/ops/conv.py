@@ -321,6 +321,27 @@ def _par_wide_from_narrow(narrow, w, wide, geo, nc):
         _wide_from_narrow(narrow, w, wide, geo, c * N // nc, (c + 1) * N // nc)
 
 
+@njit(cache=True)
+def _weight_grad_serial(wide, narrow, gw, gb, geo):
+    """_wgrad_any's sums in the same chunks, one after the other: the serial kernel (the
+    replay's) then adds a weight gradient in the order eager's parallel chunks do."""
+    nc = _chunks(geo)
+    if nc == 1:
+        _weight_grad(wide, narrow, gw, gb, geo, 0, geo[0])
+        return
+    N = geo[0]
+    m, mb = gw.shape[0], gb.shape[0]
+    part = np.zeros((nc, m + mb), gw.dtype)
+    for c in range(nc):
+        _weight_grad(wide, narrow, part[c, :m], part[c, m:], geo, c * N // nc,
+                     (c + 1) * N // nc)
+    for c in range(nc):
+        for k in range(m):
+            gw[k] += part[c, k]
+        for k in range(mb):
+            gb[k] += part[c, m + k]
+
+
 @njit(cache=True, parallel=True)
 def _par_weight_grad(wide, narrow, gw, gb, geo, nc):
     # per-chunk partial sums (weights, then biases), added up serially
@@ -441,7 +462,7 @@ def conv_nd_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, need
         if need0:
             _wide_from_narrow(g, x1, gx0, geo, 0, geo[0])
         if need1:  # the bias gradient comes out of the weight gradient's GEMM
-            _weight_grad(x0, g, gx1, gx2 if need2 else gx2[:0], geo, 0, geo[0])
+            _weight_grad_serial(x0, g, gx1, gx2 if need2 else gx2[:0], geo)
         elif need2:
             _channel_sums(g, gx2, geo[0], geo[4], geo[5] * geo[6])
     else:
@@ -449,7 +470,7 @@ def conv_nd_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, need
         if need0:
             _narrow_from_wide(g, x1, gx0, x2[:0], geo, 0, geo[0], True)
         if need1:
-            _weight_grad(g, x0, gx1, gx2[:0], geo, 0, geo[0])
+            _weight_grad_serial(g, x0, gx1, gx2[:0], geo)
         if need2:
             _channel_sums(g, gx2, geo[0], geo[1], geo[2] * geo[3])
 
