@@ -32,10 +32,6 @@ from .autograd.tape import (
     F_SHP,
     F_SIZE,
     F_VOFF,
-    FLAG_EAGER32,
-    FLAG_F32,
-    FLAG_FLIP,
-    FLAG_STORE32,
     NODE_FIELDS,
 )
 from .ops import registry
@@ -400,7 +396,6 @@ def _take_tape(program, tape, flat, traced, merge=False):
     program.arenas = []  # (values, adjoints) pairs kept between calls: see Program._replay
     renumber = _merge_views(program) if merge else None
     node_of = (lambda k: k) if renumber is None else (lambda k: int(renumber[k]))
-    _mark_eager_paths(program.nodes, program.args, [node_of(t) for t in tape.transposes])
     # inputs: the dynamic argument leaves on the tape, then closed-over tensors that
     # require grad (parameters), whose current values are read at every call
     slots, program.inputs = [], []
@@ -419,37 +414,6 @@ def _take_tape(program, tape, flat, traced, merge=False):
     program.constants = [(t._vc, t._vc[0]) for t in tape.source_refs + tape.traced_casts
                          if not t._requires_grad and not any(t is x for x in traced)]
     return node_of
-
-
-def _mark_eager_paths(nodes, args, transposes):
-    """Flag the nodes whose backward eager runs in float32 (FLAG_EAGER32), those whose
-    adjoint it keeps in float32 (FLAG_STORE32), and the ``transposes`` (F.linear's t()
-    nodes) whose gradient eager's product writes straight into their big input's
-    (FLAG_FLIP), so that the replay sweep does the same.
-
-    Eager (autograd/engine.py) keeps a node of tape.BIG elements or more, and every node
-    computed from one, as its own array: such a node is differentiated by its op's kernel
-    in the dtype of its big operands and itself (float32 when they all are), into float32
-    adjoints for float32 nodes. The trace keeps every node in the float64 arena, where the
-    replay would differentiate in float64; a float32 gradient then differs from eager's by
-    float32 rounding (many ulps where a product's terms cancel). Nodes of mixed dtypes are
-    taken as float64, as eager takes them."""
-    big = np.zeros(len(nodes), bool)
-    for i in range(len(nodes)):
-        p, na = nodes[i, F_ARG], nodes[i, F_NARG]
-        operands = args[p:p + na]
-        big[i] = nodes[i, F_SIZE] >= tape_mod.BIG or bool(big[operands].any())
-        if not big[i]:
-            continue
-        f32 = nodes[i, F_FLAGS] & FLAG_F32
-        if f32:
-            nodes[i, F_FLAGS] |= FLAG_STORE32
-        if f32 and all(nodes[a, F_FLAGS] & FLAG_F32 for a in operands if big[a]):
-            nodes[i, F_FLAGS] |= FLAG_EAGER32
-    for t in transposes:
-        (src,) = args[nodes[t, F_ARG]:nodes[t, F_ARG] + 1]
-        if big[src]:
-            nodes[t, F_FLAGS] |= FLAG_FLIP
 
 
 # Ops whose replay only moves values (views, reshapes, broadcasts): merging two identical

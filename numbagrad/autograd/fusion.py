@@ -69,7 +69,6 @@ from .tape import (
     F_SIZE,
     F_VOFF,
     FLAG_BIG,
-    FLAG_EAGER32,
     FLAG_F32,
     FLAG_HOOK,
     FLAG_NEEDS_GRAD,
@@ -147,8 +146,6 @@ def _eligible(nodes, args, i):
         return False
     if nodes[i, F_FLAGS] & FLAG_HOOK or nodes[i, F_NARG] != op.arity:
         return False
-    if nodes[i, F_FLAGS] & FLAG_EAGER32:
-        return False  # its backward runs in float32, as eager's (the replay sweep's path)
     return all(nodes[a, F_SIZE] in (n, 1) for a in _operands(nodes, args, i))
 
 
@@ -157,7 +154,7 @@ def _tail(nodes, args, consumers, run, i, out_node):
     which nothing else reads: the reduction then joins the region."""
     if i is None or registry.OPS[nodes[i, 0]].name != "sum" or nodes[i, F_SIZE] != 1:
         return None
-    if nodes[i, F_FLAGS] & (FLAG_HOOK | FLAG_EAGER32):
+    if nodes[i, F_FLAGS] & FLAG_HOOK:
         return None
     (e,) = _operands(nodes, args, i)
     inside = set(run)

@@ -38,15 +38,6 @@ FLAG_HOOK = 4  # gradient hooks registered: the sweep hands the node to Python
 # The value's dtype is float32 (the arena holds float64 copies; create_graph rebuilds the
 # node's Tensor in its own dtype from this bit)
 FLAG_F32 = 8
-# Set by numbagrad.compile on a trace's nodes (the trace itself keeps every node in the
-# arena): eager would differentiate this node as a big one in float32 (FLAG_EAGER32), or
-# keep its adjoint as a float32 array (FLAG_STORE32). The replay sweep then computes the
-# node's backward as eager does, so that the two agree to the bit (compiler.py).
-FLAG_EAGER32 = 16
-FLAG_STORE32 = 32
-# ... and on a t() node F.linear recorded (Tape.transposes) whose input is big: eager's
-# product writes that input's gradient in its own layout, skipping the t() node (FLAG_FLIP)
-FLAG_FLIP = 64
 _F32 = np.dtype(np.float32)
 
 # Elements from which a node leaves the serial sweep for its op's parallel kernel. Measured

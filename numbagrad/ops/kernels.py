@@ -7,22 +7,9 @@ rather than per element, which keeps every kernel a plain loop that LLVM can vec
 """
 
 import numpy as np
-from numba import njit, types
-from numba.extending import overload
+from numba import njit
 
 from .gemm import SMALL_MM, product
-
-
-def zero_of(a):
-    """A zero of array ``a``'s dtype (inside @njit): sums that start from it run in
-    float32 on float32 arrays, as NumPy's and OpenBLAS's do."""
-
-
-@overload(zero_of)
-def _zero_of(a):
-    if a.dtype == types.float32:
-        return lambda a: np.float32(0.0)
-    return lambda a: 0.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -337,9 +324,8 @@ def log_softmax_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
 @njit(cache=True, error_model="numpy")
 def mm_small_bw(g, a, b, ga, gb, m, k, n, need_a, need_b, alpha):
     """ga += alpha * (g @ b.T) and gb += alpha * (a.T @ g), on flat C-order arrays: each
-    product is summed first, in the arrays' dtype, and then added, element by element as
-    gemm.product's loops do (so eager's big float32 nodes, which go through gemm.product,
-    and the replay's agree to the bit)."""
+    product is summed first and then added, as the BLAS path's temporary is (alpha = 1.0
+    multiplies exactly)."""
     if need_a:
         # four rows of b at once: four independent sums in flight instead of one chain of
         # dependent adds (2x on 1 x 32 x 32); each sum still runs over j in order
@@ -347,7 +333,7 @@ def mm_small_bw(g, a, b, ga, gb, m, k, n, need_a, need_b, alpha):
             go = i * n
             p = 0
             while p + 4 <= k:
-                acc0 = acc1 = acc2 = acc3 = zero_of(g)
+                acc0 = acc1 = acc2 = acc3 = 0.0
                 for j in range(n):
                     gv = g[go + j]
                     acc0 += gv * b[p * n + j]
@@ -360,7 +346,7 @@ def mm_small_bw(g, a, b, ga, gb, m, k, n, need_a, need_b, alpha):
                 ga[i * k + p + 3] += alpha * acc3
                 p += 4
             while p < k:
-                acc = zero_of(g)
+                acc = 0.0
                 for j in range(n):
                     acc += g[go + j] * b[p * n + j]
                 ga[i * k + p] += alpha * acc
@@ -374,7 +360,7 @@ def mm_small_bw(g, a, b, ga, gb, m, k, n, need_a, need_b, alpha):
         else:
             for p in range(k):
                 for j in range(n):
-                    acc = zero_of(g)
+                    acc = 0.0
                     for i in range(m):
                         acc += a[i * k + p] * g[i * n + j]
                     gb[p * n + j] += alpha * acc

@@ -10,7 +10,8 @@ across rows), so a float64 replay matches the eager value bit for bit in those c
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from .conv import (
     _add_channels,
@@ -29,13 +30,23 @@ from .kernels import (
     is_contiguous_run,
     numel,
     strided_index,
-    zero_of,
 )
 
 
 # ---- summation in NumPy's order ----------------------------------------------------------
 # The sums run in their input's dtype: a float32 replay (registry.replay_f32) hands them
 # float32 arrays, and NumPy's float32 loops accumulate in float32.
+def zero_of(a):
+    """A zero of array ``a``'s dtype (inside @njit)."""
+
+
+@overload(zero_of)
+def _zero_of(a):
+    if a.dtype == types.float32:
+        return lambda a: np.float32(0.0)
+    return lambda a: 0.0
+
+
 @njit(cache=True, error_model="numpy")
 def _block_sum(a, lo, n):
     """NumPy's pairwise-sum leaf (n <= 128): a plain loop below 8, else 8 accumulators."""
