@@ -322,6 +322,24 @@ def _par_wide_from_narrow(narrow, w, wide, geo, nc):
 
 
 @njit(cache=True)
+def _weight_grad_chunk(wide, narrow, part, m, geo, c, nc):
+    """Batch chunk ``c`` of ``nc``'s weight (part[:m]) and bias (part[m:]) gradient sums."""
+    N = geo[0]
+    _weight_grad(wide, narrow, part[:m], part[m:], geo, c * N // nc, (c + 1) * N // nc)
+
+
+@njit(cache=True)
+def _add_chunks(gw, gb, part):
+    """The chunks' partial sums added into gw and gb, chunk after chunk."""
+    m = gw.shape[0]
+    for c in range(part.shape[0]):
+        for k in range(m):
+            gw[k] += part[c, k]
+        for k in range(gb.shape[0]):
+            gb[k] += part[c, m + k]
+
+
+@njit(cache=True)
 def _weight_grad_serial(wide, narrow, gw, gb, geo):
     """_wgrad_any's sums in the same chunks, one after the other: the serial kernel (the
     replay's) then adds a weight gradient in the order eager's parallel chunks do."""
@@ -329,33 +347,19 @@ def _weight_grad_serial(wide, narrow, gw, gb, geo):
     if nc == 1:
         _weight_grad(wide, narrow, gw, gb, geo, 0, geo[0])
         return
-    N = geo[0]
-    m, mb = gw.shape[0], gb.shape[0]
-    part = np.zeros((nc, m + mb), gw.dtype)
+    part = np.zeros((nc, gw.shape[0] + gb.shape[0]), gw.dtype)
     for c in range(nc):
-        _weight_grad(wide, narrow, part[c, :m], part[c, m:], geo, c * N // nc,
-                     (c + 1) * N // nc)
-    for c in range(nc):
-        for k in range(m):
-            gw[k] += part[c, k]
-        for k in range(mb):
-            gb[k] += part[c, m + k]
+        _weight_grad_chunk(wide, narrow, part[c], gw.shape[0], geo, c, nc)
+    _add_chunks(gw, gb, part)
 
 
 @njit(cache=True, parallel=True)
 def _par_weight_grad(wide, narrow, gw, gb, geo, nc):
     # per-chunk partial sums (weights, then biases), added up serially
-    N = geo[0]
-    m, mb = gw.shape[0], gb.shape[0]
-    part = np.zeros((nc, m + mb), gw.dtype)
+    part = np.zeros((nc, gw.shape[0] + gb.shape[0]), gw.dtype)
     for c in prange(nc):
-        _weight_grad(wide, narrow, part[c, :m], part[c, m:], geo, c * N // nc,
-                     (c + 1) * N // nc)
-    for c in range(nc):
-        for k in range(m):
-            gw[k] += part[c, k]
-        for k in range(mb):
-            gb[k] += part[c, m + k]
+        _weight_grad_chunk(wide, narrow, part[c], gw.shape[0], geo, c, nc)
+    _add_chunks(gw, gb, part)
 
 
 # No @njit function here calls a parallel=True one: a cached serial function that calls a

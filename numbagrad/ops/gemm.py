@@ -88,14 +88,12 @@ def _register():
                 fn = getattr(lib, name, None)
                 if fn is not None and real not in found:
                     found[real] = ctypes.cast(fn, ctypes.c_void_p).value
-    if len(found) < 2:
+    numpy_blas = len(found) == 2
+    if not numpy_blas:
         found = {real: _stand_in(real).address for real in _SYMBOLS}
-        for real, addr in found.items():
-            llb.add_symbol(_SYMBOLS[real], addr)
-        return False
     for real, addr in found.items():
         llb.add_symbol(_SYMBOLS[real], addr)
-    return True
+    return numpy_blas
 
 
 available = _register()
