@@ -18,7 +18,7 @@ import threading
 import numpy as np
 
 from . import func as func_mod
-from .autograd import fusion, grad_mode
+from .autograd import eager_nodes, fusion, grad_mode
 from .autograd import tape as tape_mod
 from .autograd.tape import (
     F_ARG,
@@ -231,10 +231,14 @@ class Program:
         else:
             ops = [registry.OPS[c] for c in set(self.nodes[:, 0].tolist())]
             self.module = replay_codegen.load(ops)
+        # nodes eager differentiates in float32: its kernels run them (eager_nodes)
+        steps = eager_nodes.plan(self, _transposes(tape, node_of), _constant_dtypes(tape, node_of),
+                                 self.out_dtype) \
+            if self.stream is None and not self.constant_output else {}
         # runs of large elementwise nodes: fused kernels, driven from Python (fusion.run)
-        regions = fusion.plan(self.nodes, self.args, self.fat, self.out_node) \
+        regions = fusion.plan(self.nodes, self.args, self.fat, self.out_node, steps) \
             if self.stream is None and not self.constant_output else []
-        self.fused = fusion.Plan(regions, self) if regions else None
+        self.fused = fusion.Plan(regions, self, steps) if regions or steps else None
         self.tape_len = len(self.nodes)
         self.single_array = len(flat) == 1 and type(flat[0]) is np.ndarray and \
             flat[0].dtype.kind == "f" and self.diff == [0] and not self.constant_output \
@@ -419,6 +423,18 @@ def _take_tape(program, tape, flat, traced, merge=False):
 # Ops whose replay only moves values (views, reshapes, broadcasts): merging two identical
 # nodes of these kinds cannot change a result.
 _MERGEABLE = ("view_fw", "reshape_fw", "expand_fw")
+
+
+def _transposes(tape, node_of):
+    """The trace's F.linear t() nodes and their inputs (Tape.transposes), renumbered."""
+    return {node_of(t): node_of(src) for t, src in tape.transposes.items()}
+
+
+def _constant_dtypes(tape, node_of):
+    """(node, dtype) of the trace's sources whose dtype the node flags do not tell (neither
+    float32 nor float64: integer indices, boolean masks)."""
+    return [(node_of(tape.sources[id(t)]), t._data.dtype) for t in tape.source_refs
+            if t._data.dtype not in (np.float32, np.float64) and id(t) in tape.sources]
 
 
 def _merge_views(program):

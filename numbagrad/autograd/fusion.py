@@ -31,21 +31,25 @@ straight into the result (one read of the inputs and one write of the gradients 
 Each kernel takes a range (of elements, or of the tail's leaves), and a region of
 2 * PAR_MIN elements or more runs in chunks on a thread pool (the kernels release the GIL),
 as many as Numba's thread count allows. Leaves do not depend on the chunks, so the sum is
-the same on any number of threads; a one-element operand's gradient is summed per chunk.
+the same on any number of threads. (A node whose one-element operand needs a gradient is
+not fused: eager_nodes runs it as eager does.)
 
 Python drives a fused trace (``run``): the interpreted forward sweep up to a region, the
 region's kernel, and so on; backward, the interpreted reverse sweep stops at a region (its
 nodes carry the big-node flag, which makes the sweep hand a node back), the region's kernel
-runs, and the sweep resumes below it. The driver's few calls cost microseconds, against the
-milliseconds a region of FUSE_MIN or more elements takes.
+runs, and the sweep resumes below it. The nodes eager_nodes differentiates are handed back
+the same way (``Plan.steps``), so a trace with such nodes runs here even without regions.
+The driver's few calls cost microseconds, against the milliseconds a region of FUSE_MIN or
+more elements takes.
 
 float32 members are computed in float64 and rounded to float32 after each op, as the
 interpreted replay does (and eager's float32 arithmetic: bit for bit for +, -, *, /); a
 float32 tail adds its leaves and tree in float32, as np.sum does.
 
 Not fused (README, Limitations): nodes below FUSE_MIN elements, broadcasts other
-than one-element operands, reductions other than a full sum, compiled functions of Tensors
-and ``as_numba()`` (they keep the one-call interpreted replay).
+than one-element operands, the nodes eager_nodes differentiates, reductions other than a
+full sum, compiled functions of Tensors and ``as_numba()`` (they keep the one-call
+interpreted replay).
 """
 
 import os
@@ -59,7 +63,7 @@ import numpy as np
 
 from .._threads import in_parallel
 from ..ops import reduction_tree, registry, replay_kernels, vmath
-from . import codegen, replay_codegen
+from . import codegen, eager_nodes, replay_codegen
 from .tape import (
     F_ARG,
     F_FAT,
@@ -139,7 +143,9 @@ def _operands(nodes, args, i):
     return args[p:p + nodes[i, F_NARG]].tolist()
 
 
-def _eligible(nodes, args, i):
+def _eligible(nodes, args, i, exclude):
+    if i in exclude:
+        return False  # its backward is eager's own kernel (eager_nodes)
     op = registry.OPS[nodes[i, 0]]
     n = nodes[i, F_SIZE]
     if not op.elementwise or op.arity not in (1, 2) or n < FUSE_MIN or op.fwd is None:
@@ -149,12 +155,12 @@ def _eligible(nodes, args, i):
     return all(nodes[a, F_SIZE] in (n, 1) for a in _operands(nodes, args, i))
 
 
-def _tail(nodes, args, consumers, run, i, out_node):
+def _tail(nodes, args, consumers, run, i, out_node, exclude):
     """Node ``i`` (the one after ``run``) if it is a full sum of the run's one exit,
     which nothing else reads: the reduction then joins the region."""
     if i is None or registry.OPS[nodes[i, 0]].name != "sum" or nodes[i, F_SIZE] != 1:
         return None
-    if nodes[i, F_FLAGS] & FLAG_HOOK:
+    if nodes[i, F_FLAGS] & FLAG_HOOK or i in exclude:
         return None
     (e,) = _operands(nodes, args, i)
     inside = set(run)
@@ -165,10 +171,11 @@ def _tail(nodes, args, consumers, run, i, out_node):
     return None if others else i
 
 
-def plan(nodes, args, fat, out_node):
+def plan(nodes, args, fat, out_node, exclude=()):
     """The fused regions of a traced tape (a list, maybe empty): maximal runs of eligible
     elementwise nodes of one size, in recording order, sources allowed between them, each
-    with the full sum that follows it if that sum is all the run's values feed."""
+    with the full sum that follows it if that sum is all the run's values feed. Nodes in
+    ``exclude`` (those eager_nodes differentiates) are not fused."""
     n = len(nodes)
     if not (nodes[:, F_SIZE] >= FUSE_MIN).any():
         return []  # most traces: no node large enough, no per-node walk at trace time
@@ -179,7 +186,7 @@ def plan(nodes, args, fat, out_node):
     regions, run = [], []
 
     def close(after):
-        tail = _tail(nodes, args, consumers, run, after, out_node) if run else None
+        tail = _tail(nodes, args, consumers, run, after, out_node, exclude) if run else None
         if len(run) >= 2 or tail is not None or (run and _has_transcendental(nodes[run[0], 0])):
             regions.append(Region(list(run), nodes, args, fat, consumers, out_node, tail))
         run.clear()
@@ -187,7 +194,7 @@ def plan(nodes, args, fat, out_node):
     for i in range(n):
         if registry.OPS[nodes[i, 0]].source:
             continue
-        eligible = _eligible(nodes, args, i)
+        eligible = _eligible(nodes, args, i, exclude)
         if not (eligible and run and nodes[i, F_SIZE] == nodes[run[0], F_SIZE]):
             close(i)
         if eligible:
@@ -377,12 +384,15 @@ _SALT = (Path(vmath.__file__), Path(reduction_tree.__file__), Path(replay_kernel
 class Plan:
     """A trace's regions, where each region's inputs come from and its gradients go, and
     the node table the fused reverse sweep walks (the regions' nodes flagged, so the sweep
-    hands them back)."""
+    hands them back, as it hands back ``steps``: nodes eager_nodes differentiates)."""
 
-    def __init__(self, regions, program):
+    def __init__(self, regions, program, steps=None):
         nodes = program.nodes
         self.regions = regions
         self.nodes = nodes.copy()
+        self.steps = steps or {}
+        for i in self.steps:
+            self.nodes[i, F_FLAGS] |= FLAG_BIG
         self.region_of = {}
         for r in regions:
             for i in r.members + ([r.tail] if r.tail is not None else []):
@@ -549,8 +559,11 @@ def run(plan, program, val, adj, parts, with_grad):
                             dirty, start, True, False)
         if status == 0:
             break
-        r = plan.region_of[i]
-        if r is done:
+        r = plan.region_of.get(i)
+        if r is None:
+            eager_nodes.backward(plan.steps[i], val, adj, touched)
+            start = i - 1
+        elif r is done:
             touched[r.grad_inputs] = 1
             start = r.start - 1
         elif touched[r.grad_exits].all():
