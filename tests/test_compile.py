@@ -505,3 +505,29 @@ def test_concurrent_calls_from_threads_are_correct():
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_concurrent_calls_through_eager_kernels_are_correct():
+    """Float32 big nodes, whose backward the replay hands to eager's kernels (eager_nodes),
+    replayed from four threads at once: every call gets its own inputs' gradients."""
+    arrays = _big_inputs(np.float32)
+    vg = ng.func.value_and_grad(_two_layers, argnums=(0, 1, 2, 3))
+    c = ng.compile(vg)
+    inputs = [[arrays[0] * np.float32(1 + k / 8)] + arrays[1:] for k in range(4)]
+    expected = [vg(*a) for a in inputs]
+    c(*inputs[0])
+    errors = []
+
+    def work(k):
+        for _ in range(10):
+            v, g = c(*inputs[k])
+            if v != expected[k][0] or not all(np.array_equal(a, b)
+                                               for a, b in zip(g, expected[k][1])):
+                errors.append(k)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
