@@ -68,7 +68,7 @@ class _TapeView:
                 value = tape.big_val[big]
             else:
                 size, voff = tape.field(node, F_SIZE), tape.field(node, F_VOFF)
-                value = np.frombuffer(tape.val, np.float64, size, voff * 8).astype(
+                value = tape.val.array()[voff:voff + size].astype(
                     _dtype(tape, node)).reshape(shape)
             t = self.made[node] = _make(value, tape, node)
         return t

@@ -89,7 +89,7 @@ class _Run:
             np.empty(0, np.int64)
         self.iat = np.frombuffer(tape.iat, np.int64) if tape.iat else np.empty(0, np.int64)
         self.fat = np.frombuffer(tape.fat, np.float64) if tape.fat else np.empty(0)
-        self.val = np.frombuffer(tape.val, np.float64) if tape.val else np.empty(0)
+        self.val = tape.val.array()
         self.adj = np.zeros(len(self.val))
         self.big_adj = {}
         self.touched = np.zeros(n, np.uint8)

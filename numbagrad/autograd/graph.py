@@ -124,7 +124,7 @@ def tape_arrays(tensor):
     out["shapes"] = _frozen(tape.shapes, np.int64)
     out["iat"] = _frozen(tape.iat, np.int64)
     out["fat"] = _frozen(tape.fat, np.float64)
-    out["val"] = _frozen(tape.val, np.float64)
+    out["val"] = _frozen(tape.val.array(), np.float64)
     out["root"] = np.int64(tensor._node)
     return out
 

@@ -4,7 +4,8 @@ Every node (a leaf, a constant or an op's output) is one row of ``NODE_FIELDS`` 
 ``nodes``. Arguments, shapes and attributes live in CSR form in their own flat arrays, so the
 Numba sweep reads the whole graph without touching a Python object. ``array.array`` is
 used for recording because appending to it costs about what appending to a list does, and
-``np.frombuffer`` hands it to Numba without a copy.
+``np.frombuffer`` hands it to Numba without a copy; the values, appended in large pieces,
+go into an ``Arena`` (a NumPy buffer grown by doubling and reused by the next tape).
 
 Values: a node with fewer than ``BIG`` elements (and all of whose operands are small too) has
 its value copied, as float64, into the ``val`` arena, and is differentiated inside the serial
@@ -17,6 +18,7 @@ nodes, shapes, attributes, and the values of source nodes), so a tape can be rep
 import itertools
 import os
 import struct
+import sys
 import threading
 import weakref
 from array import array
@@ -45,6 +47,64 @@ _F32 = np.dtype(np.float32)
 BIG = int(os.environ.get("NUMBAGRAD_BIG_THRESHOLD", 32768))
 
 
+class Arena:
+    """A tape's float64 value arena: a NumPy buffer grown by doubling, with its length.
+
+    Not an ``array.array``: that grows by ~6% per resize, into fresh memory, so appending a
+    (64, 256) activation (128 KB) to a growing arena cost 50-130 us of copies and page
+    faults, several times the op. Here a tape that dies hands its buffer to the next one
+    (``_spare``), so a training loop's arena is written in place, step after step."""
+
+    __slots__ = ("buf", "n")
+
+    def __init__(self):
+        self.buf = _spare.pop() if _spare else np.empty(_ARENA_START)
+        self.n = 0
+
+    def __len__(self):
+        return self.n
+
+    def array(self):
+        """The values as a float64 array (a view: valid until the arena grows)."""
+        return self.buf[:self.n]
+
+    def append(self, x):
+        n = self.n
+        if n == len(self.buf):
+            self._grow(n + 1)
+        self.buf[n] = x
+        self.n = n + 1
+
+    def extend(self, value):
+        """Append ``value``'s elements (any array, converted to float64 on the way in)."""
+        n = self.n
+        k = value.size
+        if n + k > len(self.buf):
+            self._grow(n + k)
+        self.buf[n:n + k] = value.reshape(-1)
+        self.n = n + k
+
+    def _grow(self, need):
+        buf = np.empty(max(need, 2 * len(self.buf)))
+        buf[:self.n] = self.buf[:self.n]
+        self.buf = buf
+
+    def release(self):
+        """Hand the buffer on for reuse, if nothing views it (the tape is dying)."""
+        buf = self.buf
+        # references: this attribute, the local name, getrefcount's argument; a NumPy view
+        # anywhere would add its own
+        if len(_spare) < _SPARE_MAX and _ARENA_START < len(buf) <= _SPARE_LARGEST and \
+                sys.getrefcount(buf) == 3:
+            _spare.append(buf)
+
+
+_ARENA_START = 1024
+_SPARE_MAX = 4  # buffers kept for new tapes (list append/pop: atomic across threads)
+_SPARE_LARGEST = 1 << 23  # 64 MB: a larger arena is let go
+_spare = []
+
+
 class Tape:
     __slots__ = ("nodes", "args", "shapes", "iat", "fat", "val", "big_val", "sources",
                  "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
@@ -57,7 +117,7 @@ class Tape:
         self.shapes = array("q")
         self.iat = array("q")
         self.fat = array("d")
-        self.val = array("d")
+        self.val = Arena()
         self.big_val = []
         self.sources = {}  # id(tensor) -> node, for leaves and constant tensors
         self.source_refs = []  # keeps those tensors alive so their ids stay unique
@@ -90,6 +150,11 @@ class Tape:
     def __len__(self):
         return len(self.nodes) // NODE_FIELDS
 
+    def __del__(self):
+        val = getattr(self, "val", None)
+        if val is not None:
+            val.release()
+
     def push(self, code, value, size, shape, args, iat, fat, flags):
         """Append one node; returns its index. ``value`` is the NumPy value (array or scalar)."""
         nodes = self.nodes
@@ -105,9 +170,7 @@ class Tape:
             if size == 1:
                 val.append(float(value) if shape == () else float(value.reshape(-1)[0]))
             elif size:
-                # a flat uint8 view: array.frombytes wants a byte buffer, and this copies once
-                flat = np.ascontiguousarray(value, dtype=np.float64).reshape(-1)
-                val.frombytes(flat.view(np.uint8))
+                val.extend(value)
         self_args = self.args
         nargs = len(args)
         nodes.frombytes(_NODE.pack(code, voff, size, len(shape), len(self.shapes),
