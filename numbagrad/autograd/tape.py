@@ -58,7 +58,10 @@ class Arena:
     __slots__ = ("buf", "n")
 
     def __init__(self):
-        self.buf = _spare.pop() if _spare else np.empty(_ARENA_START)
+        try:
+            self.buf = _spare.pop()  # atomic: two threads never get one buffer
+        except IndexError:
+            self.buf = np.empty(_ARENA_START)
         self.n = 0
 
     def __len__(self):
