@@ -233,7 +233,7 @@ class Program:
             self.module = replay_codegen.load(ops)
         # nodes eager differentiates in float32: its kernels run them (eager_nodes)
         steps = eager_nodes.plan(self, _transposes(tape, node_of), _constant_dtypes(tape, node_of),
-                                 self.out_dtype) \
+                                 [(self.out_node, self.out_dtype)]) \
             if self.stream is None and not self.constant_output else {}
         # runs of large elementwise nodes: fused kernels, driven from Python (fusion.run)
         regions = fusion.plan(self.nodes, self.args, self.fat, self.out_node, steps) \
@@ -640,7 +640,15 @@ class TensorProgram:
         _take_tape(self, tape, flat, traced)
         # what each output is: a node of the trace, or a constant (independent of inputs)
         self.outputs, out_nodes = [], []
-        for o in outs:
+        # outputs that are an argument itself (``x.double()`` of a float64 x returns x): the
+        # call returns that argument, as eager does, not the trace's value of it
+        self.passthrough = {}
+        for q, o in enumerate(outs):
+            arg = next((k for k, t in enumerate(traced) if t is o), None)
+            if arg is not None and _is_dynamic(flat[arg]):
+                self.passthrough[q] = arg
+                self.outputs.append((None, None, o.dtype))
+                continue
             if o._tape is tape:
                 node = o._node
             elif o._tape is None:
@@ -667,6 +675,13 @@ class TensorProgram:
         from .autograd import replay_codegen
         ops = [registry.OPS[c] for c in set(self.nodes[:, 0].tolist())]
         self.module = replay_codegen.load(ops)
+        # nodes eager differentiates in float32: the backward hands them to its kernels
+        ident = (lambda k: k)  # noqa: E731 - no views merged in this kind of trace
+        self.steps = eager_nodes.plan(
+            self, _transposes(tape, ident), _constant_dtypes(tape, ident),
+            [(node, dtype.np) for node, _, dtype in self.outputs if node is not None]) \
+            if out_nodes else {}
+        self.sweep_nodes = eager_nodes.sweep_nodes(self.nodes, self.steps)
 
     def constants_current(self):
         return all(vc[0] == v for vc, v in self.constants)
@@ -682,13 +697,17 @@ class TensorProgram:
         val = self.module.run_forward(self.nodes, self.args, self.shapes, self.iat, self.fat,
                                       self.base, self.in_off, self.in_len, x)
         values = []
-        for node, shape, dtype in self.outputs:
-            if node is None:
+        for q, (node, shape, dtype) in enumerate(self.outputs):
+            if q in self.passthrough:
+                values.append(None)  # the argument itself, below
+            elif node is None:
                 values.append(shape.copy())  # a constant output (shape holds its value)
             else:
                 o, n = self.nodes[node, F_VOFF], self.nodes[node, F_SIZE]
                 values.append(val[o:o + n].reshape(shape).astype(dtype.np))
-        fresh = [_tensor(v) for v in values]
+        fresh = [_tensor(v) if v is not None else None for v in values]
+        for q, k in self.passthrough.items():
+            fresh[q] = flat[k] if isinstance(flat[k], Tensor) else _tensor(np.asarray(flat[k]))
         needs = [q for q, t in enumerate(slot_tensors) if t is not None and t._requires_grad]
         if grad_mode.state.enabled and needs and self.diff:
             self._record(val, values, fresh, slot_tensors, needs)
@@ -766,8 +785,11 @@ class _CompiledCall:
             raise RuntimeError(FREED_MSG)
         p = self.program
         seed = np.ascontiguousarray(g._data, np.float64).reshape(-1)
-        grads = p.module.run_backward(p.nodes, p.args, p.shapes, p.iat, p.fat, self.val,
-                                      p.out_nodes, seed, p.in_off, p.in_len)
+        if p.steps:
+            grads = eager_nodes.run_backward(p, self.val, seed)
+        else:
+            grads = p.module.run_backward(p.nodes, p.args, p.shapes, p.iat, p.fat, self.val,
+                                          p.out_nodes, seed, p.in_off, p.in_len)
         out = []
         for q, dtype in zip(self.needs, self.dtypes):
             start = p.slot_ends[q] - p.in_len[q]

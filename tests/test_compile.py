@@ -126,11 +126,22 @@ def test_replay_within_one_ulp_of_eager(op, i, sample, dtype, big, monkeypatch):
     def values(*xs):
         return _first(_call(ng, op, sample, list(xs)))
     tensors = [ng.tensor(a, requires_grad=True) for a in arrays]
-    want = values(*tensors).detach().numpy()
-    got = ng.compile(values)(*tensors).detach().numpy()
+    fresh = [ng.tensor(a, requires_grad=True) for a in arrays]
+    want_t = values(*tensors)
+    got_t = ng.compile(values)(*fresh)
+    want, got = want_t.detach().numpy(), got_t.detach().numpy()
     assert got.shape == want.shape and got.dtype == want.dtype
     worst = {"value": ulps(got, want)}
     worst.update({f"grad {k}": ulps(g, e) for k, (g, e) in enumerate(zip(grads, eager_grads))})
+    if want_t.requires_grad and want.dtype.kind == "f":
+        # and the compiled function's own backward, for the same output gradient
+        w = np.asarray(np.random.default_rng(i).uniform(0.5, 1.5, want.shape), want.dtype)
+        want_t.backward(ng.tensor(w))
+        got_t.backward(ng.tensor(w))
+        for k, (a, b) in enumerate(zip(fresh, tensors)):
+            assert (a.grad is None) == (b.grad is None), k
+            if b.grad is not None:
+                worst[f"backward {k}"] = ulps(a.grad.numpy(), b.grad.numpy())
     assert max(worst.values()) <= 1, worst
 
 

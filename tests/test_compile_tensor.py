@@ -278,3 +278,17 @@ def test_random_ops_refuse_to_be_traced(transform):
         compiled(x)
     # outside a trace, random ops work as before
     assert drop.train()(ng.ones(4)).shape == (4,)
+
+
+def test_an_argument_returned_as_is_is_that_argument_at_every_call():
+    """``x.double()`` of a float64 x is x itself (eager, torch): the compiled function
+    returns the argument of each call, not the value it had when traced."""
+    f = ng.compile(lambda x, y: (x.double(), (x * y).sum()))
+    for k in range(3):
+        x = ng.tensor(np.arange(3.0) + k, requires_grad=True)
+        y = ng.tensor(np.full(3, 2.0), requires_grad=True)
+        same, total = f(x, y)
+        assert same is x
+        assert total.item() == float(((np.arange(3.0) + k) * 2.0).sum())
+        total.backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 2.0))

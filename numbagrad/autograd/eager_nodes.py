@@ -44,6 +44,7 @@ from .tape import (
     F_SHP,
     F_SIZE,
     F_VOFF,
+    FLAG_BIG,
     FLAG_F32,
     FLAG_NEEDS_GRAD,
 )
@@ -97,11 +98,12 @@ def _compute_dtype(dtypes, members):
     return np.result_type(*[d for d in dts if d.kind == "f"] or [np.float64])
 
 
-def plan(program, transposes, sources, out_dtype):
+def plan(program, transposes, sources, roots):
     """The handed-back nodes of ``program``'s trace (a dict node -> Step, empty when eager's
     big-node backward is float64 throughout). ``transposes``: the trace's F.linear t() nodes
     and their inputs (Tape.transposes, renumbered); ``sources``: (node, dtype) of its
-    constants; ``out_dtype``: the output's dtype (eager's seed)."""
+    constants; ``roots``: (node, dtype) of the outputs the backward is seeded at, the dtype
+    being that of the seed (eager's adjoint array for the output)."""
     from . import engine
 
     nodes, args, shapes = program.nodes, program.args, program.shapes
@@ -119,14 +121,14 @@ def plan(program, transposes, sources, out_dtype):
             not _scalar_operands(nodes, args, big):
         return {}
     needs_grad = (nodes[:, F_FLAGS] & FLAG_NEEDS_GRAD) != 0
-    out = program.out_node
     store = {}  # big node -> the dtype of eager's adjoint array (its first writer's)
-    if big[out]:
-        store[out] = np.dtype(out_dtype)
     touched = np.zeros(n, bool)
-    touched[out] = True
+    for node, dtype in roots:
+        if big[node]:
+            store[node] = np.dtype(dtype)
+        touched[node] = True
     steps = {}
-    for i in range(out, -1, -1):
+    for i in range(max(node for node, _ in roots), -1, -1):
         code = int(nodes[i, 0])
         op = registry.OPS[code]
         if not touched[i] or not needs_grad[i] or op.arity == 0:
@@ -267,3 +269,41 @@ def backward(s, val, adj, touched):
     for t in s.targets:
         touched[t.node] = 1
 
+
+
+def run_backward(program, val, seed):
+    """The replay module's ``run_backward`` (the reverse sweep on arena ``val``, seeded with
+    ``seed`` at ``program.out_nodes``) with ``program.steps`` handed to eager's kernels;
+    returns the adjoints of the input slots, concatenated. For compiled functions of
+    Tensors (compiler._CompiledCall)."""
+    nodes, m = program.nodes, program.module
+    n = len(nodes)
+    adj = np.zeros(len(val))
+    touched = np.zeros(n, np.uint8)
+    freed = np.zeros(n, np.uint8)
+    dirty = np.zeros(n, np.uint8)
+    pos = 0
+    for i in program.out_nodes.tolist():
+        o, size = int(nodes[i, F_VOFF]), int(nodes[i, F_SIZE])
+        adj[o:o + size] += seed[pos:pos + size]
+        pos += size
+        touched[i] = 1
+    start = int(program.out_nodes.max())
+    while start >= 0:
+        status, i = m.sweep(program.sweep_nodes, program.args, program.shapes, program.iat,
+                            program.fat, val, adj, touched, freed, dirty, start, True, False)
+        if status == 0:
+            break
+        backward(program.steps[i], val, adj, touched)
+        start = i - 1
+    return np.concatenate([adj[o:o + k] for o, k in zip(program.in_off.tolist(),
+                                                         program.in_len.tolist())]) \
+        if len(program.in_off) else np.zeros(0)
+
+
+def sweep_nodes(nodes, steps):
+    """``nodes`` with the big-node flag on ``steps``, which makes the sweep hand them back."""
+    flagged = nodes.copy()
+    for i in steps:
+        flagged[i, F_FLAGS] |= FLAG_BIG
+    return flagged
