@@ -23,8 +23,8 @@ reduction, in chunks per thread, which the replay's serial kernel would not repe
 bit. Everything else, float64 big nodes included, stays in the compiled sweep, where the
 replay already equals eager (the products through one routine, gemm.product).
 
-``as_numba()`` and the backward of a compiled function of Tensors keep the all-float64
-sweep: they cannot leave Numba (README, Limitations).
+The backward of a compiled function of Tensors runs here too (``run_backward``).
+``as_numba()`` keeps the all-float64 sweep: it cannot leave Numba (README, Limitations).
 """
 
 import numpy as np
