@@ -4,6 +4,7 @@ float targets), mixed dtypes, second derivatives through the differentiable rule
 (create_graph=True), big nodes, torch's errors and warnings, and the loss Modules (reprs,
 buffers, the deprecated size_average/reduce arguments)."""
 
+import re
 import warnings
 
 import numpy as np
@@ -637,3 +638,28 @@ def test_module_double_converts_weight_buffer():
     assert m.weight.dtype is ng.float64
     x = ng.tensor(np.ones((2, 3)), dtype=ng.float64, requires_grad=True)
     assert m(x, ng.tensor([0, 2])).dtype is ng.float64
+
+
+_LOSS_NAMES = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+               "binary_cross_entropy_with_logits", "nll_loss", "cross_entropy", "kl_div"]
+
+
+@pytest.mark.parametrize("name", _LOSS_NAMES)
+def test_a_loss_given_an_array_raises_torchs_type_error(name):
+    """A NumPy array (or a list) where a Tensor belongs: torch's TypeError naming the
+    argument, not an AttributeError from inside the loss."""
+    fn = getattr(ng.nn.functional, name)
+    x = ng.rand(3, 5)
+    target = np.zeros(3, np.int64) if name in ("nll_loss", "cross_entropy") else np.zeros((3, 5))
+    with pytest.raises(TypeError, match=r"\(\): argument 'target' \(position 2\) must be "
+                                        r"Tensor, not numpy.ndarray"):
+        fn(x, target)
+    with pytest.raises(TypeError, match=r"argument 'input' \(position 1\) must be Tensor, "
+                                        r"not list"):
+        fn(x.tolist(), ng.tensor(target))
+    if name in ("nll_loss", "cross_entropy"):  # torch's names for these two are its kernels'
+        try:
+            getattr(torch.nn.functional, name)(torch.rand(3, 5), target)
+        except TypeError as e:
+            with pytest.raises(TypeError, match=re.escape(str(e))):
+                fn(x, target)

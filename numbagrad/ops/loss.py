@@ -14,6 +14,7 @@ Attributes of the fused nodes (``iat``/``fat``):
   (scale = 1 / total weight for mean); the integer target is an attribute, not an input.
 """
 
+import functools
 import math
 import warnings
 from array import array
@@ -23,7 +24,7 @@ from numba import njit
 
 from .. import dtypes
 from ..autograd import grad_mode
-from ..tensor import _make
+from ..tensor import Tensor, _make
 from .kernels import bcast_index
 from .record import record, replay_value
 from .registry import Sample, defop, vjp_rule
@@ -282,6 +283,26 @@ def _get_enum(reduction):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+
+def _tensor_arguments(torch_name):
+    """A loss's check that ``input`` and ``target`` are Tensors, with torch's TypeError
+    (``torch_name`` is the name torch's message gives the function)."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            for pos, name in enumerate(("input", "target")):
+                x = args[pos] if pos < len(args) else kwargs.get(name)
+                if not isinstance(x, Tensor):
+                    kind = type(x)
+                    kind = kind.__name__ if kind.__module__ == "builtins" else \
+                        f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+                    raise TypeError(f"{torch_name}(): argument '{name}' (position {pos + 1}) "
+                                    f"must be Tensor, not {kind}")
+            return fn(*args, **kwargs)
+        return checked
+    return wrap
+
+
 def legacy_get_string(size_average, reduce, emit_warning=True):
     """torch.nn._reduction.legacy_get_string: the deprecated flags as a reduction name."""
     if size_average is None:
@@ -419,6 +440,7 @@ def _pointwise(op, kernel_name, input, target, red, param=None, out_input_dtype=
     return record(op, value if value.ndim else value[()], (x, t), (red,), fat)
 
 
+@_tensor_arguments("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
              weight=None):
     _warn_size(input, target)
@@ -446,6 +468,7 @@ def _weighted_reduction(weighted, reduction, mean):
                      "'sum'.")
 
 
+@_tensor_arguments("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
             weight=None):
     _warn_size(input, target)
@@ -485,6 +508,7 @@ def _check_bool_sub(x, t):
                            "operator instead.")
 
 
+@_tensor_arguments("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
                    beta=1.0):
     _warn_size(input, target)
@@ -498,6 +522,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _pointwise(SMOOTH_L1_LOSS, "smooth_l1_cpu", x, t, red, float(beta))
 
 
+@_tensor_arguments("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa: A002
     _warn_size(input, target)
     x, t = _broadcast_tensors(input, target)
@@ -516,6 +541,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa
 
 
 # ---- binary cross entropy --------------------------------------------------------------------
+@_tensor_arguments("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
                          reduction="mean"):
     red = _get_enum(_legacy(size_average, reduce, reduction))
@@ -556,6 +582,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                   iat, _fat(scale, *wv))
 
 
+@_tensor_arguments("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,  # noqa: A002
                                      reduce=None, reduction="mean", pos_weight=None):
     red = _get_enum(_legacy(size_average, reduce, reduction))
@@ -709,6 +736,7 @@ def _nll_nd(input, target, weight, red, ignore_index):  # noqa: A002
     return view(out, *out_size)
 
 
+@_tensor_arguments("nll_loss_nd")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,  # noqa: A002
              reduce=None, reduction="mean"):
     reduction = _legacy(size_average, reduce, reduction)
@@ -796,6 +824,7 @@ def _cross_entropy_rows(input, target, red, ignore_index):  # noqa: A002
     return record(NLL_LOSS, value, (logp_t,), iat, _fat(scale))
 
 
+@_tensor_arguments("cross_entropy_loss")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,  # noqa: A002
                   reduce=None, reduction="mean", label_smoothing=0.0):
     reduction = _legacy(size_average, reduce, reduction)
@@ -882,6 +911,7 @@ def _ce_label_smoothing(input, target, weight, red, ignore_index, label_smoothin
 
 
 # ---- kl_div ----------------------------------------------------------------------------------
+@_tensor_arguments("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
            log_target=False):
     from .pointwise import exp, log, where
