@@ -232,8 +232,7 @@ class Program:
             ops = [registry.OPS[c] for c in set(self.nodes[:, 0].tolist())]
             self.module = replay_codegen.load(ops)
         # nodes eager differentiates in float32: its kernels run them (eager_nodes)
-        steps = eager_nodes.plan(self, _transposes(tape, node_of), _constant_dtypes(tape, node_of),
-                                 [(self.out_node, self.out_dtype)]) \
+        steps = _eager_steps(self, tape, [(self.out_node, self.out_dtype)], node_of) \
             if self.stream is None and not self.constant_output else {}
         # runs of large elementwise nodes: fused kernels, driven from Python (fusion.run)
         regions = fusion.plan(self.nodes, self.args, self.fat, self.out_node, steps) \
@@ -425,16 +424,15 @@ def _take_tape(program, tape, flat, traced, merge=False):
 _MERGEABLE = ("view_fw", "reshape_fw", "expand_fw")
 
 
-def _transposes(tape, node_of):
-    """The trace's F.linear t() nodes and their inputs (Tape.transposes), renumbered."""
-    return {node_of(t): node_of(src) for t, src in tape.transposes.items()}
-
-
-def _constant_dtypes(tape, node_of):
-    """(node, dtype) of the trace's sources whose dtype the node flags do not tell (neither
-    float32 nor float64: integer indices, boolean masks)."""
-    return [(node_of(tape.sources[id(t)]), t._data.dtype) for t in tape.source_refs
-            if t._data.dtype not in (np.float32, np.float64) and id(t) in tape.sources]
+def _eager_steps(program, tape, roots, node_of=int):
+    """eager_nodes.plan for ``program``'s trace of ``tape`` (``node_of``: the tape's node
+    numbers to the program's, when views were merged), seeded at ``roots``: with the
+    trace's F.linear t() nodes and their inputs (Tape.transposes), and the dtypes of its
+    sources that the node flags do not tell (integer indices, boolean masks)."""
+    transposes = {node_of(t): node_of(src) for t, src in tape.transposes.items()}
+    constants = [(node_of(tape.sources[id(t)]), t._data.dtype) for t in tape.source_refs
+                 if t._data.dtype not in (np.float32, np.float64) and id(t) in tape.sources]
+    return eager_nodes.plan(program, transposes, constants, roots)
 
 
 def _merge_views(program):
@@ -676,10 +674,8 @@ class TensorProgram:
         ops = [registry.OPS[c] for c in set(self.nodes[:, 0].tolist())]
         self.module = replay_codegen.load(ops)
         # nodes eager differentiates in float32: the backward hands them to its kernels
-        ident = (lambda k: k)  # noqa: E731 - no views merged in this kind of trace
-        self.steps = eager_nodes.plan(
-            self, _transposes(tape, ident), _constant_dtypes(tape, ident),
-            [(node, dtype.np) for node, _, dtype in self.outputs if node is not None]) \
+        self.steps = _eager_steps(
+            self, tape, [(node, dtype.np) for node, _, dtype in self.outputs if node is not None]) \
             if out_nodes else {}
         self.sweep_nodes = eager_nodes.sweep_nodes(self.nodes, self.steps)
 

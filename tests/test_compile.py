@@ -496,6 +496,15 @@ def test_as_numba_inside_njit_hamiltonian_monte_carlo():
     assert np.allclose(samples.std(0), sigma, rtol=0.05)
 
 
+def _on_threads(work, n):
+    """``work(k)`` for k in 0..n-1, each on a thread of its own, all at once."""
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def test_concurrent_calls_from_threads_are_correct():
     c = ng.compile(ng.func.value_and_grad(rosenbrock))
     rng = np.random.default_rng(3)
@@ -510,11 +519,7 @@ def test_concurrent_calls_from_threads_are_correct():
             if v != expected[k][0] or not np.array_equal(g, expected[k][1]):
                 errors.append(k)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _on_threads(work, 8)
     assert errors == []
 
 
@@ -536,9 +541,5 @@ def test_concurrent_calls_through_eager_kernels_are_correct():
                                                for a, b in zip(g, expected[k][1])):
                 errors.append(k)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _on_threads(work, 4)
     assert errors == []

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..ops import registry
 from ..ops.registry import Unwritten
+from . import engine
 from . import tape as tape_mod
 from .tape import (
     F_ARG,
@@ -88,24 +89,12 @@ def _node_dtypes(nodes, program_sources):
     return dtypes
 
 
-def _compute_dtype(dtypes, members):
-    """Eager's one compute dtype for a big node (engine._Run._big_node): that of its big
-    arrays (itself and its big operands) if they share one, else their floating result."""
-    dts = {dtypes[a] for a in members}
-    if len(dts) == 1:
-        dt = dts.pop()
-        return dt if dt.kind == "f" else _F64
-    return np.result_type(*[d for d in dts if d.kind == "f"] or [np.float64])
-
-
 def plan(program, transposes, sources, roots):
     """The handed-back nodes of ``program``'s trace (a dict node -> Step, empty when eager's
     big-node backward is float64 throughout). ``transposes``: the trace's F.linear t() nodes
     and their inputs (Tape.transposes, renumbered); ``sources``: (node, dtype) of its
     constants; ``roots``: (node, dtype) of the outputs the backward is seeded at, the dtype
     being that of the seed (eager's adjoint array for the output)."""
-    from . import engine
-
     nodes, args, shapes = program.nodes, program.args, program.shapes
     if not (nodes[:, F_SIZE] >= tape_mod.BIG).any():
         return {}  # most traces: no per-node walk at trace time
@@ -139,7 +128,7 @@ def plan(program, transposes, sources, roots):
         if not big[i]:  # the serial sweep's, in eager too: its inputs are small
             touched[[a for a, need in zip(argn, needs) if need]] = True
             continue
-        dt = _compute_dtype(dtypes, [a for a in (i, *argn) if big[a]])
+        dt = engine.compute_dtype({dtypes[a] for a in (i, *argn) if big[a]})
         targets = []
         for k, (a, need) in enumerate(zip(argn, needs)):
             if not need:
@@ -151,7 +140,7 @@ def plan(program, transposes, sources, roots):
             need and nodes[a, F_SIZE] == 1 < nodes[i, F_SIZE] for a, need in zip(argn, needs))
         if dt != _F32 and not reduces and all(t.dtype != _F32 for t in targets):
             continue  # float64 throughout: the compiled sweep's result is eager's
-        steps[i] = _step(program, i, op, dt, argn, needs, targets, dtypes, big, engine)
+        steps[i] = _step(program, i, op, dt, argn, needs, targets, dtypes, big)
     return steps
 
 
@@ -190,7 +179,7 @@ def _target(k, a, op, dt, transposes, big, store, nodes, shapes):
                   _shape(nodes, shapes, a))
 
 
-def _step(program, i, op, dt, argn, needs, targets, dtypes, big, engine):
+def _step(program, i, op, dt, argn, needs, targets, dtypes, big):
     nodes, shapes = program.nodes, program.shapes
     s = Step()
     s.node, s.op, s.dt, s.argn, s.needs, s.targets = i, op, dt, argn, needs, targets

@@ -54,6 +54,17 @@ def sweep_module():
     return _module
 
 
+def compute_dtype(dts):
+    """A big node's one compute dtype (Numba's np.dot will not mix float32 and float64):
+    that of its big arrays (itself and its big inputs, their dtypes the set ``dts``) if
+    they share one, else their floating result; float64 for non-float ones alone. The
+    compiled replay follows the same rule (eager_nodes)."""
+    if len(dts) == 1:
+        (dt,) = dts
+        return dt if dt.kind == "f" else _F64
+    return np.result_type(*[d for d in dts if d.kind == "f"] or [np.float64])
+
+
 def _node_plan(code, needs):
     """(op, reads y, reads x_k for each input, parallel kernel or None for the op's NumPy
     derivative) of a big node of op ``code`` whose inputs need a gradient as ``needs``
@@ -227,12 +238,7 @@ class _Run:
             b = tn[a * NODE_FIELDS + F_BIG]
             if b >= 0:
                 dts.add(big_val[b].dtype)
-        if len(dts) == 1:
-            dt = dts.pop()
-            if dt.kind != "f":
-                dt = _F64
-        else:
-            dt = np.result_type(*[d for d in dts if d.kind == "f"] or [np.float64])
+        dt = compute_dtype(dts)
         g = self.adjoint(i, dt)
         if g.dtype != dt:
             g = g.astype(dt)

@@ -389,10 +389,8 @@ class Plan:
     def __init__(self, regions, program, steps=None):
         nodes = program.nodes
         self.regions = regions
-        self.nodes = nodes.copy()
         self.steps = steps or {}
-        for i in self.steps:
-            self.nodes[i, F_FLAGS] |= FLAG_BIG
+        self.nodes = eager_nodes.sweep_nodes(nodes, self.steps)
         self.region_of = {}
         for r in regions:
             for i in r.members + ([r.tail] if r.tail is not None else []):
