@@ -11,10 +11,6 @@ from .ops.registry import BY_NAME
 from .tensor import Tensor, _make
 
 
-def _desc(t):
-    return f"torch.{t.dtype.scalar_name}Tensor [{', '.join(map(str, t.shape))}]"
-
-
 # ---- comparisons: never differentiable ------------------------------------------------------
 def _compare(ufunc):
     def cmp(self, other):
@@ -239,8 +235,10 @@ def _bump_version(t):
         prev = tp.dirty.get(node)
         expected = prev[3] if prev else t._vc[0] - 1
         # the counter itself, not its value: later bumps (the source link is gone after the
-        # first) must still show in the message, as torch reports the current version
-        tp.dirty[node] = (_desc(t), t._vc, producer, expected)
+        # first) must still show in the message, as torch reports the current version; the
+        # tensor's description is formatted only if that message is ever raised (an
+        # optimizer step bumps every parameter, and almost never sees the message)
+        tp.dirty[node] = ((t.dtype, t._data.shape), t._vc, producer, expected)
 
 
 def _inplace_binary(name):

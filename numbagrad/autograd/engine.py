@@ -14,14 +14,13 @@ from .tape import (
     F_FAT,
     F_FLAGS,
     F_IAT,
-    F_NDIM,
     F_NFAT,
     F_NIAT,
-    F_SHP,
     F_SIZE,
     F_VOFF,
     FLAG_BIG,
     FLAG_F32,
+    FLAG_HOOK,
     FLAG_NEEDS_GRAD,
     NODE_FIELDS,
     retire,
@@ -40,8 +39,8 @@ FREED_MSG = (
 _F64 = np.dtype(np.float64)
 _EMPTIES = {}  # dtype -> an empty array: the kernels' stand-in for what they do not read
 _PLANS = {}  # (op code, which inputs need a gradient) -> _node_plan's answer
-# a reached node with these flags (big, needing a gradient) is one the sweep hands to Python
-_BIG_NEEDS = FLAG_NEEDS_GRAD | FLAG_BIG
+# a reached node needing a gradient with one of these flags is one the sweep hands to Python
+_HANDED_BACK = FLAG_BIG | FLAG_HOOK
 
 
 def sweep_module():
@@ -51,6 +50,7 @@ def sweep_module():
         _module = codegen.load()
         _module_ops = len(registry.OPS)
         _PLANS.clear()  # their kernels belong to the previous module
+        _STATICS.clear()
     return _module
 
 
@@ -87,6 +87,85 @@ def _node_plan(code, needs):
     return plan
 
 
+class _BigNode:
+    """What the backward of big node ``i`` needs that depends on the graph alone (its op,
+    kernel, compute dtype, shapes, attribute spans, and each input's gradient-target kind):
+    worked out once per graph shape (``_statics_for``) rather than at every backward, since
+    this Python is a training step's overhead (an MLP's backward is a handful of these)."""
+
+    __slots__ = ("op", "kernel", "argn", "needs", "read_y", "read_x", "reads", "checked",
+                 "dt", "shape", "arg_shapes", "sh", "sh_args", "io", "io_end", "fo", "fo_end",
+                 "inputs", "empty")
+
+    def __init__(self, run, i):
+        tape = run.tape
+        tn = tape.nodes
+        base = i * NODE_FIELDS
+        self.argn = argn = tape.arg_nodes(i)
+        self.needs = needs = tuple(bool(tn[a * NODE_FIELDS + F_FLAGS] & FLAG_NEEDS_GRAD)
+                                   for a in argn)
+        op, read_y, read_x, kernel = _node_plan(tn[base + F_CODE], needs)
+        self.op, self.read_y, self.read_x, self.kernel = op, read_y, read_x, kernel
+        self.reads = read_y or True in read_x
+        self.checked = ([i] if read_y else []) + [a for a, r in zip(argn, read_x) if r]
+        # One compute dtype per call: Numba's np.dot will not mix float32 and float64.
+        big_val = tape.big_val
+        dts = {big_val[tn[a * NODE_FIELDS + F_BIG]].dtype for a in (i, *argn)
+               if tn[a * NODE_FIELDS + F_BIG] >= 0}
+        self.dt = dt = compute_dtype(dts)
+        self.empty = _EMPTIES.get(dt)
+        if self.empty is None:
+            self.empty = _EMPTIES[dt] = np.empty(0, dt)
+        self.shape = tape.shape_of(i)
+        self.arg_shapes = [tape.shape_of(a) for a in argn]
+        self.sh = np.array(self.shape, np.int64)
+        self.sh_args = [np.array(sh, np.int64) for sh in self.arg_shapes]
+        self.io, self.fo = tn[base + F_IAT], tn[base + F_FAT]
+        self.io_end = self.io + tn[base + F_NIAT] if tn[base + F_NIAT] else 0
+        self.fo_end = self.fo + tn[base + F_NFAT] if tn[base + F_NFAT] else 0
+        # not in anomaly mode: there every node is visited, the t() ones included
+        any_layout = op.numpy_bw_any_layout if not tape.sites or i not in tape.sites else ()
+        inputs = []
+        for k, (a, need) in enumerate(zip(argn, needs)):
+            size = tn[a * NODE_FIELDS + F_SIZE] if need else -1
+            src = big_a = None
+            if need and k in any_layout:
+                # This input's derivative (e.g. linalg._add_product) fills a transposed
+                # target in its own layout, and stores into an Unwritten one.
+                t = tape.transposes.get(a)
+                if t is not None and tn[t * NODE_FIELDS + F_VOFF] < 0:
+                    src = (t, tape.shape_of(t), tn[t * NODE_FIELDS + F_SIZE])
+                else:
+                    big_a = tn[a * NODE_FIELDS + F_VOFF] < 0
+            inputs.append((k, a, size, big_a, src))
+        self.inputs = inputs
+
+
+# graph signature -> {node: _BigNode}: a training loop records the same graph every step
+_STATICS = {}
+_STATICS_MAX = 64  # graphs remembered (all forgotten at once beyond: a cheap bound)
+_STATICS_NODES = 4096  # larger tapes are not remembered: their signature costs a copy
+_NO_INTS = np.empty(0, np.int64)
+_NO_FLOATS = np.empty(0)
+
+
+def _statics_for(tape):
+    """The per-node record dict for ``tape``'s graph, shared with every earlier tape of the
+    same graph: the same nodes, arguments, shapes, value dtypes and F.linear transposes.
+    (What the records hold depends on nothing else; where gradients go, which depends on
+    the seeds and on what the sweep wrote so far, is decided at every backward.)"""
+    if len(tape) > _STATICS_NODES or tape.sites:
+        return {}
+    key = (tape.nodes.tobytes(), bytes(tape.args), tape.shapes.tobytes(),
+           tuple([v.dtype.char for v in tape.big_val]), tuple(tape.transposes.items()))
+    statics = _STATICS.get(key)
+    if statics is None:
+        if len(_STATICS) >= _STATICS_MAX:
+            _STATICS.clear()
+        statics = _STATICS[key] = {}
+    return statics
+
+
 class _Run:
     """One backward pass over one tape: its array views, adjoints and touched flags."""
 
@@ -103,6 +182,7 @@ class _Run:
         self.val = tape.val.array()
         self.adj = np.zeros(len(self.val))
         self.big_adj = {}
+        self.statics = None  # this graph's _BigNode records, looked up at the first big node
         self.touched = np.zeros(n, np.uint8)
         if tape.freed is None or len(tape.freed) < n:
             freed = np.zeros(n, np.uint8)
@@ -158,6 +238,8 @@ class _Run:
     def run(self, start):
         sweep = sweep_module().sweep
         t = self
+        tn = self.tape.nodes
+        ops = registry.OPS
         while start >= 0:
             status, i = sweep(t.nodes, t.args, t.shapes, t.iat, t.fat, t.val, t.adj, t.touched,
                               t.freed, t.dirty, start, t.retain, t.check)
@@ -166,13 +248,20 @@ class _Run:
             if status == 1:
                 self.big_node(i)
                 start = i - 1
-                # nodes the sweep would hand straight back (big, reached, needing a gradient)
-                # are taken here, sparing a sweep call each
-                while start >= 0 and t.touched[start] and \
-                        (t.nodes[start, F_FLAGS] & _BIG_NEEDS) == _BIG_NEEDS and \
-                        registry.OPS[t.nodes[start, F_CODE]].arity != 0:
-                    self.big_node(start)
-                    start -= 1
+                # Go on here while the sweep would hand each node straight back (big or
+                # hooked, reached, needing a gradient) or skip it (not reached, needing none,
+                # a leaf): each sweep call saved is a few microseconds of a training step.
+                touched = t.touched
+                while start >= 0:
+                    flags = tn[start * NODE_FIELDS + F_FLAGS]
+                    if not touched[start] or not flags & FLAG_NEEDS_GRAD or \
+                            ops[tn[start * NODE_FIELDS + F_CODE]].arity == 0:
+                        start -= 1
+                    elif flags & _HANDED_BACK:
+                        self.big_node(start)
+                        start -= 1
+                    else:
+                        break
             elif status == 2:
                 raise anomaly.sweep_error(FREED_MSG, self.tape, i)
             else:
@@ -205,10 +294,6 @@ class _Run:
                 raise anomaly.nan_error(tape, i, name, k)
 
     def _big_node(self, i):
-        # Python per big node is the step overhead of mid-sized models (an MLP's backward is
-        # a handful of these), so fields are read from the tape's array.array (Python ints)
-        # rather than the NumPy view (NumPy scalars), and what depends only on the op and
-        # on which inputs need a gradient is looked up once (_node_plan).
         tape = self.tape
         if tape.hooks and i in tape.hooks:
             hooks, shape, dtype = tape.hooks[i]
@@ -218,95 +303,84 @@ class _Run:
             if call is not None:
                 self.custom_function(i, call)
                 return
-        tn = tape.nodes
-        base = i * NODE_FIELDS
-        argn = tape.arg_nodes(i)
-        needs = tuple(bool(tn[a * NODE_FIELDS + F_FLAGS] & FLAG_NEEDS_GRAD) for a in argn)
-        op, read_y, read_x, kernel = _node_plan(tn[base + F_CODE], needs)
-        if read_y or True in read_x:
+        statics = self.statics
+        if statics is None:
+            statics = self.statics = _statics_for(tape)
+        s = statics.get(i)
+        if s is None:
+            s = statics[i] = _BigNode(self, i)
+        if s.reads:
             if self.freed[i]:
                 raise anomaly.sweep_error(FREED_MSG, tape, i)
-            if tape.dirty:
-                checked = [i] if read_y else []
-                checked += [a for a, r in zip(argn, read_x) if r]
-                if any(self.dirty[a] for a in checked):
-                    raise anomaly.sweep_error(self.dirty_message(i), tape, i)
-        # One compute dtype per call: Numba's np.dot will not mix float32 and float64.
-        big_val = tape.big_val
-        dts = set()
-        for a in (i, *argn):
-            b = tn[a * NODE_FIELDS + F_BIG]
-            if b >= 0:
-                dts.add(big_val[b].dtype)
-        dt = compute_dtype(dts)
+            if tape.dirty and any(self.dirty[a] for a in s.checked):
+                raise anomaly.sweep_error(self.dirty_message(i), tape, i)
+        dt = s.dt
         g = self.adjoint(i, dt)
         if g.dtype != dt:
             g = g.astype(dt)
-        ia = self.iat[tn[base + F_IAT]:tn[base + F_IAT] + tn[base + F_NIAT]]
-        fa = self.fat[tn[base + F_FAT]:tn[base + F_FAT] + tn[base + F_NFAT]]
-        # not in anomaly mode: there every node is visited, the t() ones included
-        any_layout = op.numpy_bw_any_layout if not tape.sites or i not in tape.sites else ()
-        grads, sinks = [], []
-        reached = list(argn)
+        iat, fat = self.iat, self.fat
+        ia = iat[s.io:s.io_end] if s.io_end else _NO_INTS
+        fa = fat[s.fo:s.fo_end] if s.fo_end else _NO_FLOATS
+        # Where each input's gradient goes: decided here, at run time, because it depends on
+        # what earlier nodes of this sweep wrote (which adjoint arrays exist, in what dtype)
+        grads, sinks = [], None
+        reached = list(s.argn)
         big_adj = self.big_adj
-        for k, (a, need) in enumerate(zip(argn, needs)):
-            if not need:
+        for k, a, size_a, big_a, src in s.inputs:
+            if size_a < 0:  # needs no gradient
                 grads.append(None)
                 continue
-            if k in any_layout:
-                # This input's derivative (e.g. linalg._add_product) fills a transposed
-                # target in its own layout, and stores into an Unwritten one.
-                src = tape.transposes.get(a)
-                if src is not None and tn[src * NODE_FIELDS + F_VOFF] < 0:
-                    # a t() node only this product consumes: hand over its input's gradient,
-                    # transposed, so the product lands in that input's own layout
-                    target = big_adj.get(src)
-                    if target is None or target.dtype == dt:
-                        reached[k] = src
-                        if target is None:
-                            target = big_adj[src] = np.empty(tn[src * NODE_FIELDS + F_SIZE], dt)
-                            grads.append(target.reshape(tape.shape_of(src)).T.view(Unwritten))
-                        else:
-                            grads.append(target.reshape(tape.shape_of(src)).T)
-                        continue
-                elif tn[a * NODE_FIELDS + F_VOFF] < 0 and a not in big_adj:
-                    target = big_adj[a] = np.empty(tn[a * NODE_FIELDS + F_SIZE], dt)
-                    grads.append(target.view(Unwritten))
+            if src is not None:
+                # a t() node only this product consumes (F.linear): its input's gradient,
+                # transposed, so the product lands in that input's own layout
+                src_node, src_shape, src_size = src
+                target = big_adj.get(src_node)
+                if target is None or target.dtype == dt:
+                    reached[k] = src_node
+                    if target is None:
+                        target = big_adj[src_node] = np.empty(src_size, dt)
+                        grads.append(target.reshape(src_shape).T.view(Unwritten))
+                    else:
+                        grads.append(target.reshape(src_shape).T)
                     continue
+            elif big_a and a not in big_adj:
+                # this input's derivative (e.g. linalg._add_product) stores into an
+                # Unwritten target instead of adding into a zeroed one
+                target = big_adj[a] = np.empty(size_a, dt)
+                grads.append(target.view(Unwritten))
+                continue
             target = self.adjoint(a, dt)
             if target.dtype != dt:
-                grads.append(np.zeros(target.shape, dt))
-                sinks.append((target, grads[-1]))
+                tmp = np.zeros(target.shape, dt)
+                grads.append(tmp)
+                if sinks is None:
+                    sinks = []
+                sinks.append((target, tmp))
             else:
                 grads.append(target)
-        if kernel is None:  # the op's NumPy derivative (matrix products, convolutions)
-            xs = [self.array(a, dt) if r else None for a, r in zip(argn, read_x)]
-            gxs = [None if gx is None else gx.reshape(tape.shape_of(a))
-                   for a, gx in zip(argn, grads)]
-            op.numpy_bw(g.reshape(tape.shape_of(i)), xs, gxs, ia, fa)
+        op = s.op
+        if s.kernel is None:  # the op's NumPy derivative (matrix products, convolutions)
+            xs = [self.array(a, dt) if r else None for a, r in zip(s.argn, s.read_x)]
+            gxs = [None if gx is None else gx.reshape(shape)
+                   for gx, shape in zip(grads, s.arg_shapes)]
+            op.numpy_bw(g.reshape(s.shape), xs, gxs, ia, fa)
         else:
-            empty = _EMPTIES.get(dt)
-            if empty is None:
-                empty = _EMPTIES[dt] = np.empty(0, dt)
+            empty = s.empty
             grads = [empty if gx is None else gx for gx in grads]
-            shapes = self.shapes
-            sh = shapes[tn[base + F_SHP]:tn[base + F_SHP] + tn[base + F_NDIM]]
-            arg_shapes = [shapes[tn[a * NODE_FIELDS + F_SHP]:
-                                 tn[a * NODE_FIELDS + F_SHP] + tn[a * NODE_FIELDS + F_NDIM]]
-                          for a in argn]
             if op.arity == -1:
-                for k in range(len(argn)):
-                    if needs[k]:
-                        kernel(g, grads[k], sh, arg_shapes[k], k, ia, fa)
+                for k, need in enumerate(s.needs):
+                    if need:
+                        s.kernel(g, grads[k], s.sh, s.sh_args[k], k, ia, fa)
             else:
-                y = self.value(i).astype(dt, copy=False) if read_y else empty
+                y = self.value(i).astype(dt, copy=False) if s.read_y else empty
                 xs = [self.value(a).astype(dt, copy=False) if r else empty
-                      for a, r in zip(argn, read_x)]
-                kernel(g, y, *xs, *grads, sh, *arg_shapes, *needs, ia, fa)
-        for target, tmp in sinks:
-            target += tmp
+                      for a, r in zip(s.argn, s.read_x)]
+                s.kernel(g, y, *xs, *grads, s.sh, *s.sh_args, *s.needs, ia, fa)
+        if sinks:
+            for target, tmp in sinks:
+                target += tmp
         touched = self.touched
-        for a, need in zip(reached, needs):
+        for a, need in zip(reached, s.needs):
             if need:
                 touched[a] = 1
         if not self.retain:
@@ -357,7 +431,8 @@ def dirty_message(tape, i):
     """torch's message for a saved value of node ``i`` changed in place since."""
     for node in (i, *tape.arg_nodes(i)):
         if node in tape.dirty:
-            desc, counter, producer, expected = tape.dirty[node]
+            (dtype, shape), counter, producer, expected = tape.dirty[node]
+            desc = f"torch.{dtype.scalar_name}Tensor [{', '.join(map(str, shape))}]"
             version = counter[0]
             # torch names the forward op here: ExpBackward0 -> Exp
             name = re.sub(r"Backward\d*$", "", producer or "")

@@ -95,6 +95,8 @@ class Arena:
     def release(self):
         """Hand the buffer on for reuse, if nothing views it (the tape is dying)."""
         buf = self.buf
+        if _spare is None:  # interpreter shutdown: module globals are already cleared
+            return
         # references: this attribute, the local name, getrefcount's argument; a NumPy view
         # anywhere would add its own
         if len(_spare) < _SPARE_MAX and _ARENA_START < len(buf) <= _SPARE_LARGEST and \
