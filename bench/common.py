@@ -15,6 +15,23 @@ def median_time(fn, repeat=7, setup=None):
     return statistics.median(times)
 
 
+def interleaved_medians(fns, rounds=15, block=21):
+    """Median wall time of each of ``fns`` (no arguments), run in blocks of ``block`` calls
+    that take turns round after round, so that a slow spell of a shared machine falls on
+    all of them alike rather than on whichever one was running then. The first call of a
+    block is not counted: it finds the caches holding the other function's data, where a
+    program running alone would find its own."""
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, ts in zip(fns, times):
+            fn()
+            for _ in range(block - 1):
+                t0 = time.perf_counter()
+                fn()
+                ts.append(time.perf_counter() - t0)
+    return [statistics.median(ts) for ts in times]
+
+
 def set_threads(n):
     import numba
     import torch
