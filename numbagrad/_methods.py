@@ -7,7 +7,7 @@ from .autograd import grad_mode
 from .autograd import tape as tape_mod
 from .ops import index, linalg, pointwise, reduce, shape
 from .ops.record import record
-from .ops.registry import BY_NAME
+from .ops.registry import BY_NAME, OPS
 from .tensor import Tensor, _make
 
 
@@ -222,7 +222,6 @@ def _bump_version(t):
     t._vc[0] += 1
     marks = []
     if t._tape is not None:
-        from .ops.registry import OPS
         producer = OPS[t._tape.field(t._node, tape_mod.F_CODE)].grad_fn
         marks.append((t._tape, t._node, producer))
     for ref in getattr(t, "_captured_by", None) or ():

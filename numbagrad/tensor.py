@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 
 from . import dtypes
+from .size import Size
 
 _DTYPE_OF = {d.np: d for d in dtypes.ALL}
 _QUALIFIED = {"CopySlices", "CopyBackwards", "AccumulateGrad"}
@@ -123,7 +124,6 @@ class Tensor:
 
     @property
     def shape(self):
-        from .size import Size
         return Size(self._data.shape)
 
     def size(self, dim=None):

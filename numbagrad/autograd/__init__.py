@@ -2,8 +2,10 @@
 
 import numpy as np
 
+from ..tensor import Tensor, _accumulate_grad, _make
 from . import (
     anomaly,
+    engine,
     functional,  # noqa: F401 - torch.autograd.functional
     graph,  # noqa: F401 - torch.autograd.graph
 )
@@ -33,7 +35,6 @@ _CYCLE_WARNING = (
 def _as_tuple(x):
     if x is None:
         return None
-    from ..tensor import Tensor
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
 
@@ -51,7 +52,6 @@ def _roots(tensors, grad_tensors, inputs, on_leaf_root, as_tensors=False):
     """Check outputs and their seeds as torch does; returns (roots, seeds) for the engine.
     An output that is itself a leaf contributes its seed through ``on_leaf_root``. With
     ``as_tensors`` (create_graph) the seeds stay Tensors: they may require grad."""
-    from ..tensor import Tensor, _make
 
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
     if len(grads) != len(tensors):
@@ -92,8 +92,6 @@ def _roots(tensors, grad_tensors, inputs, on_leaf_root, as_tensors=False):
 @anomaly.raised_at_user_call
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """torch.autograd.backward: accumulate d(sum of tensors * grad_tensors)/d(leaf) into .grad."""
-    from ..tensor import _accumulate_grad
-    from .engine import run_backward
 
     tensors = _as_tuple(tensors)
     if retain_graph is None:
@@ -113,7 +111,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     roots, seeds = _roots(tensors, grad_tensors, inputs,
                           lambda t, g: _accumulate_grad(t, g.reshape(-1)))
     if roots:
-        run_backward(roots, seeds, retain_graph, inputs)
+        engine.run_backward(roots, seeds, retain_graph, inputs)
 
 
 @anomaly.raised_at_user_call
@@ -121,8 +119,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """torch.autograd.grad: the gradients of ``outputs`` with respect to ``inputs``, returned
     as a tuple; ``.grad`` attributes are left untouched."""
-    from ..tensor import _make
-    from .engine import run_backward
 
     if is_grads_batched:
         raise NotImplementedError("numbagrad: is_grads_batched=True is not implemented yet")
@@ -142,7 +138,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
     roots, seeds = _roots(outputs, grad_outputs, inputs, leaf_root)
     if roots:
-        run_backward(roots, seeds, retain_graph, inputs, collect)
+        engine.run_backward(roots, seeds, retain_graph, inputs, collect)
     result = []
     for i, t in enumerate(inputs):
         g = collect.get(id(t))

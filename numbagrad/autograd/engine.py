@@ -7,6 +7,7 @@ import numpy as np
 
 from ..ops import registry
 from ..ops.registry import Unwritten
+from ..tensor import _accumulate_grad, _make, post_accumulate
 from . import anomaly, codegen
 from .tape import (
     F_BIG,
@@ -269,8 +270,6 @@ class _Run:
 
     def run_hooks(self, node, hooks, shape, dtype):
         """Call ``hooks`` on the node's complete gradient; a hook's return value replaces it."""
-        from ..tensor import _make
-
         g = self.adjoint(node)
         for hook in list(hooks):
             result = hook(_make(g.reshape(shape).astype(dtype)))
@@ -388,7 +387,6 @@ class _Run:
 
     def custom_function(self, i, call):
         """A custom autograd.Function's node: its backward is the user's Python code."""
-        from ..tensor import _make
         from .grad_mode import no_grad
 
         tape = self.tape
@@ -482,8 +480,6 @@ def run_backward(roots, grads, retain_graph, inputs, collect=None):
 def _accumulate(run, tape, inputs, collect=None):
     """Write the gradients this tape's sweep produced into ``.grad`` of leaves (or inputs),
     or into ``collect`` keyed by id(input)."""
-    from ..tensor import _accumulate_grad, _make, post_accumulate
-
     if inputs is None:
         if tape.leaves:
             # one vectorized gather of what every leaf needs, then a plain Python loop

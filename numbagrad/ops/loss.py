@@ -27,7 +27,9 @@ from ..autograd import grad_mode
 from ..tensor import Tensor, _make
 from .kernels import bcast_index
 from .record import record, replay_value
+from .reduce import LOG_SOFTMAX
 from .registry import Sample, defop, vjp_rule
+from .replay_kernels import log_softmax_fw, nll_loss_fw
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "nll_loss", "cross_entropy", "kl_div"]
@@ -804,8 +806,6 @@ def _cross_entropy_rows(input, target, red, ignore_index):  # noqa: A002
     same two nodes (LogSoftmaxBackward0, then NllLossBackward0) and attributes as the
     general path records, their values computed by the two ops' replay kernels (as compiled
     replay computes them, and in NumPy's order) instead of ~25 NumPy calls."""
-    from .reduce import LOG_SOFTMAX
-    from .replay_kernels import log_softmax_fw, nll_loss_fw
     x = input._data
     n, c = x.shape
     iat, count = _nll_attributes(np.asarray(target._data).reshape(-1), ignore_index, red, c, 1)
