@@ -161,19 +161,19 @@ def _shape(nodes, shapes, a):
 
 
 def _target(k, a, op, dt, transposes, big, store, nodes, shapes):
-    """Input ``k`` (node ``a``)'s gradient target, as engine._Run._big_node chooses it;
-    records in ``store`` the dtype of an adjoint array eager would create."""
-    if k in op.numpy_bw_any_layout:
-        src = transposes.get(a)
-        if src is not None and big[src]:
-            if store.get(src, dt) == dt:
-                # a t() node only this product consumes: its input's gradient, transposed
-                mode = IN_PLACE if src in store else STORE
-                store[src] = dt
-                return Target(k, src, dt, mode, True, nodes, _shape(nodes, shapes, src))
-        elif src is None and big[a] and a not in store:
-            store[a] = dt
-            return Target(k, a, dt, STORE, False, nodes, _shape(nodes, shapes, a))
+    """Input ``k`` (node ``a``)'s gradient target, as engine._Run._big_node chooses it (the
+    product's layout rule is engine.layout_route); records in ``store`` the dtype of an
+    adjoint array eager would create."""
+    src, may_store = engine.layout_route(op.numpy_bw_any_layout, k, a, transposes,
+                                         big.__getitem__)
+    if src is not None and store.get(src, dt) == dt:
+        # a t() node only this product consumes: its input's gradient, transposed
+        mode = IN_PLACE if src in store else STORE
+        store[src] = dt
+        return Target(k, src, dt, mode, True, nodes, _shape(nodes, shapes, src))
+    if may_store and a not in store:
+        store[a] = dt
+        return Target(k, a, dt, STORE, False, nodes, _shape(nodes, shapes, a))
     kept = store.setdefault(a, dt) if big[a] else _F64  # small: the float64 arena
     return Target(k, a, kept, IN_PLACE if kept == dt else SINK, False, nodes,
                   _shape(nodes, shapes, a))

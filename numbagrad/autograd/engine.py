@@ -42,6 +42,9 @@ _EMPTIES = {}  # dtype -> an empty array: the kernels' stand-in for what they do
 _PLANS = {}  # (op code, which inputs need a gradient) -> _node_plan's answer
 # a reached node needing a gradient with one of these flags is one the sweep hands to Python
 _HANDED_BACK = FLAG_BIG | FLAG_HOOK
+# nodes _Run.walk skips in Python in a row before it leaves the rest to the sweep (a layer's
+# leaves: weight, bias, the weight's t())
+_WALK_SKIP = 16
 
 
 def sweep_module():
@@ -88,6 +91,23 @@ def _node_plan(code, needs):
     return plan
 
 
+def layout_route(any_layout, k, a, transposes, is_big):
+    """Where input ``k`` (node ``a``) of a big node sends its gradient when the op's
+    derivative fills that input's target in any layout (``any_layout``: the op's
+    ``numpy_bw_any_layout``, e.g. linalg._add_product's products), as ``(src, may_store)``:
+    ``src``, the input of the t() node ``a`` is (F.linear's weight: Tape.transposes), whose
+    own gradient the product then fills transposed, in the weight's layout; ``may_store``,
+    ``a`` is big and its first gradient may be stored into an unwritten array rather than
+    added into a zeroed one. ``(None, False)``: the usual adjoint. Eager (``_BigNode``)
+    and the compiled replay's plan of eager's nodes (eager_nodes._target) both follow it."""
+    if k not in any_layout:
+        return None, False
+    src = transposes.get(a)
+    if src is not None and is_big(src):
+        return src, False
+    return None, is_big(a)
+
+
 class _BigNode:
     """What the backward of big node ``i`` needs that depends on the graph alone (its op,
     kernel, compute dtype, shapes, attribute spans, and each input's gradient-target kind):
@@ -122,23 +142,18 @@ class _BigNode:
         self.sh = np.array(self.shape, np.int64)
         self.sh_args = [np.array(sh, np.int64) for sh in self.arg_shapes]
         self.io, self.fo = tn[base + F_IAT], tn[base + F_FAT]
-        self.io_end = self.io + tn[base + F_NIAT] if tn[base + F_NIAT] else 0
-        self.fo_end = self.fo + tn[base + F_NFAT] if tn[base + F_NFAT] else 0
+        self.io_end, self.fo_end = self.io + tn[base + F_NIAT], self.fo + tn[base + F_NFAT]
         # not in anomaly mode: there every node is visited, the t() ones included
         any_layout = op.numpy_bw_any_layout if not tape.sites or i not in tape.sites else ()
         inputs = []
         for k, (a, need) in enumerate(zip(argn, needs)):
-            size = tn[a * NODE_FIELDS + F_SIZE] if need else -1
-            src = big_a = None
-            if need and k in any_layout:
-                # This input's derivative (e.g. linalg._add_product) fills a transposed
-                # target in its own layout, and stores into an Unwritten one.
-                t = tape.transposes.get(a)
-                if t is not None and tn[t * NODE_FIELDS + F_VOFF] < 0:
-                    src = (t, tape.shape_of(t), tn[t * NODE_FIELDS + F_SIZE])
-                else:
-                    big_a = tn[a * NODE_FIELDS + F_VOFF] < 0
-            inputs.append((k, a, size, big_a, src))
+            if not need:
+                inputs.append((k, a, -1, False, None))
+                continue
+            t, may_store = layout_route(any_layout, k, a, tape.transposes,
+                                        lambda n: tn[n * NODE_FIELDS + F_VOFF] < 0)
+            src = None if t is None else (t, tape.shape_of(t), tn[t * NODE_FIELDS + F_SIZE])
+            inputs.append((k, a, tn[a * NODE_FIELDS + F_SIZE], may_store, src))
         self.inputs = inputs
 
 
@@ -146,8 +161,6 @@ class _BigNode:
 _STATICS = {}
 _STATICS_MAX = 64  # graphs remembered (all forgotten at once beyond: a cheap bound)
 _STATICS_NODES = 4096  # larger tapes are not remembered: their signature costs a copy
-_NO_INTS = np.empty(0, np.int64)
-_NO_FLOATS = np.empty(0)
 
 
 def _statics_for(tape):
@@ -264,13 +277,20 @@ class _Run:
         tn = self.tape.nodes
         touched = self.touched
         ops = registry.OPS
+        skipped = 0
         while start >= 0:
             flags = tn[start * NODE_FIELDS + F_FLAGS]
             if not touched[start] or not flags & FLAG_NEEDS_GRAD or \
                     ops[tn[start * NODE_FIELDS + F_CODE]].arity == 0:
+                # a long run of these (an unrelated graph on the same tape, thousands of
+                # leaves) is the sweep's to skip, in a loop of nanoseconds per node
+                skipped += 1
+                if skipped > _WALK_SKIP:
+                    break
                 start -= 1
             elif flags & _HANDED_BACK:
                 self.big_node(start)
+                skipped = 0
                 start -= 1
             else:
                 break
@@ -325,15 +345,13 @@ class _Run:
         g = self.adjoint(i, dt)
         if g.dtype != dt:
             g = g.astype(dt)
-        iat, fat = self.iat, self.fat
-        ia = iat[s.io:s.io_end] if s.io_end else _NO_INTS
-        fa = fat[s.fo:s.fo_end] if s.fo_end else _NO_FLOATS
+        ia, fa = self.iat[s.io:s.io_end], self.fat[s.fo:s.fo_end]
         # Where each input's gradient goes: decided here, at run time, because it depends on
         # what earlier nodes of this sweep wrote (which adjoint arrays exist, in what dtype)
         grads, sinks = [], None
         reached = list(s.argn)
         big_adj = self.big_adj
-        for k, a, size_a, big_a, src in s.inputs:
+        for k, a, size_a, may_store, src in s.inputs:
             if size_a < 0:  # needs no gradient
                 grads.append(None)
                 continue
@@ -350,7 +368,7 @@ class _Run:
                     else:
                         grads.append(target.reshape(src_shape).T)
                     continue
-            elif big_a and a not in big_adj:
+            elif may_store and a not in big_adj:
                 # this input's derivative (e.g. linalg._add_product) stores into an
                 # Unwritten target instead of adding into a zeroed one
                 target = big_adj[a] = np.empty(size_a, dt)

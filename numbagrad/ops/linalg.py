@@ -7,7 +7,6 @@ from ..tensor import Tensor, _make  # noqa: F401
 from . import gemm
 from .record import record
 from .registry import Sample, Unwritten, defop, vjp_rule
-from .shape import T as _T
 from .shape import t as _t
 from .vjp import unbroadcast_array
 
@@ -236,16 +235,7 @@ def weight_t(w):
     """``t(w)`` for F.linear, whose one matrix product is the only consumer of the result:
     noted in Tape.transposes, so that product's backward writes w's gradient in w's own
     layout (engine.py) instead of the t() node scattering it through a strided view."""
-    wd = w._data
-    if type(wd) is np.ndarray and wd.ndim == 2 and wd.flags.c_contiguous and \
-            w._requires_grad and grad_mode.state.enabled:
-        # t() of a C-ordered matrix, the usual weight: its element map (what as_view works
-        # out through view_map) is offset 0, strides (1, columns)
-        wt = record(_T, wd.T, (w,), (0, 1, wd.shape[1]))
-        wt._base = w if w._base is None else w._base
-        wt._vc = w._vc
-    else:
-        wt = _t(w)
+    wt = _t(w)
     if wt._tape is not None and w.ndim == 2:
         wt._tape.transposes[wt._node] = wt._tape.arg_nodes(wt._node)[0]
     return wt
