@@ -1,41 +1,147 @@
-"""Fresh process: import + first gradient, with a warm Numba cache and with an empty one.
+"""Fresh processes, as a new user meets them: empty caches (a new machine) and warm ones.
 
-Run: python bench/bench_coldstart.py
+Each row runs in a new Python process; numbagrad's cold rows point NUMBA_CACHE_DIR and
+NUMBAGRAD_CACHE_DIR at a new empty directory. Rows:
+- the seed example ``y = w * x + b; y.backward()``: import + first gradient (torch, JAX);
+- ``python -m numbagrad``, the whole tour;
+- the first call of ``numbagrad.compile(func.value_and_grad(rosenbrock))``, n = 1000
+  (``jax.jit(jax.value_and_grad(...))``'s first call beside it);
+- a user's ``@njit(cache=True)`` function calling ``as_numba()``'s function: its first call
+  (compile) and, in a later process, again (Numba's cache).
+Run: python bench/bench_coldstart.py   (JAX rows are skipped when JAX is not installed)
 """
 
+import importlib.util
 import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
-SCRIPT = """
-import {lib} as torch
-x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
-(x * x).sum().backward()
-assert x.grad.tolist() == [2.0, 4.0, 6.0]
+SEED = {
+    "numbagrad": """
+        import numbagrad as torch
+        x = torch.tensor(2.); w = torch.tensor(3., requires_grad=True)
+        b = torch.tensor(1., requires_grad=True)
+        y = w * x + b
+        y.backward()
+        assert float(w.grad) == 2.0
+    """,
+    "torch": """
+        import torch
+        x = torch.tensor(2.); w = torch.tensor(3., requires_grad=True)
+        b = torch.tensor(1., requires_grad=True)
+        y = w * x + b
+        y.backward()
+        assert float(w.grad) == 2.0
+    """,
+    "jax": """
+        import jax
+        g = jax.grad(lambda w, b: w * 2.0 + b, argnums=(0, 1))(3.0, 1.0)
+        assert float(g[0]) == 2.0
+    """,
+}
+ROSENBROCK = {
+    "numbagrad": """
+        import numpy as np, numbagrad as ng
+        def f(x):
+            return (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+        v, g = ng.compile(ng.func.value_and_grad(f))(np.zeros(1000))
+        assert g[0] == -2.0
+    """,
+    "jax": """
+        import jax, numpy as np
+        jax.config.update("jax_enable_x64", True)
+        def f(x):
+            return (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+        v, g = jax.jit(jax.value_and_grad(f))(np.zeros(1000))
+        assert float(g[0]) == -2.0
+    """,
+}
+AS_NUMBA = """
+    import numpy as np, numbagrad as ng
+    from numba import njit
+    def f(x):
+        return (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+    vg = ng.compile(ng.func.value_and_grad(f))
+    x0 = np.zeros(1000)
+    step = vg.as_numba(x0)
+
+    @njit(cache=True)
+    def descend(x, steps, lr):
+        g = np.empty_like(x)
+        for _ in range(steps):
+            step(x, g)
+            x -= lr * g
+        return x
+
+    import time
+    t0 = time.perf_counter()
+    descend(x0.copy(), 2, 1e-4)
+    print(f"CALLER {time.perf_counter() - t0:.3f}")
 """
 
 
-def run(lib, env=None):
+def run(script, env=None):
+    """Wall time of a fresh process running ``script``, and what it printed."""
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", SCRIPT.format(lib=lib)], check=True,
-                   env={**os.environ, **(env or {})})
-    return time.perf_counter() - t0
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], check=True,
+                         capture_output=True, text=True, env={**os.environ, **(env or {})})
+    return time.perf_counter() - t0, out.stdout
+
+
+def cold_env(d):
+    return {"NUMBA_CACHE_DIR": os.path.join(d, "numba"),
+            "NUMBAGRAD_CACHE_DIR": os.path.join(d, "numbagrad"), "NUMBAGRAD_PROGRESS": "0"}
+
+
+def caller_time(out):
+    return float(next(line for line in out.splitlines() if line.startswith("CALLER")).split()[1])
 
 
 def main():
-    run("numbagrad")  # make sure the default cache is warm
-    warm = min(run("numbagrad") for _ in range(3))
-    torch_t = min(run("torch") for _ in range(3))
+    have_jax = importlib.util.find_spec("jax") is not None
+    rows = []
     with tempfile.TemporaryDirectory() as d:
-        cold = run("numbagrad", {"NUMBAGRAD_CACHE_DIR": d, "NUMBA_CACHE_DIR": d})
-    print("fresh process: import + first gradient")
-    print("| measure | numbagrad | torch 2.13 | ratio |")
-    print("|---|---|---|---|")
-    print(f"| warm cache | {warm:.2f} s | {torch_t:.2f} s | {warm / torch_t:.2f}x |")
-    print(f"| cold (empty cache: compiles the sweep) | {cold:.1f} s | {torch_t:.2f} s | "
-          f"{cold / torch_t:.1f}x |")
+        env = cold_env(d)
+        seed_cold, _ = run(SEED["numbagrad"], env)
+        seed_warm = min(run(SEED["numbagrad"], env)[0] for _ in range(3))
+        torch_seed = min(run(SEED["torch"])[0] for _ in range(3))
+        jax_seed = min(run(SEED["jax"])[0] for _ in range(3)) if have_jax else None
+        rows.append(("import + seed example's first backward", seed_cold, seed_warm,
+                     torch_seed, jax_seed))
+    with tempfile.TemporaryDirectory() as d:
+        env = cold_env(d)
+        ros_cold, _ = run(ROSENBROCK["numbagrad"], env)
+        ros_warm = min(run(ROSENBROCK["numbagrad"], env)[0] for _ in range(3))
+        jax_ros = min(run(ROSENBROCK["jax"])[0] for _ in range(3)) if have_jax else None
+        rows.append(("import + first compiled Rosenbrock value_and_grad (n = 1000)",
+                     ros_cold, ros_warm, None, jax_ros))
+        first, out = run(AS_NUMBA, env)
+        caller_cold = caller_time(out)
+        caller_warm = caller_time(run(AS_NUMBA, env)[1])
+        rows.append(("user's @njit(cache=True) caller of as_numba(): its first call",
+                     caller_cold, caller_warm, None, None))
+    with tempfile.TemporaryDirectory() as d:
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "numbagrad"], check=True, capture_output=True,
+                       env={**os.environ, **cold_env(d)})
+        tour_cold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "numbagrad"], check=True, capture_output=True,
+                       env={**os.environ, **cold_env(d)})
+        tour_warm = time.perf_counter() - t0
+        rows.append(("python -m numbagrad (the whole tour)", tour_cold, tour_warm, None, None))
+
+    def cell(t):
+        return "—" if t is None else f"{t:.2f} s"
+
+    print("| fresh process | numbagrad, empty caches | numbagrad, warm caches | torch 2.13 | "
+          "JAX |")
+    print("|---|---|---|---|---|")
+    for name, cold, warm, torch_t, jax_t in rows:
+        print(f"| {name} | {cell(cold)} | {cell(warm)} | {cell(torch_t)} | {cell(jax_t)} |")
 
 
 if __name__ == "__main__":

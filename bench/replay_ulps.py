@@ -44,7 +44,7 @@ def measure():
 
 
 def main():
-    from numbagrad.autograd import tape
+    from numbagrad.core import tape
 
     default = tape.BIG
     for label, big in (("small nodes", default), ("big-node path (BIG = 1)", 1)):

@@ -7,8 +7,8 @@ import warnings as _warnings
 # matches the module that made the NumPy call, so the user's NumPy code is untouched).
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"numbagrad(\.|$)")
 
-from . import _progress
-_progress.install()  # say so when a first use compiles kernels (it can take minutes)
+from .core import progress
+progress.install()  # say so when a first use compiles kernels for long
 
 from . import dtypes as _dtypes
 from .dtypes import dtype, get_default_dtype, set_default_dtype

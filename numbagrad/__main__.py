@@ -1,5 +1,5 @@
 """``python -m numbagrad``: a short tour with real gradients and timings.
-``python -m numbagrad warmup``: compile (or load from cache) the backward sweep and kernels."""
+``python -m numbagrad warmup``: compile (or load from cache) every kernel ahead of time."""
 
 import sys
 import time
@@ -145,95 +145,68 @@ def _compiled_tour(torch, init, n_ops):
 
 
 def warmup():
-    """Compile the sweep and the parallel kernels (or load them from Numba's cache).
-
-    Numba compiles on one core; the replay module's main entry points (the longest part,
-    ~5 min cold on this machine kind) compile in a second process meanwhile, and this one
-    takes the scalar stream and the entry points of compiled functions of Tensors once the
-    eager kernels are done, so a 2-core machine is done in about half the sum."""
+    """Compile every op's kernels and the engine's own (or load them from Numba's cache):
+    optional, for a machine that will run offline or must not pay first-use compiles.
+    The ops are shared between this process and a second one (Numba compiles on one core)."""
     import subprocess
 
     t0 = time.perf_counter()
-    print("numbagrad warmup: compiling (or loading from Numba's cache) the backward sweep, "
-          "the optimizer, convolution and compiled-replay kernels; the first time takes "
-          "a few minutes", flush=True)
-    replay = subprocess.Popen([sys.executable, "-m", "numbagrad", "warmup-replay"])
+    print("numbagrad warmup: compiling (or loading from Numba's cache) every op's kernels, "
+          "the sweeps, the optimizers' and the convolutions' kernels", flush=True)
+    other = subprocess.Popen([sys.executable, "-m", "numbagrad", "warmup-part", "1"])
     try:
-        _warm_eager(t0)
-        _warm_replay_halves()  # while the other process is still on the replay module
+        _warm_part(0)
     finally:
-        status = replay.wait()
+        status = other.wait()
     if status != 0:
-        raise SystemExit(f"numbagrad warmup: compiling the replay module failed ({status})")
+        raise SystemExit(f"numbagrad warmup: the second process failed ({status})")
     print(f"numbagrad warmup: done in {time.perf_counter() - t0:.1f} s", flush=True)
 
 
-def _quiet_hint():
-    from numbagrad import _progress
-    _progress.HINT = ""  # the compile-progress lines need not point at this very command
+def _warm_part(part):
+    """Half of ``warmup``: the kernels of every other op, and one half of the rest."""
+    from numbagrad.core import progress
+    from numbagrad.ops import op_kernels, pointwise, registry
 
-
-def _warm_eager(t0):
-    """The eager engine's kernels: the sweep, the optimizers', the convolutions'."""
-    _quiet_hint()
-    from numbagrad.autograd import engine
-    engine.sweep_module()
+    progress.HINT = ""  # the compile-progress lines need not point at this very command
     import numbagrad as torch
-    x = torch.tensor([1.0, 2.0], requires_grad=True)
-    (x * x).sum().backward()
-    print(f"  sweep ready in {time.perf_counter() - t0:.1f} s", flush=True)
-    t1 = time.perf_counter()
-    from numbagrad.optim import _kernels as optim_kernels
-    optim_kernels.warmup()
-    print(f"  optimizer kernels ready in {time.perf_counter() - t1:.1f} s", flush=True)
-    t2 = time.perf_counter()
-    from numbagrad.ops import conv, gemm, pointwise
-    conv.warmup()
-    gemm.warmup()
-    print(f"  convolution, pooling and matrix-product kernels ready in "
-          f"{time.perf_counter() - t2:.1f} s", flush=True)
-    t3 = time.perf_counter()
-    pointwise.warmup()
-    print(f"  transcendental kernels ready in {time.perf_counter() - t3:.1f} s", flush=True)
 
-
-def _warm_replay():
-    """numbagrad.compile's kernels (run by ``warmup`` in a process of its own)."""
-    _quiet_hint()
-    import numbagrad as torch
-    t3 = time.perf_counter()
-    # the first trace loads (here: compiles) the one replay module of every op
-    vg = torch.compile(torch.func.value_and_grad(lambda v: (v * v).sum()))
-    vg(np.ones(3))
-    # and a fused trace (large elementwise nodes): the sweeps as Python calls them between
-    # fused regions, and one region's kernels
-    from numbagrad.autograd import fusion
-    vg = torch.compile(torch.func.value_and_grad(lambda v: (torch.tanh(v) * v).sum()))
-    vg(np.ones(fusion.FUSE_MIN))
-    print(f"  compiled replay (numbagrad.compile) of every op ready in "
-          f"{time.perf_counter() - t3:.1f} s", flush=True)
-
-
-def _warm_replay_halves():
-    """The scalar instruction stream, and the two halves a compiled function of Tensors
-    calls (forward, then backward): entry points of their own, compiled by ``warmup``'s
-    first process (Numba's cache files are per function, written atomically)."""
-    import numbagrad as torch
     t0 = time.perf_counter()
-    # the scalar instruction stream (a trace of one-element nodes only)
-    vg = torch.compile(torch.func.value_and_grad(lambda v: v[0] * torch.sin(v[1])))
-    vg(np.ones(2))
-    x = torch.ones(3, requires_grad=True)
-    torch.compile(lambda v: v * v)(x).sum().backward()
-    print(f"  scalar stream and compiled functions of Tensors ready in "
-          f"{time.perf_counter() - t0:.1f} s", flush=True)
+    ops = [op for op in registry.OPS if op.code % 2 == part]
+    for op in ops:
+        op_kernels.ensure_all([op.code], op_kernels.KINDS)
+    pointwise.warmup(ops)
+    print(f"  kernels of {len(ops)} ops ready in {time.perf_counter() - t0:.1f} s", flush=True)
+    t1 = time.perf_counter()
+    if part == 0:
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        (x * x).sum().backward()  # the eager sweep
+        from numbagrad.ops import conv, gemm
+        from numbagrad.optim import _kernels as optim_kernels
+
+        optim_kernels.warmup()
+        conv.warmup()
+        gemm.warmup()
+        print(f"  sweep, optimizer, convolution and product kernels ready in "
+              f"{time.perf_counter() - t1:.1f} s", flush=True)
+    else:
+        from numbagrad.autograd import fusion
+
+        vg = torch.compile(torch.func.value_and_grad(lambda v: (v * v).sum()))
+        vg(np.ones(3))  # the replay's entry points
+        vg = torch.compile(torch.func.value_and_grad(lambda v: (torch.tanh(v) * v).sum()))
+        vg(np.ones(fusion.FUSE_MIN))  # a fused region
+        x = torch.ones(3, requires_grad=True)
+        torch.compile(lambda v: v * v)(x).sum().backward()  # a compiled function of Tensors
+        print(f"  compiled replay's entry points ready in {time.perf_counter() - t1:.1f} s",
+              flush=True)
 
 
 def main(argv):
     if argv[:1] == ["warmup"]:
         warmup()
-    elif argv[:1] == ["warmup-replay"]:  # warmup's second process
-        _warm_replay()
+    elif argv[:2] == ["warmup-part", "1"]:  # warmup's second process
+        _warm_part(1)
     elif not argv:
         tour()
     else:

@@ -4,7 +4,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd import grad_mode
-from .autograd import tape as tape_mod
+from .core import tape as tape_mod
 from .ops import index, linalg, pointwise, reduce, shape
 from .ops.record import record
 from .ops.registry import BY_NAME, OPS

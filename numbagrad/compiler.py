@@ -18,9 +18,9 @@ import threading
 import numpy as np
 
 from . import func as func_mod
-from .autograd import eager_nodes, fusion, grad_mode
-from .autograd import tape as tape_mod
-from .autograd.tape import (
+from .autograd import eager_nodes, fusion, grad_mode, replay_scalar, sweep
+from .core import tape as tape_mod
+from .core.tape import (
     F_ARG,
     F_FAT,
     F_FLAGS,
@@ -34,7 +34,7 @@ from .autograd.tape import (
     F_VOFF,
     NODE_FIELDS,
 )
-from .ops import registry
+from .ops import kernel_abi, registry
 from .tensor import Tensor, _make
 
 _KINDS = ("grad", "value_and_grad", "grad_and_value")
@@ -220,17 +220,15 @@ class Program:
         self.grad_len = np.array([s for s, o in zip(grad_len, grad_off) if o >= 0], np.int64)
         self.out_node = node_of(out._node) if not self.constant_output else -1
         self.out_value = float(np.asarray(out._data))
-        from .autograd import replay_codegen, replay_scalar
         # a trace of one-element nodes only runs as a scalar instruction stream
         self.stream = replay_scalar.build(self.nodes, self.args, self.iat, self.fat, \
                                           self.out_node) \
             if not self.constant_output else None
         if self.stream is not None:
-            self.module = replay_scalar.load()
+            self.module = replay_scalar.load(self.nodes[:, 0])
             self.out_off = int(self.nodes[self.out_node, F_VOFF])
         else:
-            ops = [registry.OPS[c] for c in set(self.nodes[:, 0].tolist())]
-            self.module = replay_codegen.load(ops)
+            self.replay = sweep.Replay(self.nodes, self.args)
         # nodes eager differentiates in float32: its kernels run them (eager_nodes)
         steps = _eager_steps(self, tape, [(self.out_node, self.out_dtype)], node_of) \
             if self.stream is None and not self.constant_output else {}
@@ -300,9 +298,10 @@ class Program:
         try:
             if self.fused is not None:
                 return fusion.run(self.fused, self, val, adj, x, with_grad)
-            return self.module.run_in(self.nodes, self.args, self.shapes, self.iat, self.fat,
-                                      val, adj, self.in_off, self.in_len, x, self.out_node,
-                                      self.grad_off, self.grad_len, with_grad)
+            r = self.replay
+            return sweep.run_in(r.tables, r.arity, r.saves, self.nodes, self.args, self.shapes,
+                                self.iat, self.fat, val, adj, self.in_off, self.in_len, x,
+                                self.out_node, self.grad_off, self.grad_len, with_grad)
         finally:
             if len(self.arenas) < _POOLED_ARENAS:
                 self.arenas.append((val, adj))
@@ -334,11 +333,11 @@ class Program:
         if self.captured:
             raise NotImplementedError("as_numba(): the function closes over tensors that "
                                       "require grad; pass them as arguments instead")
-        run = self.module.run
         base, in_off, in_len = self.base, self.in_off, self.in_len
         grad_off, grad_len = self.grad_off, self.grad_len
         if self.stream is not None:
             ins, fk, out_off = self.stream[0], self.stream[1], self.out_off
+            run = self.module.run
 
             @njit(nogil=True)
             def stream_value_and_grad(x, grad_out):
@@ -350,11 +349,15 @@ class Program:
             return stream_value_and_grad
         nodes, args, shapes, iat, fat = self.nodes, self.args, self.shapes, self.iat, self.fat
         out_node = self.out_node
+        # the kernels' addresses are this process's: read at run time (kernel_abi.tables),
+        # never frozen into the function, so a caller cached by Numba stays valid
+        run, tables, arity, saves = sweep.run, kernel_abi.tables, self.replay.arity, \
+            self.replay.saves
 
         @njit(nogil=True)
         def value_and_grad(x, grad_out):
-            value, g = run(nodes, args, shapes, iat, fat, base, in_off, in_len, x, out_node,
-                           grad_off, grad_len, True)
+            value, g = run(tables(), arity, saves, nodes, args, shapes, iat, fat, base, in_off,
+                           in_len, x, out_node, grad_off, grad_len, True)
             grad_out[:] = g
             return value
 
@@ -670,9 +673,7 @@ class TensorProgram:
         self.slot_shapes = [np.shape(flat[k]._data if isinstance(flat[k], Tensor) else flat[k])
                             for k in self.inputs] + [t._data.shape for t in self.captured]
         self.slot_ends = np.cumsum(self.in_len).tolist()
-        from .autograd import replay_codegen
-        ops = [registry.OPS[c] for c in set(self.nodes[:, 0].tolist())]
-        self.module = replay_codegen.load(ops)
+        self.replay = sweep.Replay(self.nodes, self.args)
         # nodes eager differentiates in float32: the backward hands them to its kernels
         self.steps = _eager_steps(
             self, tape, [(node, dtype.np) for node, _, dtype in self.outputs if node is not None]) \
@@ -690,8 +691,9 @@ class TensorProgram:
         parts += [np.asarray(t._data, np.float64).reshape(-1) for t in self.captured]
         x = parts[0] if len(parts) == 1 else (np.concatenate(parts) if parts else
                                                 np.zeros(0))
-        val = self.module.run_forward(self.nodes, self.args, self.shapes, self.iat, self.fat,
-                                      self.base, self.in_off, self.in_len, x)
+        r = self.replay
+        val = sweep.run_forward(r.tables, r.arity, self.nodes, self.args, self.shapes, self.iat,
+                                self.fat, self.base, self.in_off, self.in_len, x)
         values = []
         for q, (node, shape, dtype) in enumerate(self.outputs):
             if q in self.passthrough:
@@ -711,7 +713,7 @@ class TensorProgram:
 
     def _record(self, val, values, fresh, slot_tensors, needs):
         """One node on the caller's tape for this call, its backward the trace's sweep."""
-        from .autograd.tape import F_FLAGS, FLAG_HOOK
+        from .core.tape import F_FLAGS, FLAG_HOOK
         from .ops.index import gather_flat
         from .ops.pointwise import to_dtype
         from .ops.record import record
@@ -784,8 +786,10 @@ class _CompiledCall:
         if p.steps:
             grads = eager_nodes.run_backward(p, self.val, seed)
         else:
-            grads = p.module.run_backward(p.nodes, p.args, p.shapes, p.iat, p.fat, self.val,
-                                          p.out_nodes, seed, p.in_off, p.in_len)
+            r = p.replay
+            grads = sweep.run_backward(r.tables, r.arity, r.saves, p.nodes, p.args, p.shapes,
+                                       p.iat, p.fat, self.val, p.out_nodes, seed, p.in_off,
+                                       p.in_len)
         out = []
         for q, dtype in zip(self.needs, self.dtypes):
             start = p.slot_ends[q] - p.in_len[q]

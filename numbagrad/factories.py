@@ -140,7 +140,7 @@ def manual_seed(seed):
 
 
 def _gen():
-    from .autograd.tape import traced_tape
+    from .core.tape import traced_tape
     if traced_tape() is not None:
         # a draw made while numbagrad.compile traces would be baked into the trace and
         # replayed, the same numbers, on every call: refuse rather than be silently wrong

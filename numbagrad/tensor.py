@@ -21,7 +21,7 @@ class GradFn:
         self._node = node
 
     def _short_name(self):
-        from .autograd.tape import F_CODE
+        from .core.tape import F_CODE
         from .ops.registry import OPS
         name = self._tape.names.get(self._node) if self._tape.names else None
         return name or OPS[self._tape.field(self._node, F_CODE)].grad_fn
@@ -45,7 +45,7 @@ class GradFn:
 
     @property
     def next_functions(self):
-        from .autograd.tape import F_CODE, F_FLAGS, FLAG_NEEDS_GRAD
+        from .core.tape import F_CODE, F_FLAGS, FLAG_NEEDS_GRAD
         from .ops.registry import BRIDGE, LEAF, OPS
         out = []
         for a in self._tape.arg_nodes(self._node):
@@ -254,7 +254,7 @@ class Tensor:
             hooks = self._hooks = []
         hooks.append(hook)
         if self._tape is not None:
-            from .autograd.tape import F_FLAGS, FLAG_HOOK, NODE_FIELDS
+            from .core.tape import F_FLAGS, FLAG_HOOK, NODE_FIELDS
             self._tape.hooks[self._node] = (hooks, self._data.shape, self._data.dtype)
             self._tape.nodes[self._node * NODE_FIELDS + F_FLAGS] |= FLAG_HOOK
         return _HookHandle(hooks, hook)

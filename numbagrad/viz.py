@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _svg_layout
 from .autograd import graph
-from .autograd.tape import F_CODE, F_FLAGS, FLAG_NEEDS_GRAD
+from .core.tape import F_CODE, F_FLAGS, FLAG_NEEDS_GRAD
 from .ops.registry import BRIDGE, CONST, LEAF, OPS
 from .tensor import AccumulateGrad, GradFn, Tensor
 

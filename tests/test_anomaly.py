@@ -33,7 +33,7 @@ def test_nan_names_the_op_and_the_forward_line(create_graph):
 
 
 def test_set_detect_anomaly_switches_and_big_nodes_are_checked_too(monkeypatch):
-    from numbagrad.autograd import tape as tape_mod
+    from numbagrad.core import tape as tape_mod
     monkeypatch.setattr(tape_mod, "BIG", 0)
     assert not ng.is_anomaly_enabled()
     with warnings.catch_warnings():

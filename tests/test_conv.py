@@ -9,7 +9,7 @@ import pytest
 from oracle import same
 
 import numbagrad as ng
-from numbagrad.autograd import tape as tape_mod
+from numbagrad.core import tape as tape_mod
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional

@@ -140,7 +140,7 @@ def test_needs_input_grad_non_differentiable_outputs_and_setup_context():
 
 def test_a_custom_function_inside_a_big_graph_and_on_the_parallel_path(monkeypatch):
     """Many calls in one graph, mixed with table ops, small and big nodes alike."""
-    from numbagrad.autograd import tape as tape_mod
+    from numbagrad.core import tape as tape_mod
     rng = np.random.default_rng(0)
     data = rng.standard_normal(50)
 

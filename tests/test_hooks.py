@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
-from numbagrad.autograd import tape as tape_mod
+from numbagrad.core import tape as tape_mod
 
 torch = pytest.importorskip("torch")
 

@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import numbagrad as ng
-from numbagrad.autograd import tape as tape_mod
+from numbagrad.core import tape as tape_mod
 
 torch = pytest.importorskip("torch")
 

@@ -267,7 +267,7 @@ def test_inplace_change_of_a_saved_leaf_is_detected():
 
 
 def test_inplace_change_of_a_leaf_saved_on_an_older_tape_is_detected(monkeypatch):
-    from numbagrad.autograd import tape as tape_mod
+    from numbagrad.core import tape as tape_mod
     monkeypatch.setattr(tape_mod, "FRESH_TAPE_NODES", 1)  # every new graph on a fresh tape
 
     def run(lib):
@@ -366,7 +366,7 @@ def test_matrix_product_dtype_mismatch_is_torchs_error_not_a_promotion(op, dtype
 
 def test_graphs_whose_tensors_died_do_not_keep_growing_the_tape():
     """An evaluation loop without backward(): each dead graph's tape is let go."""
-    from numbagrad.autograd import tape as tape_mod
+    from numbagrad.core import tape as tape_mod
     a = ng.tensor(1.0, requires_grad=True)
     tapes = set()
     for _ in range(100_000):

@@ -13,7 +13,7 @@ import pytest
 import numbagrad
 from numbagrad import nn, viz
 from numbagrad.autograd import graph
-from numbagrad.autograd.tape import BIG
+from numbagrad.core.tape import BIG
 from numbagrad.seed_examples import SEED_004_SAMPLE_MODEL
 
 SVG = "{http://www.w3.org/2000/svg}"

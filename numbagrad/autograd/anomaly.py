@@ -90,7 +90,7 @@ def call_site():
 def note(tape, node):
     """Called by record() while anomaly mode is on: remember the call site and make the
     sweep hand this node to Python (where its gradients are checked)."""
-    from .tape import F_FLAGS, FLAG_HOOK, NODE_FIELDS
+    from ..core.tape import F_FLAGS, FLAG_HOOK, NODE_FIELDS
     tape.sites[node] = call_site()
     tape.nodes[node * NODE_FIELDS + F_FLAGS] |= FLAG_HOOK
 

@@ -14,10 +14,7 @@ import heapq
 
 import numpy as np
 
-from ..ops import registry
-from ..ops.vjp import VjpContext, elementwise_vjp
-from . import anomaly
-from .tape import (
+from ..core.tape import (
     F_BIG,
     F_CODE,
     F_FAT,
@@ -31,6 +28,9 @@ from .tape import (
     FLAG_NEEDS_GRAD,
     retire,
 )
+from ..ops import registry
+from ..ops.vjp import VjpContext, elementwise_vjp
+from . import anomaly
 
 _LEAF, _CONST, _BRIDGE = registry.LEAF.code, registry.CONST.code, registry.BRIDGE.code
 _NO_IAT = np.empty(0, np.int64)

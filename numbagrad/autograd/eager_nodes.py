@@ -29,11 +29,8 @@ The backward of a compiled function of Tensors runs here too (``run_backward``).
 
 import numpy as np
 
-from ..ops import registry
-from ..ops.registry import Unwritten
-from . import engine
-from . import tape as tape_mod
-from .tape import (
+from ..core import tape as tape_mod
+from ..core.tape import (
     F_ARG,
     F_FAT,
     F_FLAGS,
@@ -49,6 +46,9 @@ from .tape import (
     FLAG_F32,
     FLAG_NEEDS_GRAD,
 )
+from ..ops import registry
+from ..ops.registry import Unwritten
+from . import engine
 
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
@@ -265,12 +265,9 @@ def run_backward(program, val, seed):
     ``seed`` at ``program.out_nodes``) with ``program.steps`` handed to eager's kernels;
     returns the adjoints of the input slots, concatenated. For compiled functions of
     Tensors (compiler._CompiledCall)."""
-    nodes, m = program.nodes, program.module
-    n = len(nodes)
+    nodes = program.nodes
     adj = np.zeros(len(val))
-    touched = np.zeros(n, np.uint8)
-    freed = np.zeros(n, np.uint8)
-    dirty = np.zeros(n, np.uint8)
+    touched = np.zeros(len(nodes), np.uint8)
     pos = 0
     for i in program.out_nodes.tolist():
         o, size = int(nodes[i, F_VOFF]), int(nodes[i, F_SIZE])
@@ -279,8 +276,7 @@ def run_backward(program, val, seed):
         touched[i] = 1
     start = int(program.out_nodes.max())
     while start >= 0:
-        status, i = m.sweep(program.sweep_nodes, program.args, program.shapes, program.iat,
-                            program.fat, val, adj, touched, freed, dirty, start, True, False)
+        status, i = program.replay.sweep(program, program.sweep_nodes, val, adj, touched, start)
         if status == 0:
             break
         backward(program.steps[i], val, adj, touched)

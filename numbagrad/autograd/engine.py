@@ -5,11 +5,7 @@ import re
 
 import numpy as np
 
-from ..ops import registry
-from ..ops.registry import Unwritten
-from ..tensor import _accumulate_grad, _make, post_accumulate
-from . import anomaly, codegen
-from .tape import (
+from ..core.tape import (
     F_BIG,
     F_CODE,
     F_FAT,
@@ -26,9 +22,10 @@ from .tape import (
     NODE_FIELDS,
     retire,
 )
-
-_module = None
-_module_ops = 0  # how many ops the loaded sweep knows: an op registered later reloads it
+from ..ops import kernelgen, op_kernels, registry
+from ..ops.registry import Unwritten
+from ..tensor import _accumulate_grad, _make, post_accumulate
+from . import anomaly, sweep
 
 FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -45,17 +42,6 @@ _HANDED_BACK = FLAG_BIG | FLAG_HOOK
 # nodes _Run.walk skips in Python in a row before it leaves the rest to the sweep (a layer's
 # leaves: weight, bias, the weight's t())
 _WALK_SKIP = 16
-
-
-def sweep_module():
-    """The generated sweep module (generated, compiled or loaded from cache on first use)."""
-    global _module, _module_ops
-    if _module is None or _module_ops != len(registry.OPS):
-        _module = codegen.load()
-        _module_ops = len(registry.OPS)
-        _PLANS.clear()  # their kernels belong to the previous module
-        _STATICS.clear()
-    return _module
 
 
 def compute_dtype(dts):
@@ -83,8 +69,7 @@ def _node_plan(code, needs):
         if op.numpy_bw is not None and op.arity != -1:
             kernel = None
         else:
-            mod = sweep_module()
-            kernel = getattr(mod, codegen.kernel_name(op, parallel=op.arity != -1))
+            kernel = op_kernels.njit_kernel(op, kernelgen.kernel_name(op, op.arity != -1))
         plan = _PLANS[(code, needs)] = (op, "y" in reads,
                                         tuple(f"x{k}" in reads for k in range(len(needs))),
                                         kernel)
@@ -250,20 +235,26 @@ class _Run:
 
     # --- the sweep --------------------------------------------------------------------------
     def run(self, start):
-        sweep = sweep_module().sweep
         t = self
         while True:
             start = self.walk(start)
             if start < 0:
                 return
-            status, i = sweep(t.nodes, t.args, t.shapes, t.iat, t.fat, t.val, t.adj, t.touched,
-                              t.freed, t.dirty, start, t.retain, t.check)
-            if status == 0:
+            status, i = sweep.sweep(op_kernels.table("bw_small"), op_kernels.table("bw"),
+                                    op_kernels.small_ok(), op_kernels.arity(), op_kernels.saves(),
+                                    t.nodes, t.args, t.shapes, t.iat, t.fat, t.val, t.adj,
+                                    t.touched, t.freed, t.dirty, start, t.retain, t.check)
+            if status == sweep.DONE:
                 return
-            if status == 1:
+            if status == sweep.HAND_BACK:
                 self.big_node(i)
                 start = i - 1
-            elif status == 2:
+            elif status == sweep.NOT_COMPILED_SMALL or status == sweep.NOT_COMPILED:
+                # the op's first use in this process: compile its kernel, then resume
+                op_kernels.ensure(int(t.nodes[i, F_CODE]),
+                                  "bw_small" if status == sweep.NOT_COMPILED_SMALL else "bw")
+                start = i
+            elif status == sweep.FREED:
                 raise anomaly.sweep_error(FREED_MSG, self.tape, i)
             else:
                 raise anomaly.sweep_error(self.dirty_message(i), self.tape, i)

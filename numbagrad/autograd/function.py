@@ -16,10 +16,10 @@ import weakref
 
 import numpy as np
 
+from ..core.tape import F_FLAGS, FLAG_HOOK, NODE_FIELDS
 from ..ops.registry import PY_FUNCTION
 from ..tensor import Tensor, _make
 from . import anomaly, grad_mode
-from .tape import F_FLAGS, FLAG_HOOK, NODE_FIELDS
 
 
 class FunctionCtx:

@@ -56,15 +56,12 @@ import os
 import re
 import sys
 import threading
-from pathlib import Path
 
 import numba
 import numpy as np
 
 from .._threads import in_parallel
-from ..ops import reduction_tree, registry, replay_kernels, vmath
-from . import codegen, eager_nodes, replay_codegen
-from .tape import (
+from ..core.tape import (
     F_ARG,
     F_FAT,
     F_FLAGS,
@@ -77,12 +74,14 @@ from .tape import (
     FLAG_HOOK,
     FLAG_NEEDS_GRAD,
 )
+from ..ops import kernelgen, op_kernels, reduction_tree, registry
+from . import eager_nodes
 
 # Smallest node (elements) fused: a region costs a few Python-level calls (~10 us); an
 # elementwise pass over 64K float64 elements costs ~50 us or more. Env var for experiments.
 FUSE_MIN = int(os.environ.get("NUMBAGRAD_FUSE_MIN", 65536))
 
-_HEADER = (codegen._HEADER + replay_codegen._HEADER_EXTRA + '''
+_HEADER = (kernelgen.HEADER + '''
 from numbagrad.ops.replay_kernels import _block_sum  # noqa: E402
 ''')
 
@@ -368,14 +367,9 @@ def _generate(region, nodes, args, fat, needs):
 
 def load(region):
     """Compile (or load from the cache) ``region``'s kernels."""
-    module = codegen.load_module("numbagrad_fused_", _HEADER + "\n\n" + region.source, (),
-                                 salt_files=_SALT)
+    module = op_kernels.load_generated("numbagrad_fused_", _HEADER + "\n\n" + region.source)
     region.fw, region.bw = module.fw, module.bw
     region.fwbw = getattr(module, "fwbw", None)
-
-
-# the generated modules call into these files: a change to them must recompile the kernels
-_SALT = (Path(vmath.__file__), Path(reduction_tree.__file__), Path(replay_kernels.__file__))
 
 
 # ---- the driver -------------------------------------------------------------------------
@@ -501,9 +495,8 @@ def _add_partials(r, adj, partial):
 def run(plan, program, val, adj, parts, with_grad):
     """``program``'s replay (as its module's ``run_in``) with ``plan``'s regions fused, on
     the inputs ``parts`` (flat float64 arrays, in ``program.in_off`` order)."""
-    m = program.module
-    nodes, args, shapes, iat, fat = (program.nodes, program.args, program.shapes, program.iat,
-                                     program.fat)
+    replay = program.replay
+    nodes, iat, fat = program.nodes, program.iat, program.fat
     for o, n, p in plan.copy_in:
         val[o:o + n] = parts[p]
     grads = plan.gradient_buffer() if with_grad else None
@@ -512,7 +505,7 @@ def run(plan, program, val, adj, parts, with_grad):
     pos = 0
     for r in plan.regions:
         if pos < r.start:
-            m.forward(nodes, args, shapes, iat, fat, val, pos, r.start)
+            replay.forward(program, val, pos, r.start)
         ins = tuple(_input(parts, val, p, o, n) for p, o, n in r.in_src)
         if r.tail is None:
             in_parallel([lambda lo=lo, hi=hi: r.fw(ins, val, iat, fat, r.off, lo, hi)
@@ -536,7 +529,7 @@ def run(plan, program, val, adj, parts, with_grad):
             val[nodes[r.tail, F_VOFF]] = np.float32(total) if r.tail_f32 else total
         pos = r.end + 1
     if pos < len(nodes):
-        m.forward(nodes, args, shapes, iat, fat, val, pos, len(nodes))
+        replay.forward(program, val, pos, len(nodes))
     out = program.out_node
     value = val[nodes[out, F_VOFF]]
     if not with_grad:
@@ -547,14 +540,11 @@ def run(plan, program, val, adj, parts, with_grad):
     if done is not None:
         _add_partials(done, adj, pending)
     touched = np.zeros(n, np.uint8)
-    freed = np.zeros(n, np.uint8)
-    dirty = np.zeros(n, np.uint8)
     adj[nodes[out, F_VOFF]] = 1.0
     touched[out] = 1
     sweep_nodes, start = plan.nodes, out
     while start >= 0:
-        status, i = m.sweep(sweep_nodes, args, shapes, iat, fat, val, adj, touched, freed,
-                            dirty, start, True, False)
+        status, i = replay.sweep(program, sweep_nodes, val, adj, touched, start)
         if status == 0:
             break
         r = plan.region_of.get(i)
@@ -579,7 +569,7 @@ def run(plan, program, val, adj, parts, with_grad):
             # some exit got no gradient: the interpreted sweep, which skips what no gradient
             # reaches, takes this region on its recomputed values (and on zeroed adjoints
             # for its inner members, which a fused call leaves as they were)
-            m.forward(nodes, args, shapes, iat, fat, val, r.start, r.end + 1)
+            replay.forward(program, val, r.start, r.end + 1)
             for o, n in r.inner:
                 adj[o:o + n] = 0.0
             sweep_nodes = sweep_nodes.copy()

@@ -132,7 +132,7 @@ def _fresh_graph():
     soon as ``func`` differentiates its own graph (gradgradcheck's ``new_func``). On a fresh
     tape the leaf is captured anew with its perturbed value, and the graph of the
     unperturbed call, which the analytical Jacobian differentiates, is left untouched."""
-    from . import tape as tape_mod
+    from ..core import tape as tape_mod
     local = tape_mod._local
     saved = local.tape
     local.tape = None

@@ -15,10 +15,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import dtypes
+from ..core import tape as tape_mod
+from ..core.tape import F_BIG, F_CODE, F_FLAGS, FLAG_BIG, FLAG_F32, FLAG_NEEDS_GRAD, NODE_FIELDS
 from ..ops.registry import BRIDGE, CONST, LEAF
 from ..tensor import AccumulateGrad, GradFn
-from . import tape as tape_mod
-from .tape import F_BIG, F_CODE, F_FLAGS, FLAG_BIG, FLAG_F32, FLAG_NEEDS_GRAD, NODE_FIELDS
 
 Node = GradFn  # torch.autograd.graph.Node: the base class of every grad_fn
 

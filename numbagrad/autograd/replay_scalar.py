@@ -16,9 +16,19 @@ import re
 
 import numpy as np
 
-from ..ops import registry
-from . import codegen, replay_codegen
-from .tape import F_ARG, F_FAT, F_FLAGS, F_IAT, F_NARG, F_NFAT, F_NIAT, F_SIZE, F_VOFF, FLAG_F32
+from ..core.tape import (
+    F_ARG,
+    F_FAT,
+    F_FLAGS,
+    F_IAT,
+    F_NARG,
+    F_NFAT,
+    F_NIAT,
+    F_SIZE,
+    F_VOFF,
+    FLAG_F32,
+)
+from ..ops import kernelgen, op_kernels, registry
 
 # instruction columns
 I_CODE, I_OUT, I_A, I_B, I_MASK = range(5)
@@ -45,19 +55,19 @@ def _operand_loads(text):
 
 
 def _forward_branch(op):
-    return _operand_loads(op.fwd) + [f"val[ins[i, 1]] = {replay_codegen._fwd_expr(op)}"]
+    return _operand_loads(op.fwd) + [f"val[ins[i, 1]] = {kernelgen.expr(op.fwd)}"]
 
 
 def _backward_branch(op):
     lines = _operand_loads(" ".join(f for f in op.grads if f))
     for q, formula in enumerate(op.grads):
         if formula:
-            lines.append(f"adj[ins[i, {2 + q}]] += {codegen._expr(formula)}")
+            lines.append(f"adj[ins[i, {2 + q}]] += {kernelgen.expr(formula)}")
     return lines
 
 
 def generate_source(ops):
-    lines = [codegen._HEADER + replay_codegen._HEADER_EXTRA]
+    lines = [kernelgen.HEADER]
     w = lines.append
     w("")
     w("@njit(cache=True, nogil=True, error_model='numpy')")
@@ -106,12 +116,12 @@ def generate_source(ops):
     return "\n".join(lines) + "\n"
 
 
-def load():
-    """The compiled stream interpreter for every scalar op (cached on disk)."""
-    ops = scalar_ops()
-    return codegen.load_module("numbagrad_scalar_", generate_source(ops),
-                               codegen._extension_kernels(ops),
-                               salt_files=(registry.__file__,))
+def load(codes):
+    """The compiled stream interpreter for the scalar ops among op ``codes`` (a trace's):
+    generated per set of ops, so a trace compiles the branches of its own ops only."""
+    used = set(int(c) for c in codes)
+    ops = [op for op in scalar_ops() if op.code in used]
+    return op_kernels.load_generated("numbagrad_scalar_", generate_source(ops))
 
 
 def build(nodes, args, iat, fat, out_node):
@@ -143,10 +153,10 @@ def build(nodes, args, iat, fat, out_node):
                 out[I_MASK] = iat[row[F_IAT]]
             for k in range(min(2, row[F_NFAT])):
                 fk[count, k] = fat[row[F_FAT] + k]
-        elif op.replay == replay_codegen._GATHER and len(offsets) == 1:
+        elif op.replay == kernelgen.GATHER and len(offsets) == 1:
             out[I_CODE] = COPY  # iat = [offset in the source, strides...]
             out[I_A] = offsets[0] + iat[row[F_IAT]]
-        elif op.replay == replay_codegen._COPY and len(offsets) == 1:
+        elif op.replay == kernelgen.COPY and len(offsets) == 1:
             out[I_CODE] = COPY
             out[I_A] = offsets[0]
         else:

@@ -278,6 +278,28 @@ def add_product(target, a, b, alpha=1.0, overwrite=False):
         target += p
 
 
+def layout_sensitive():
+    """Whether this machine's BLAS gives different bits for one product with its operands in
+    other layouts (seen with NumPy's OpenBLAS on AMD EPYC: vector shapes go to gemv, small
+    ones to kernels of their own): then a product on a transposed view and the same product
+    on a contiguous copy (as a replay computes it) may differ in the last bits."""
+    global _layout_sensitive
+    if _layout_sensitive is None:
+        rng = np.random.default_rng(0)
+        found = False
+        for m, k, n in ((130, 128, 70), (1, 300, 40), (40, 300, 1)):
+            a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+            y1, y2 = np.empty((m, n)), np.empty((m, n))
+            product(y1, a, b, 1.0, 0.0)
+            product(y2, a, np.asfortranarray(b), 1.0, 0.0)
+            found = found or not np.array_equal(y1, y2)
+        _layout_sensitive = found
+    return _layout_sensitive
+
+
+_layout_sensitive = None
+
+
 def warmup():
     """Compile (or load from cache) the layouts a Linear layer's forward and backward use
     (x @ W.T, g @ W, g.T @ x), float32 and float64, small, serial and split."""

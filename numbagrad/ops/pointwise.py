@@ -3,9 +3,9 @@
 import numpy as np
 
 from .. import dtypes
-from ..autograd import tape as tape_mod
+from ..core import tape as tape_mod
 from ..tensor import Tensor, _make  # noqa: F401
-from . import elementwise  # noqa: F401 - declares the records used below
+from . import elementwise, op_kernels  # noqa: F401 - elementwise declares the records used below
 from .record import _NO_INTS, broadcast_shapes, record, shape_error_broadcast
 from .registry import BY_NAME
 
@@ -80,13 +80,11 @@ def eager_forward(op, *operands):
 
 
 def _eager_kernel(op, prefix="_fw_"):
-    """The eager kernel ``prefix + op.name`` (replay_codegen.eager_kernels), memoized."""
+    """The eager kernel ``prefix + op.name`` of the op's kernels module, memoized."""
     memo = _SCALAR if prefix == "_sc_" else _ARRAY
     kernel = memo.get(op.code)
     if kernel is None:
-        from ..autograd import replay_codegen
-
-        kernel = memo[op.code] = getattr(replay_codegen.eager_kernels(), prefix + op.name)
+        kernel = memo[op.code] = op_kernels.njit_kernel(op, prefix + op.name)
     return kernel
 
 
@@ -94,12 +92,10 @@ _ARRAY, _SCALAR = {}, {}  # op code -> kernel
 _NO_FLOATS = np.empty(0, np.float64)
 
 
-def warmup():
-    """Compile (or load from Numba's cache) eager_forward's kernels, float64 and float32:
-    about a second each the first time on a machine."""
-    from .registry import OPS
-
-    for op in OPS:
+def warmup(ops):
+    """Compile (or load from Numba's cache) eager_forward's kernels of ``ops``, float64 and
+    float32."""
+    for op in ops:
         if op.elementwise and op.fwd is not None and not op.rounds_once:
             for dt in (np.float64, np.float32):
                 for x in (np.ones(2, dt), dt(1.0)):

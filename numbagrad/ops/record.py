@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import anomaly, grad_mode
-from ..autograd.tape import (
+from ..core.tape import (
     _F32,
     F_FLAGS,
     FLAG_BIG,

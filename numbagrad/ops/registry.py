@@ -44,6 +44,8 @@ from functools import cached_property
 
 import numpy as np
 
+from ..core import tape
+
 SAVE_NAMES = ("x0", "x1", "x2", "y")
 # formula functions that are exact or correctly rounded in any dtype
 _ONE_ROUNDING_CALLS = {"abs", "min", "max", "sgn", "sqrt"}
@@ -175,6 +177,9 @@ CONST = defop("const", "", 0, source=True)
 BRIDGE = defop("bridge", "", 0, source=True)
 # A custom autograd.Function's node: its backward is the user's Python (autograd/function.py).
 PY_FUNCTION = defop("py_function", "", -1, python=True)
+
+
+assert (LEAF.code, CONST.code, BRIDGE.code) == (tape.LEAF_CODE, tape.CONST_CODE, tape.BRIDGE_CODE)
 
 
 class Unwritten(np.ndarray):

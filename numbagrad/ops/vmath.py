@@ -1,6 +1,6 @@
 """Branch-free exp, log, tanh and sigmoid that LLVM can vectorize: numbagrad's one
 implementation of each, bound as ``exp``, ``log``, ``tanh`` and ``sigmoid`` in every
-generated kernel (numbagrad.autograd.codegen's header): eager's forward of the ops whose
+generated kernel (numbagrad.ops.kernelgen's header): eager's forward of the ops whose
 formula rounds more than once (ops.pointwise.eager_forward), the backward sweeps, the
 compiled replay and its fused elementwise loops. One implementation everywhere is what
 makes replay equal eager to the bit; NumPy's loops could not be matched (its float64 tanh

@@ -1,18 +1,19 @@
 """Progress for Numba compiles of numbagrad's kernels.
 
-Numba compiles a function on its first call, silently: the first ``backward()`` on a new
-machine (or after an upgrade) can sit for a minute or two compiling the sweep, which looks
-like a hang, in a notebook above all. This module listens to Numba's ``numba:compile``
+Numba compiles a function on its first call, silently: a first use of a large op on a new
+machine (a convolution, a fused region) can sit for seconds compiling, which looks like a
+hang, in a notebook above all. This module listens to Numba's ``numba:compile``
 events, which fire only on real compiles (a load from Numba's on-disk cache fires none), and
 when a compile of a numbagrad function has run for ``NUMBAGRAD_PROGRESS_AFTER`` seconds
 (default 1) it says on stderr what is compiling and why, then how long it has taken so far:
 the same line rewritten in a terminal, a line every 15 s elsewhere (Jupyter, logs), and a
 last line when the compile ends. ``NUMBAGRAD_PROGRESS=0`` turns it off.
 
-Only the outermost compile is reported: compiling the sweep compiles dozens of kernels it
-calls, nested inside the sweep's own compile event.
+Only the outermost compile is reported: a kernel's compile compiles the helpers it calls,
+nested inside its own.
 """
 
+import contextlib
 import os
 import sys
 import threading
@@ -22,24 +23,25 @@ from numba.core import event
 
 _EVERY = 15.0  # seconds between lines when the line cannot be rewritten in place
 # how to pay the compile ahead of time (the warmup itself clears it)
-HINT = " (`python -m numbagrad warmup` does this ahead of time)"
+HINT = " (`python -m numbagrad warmup` compiles every kernel ahead of time)"
 
 
 def _describe(dispatcher):
+    """(what is compiling, whether Numba caches it on disk), or None for others' code."""
     fn = getattr(dispatcher, "py_func", None)
     module = getattr(fn, "__module__", "") or ""
     if not module.startswith("numbagrad"):
         return None
     name = getattr(fn, "__name__", "?")
-    if module.startswith("numbagrad_sweep_"):
-        # the sweep itself, or one of the parallel kernels for large nodes (each compiled
-        # on its first use, a few seconds)
-        return "the backward sweep" if name == "sweep" else f"the backward kernel {name}"
-    if module.startswith("numbagrad_replay"):
-        return f"the compiled replay of every op ({name})"
+    cached = type(getattr(dispatcher, "_cache", None)).__name__ not in ("NullCache", "NoneType")
+    if module.startswith("numbagrad_op_"):
+        op = module[len("numbagrad_op_"):].rsplit("_", 1)[0]
+        return f"a kernel of op {op} ({name})", cached
     if module.startswith("numbagrad_scalar_"):
-        return f"the compiled replay's scalar instruction stream ({name})"
-    return f"{module}.{name}"
+        return f"the compiled replay's scalar instruction stream ({name})", cached
+    if module.startswith("numbagrad_fused_"):
+        return f"a fused elementwise region ({name})", cached
+    return f"{module}.{name}", cached
 
 
 class CompileProgress(event.Listener):
@@ -60,14 +62,8 @@ class CompileProgress(event.Listener):
         self.local.depth = depth + 1
         if depth:
             return
-        what = _describe(ev.data.get("dispatcher"))
-        if what is None:
-            self.local.job = None
-            return
-        job = self.local.job = {"what": what, "t0": time.perf_counter(), "shown": False,
-                                "done": threading.Event()}
-        threading.Thread(target=self._watch, args=(job,), daemon=True,
-                         name="numbagrad-compile-progress").start()
+        described = _describe(ev.data.get("dispatcher"))
+        self.local.job = None if described is None else self.start(*described)
 
     def on_end(self, ev):
         self.local.depth = getattr(self.local, "depth", 1) - 1
@@ -75,24 +71,38 @@ class CompileProgress(event.Listener):
             return
         job = getattr(self.local, "job", None)
         self.local.job = None
-        if job is None:
-            return
+        if job is not None:
+            # (Event.is_failed is inverted in Numba 0.68: read the exception itself)
+            exc = getattr(ev, "_exc_details", None)
+            self.end(job, failed=bool(exc and exc[0] is not None))
+
+    def start(self, what, cached):
+        """Begin watching a compile of ``what``: a line once it has run ``after`` seconds."""
+        job = {"what": what, "cached": cached, "t0": time.perf_counter(), "shown": False,
+               "done": threading.Event()}
+        threading.Thread(target=self._watch, args=(job,), daemon=True,
+                         name="numbagrad-compile-progress").start()
+        return job
+
+    def end(self, job, failed=False):
         job["done"].set()
         if job["shown"]:
             took = time.perf_counter() - job["t0"]
-            # (Event.is_failed is inverted in Numba 0.68: read the exception itself)
-            exc = getattr(ev, "_exc_details", None)
-            if exc and exc[0] is not None:
+            if failed:
                 self._write(f"numbagrad: failed to compile {job['what']} after {took:.1f} s")
-            else:
+            elif job["cached"]:
                 self._write(f"numbagrad: compiled {job['what']} in {took:.1f} s (saved to "
                             "Numba's cache: later runs load it)")
+            else:
+                self._write(f"numbagrad: compiled {job['what']} in {took:.1f} s (not cached: "
+                            "a new process compiles it again)")
 
     def _watch(self, job):
         if job["done"].wait(self.after):
             return
         job["shown"] = True
-        self._write(f"numbagrad: compiling {job['what']} for this machine, once{HINT}...")
+        where = f" for this machine{HINT}" if job["cached"] else ""
+        self._write(f"numbagrad: compiling {job['what']}{where}...")
         tty = hasattr(self._out(), "isatty") and self._out().isatty()
         while not job["done"].wait(1.0 if tty else _EVERY):
             took = time.perf_counter() - job["t0"]
@@ -121,3 +131,23 @@ def install():
         return
     _listener = CompileProgress(float(os.environ.get("NUMBAGRAD_PROGRESS_AFTER", "1.0")))
     event.register("numba:compile", _listener)
+
+
+@contextlib.contextmanager
+def compiling(what, cached=True):
+    """Report a compile that Numba's events do not show (a ``@cfunc``) as the others."""
+    if _listener is None:
+        yield
+        return
+    local = _listener.local
+    depth = getattr(local, "depth", 0)
+    local.depth = depth + 1  # the helpers it compiles are part of it, not compiles of their own
+    job = _listener.start(what, cached) if depth == 0 else None
+    failed = True
+    try:
+        yield
+        failed = False
+    finally:
+        local.depth = depth
+        if job is not None:
+            _listener.end(job, failed)

@@ -25,7 +25,8 @@ from array import array
 
 import numpy as np
 
-from ..ops.registry import BRIDGE, CONST, LEAF
+# Op codes of the source nodes, the first records of the op table (ops/registry.py)
+LEAF_CODE, CONST_CODE, BRIDGE_CODE = 0, 1, 2
 
 # Field offsets of a node record
 (F_CODE, F_VOFF, F_SIZE, F_NDIM, F_SHP, F_ARG, F_NARG, F_IAT, F_NIAT, F_FAT, F_NFAT,
@@ -204,7 +205,7 @@ class Tape:
             big = FLAG_BIG if size >= self.big else 0
             flags = (FLAG_NEEDS_GRAD if t._requires_grad else 0) | big | \
                 (FLAG_F32 if data.dtype is _F32 else 0)
-            node = self.push(LEAF.code if t._requires_grad else CONST.code, data, size,
+            node = self.push(LEAF_CODE if t._requires_grad else CONST_CODE, data, size,
                              data.shape, (), (), (), flags)
             self._capture(t, node)
             if t._requires_grad:
@@ -219,6 +220,10 @@ class Tape:
         tapes = getattr(t, "_captured_by", None)
         if tapes is None:
             tapes = t._captured_by = []
+        elif len(tapes) >= _PRUNE_AT:
+            # a tensor used in every step of a loop meets a new tape each step: forget the
+            # dead ones, or the list grows by one weak reference per step
+            tapes[:] = [ref for ref in tapes if ref() is not None]
         tapes.append(weakref.ref(self))
 
     def field(self, node, f):
@@ -243,13 +248,14 @@ class Tape:
             data = t._array()
             flags = FLAG_NEEDS_GRAD | (FLAG_BIG if data.size >= self.big else 0) | \
                 (FLAG_F32 if data.dtype is _F32 else 0)
-            node = self.push(BRIDGE.code, data, data.size, data.shape, (), (), (), flags)
+            node = self.push(BRIDGE_CODE, data, data.size, data.shape, (), (), (), flags)
             self._capture(t, node)
             self.bridges[node] = (t._tape, t._node)
         return node
 
 
 _serials = itertools.count()
+_PRUNE_AT = 8  # weak references to tapes a source keeps before dropping the dead ones
 # A new graph starts on a fresh tape once the current one holds this many nodes, so that
 # memory of graphs nobody references any more is let go with their tensors.
 FRESH_TAPE_NODES = 1 << 16

@@ -1,0 +1,227 @@
+"""The generic sweeps: @njit loops over a tape that call each node's kernel by its address.
+
+Nothing here depends on the op table: a sweep reads node i's op code, checks what must be
+checked (reached, needing a gradient, saved values freed or changed in place, handed to
+Python) and calls ``table[code]`` (ops/op_kernels), so this module compiles once, in a
+fraction of a second, whatever the number of ops. Eager backward, ``autograd.grad`` and the
+compiled replay all run these sweeps; the replay's entry points (``run``, ``run_in``,
+``run_forward``, ``run_backward``) are here too.
+"""
+
+import numpy as np
+from numba import njit
+
+from ..core.tape import F_ARG, F_FLAGS, F_NARG, F_SIZE, F_VOFF, FLAG_F32
+from ..ops import op_kernels
+from ..ops.kernel_abi import call_kernel, make_frame
+from ..ops.kernelgen import INLINE_MAX
+
+# sweep statuses
+DONE, HAND_BACK, FREED, DIRTY, NOT_COMPILED_SMALL, NOT_COMPILED = range(6)
+
+
+@njit(cache=True, error_model="numpy")
+def sweep(small, table, small_ok, arity, saves, nodes, args, shapes, iat, fat, val, adj,
+          touched, freed, dirty, start, retain, check):
+    """Walk nodes start..0, calling each node's kernel: from ``small`` (an elementwise node
+    of at most INLINE_MAX elements whose operands have its size), else from ``table``.
+    Returns (DONE, -1) when done, (HAND_BACK, i) to hand node i (big, hooked, or a custom
+    Function's) to Python, (FREED, i) when its saved values were freed, (DIRTY, i) when one
+    was modified in place (checked only with ``check``: when some node of the tape is freed
+    or dirty), (NOT_COMPILED_SMALL or NOT_COMPILED, i) when the kernel it needs is not."""
+    frame = make_frame(nodes, args, shapes, iat, fat, val, adj)
+    for i in range(start, -1, -1):
+        flags = nodes[i, F_FLAGS]
+        if touched[i] == 0 or (flags & 1) == 0:
+            continue
+        c = nodes[i, 0]
+        nargs = arity[c]
+        if nargs == 0:
+            continue
+        if flags & 6:  # a big node, or one with hooks: Python takes it from here
+            return HAND_BACK, i
+        p = nodes[i, F_ARG]
+        if check:
+            s = 0
+            for q in range(min(nargs, 3)):
+                if nodes[args[p + q], F_FLAGS] & 1:
+                    s |= saves[c, q]
+            if s != 0:
+                if freed[i]:
+                    return FREED, i
+                if (s & 8) and dirty[i]:
+                    return DIRTY, i
+                for q in range(3):
+                    if (s >> q) & 1 and dirty[args[p + q]]:
+                        return DIRTY, i
+        ny = nodes[i, F_SIZE]
+        is_small = small_ok[c] and ny <= INLINE_MAX
+        if is_small:
+            for q in range(nargs):
+                if nodes[args[p + q], F_SIZE] != ny:
+                    is_small = False
+        if is_small:
+            address = small[c]
+            if address == 0:
+                return NOT_COMPILED_SMALL, i
+        else:
+            address = table[c]
+            if address == 0:
+                return NOT_COMPILED, i
+        call_kernel(address, i, frame)
+        for k in range(nodes[i, F_NARG]):
+            a = args[p + k]
+            if nodes[a, F_FLAGS] & 1:
+                touched[a] = 1
+        if not retain:
+            freed[i] = 1
+    return DONE, -1
+
+
+@njit(cache=True, error_model="numpy")
+def forward(table, arity, nodes, args, shapes, iat, fat, val, start, stop):
+    """Recompute nodes start..stop-1 in recording order (sources keep their values);
+    float32 nodes round as eager float32 arithmetic does after every op."""
+    frame = make_frame(nodes, args, shapes, iat, fat, val, val[:0])
+    for i in range(start, stop):
+        c = nodes[i, 0]
+        if arity[c] == 0:
+            continue
+        call_kernel(table[c], i, frame)
+        if nodes[i, F_FLAGS] & FLAG_F32:
+            oy = nodes[i, F_VOFF]
+            for k in range(oy, oy + nodes[i, F_SIZE]):
+                val[k] = np.float32(val[k])
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def write_inputs(val, in_off, in_len, x):
+    """Write the inputs ``x`` (flat, concatenated) into the arena at ``in_off``."""
+    pos = 0
+    for q in range(in_off.shape[0]):
+        o = in_off[q]
+        for k in range(in_len[q]):
+            val[o + k] = x[pos + k]
+        pos += in_len[q]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def read_gradients(adj, grad_off, grad_len):
+    """The adjoints at ``grad_off`` (``grad_len`` each), concatenated in a new array."""
+    grads = np.zeros(grad_len.sum())
+    pos = 0
+    for q in range(grad_off.shape[0]):
+        o = grad_off[q]
+        for k in range(grad_len[q]):
+            grads[pos + k] = adj[o + k]
+        pos += grad_len[q]
+    return grads
+
+
+@njit(cache=True, error_model="numpy")
+def replay_sweep(tables, arity, saves, nodes, args, shapes, iat, fat, val, adj, touched, start):
+    """The reverse sweep of a replay: every node differentiated here, nothing freed.
+    ``tables``: rows of addresses, the forward kernels, the small nodes' backward kernels,
+    the replay's backward kernels on views, and whether each op has a small kernel."""
+    n = nodes.shape[0]
+    status, i = sweep(tables[1], tables[2], tables[3] != 0, arity, saves, nodes, args, shapes,
+                      iat, fat, val, adj, touched, np.zeros(n, np.uint8), np.zeros(n, np.uint8),
+                      start, True, False)
+    if status != DONE:
+        raise RuntimeError("numbagrad: a replayed node could not be differentiated in Numba")
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def run(tables, arity, saves, nodes, args, shapes, iat, fat, base, in_off, in_len, x, out_node,
+        grad_off, grad_len, with_grad):
+    """Replay the tape on new inputs: write ``x`` (the inputs, flat and concatenated) into
+    the arena at ``in_off``, run the forward, then (``with_grad``) the reverse sweep seeded
+    with 1 at ``out_node``; returns the output's value and the adjoints at ``grad_off``
+    concatenated. ``tables`` holds the forward and the replay-backward address tables.
+    Every call owns its arenas, so concurrent calls (nogil) are safe."""
+    return run_in(tables, arity, saves, nodes, args, shapes, iat, fat, base.copy(),
+                  np.empty(base.shape[0]), in_off, in_len, x, out_node, grad_off, grad_len,
+                  with_grad)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def run_in(tables, arity, saves, nodes, args, shapes, iat, fat, val, adj, in_off, in_len, x,
+           out_node, grad_off, grad_len, with_grad):
+    """``run`` on arenas the caller owns: ``val`` holds the trace's values (a copy of its
+    arena, or this function's result from an earlier call: the forward rewrites every
+    non-source node and constants never change); ``adj`` any array of its size. Reusing
+    them spares large traces a fresh allocation per call, which costs a page fault per
+    4 KiB page on first touch (most of a 4M-element replay's time here)."""
+    write_inputs(val, in_off, in_len, x)
+    forward(tables[0], arity, nodes, args, shapes, iat, fat, val, 0, nodes.shape[0])
+    oy = nodes[out_node, F_VOFF]
+    value = val[oy]
+    if with_grad:
+        adj[:] = 0.0
+        touched = np.zeros(nodes.shape[0], np.uint8)
+        adj[oy] = 1.0
+        touched[out_node] = 1
+        replay_sweep(tables, arity, saves, nodes, args, shapes, iat, fat, val, adj, touched,
+                     out_node)
+        return value, read_gradients(adj, grad_off, grad_len)
+    return value, np.zeros(grad_len.sum())
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def run_forward(tables, arity, nodes, args, shapes, iat, fat, base, in_off, in_len, x):
+    """The forward sweep alone, on a new arena: ``x`` written at ``in_off`` (as ``run``);
+    returns the arena, which the caller keeps for ``run_backward`` (compile of a function
+    of Tensors: one arena per call, so several calls may await one backward)."""
+    val = base.copy()
+    write_inputs(val, in_off, in_len, x)
+    forward(tables[0], arity, nodes, args, shapes, iat, fat, val, 0, nodes.shape[0])
+    return val
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def run_backward(tables, arity, saves, nodes, args, shapes, iat, fat, val, out_nodes, seed,
+                 grad_off, grad_len):
+    """The reverse sweep on arena ``val`` (from ``run_forward``), seeded with ``seed`` (the
+    output nodes' adjoints, flat and concatenated in ``out_nodes`` order, any shapes);
+    returns the adjoints at ``grad_off``, concatenated."""
+    adj = np.zeros(val.shape[0])
+    touched = np.zeros(nodes.shape[0], np.uint8)
+    pos = 0
+    start = 0
+    for q in range(out_nodes.shape[0]):
+        i = out_nodes[q]
+        o = nodes[i, F_VOFF]
+        for k in range(nodes[i, F_SIZE]):
+            adj[o + k] += seed[pos + k]
+        pos += nodes[i, F_SIZE]
+        touched[i] = 1
+        start = max(start, i)
+    replay_sweep(tables, arity, saves, nodes, args, shapes, iat, fat, val, adj, touched, start)
+    return read_gradients(adj, grad_off, grad_len)
+
+
+class Replay:
+    """What a replay of one trace calls: the address tables (op_kernels.block: rows forward,
+    small backward, backward on views, whether each op has a small backward), with every
+    kernel the trace's nodes need compiled, and the sweeps over its arrays."""
+
+    def __init__(self, nodes, args):
+        differentiated = nodes[op_kernels.arity()[nodes[:, 0]] != 0, 0]
+        op_kernels.ensure_all(np.unique(differentiated), ("fw",))
+        for kind, codes in op_kernels.kinds_needed(nodes, args).items():
+            op_kernels.ensure_all(codes, (kind,))
+        self.tables = op_kernels.block()
+        self.arity, self.saves = op_kernels.arity(), op_kernels.saves()
+
+    def forward(self, p, val, start, stop):
+        """Recompute nodes start..stop-1 of program ``p`` on arena ``val``."""
+        forward(self.tables[0], self.arity, p.nodes, p.args, p.shapes, p.iat, p.fat, val, start,
+                stop)
+
+    def sweep(self, p, nodes, val, adj, touched, start):
+        """The reverse sweep over ``nodes`` (program ``p``'s, some flagged to be handed back):
+        (status, node) as ``sweep``."""
+        n = len(nodes)
+        return sweep(self.tables[1], self.tables[2], self.tables[3] != 0, self.arity, self.saves,
+                     nodes, p.args, p.shapes, p.iat, p.fat, val, adj, touched,
+                     np.zeros(n, np.uint8), np.zeros(n, np.uint8), start, True, False)

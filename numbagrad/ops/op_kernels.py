@@ -1,0 +1,180 @@
+"""Each op's kernels, compiled the first time a graph uses the op, and the address tables
+the sweeps call them through.
+
+An op's module (kernelgen) is generated, written under a name hashing its text and the
+@njit helpers it reaches (codecache), and imported when the op is first needed; its
+per-node kernels become ``@cfunc(cache=True)`` functions whose addresses fill the op's slot
+in one table per kind: ``bw_small`` (the reverse sweep's, for elementwise nodes of at most
+kernelgen.INLINE_MAX elements whose operands have their size), ``bw`` (the reverse sweep's
+on views), ``rbw`` (the replay's reverse sweep on views), ``fw`` (the replay's forward). A
+slot at 0 means "not compiled yet": the eager sweep hands such a node back to Python, which
+compiles it here and resumes.
+"""
+
+import re
+import threading
+import time
+
+import numpy as np
+from numba import cfunc
+from numba.core.registry import CPUDispatcher
+
+from ..core import progress
+from ..core.tape import F_ARG, F_SIZE
+from . import codecache, kernel_abi, kernelgen, kernels, registry, replay_kernels, vmath
+from .kernel_abi import KERNEL_SIG
+
+# the rows of the one block of tables: a replay takes the first four (kernel_abi.TABLES)
+KINDS = ("fw", "bw_small", "rbw", "small_ok", "bw")
+_ROW = {kind: row for row, kind in enumerate(KINDS)}
+_lock = threading.RLock()
+_modules = {}  # op code -> its kernels' module
+_cfuncs = {}  # (op code, kind) -> the compiled cfunc (kept alive: a table holds its address)
+# allocated once and never moved: compiled code (as_numba's callers, cached by Numba) finds
+# it through a symbol of this process (kernel_abi.TABLES_SYMBOL), not a baked-in address
+_block = np.zeros((len(KINDS), kernel_abi.TABLES_CAPACITY), np.int64)
+kernel_abi.register_tables(_block)
+_meta = {}  # "arity", "saves": arrays over the op table
+_namespace = None
+# seconds spent compiling or loading kernels in this process, per op name (tests, bench)
+compile_log = []
+
+
+def _helper_namespace():
+    """Names a generated module's header binds to @njit helpers outside it."""
+    global _namespace
+    if _namespace is None:
+        ns = {}
+        for mod in (kernels, replay_kernels):
+            ns.update({k: v for k, v in vars(mod).items() if isinstance(v, CPUDispatcher)})
+        ns.update(exp=vmath.vexp, log=vmath.vlog, sigmoid=vmath.vsigmoid, tanh=vmath.vtanh,
+                  tape_arrays=kernel_abi.tape_arrays)
+        _namespace = ns
+    return _namespace
+
+
+def _bindings(op):
+    """Kernels given as functions (ops declared outside the kernels modules): module globals."""
+    return {k.__name__: k for k in (op.kernel, ) if k is not None and not isinstance(k, str)}
+
+
+def module(op):
+    """``op``'s kernels module (generated, written and imported on first use)."""
+    mod = _modules.get(op.code)
+    if mod is None:
+        with _lock:
+            mod = _modules.get(op.code)
+            if mod is None:
+                mod = _modules[op.code] = load_generated(
+                    f"numbagrad_op_{op.name}_", kernelgen.op_source(op), _bindings(op))
+    return mod
+
+
+def load_generated(prefix, source, bindings=None):
+    """Import a generated module (kernelgen's header, then its code), named by a hash of
+    ``source`` and of every @njit helper it names (ops/kernels, replay_kernels, vmath,
+    ``bindings``): a changed helper makes a new module, never a stale Numba cache entry."""
+    return codecache.load(generated_name(prefix, source, bindings), source, bindings)
+
+
+def generated_name(prefix, source, bindings=None):
+    """The name ``load_generated`` gives ``source``'s module."""
+    ns = {**_helper_namespace(), **(bindings or {})}
+    helpers = {ns[w] for w in set(re.findall(r"\b\w+\b", source))
+               if isinstance(ns.get(w), CPUDispatcher)}
+    return codecache.module_name(prefix, source, helpers)
+
+
+def table(kind):
+    """The address table of ``kind``, one slot per op code (0: not compiled yet)."""
+    if len(registry.OPS) > kernel_abi.TABLES_CAPACITY:
+        raise RuntimeError(f"numbagrad: more than {kernel_abi.TABLES_CAPACITY} ops declared")
+    return _block[_ROW[kind]]
+
+
+def block():
+    """All the tables, rows in ``KINDS`` order (a replay's ``tables``)."""
+    _block[_ROW["small_ok"], :len(registry.OPS)] = small_ok()
+    return _block
+
+
+def ensure(code, kind):
+    """Compile (or load from Numba's cache) op ``code``'s kernel of ``kind``; its address."""
+    t = table(kind)
+    address = t[code]
+    if address:
+        return address
+    op = registry.OPS[code]
+    name = kernelgen.per_node_kernels(op).get(kind)
+    if name is None:
+        raise NotImplementedError(f"numbagrad: op {op.name} ({op.grad_fn}) has no {kind} kernel")
+    with _lock:
+        if not t[code]:
+            start = time.perf_counter()
+            mod = module(op)
+            key = (code, name)
+            fn = _cfuncs.get(key)
+            if fn is None:
+                with progress.compiling(f"the {kind} kernel of op {op.name}"):
+                    fn = _cfuncs[key] = cfunc(KERNEL_SIG, cache=True, error_model="numpy")(
+                        getattr(mod, name))
+            t[code] = fn.address
+            compile_log.append((op.name, kind, time.perf_counter() - start))
+    return t[code]
+
+
+def ensure_all(codes, kinds):
+    """The tables of ``kinds`` with every op of ``codes`` (op codes, any iterable) compiled."""
+    for code in sorted(set(int(c) for c in codes)):
+        op = registry.OPS[code]
+        for kind in kinds:
+            if kind in kernelgen.per_node_kernels(op):
+                ensure(code, kind)
+    return [table(kind) for kind in kinds]
+
+
+def njit_kernel(op, name):
+    """The @njit function ``name`` of ``op``'s module (eager's forward kernels, the
+    parallel backward kernels of big nodes)."""
+    return getattr(module(op), name)
+
+
+def arity():
+    """Each op's number of inputs (-1: variadic; 0: a source), indexed by op code."""
+    a = _meta.get("arity")
+    if a is None or len(a) != len(registry.OPS):
+        a = _meta["arity"] = np.array([op.arity for op in registry.OPS], np.int64)
+    return a
+
+
+def small_ok():
+    """Whether each op has a ``bw_small`` kernel (elementwise ops), indexed by op code."""
+    a = _meta.get("small_ok")
+    if a is None or len(a) != len(registry.OPS):
+        a = _meta["small_ok"] = np.array([op.elementwise for op in registry.OPS], np.bool_)
+    return a
+
+
+def kinds_needed(nodes, args):
+    """{kind: op codes} of the reverse kernels a sweep over ``nodes`` calls: ``bw_small``
+    for small elementwise nodes whose operands have their size, ``rbw`` for the others."""
+    codes = nodes[:, 0]
+    ar = arity()[codes]
+    ny = nodes[:, F_SIZE]
+    small = small_ok()[codes] & (ny <= kernelgen.INLINE_MAX) & (ar > 0)
+    for q in range(3):
+        has = small & (ar > q)
+        operands = args[nodes[has, F_ARG] + q]
+        small[has] &= nodes[operands, F_SIZE] == ny[has]
+    differentiated = ar != 0
+    return {"bw_small": np.unique(codes[small]), "rbw": np.unique(codes[differentiated & ~small])}
+
+
+def saves():
+    """[op code, input] -> which saved values (bits x0, x1, x2, y) that input's derivative
+    reads: what the sweep checks against freed and modified values."""
+    s = _meta.get("saves")
+    if s is None or len(s) != len(registry.OPS):
+        s = _meta["saves"] = np.array([[op.save_mask(k) for k in range(3)]
+                                       for op in registry.OPS], np.int64)
+    return s
