@@ -46,8 +46,8 @@ def tour():
     import numbagrad as torch
 
     print("numbagrad tour: torch's autograd API, backward compiled with Numba")
-    print("(on a new machine each part's first use compiles its kernels, a few minutes in all,"
-          "\n once: progress is shown, and Numba's disk cache makes later runs start at once)\n")
+    print("(on a new machine each op's kernels compile the first time a graph uses the op,"
+          "\n with progress shown past a second; later runs load them from Numba's disk cache)\n")
     from numbagrad.seed_examples import SCRIPTS, run_script
 
     for name in ("000-example-2", "001-simple", "001-loop", "002-pow", "002-nonscalar"):
