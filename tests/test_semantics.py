@@ -466,3 +466,13 @@ def test_division_by_zero_in_a_derivative_gives_inf_or_nan_as_torch():
             lib_fn(lib, x).sum().backward()
             grads.append(x.grad.tolist())
         assert str(grads[0]) == str(grads[1])
+
+
+def test_a_tensor_used_every_step_keeps_no_dead_tape_references():
+    # a full-batch loop: the same input meets a new tape at every step
+    x = ng.randn(8, 3)
+    w = ng.randn(3, requires_grad=True)
+    for _ in range(200):
+        (x @ w).sum().backward()
+    alive = [ref for ref in x._captured_by if ref() is not None]
+    assert len(x._captured_by) <= 8 + len(alive)
