@@ -55,7 +55,7 @@ def sweep(small, table, small_ok, arity, saves, nodes, args, shapes, iat, fat, v
                     if (s >> q) & 1 and dirty[args[p + q]]:
                         return DIRTY, i
         ny = nodes[i, F_SIZE]
-        is_small = small_ok[c] and ny <= INLINE_MAX
+        is_small = small_ok[c] != 0 and ny <= INLINE_MAX
         if is_small:
             for q in range(nargs):
                 if nodes[args[p + q], F_SIZE] != ny:
@@ -124,7 +124,7 @@ def replay_sweep(tables, arity, saves, nodes, args, shapes, iat, fat, val, adj, 
     ``tables``: rows of addresses, the forward kernels, the small nodes' backward kernels,
     the replay's backward kernels on views, and whether each op has a small kernel."""
     n = nodes.shape[0]
-    status, i = sweep(tables[1], tables[2], tables[3] != 0, arity, saves, nodes, args, shapes,
+    status, i = sweep(tables[1], tables[2], tables[3], arity, saves, nodes, args, shapes,
                       iat, fat, val, adj, touched, np.zeros(n, np.uint8), np.zeros(n, np.uint8),
                       start, True, False)
     if status != DONE:
@@ -222,6 +222,6 @@ class Replay:
         """The reverse sweep over ``nodes`` (program ``p``'s, some flagged to be handed back):
         (status, node) as ``sweep``."""
         n = len(nodes)
-        return sweep(self.tables[1], self.tables[2], self.tables[3] != 0, self.arity, self.saves,
+        return sweep(self.tables[1], self.tables[2], self.tables[3], self.arity, self.saves,
                      nodes, p.args, p.shapes, p.iat, p.fat, val, adj, touched,
                      np.zeros(n, np.uint8), np.zeros(n, np.uint8), start, True, False)

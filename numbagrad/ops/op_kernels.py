@@ -13,7 +13,6 @@ compiles it here and resumes.
 
 import re
 import threading
-import time
 
 import numpy as np
 from numba import cfunc
@@ -24,7 +23,8 @@ from ..core.tape import F_ARG, F_SIZE
 from . import codecache, kernel_abi, kernelgen, kernels, registry, replay_kernels, vmath
 from .kernel_abi import KERNEL_SIG
 
-# the rows of the one block of tables: a replay takes the first four (kernel_abi.TABLES)
+# the rows of the one block of tables (a replay's ``tables``: sweep.replay_sweep reads rows
+# 1-3); "small_ok" is not a kernel kind but whether each op has a bw_small kernel
 KINDS = ("fw", "bw_small", "rbw", "small_ok", "bw")
 _ROW = {kind: row for row, kind in enumerate(KINDS)}
 _lock = threading.RLock()
@@ -36,8 +36,6 @@ _block = np.zeros((len(KINDS), kernel_abi.TABLES_CAPACITY), np.int64)
 kernel_abi.register_tables(_block)
 _meta = {}  # "arity", "saves": arrays over the op table
 _namespace = None
-# seconds spent compiling or loading kernels in this process, per op name (tests, bench)
-compile_log = []
 
 
 def _helper_namespace():
@@ -55,7 +53,8 @@ def _helper_namespace():
 
 def _bindings(op):
     """Kernels given as functions (ops declared outside the kernels modules): module globals."""
-    return {k.__name__: k for k in (op.kernel, ) if k is not None and not isinstance(k, str)}
+    kernel = op.kernel
+    return {} if kernel is None or isinstance(kernel, str) else {kernel.__name__: kernel}
 
 
 def module(op):
@@ -94,7 +93,7 @@ def table(kind):
 
 def block():
     """All the tables, rows in ``KINDS`` order (a replay's ``tables``)."""
-    _block[_ROW["small_ok"], :len(registry.OPS)] = small_ok()
+    small_ok()
     return _block
 
 
@@ -110,7 +109,6 @@ def ensure(code, kind):
         raise NotImplementedError(f"numbagrad: op {op.name} ({op.grad_fn}) has no {kind} kernel")
     with _lock:
         if not t[code]:
-            start = time.perf_counter()
             mod = module(op)
             key = (code, name)
             fn = _cfuncs.get(key)
@@ -119,7 +117,6 @@ def ensure(code, kind):
                     fn = _cfuncs[key] = cfunc(KERNEL_SIG, cache=True, error_model="numpy")(
                         getattr(mod, name))
             t[code] = fn.address
-            compile_log.append((op.name, kind, time.perf_counter() - start))
     return t[code]
 
 
@@ -148,11 +145,13 @@ def arity():
 
 
 def small_ok():
-    """Whether each op has a ``bw_small`` kernel (elementwise ops), indexed by op code."""
-    a = _meta.get("small_ok")
-    if a is None or len(a) != len(registry.OPS):
-        a = _meta["small_ok"] = np.array([op.elementwise for op in registry.OPS], np.bool_)
-    return a
+    """Whether each op has a ``bw_small`` kernel (elementwise ops), 1 or 0 by op code: the
+    block's row, filled for the ops declared so far."""
+    row = _block[_ROW["small_ok"]]
+    if _meta.get("small_ok") != len(registry.OPS):
+        row[:len(registry.OPS)] = [op.elementwise for op in registry.OPS]
+        _meta["small_ok"] = len(registry.OPS)
+    return row
 
 
 def kinds_needed(nodes, args):
@@ -161,7 +160,7 @@ def kinds_needed(nodes, args):
     codes = nodes[:, 0]
     ar = arity()[codes]
     ny = nodes[:, F_SIZE]
-    small = small_ok()[codes] & (ny <= kernelgen.INLINE_MAX) & (ar > 0)
+    small = (small_ok()[codes] != 0) & (ny <= kernelgen.INLINE_MAX) & (ar > 0)
     for q in range(3):
         has = small & (ar > q)
         operands = args[nodes[has, F_ARG] + q]
