@@ -1,10 +1,18 @@
 """``python -m numbagrad``: a short tour with real gradients and timings.
 ``python -m numbagrad warmup``: compile (or load from cache) every kernel ahead of time."""
 
+import subprocess
 import sys
 import time
 
 import numpy as np
+
+import numbagrad
+from numbagrad.autograd import fusion
+from numbagrad.core import progress
+from numbagrad.ops import conv, gemm, op_kernels, pointwise, registry
+from numbagrad.optim import _kernels as optim_kernels
+from numbagrad.seed_examples import SCRIPTS, run_script
 
 
 def _timeit(fn, repeat=5):
@@ -43,13 +51,11 @@ def scalar_graph(lib, leaves, n_ops, seed=0):
 
 def tour():
     t_start = time.perf_counter()
-    import numbagrad as torch
+    torch = numbagrad  # the tour reads as the torch code it runs
 
     print("numbagrad tour: torch's autograd API, backward compiled with Numba")
     print("(on a new machine each op's kernels compile the first time a graph uses the op,"
           "\n with progress shown past a second; later runs load them from Numba's disk cache)\n")
-    from numbagrad.seed_examples import SCRIPTS, run_script
-
     for name in ("000-example-2", "001-simple", "001-loop", "002-pow", "002-nonscalar"):
         source, _ = SCRIPTS[name]
         print(f"# seed {name}")
@@ -93,8 +99,6 @@ def tour():
 
 def _higher_order_tour(torch):
     """create_graph: derivatives of derivatives, and a Hessian-vector product."""
-    import numpy as np
-
     print("\nHigher order (create_graph=True):")
     x = torch.tensor(2.0, requires_grad=True)
     (d1,) = torch.autograd.grad(x ** 3, x, create_graph=True)
@@ -148,8 +152,6 @@ def warmup():
     """Compile every op's kernels and the engine's own (or load them from Numba's cache):
     optional, for a machine that will run offline or must not pay first-use compiles.
     The ops are shared between this process and a second one (Numba compiles on one core)."""
-    import subprocess
-
     t0 = time.perf_counter()
     print("numbagrad warmup: compiling (or loading from Numba's cache) every op's kernels, "
           "the sweeps, the optimizers' and the convolutions' kernels", flush=True)
@@ -165,11 +167,8 @@ def warmup():
 
 def _warm_part(part):
     """Half of ``warmup``: the kernels of every other op, and one half of the rest."""
-    from numbagrad.core import progress
-    from numbagrad.ops import op_kernels, pointwise, registry
-
     progress.HINT = ""  # the compile-progress lines need not point at this very command
-    import numbagrad as torch
+    torch = numbagrad
 
     t0 = time.perf_counter()
     ops = [op for op in registry.OPS if op.code % 2 == part]
@@ -181,17 +180,12 @@ def _warm_part(part):
     if part == 0:
         x = torch.tensor([1.0, 2.0], requires_grad=True)
         (x * x).sum().backward()  # the eager sweep
-        from numbagrad.ops import conv, gemm
-        from numbagrad.optim import _kernels as optim_kernels
-
         optim_kernels.warmup()
         conv.warmup()
         gemm.warmup()
         print(f"  sweep, optimizer, convolution and product kernels ready in "
               f"{time.perf_counter() - t1:.1f} s", flush=True)
     else:
-        from numbagrad.autograd import fusion
-
         vg = torch.compile(torch.func.value_and_grad(lambda v: (v * v).sum()))
         vg(np.ones(3))  # the replay's entry points
         vg = torch.compile(torch.func.value_and_grad(lambda v: (torch.tanh(v) * v).sum()))

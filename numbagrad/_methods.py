@@ -3,12 +3,20 @@
 import numpy as np
 
 from . import dtypes
-from .autograd import grad_mode
-from .core import tape as tape_mod
+from .autograd import api
+from .core import grad_mode
 from .ops import index, linalg, pointwise, reduce, shape
-from .ops.record import record
+from .ops.record import record, shape_error_broadcast
 from .ops.registry import BY_NAME, OPS
 from .tensor import Tensor, _make
+
+
+# ---- backward: the autograd layer's, which the Tensor class sits below ---------------------
+def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    api.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+Tensor.backward = backward
 
 
 # ---- comparisons: never differentiable ------------------------------------------------------
@@ -20,7 +28,6 @@ def _compare(ufunc):
         try:
             return _make(np.asarray(ufunc(self._data, o)))
         except ValueError:
-            from .ops.record import shape_error_broadcast
             raise shape_error_broadcast(self.shape, np.shape(o)) from None
     return cmp
 
@@ -222,7 +229,7 @@ def _bump_version(t):
     t._vc[0] += 1
     marks = []
     if t._tape is not None:
-        producer = OPS[t._tape.field(t._node, tape_mod.F_CODE)].grad_fn
+        producer = OPS[t._tape.code(t._node)].grad_fn
         marks.append((t._tape, t._node, producer))
     for ref in getattr(t, "_captured_by", None) or ():
         tp = ref()

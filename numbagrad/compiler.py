@@ -16,25 +16,18 @@ import sys
 import threading
 
 import numpy as np
+from numba import njit
 
 from . import func as func_mod
-from .autograd import eager_nodes, fusion, grad_mode, replay_scalar, sweep
+from .autograd import eager_nodes, fusion, replay_scalar, sweep
+from .autograd.engine import FREED_MSG
+from .core import grad_mode
 from .core import tape as tape_mod
-from .core.tape import (
-    F_ARG,
-    F_FAT,
-    F_FLAGS,
-    F_IAT,
-    F_NARG,
-    F_NDIM,
-    F_NFAT,
-    F_NIAT,
-    F_SHP,
-    F_SIZE,
-    F_VOFF,
-    NODE_FIELDS,
-)
+from .core.tape import FLAG_HOOK, column
 from .ops import kernel_abi, registry
+from .ops.index import gather_flat
+from .ops.pointwise import to_dtype
+from .ops.record import record
 from .tensor import Tensor, _make
 
 _KINDS = ("grad", "value_and_grad", "grad_and_value")
@@ -212,7 +205,7 @@ class Program:
             node = node_of(node) if node is not None else None
             self.grad_shapes.append(np.shape(t._data))
             size = int(np.prod(np.shape(t._data), dtype=np.int64))
-            grad_off.append(self.nodes[node, F_VOFF] if node is not None else -1)
+            grad_off.append(column(self.nodes, "voff")[node] if node is not None else -1)
             grad_len.append(size if node is not None else 0)
         self.grad_present = [o >= 0 for o in grad_off]
         self.grad_sizes = [int(np.prod(s, dtype=np.int64)) for s in self.grad_shapes]
@@ -225,8 +218,8 @@ class Program:
                                           self.out_node) \
             if not self.constant_output else None
         if self.stream is not None:
-            self.module = replay_scalar.load(self.nodes[:, 0])
-            self.out_off = int(self.nodes[self.out_node, F_VOFF])
+            self.module = replay_scalar.load(column(self.nodes, "code"))
+            self.out_off = int(column(self.nodes, "voff")[self.out_node])
         else:
             self.replay = sweep.Replay(self.nodes, self.args)
         # nodes eager differentiates in float32: its kernels run them (eager_nodes)
@@ -254,7 +247,7 @@ class Program:
 
     @staticmethod
     def _check_tape(tape, compiled):
-        codes = set(np.frombuffer(tape.nodes, np.int64)[0::NODE_FIELDS].tolist())
+        codes = set(column(tape.records(), "code").tolist())
         missing = [registry.OPS[c] for c in sorted(codes) if not registry.OPS[c].replayable]
         if missing:
             names = ", ".join(sorted({op.grad_fn or op.name for op in missing}))
@@ -328,8 +321,6 @@ class Program:
 
     def as_numba(self):
         """An @njit ``f(x, grad_out) -> value`` closing over this trace's arrays."""
-        from numba import njit
-
         if self.captured:
             raise NotImplementedError("as_numba(): the function closes over tensors that "
                                       "require grad; pass them as arguments instead")
@@ -391,8 +382,7 @@ def _take_tape(program, tape, flat, traced, merge=False):
     and ``in_len``: where their values go in the arena) and the constants it watches. With
     ``merge``, identical view nodes are merged first (``_merge_views``); returns the map
     from the tape's node numbers to the program's."""
-    n = len(tape)
-    program.nodes = np.frombuffer(tape.nodes, np.int64).reshape(n, NODE_FIELDS).copy()
+    program.nodes = tape.records()
     program.args = np.frombuffer(tape.args, np.int64).copy() if tape.args else \
         np.zeros(1, np.int64)
     program.shapes = _arr(tape.shapes, np.int64)
@@ -413,8 +403,8 @@ def _take_tape(program, tape, flat, traced, merge=False):
             program.inputs.append(k)
     program.captured = [t for node, t in tape.leaves if node_of(node) not in slots]
     slots += [node_of(tape.sources[id(t)]) for t in program.captured]
-    program.in_off = np.array([program.nodes[s, F_VOFF] for s in slots], np.int64)
-    program.in_len = np.array([program.nodes[s, F_SIZE] for s in slots], np.int64)
+    program.in_off = np.array(column(program.nodes, "voff")[slots], np.int64)
+    program.in_len = np.array(column(program.nodes, "size")[slots], np.int64)
     # constants closed over: a later in-place change of one makes the trace stale
     # (a constant cast to another dtype on the way in is watched through the original)
     program.constants = [(t._vc, t._vc[0]) for t in tape.source_refs + tape.traced_casts
@@ -452,22 +442,26 @@ def _merge_views(program):
     nodes, args, shapes = program.nodes, program.args, program.shapes
     iat, fat = program.iat, program.fat
     codes = {op.code for op in registry.OPS if op.replay in _MERGEABLE}
+    code, flags = column(nodes, "code"), column(nodes, "flags")
+    arg_ptr, nargs = column(nodes, "arg_ptr"), column(nodes, "nargs")
+    shape_ptr, ndim = column(nodes, "shape_ptr"), column(nodes, "ndim")
+    iat_ptr, niat = column(nodes, "iat_ptr"), column(nodes, "niat")
+    fat_ptr, nfat = column(nodes, "fat_ptr"), column(nodes, "nfat")
     n = len(nodes)
     canon = np.arange(n, dtype=np.int64)
     seen = {}
     merged = False
     for i in range(n):
-        row = nodes[i]
-        if int(row[0]) not in codes:
+        if int(code[i]) not in codes:
             continue
-        p, na = int(row[F_ARG]), int(row[F_NARG])
+        p, na = int(arg_ptr[i]), int(nargs[i])
         for q in range(p, p + na):  # point at the kept nodes first (chains of views)
             args[q] = canon[args[q]]
-        s, io, fo = int(row[F_SHP]), int(row[F_IAT]), int(row[F_FAT])
-        key = (int(row[0]), int(row[F_FLAGS]), tuple(args[p:p + na].tolist()),
-               tuple(shapes[s:s + row[F_NDIM]].tolist()),
-               tuple(iat[io:io + row[F_NIAT]].tolist()),
-               tuple(fat[fo:fo + row[F_NFAT]].tolist()))
+        s, io, fo = int(shape_ptr[i]), int(iat_ptr[i]), int(fat_ptr[i])
+        key = (int(code[i]), int(flags[i]), tuple(args[p:p + na].tolist()),
+               tuple(shapes[s:s + ndim[i]].tolist()),
+               tuple(iat[io:io + niat[i]].tolist()),
+               tuple(fat[fo:fo + nfat[i]].tolist()))
         first = seen.setdefault(key, i)
         if first != i:
             canon[i] = first
@@ -480,14 +474,14 @@ def _merge_views(program):
     # every argument of every node to the kept node's new index
     used = np.zeros(len(args), bool)
     for i in np.flatnonzero(keep):
-        used[nodes[i, F_ARG]:nodes[i, F_ARG] + nodes[i, F_NARG]] = True
+        used[arg_ptr[i]:arg_ptr[i] + nargs[i]] = True
     args[used] = renumber[canon[args[used]]]
     kept = nodes[keep].copy()
-    sizes = kept[:, F_SIZE]
+    sizes = column(kept, "size")
     new_off = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
     # arena gather: element j of kept node r comes from old offset + j
-    src = np.repeat(kept[:, F_VOFF] - new_off, sizes) + np.arange(int(sizes.sum()))
-    kept[:, F_VOFF] = new_off
+    src = np.repeat(column(kept, "voff") - new_off, sizes) + np.arange(int(sizes.sum()))
+    column(kept, "voff")[:] = new_off
     program.nodes = kept
     program.base = program.base[src] if len(src) else np.zeros(1)
     return renumber
@@ -654,7 +648,7 @@ class TensorProgram:
                 node = o._node
             elif o._tape is None:
                 node = tape.sources.get(id(o))  # an input (or parameter) returned as is
-                if node is not None and not self.nodes[node, 0] == registry.LEAF.code:
+                if node is not None and not column(self.nodes, "code")[node] == registry.LEAF.code:
                     node = None  # a constant tensor: its value is the output's
             else:
                 raise NotImplementedError(_FOREIGN.format(name))
@@ -668,6 +662,10 @@ class TensorProgram:
                 self.outputs.append((node, o._data.shape, o.dtype))
                 out_nodes.append(node)
         self.out_nodes = np.array(out_nodes, np.int64)
+        # where each output node's values sit in the arena (read at every call)
+        voff, size = column(self.nodes, "voff"), column(self.nodes, "size")
+        self.out_spans = [(int(voff[node]), int(size[node])) if node is not None else None
+                          for node, _, _ in self.outputs]
         self.diff = [k for k, (node, _, _) in enumerate(self.outputs) if node is not None]
         # the input slots' shapes and, for the Tensors among them, where they come from
         self.slot_shapes = [np.shape(flat[k]._data if isinstance(flat[k], Tensor) else flat[k])
@@ -701,7 +699,7 @@ class TensorProgram:
             elif node is None:
                 values.append(shape.copy())  # a constant output (shape holds its value)
             else:
-                o, n = self.nodes[node, F_VOFF], self.nodes[node, F_SIZE]
+                o, n = self.out_spans[q]
                 values.append(val[o:o + n].reshape(shape).astype(dtype.np))
         fresh = [_tensor(v) if v is not None else None for v in values]
         for q, k in self.passthrough.items():
@@ -713,11 +711,6 @@ class TensorProgram:
 
     def _record(self, val, values, fresh, slot_tensors, needs):
         """One node on the caller's tape for this call, its backward the trace's sweep."""
-        from .core.tape import F_FLAGS, FLAG_HOOK
-        from .ops.index import gather_flat
-        from .ops.pointwise import to_dtype
-        from .ops.record import record
-
         packed = len(self.diff) > 1
         if packed:
             dt = np.result_type(*[values[k].dtype for k in self.diff])
@@ -729,7 +722,7 @@ class TensorProgram:
         call = _CompiledCall(self, val, needs, [slot_tensors[q]._data.dtype for q in needs])
         tape.functions[node] = call
         tape.names[node] = BACKWARD_NAME
-        tape.nodes[node * NODE_FIELDS + F_FLAGS] |= FLAG_HOOK  # the sweep hands it to us
+        tape.set_flag(node, FLAG_HOOK)  # the sweep hands it to us
         if not packed:
             fresh[self.diff[0]] = node_t
             return
@@ -779,7 +772,6 @@ class _CompiledCall:
                 "supported (its backward is a compiled sweep, not recorded ops); call the "
                 "function without compile to take higher derivatives")
         if self.val is None:
-            from .autograd.engine import FREED_MSG
             raise RuntimeError(FREED_MSG)
         p = self.program
         seed = np.ascontiguousarray(g._data, np.float64).reshape(-1)

@@ -5,40 +5,8 @@ import threading
 import numpy as np
 
 from . import dtypes
-from .tensor import Tensor, _make
-
-
-def _to_numpy(data, dtype=None, copy=True):
-    """Python data / NumPy array / Tensor -> ndarray in torch's dtype for it."""
-    dt = dtypes.as_dtype(dtype)
-    if isinstance(data, Tensor):
-        arr = data._array()
-    elif isinstance(data, (np.ndarray, np.generic)):
-        arr = np.asarray(data)  # NumPy arrays and scalars keep their dtype, as in torch
-        if dt is None:
-            dtypes.from_numpy_dtype(arr.dtype)  # raises for unsupported dtypes
-    else:
-        if isinstance(data, (list, tuple)):
-            data = _unwrap(data)
-        arr = np.array(data)
-        if dt is None:
-            kind = arr.dtype.kind
-            if kind == "f" or (kind in "iub" and arr.size == 0 and arr.dtype.kind != "b"):
-                dt = dtypes.get_default_dtype()  # Python floats (and []) take the default
-            elif kind in "iu":
-                dt = dtypes.int64
-            elif kind == "b":
-                dt = dtypes.bool_
-            else:
-                raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-    if dt is not None and arr.dtype != dt.np:
-        return arr.astype(dt.np)
-    return np.array(arr) if copy else arr
-
-
-def _unwrap(seq):
-    return [(_unwrap(x) if isinstance(x, (list, tuple)) else
-             (x._data if isinstance(x, Tensor) else x)) for x in seq]
+from .core.tape import traced_tape
+from .tensor import Tensor, _make, _to_numpy
 
 
 def _shape(size):
@@ -140,7 +108,6 @@ def manual_seed(seed):
 
 
 def _gen():
-    from .core.tape import traced_tape
     if traced_tape() is not None:
         # a draw made while numbagrad.compile traces would be baked into the trace and
         # replayed, the same numbers, on every call: refuse rather than be silently wrong

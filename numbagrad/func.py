@@ -36,7 +36,11 @@ import threading
 
 import numpy as np
 
-import numbagrad as ng  # the package is fully imported by the time these functions run
+from . import autograd, dtypes
+from .core.grad_mode import enable_grad, is_grad_enabled
+from .factories import as_tensor, from_numpy, tensor, zeros, zeros_like
+from .ops.shape import stack
+from .tensor import Tensor
 
 __all__ = ["grad", "grad_and_value", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd",
            "hessian"]
@@ -151,23 +155,23 @@ _NUMPY_AS_TENSOR = {np.dtype(t) for t in (np.float32, np.float64, np.int64, np.i
 def _make_differentiable(x):
     """A new tensor requiring grad for one differentiated leaf (torch's _create_differentiable,
     which also makes a new object per call)."""
-    if isinstance(x, ng.Tensor):
+    if isinstance(x, Tensor):
         if x.requires_grad:
             # keep the history: an outer transform (or autograd) differentiates through us
             return x.view_as(x)
         return x.detach().requires_grad_()
     if isinstance(x, (np.ndarray, np.generic)):
-        return ng.from_numpy(np.array(x)).requires_grad_()  # a copy: the caller's array is theirs
+        return from_numpy(np.array(x)).requires_grad_()  # a copy: the caller's array is theirs
     if isinstance(x, float):
         # Python floats are doubles: float64 keeps them exact
-        return ng.tensor(x, dtype=ng.float64, requires_grad=True)
+        return tensor(x, dtype=dtypes.float64, requires_grad=True)
     raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
 
 
 def _numpy_arg(x):
     """A non-differentiated NumPy array reaches ``func`` as a Tensor (other values as they are)."""
     if isinstance(x, np.ndarray) and x.dtype in _NUMPY_AS_TENSOR:
-        return ng.from_numpy(x)
+        return from_numpy(x)
     return x
 
 
@@ -183,11 +187,11 @@ class _Call:
 
     def __init__(self, args, kwargs, argnums):
         leaves = _tree_flatten((args, kwargs))[0]
-        tensors = [x for x in leaves if isinstance(x, ng.Tensor)]
+        tensors = [x for x in leaves if isinstance(x, Tensor)]
         self.numpy_mode = not tensors
         # nested in another transform, or under autograd: the results must be differentiable
         self.create_graph = _nesting.depth > 0 or (
-            ng.is_grad_enabled() and any(t.requires_grad for t in tensors))
+            is_grad_enabled() and any(t.requires_grad for t in tensors))
         argnums = _wrap_argnums(argnums, len(args))
         # the differentiated part of the arguments, as torch's _slice_argnums(as_tuple=False):
         # all of them (argnums None), one argument (int) or a tuple of them
@@ -211,7 +215,7 @@ class _Call:
         """An output (or aux) of ``func`` as handed back: NumPy in NumPy mode, else Tensors,
         detached unless the graph is kept."""
         def out(x):
-            if not isinstance(x, ng.Tensor):
+            if not isinstance(x, Tensor):
                 return x
             if self.numpy_mode:
                 return _to_numpy(x)
@@ -225,7 +229,7 @@ class _Call:
                                self.diff_spec)
 
     def _like(self, g, orig):
-        if isinstance(orig, ng.Tensor):
+        if isinstance(orig, Tensor):
             return g if self.create_graph else g.detach()
         a = np.array(g.detach().numpy())
         if isinstance(orig, (np.ndarray, np.generic)):
@@ -235,7 +239,7 @@ class _Call:
 
 
 def _as_tensor(x):
-    return x if isinstance(x, ng.Tensor) else ng.as_tensor(np.asarray(x))
+    return x if isinstance(x, Tensor) else as_tensor(np.asarray(x))
 
 
 def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=True):
@@ -250,10 +254,10 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create
         result = tuple((out, go) for out, go in zip(outputs, grad_outputs) if out.requires_grad)
         diff_outputs, grad_outputs = (tuple(zip(*result)) if result else ((), ()))
     if len(diff_outputs) == 0:
-        return tuple(ng.zeros_like(inp) for inp in inputs)
-    grad_inputs = ng.autograd.grad(diff_outputs, inputs, grad_outputs, retain_graph=retain_graph,
-                                   create_graph=create_graph, allow_unused=True)
-    return tuple(ng.zeros_like(inp) if gi is None else gi for gi, inp in zip(grad_inputs, inputs))
+        return tuple(zeros_like(inp) for inp in inputs)
+    grad_inputs = autograd.grad(diff_outputs, inputs, grad_outputs, retain_graph=retain_graph,
+                                create_graph=create_graph, allow_unused=True)
+    return tuple(zeros_like(inp) if gi is None else gi for gi, inp in zip(grad_inputs, inputs))
 
 
 def _split_aux(output, has_aux, api):
@@ -271,7 +275,7 @@ def _check_tensor_outputs(flat, api):
         raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output "
                            f"(got output = {flat})")
     for o in flat:
-        if not isinstance(o, ng.Tensor):
+        if not isinstance(o, Tensor):
             raise RuntimeError(f"{api}: expected f(*primals) to return only tensors"
                                f", got unsupported type {type(o)}")
 
@@ -280,10 +284,10 @@ def _check_tensor_outputs(flat, api):
 def _grad_and_value_impl(func, argnums, has_aux, args, kwargs):
     """(gradients, value) or (gradients, (value, aux)), as torch's grad_and_value_impl."""
     call = _Call(args, kwargs, argnums)
-    with _inside_transform(), ng.enable_grad():
+    with _inside_transform(), enable_grad():
         output, aux = _split_aux(func(*call.args, **call.kwargs), has_aux,
                                  "grad_and_value(f)(*args)")
-        if not isinstance(output, ng.Tensor):
+        if not isinstance(output, Tensor):
             raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) "
                                f"to return a Tensor, got {type(output)}")
         if output.dim() != 0:
@@ -342,7 +346,7 @@ def vjp(func, *primals, has_aux=False):
 
 def _vjp_with_argnums(func, *primals, argnums=None, has_aux=False):
     call = _Call(primals, {}, argnums)
-    with _inside_transform(), ng.enable_grad():
+    with _inside_transform(), enable_grad():
         primals_out, aux = _split_aux(func(*call.args), has_aux, "vjp(f, *primals)")
         flat_out, out_spec = _tree_flatten(primals_out)
         _check_tensor_outputs(flat_out, "vjp(f, *primals)")
@@ -364,9 +368,9 @@ def _vjp_with_argnums(func, *primals, argnums=None, has_aux=False):
         if create_graph is None:
             # torch keeps the graph whenever grad mode is on and lets its levels drop it; here
             # it is kept when something will differentiate the result
-            create_graph = ng.is_grad_enabled() and (
+            create_graph = is_grad_enabled() and (
                 call.create_graph or _nesting.depth > 0 or any(c.requires_grad for c in flat_cot))
-        with ng.enable_grad() if create_graph else contextlib.nullcontext():
+        with enable_grad() if create_graph else contextlib.nullcontext():
             result = _autograd_grad(flat_out, call.diff_leaves, flat_cot,
                                     retain_graph=retain_graph, create_graph=create_graph)
         return call.per_input(result)
@@ -397,7 +401,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             raise RuntimeError(f"{_JVP_STR}: Expected {name} to contain at least one Tensor.")
     call = _Call(primals, {}, None)
     flat_tangents = [_as_tensor(t) for t in flat_tangents]
-    with _inside_transform(), ng.enable_grad():
+    with _inside_transform(), enable_grad():
         out, aux = _split_aux(func(*call.args), has_aux, _JVP_STR)
         flat_out, out_spec = _tree_flatten(out)
         _check_tensor_outputs(flat_out, _JVP_STR)
@@ -418,13 +422,13 @@ def _double_backward_jvp(outputs, inputs, tangents, create_graph):
     """J @ tangents per output: the vjp g(u) = u @ J is linear in the cotangent u, so the
     gradient of g(u) . tangents with respect to u is J @ tangents, whatever u is (zeros here;
     they only need to be finite and to require grad)."""
-    us = [ng.zeros_like(o, requires_grad=True) if o.requires_grad else None for o in outputs]
+    us = [zeros_like(o, requires_grad=True) if o.requires_grad else None for o in outputs]
     live = [k for k, u in enumerate(us) if u is not None]
-    result = [ng.zeros_like(o) for o in outputs]
+    result = [zeros_like(o) for o in outputs]
     if not live:
         return result
-    vjps = ng.autograd.grad(tuple(outputs[k] for k in live), inputs,
-                            tuple(us[k] for k in live), create_graph=True, allow_unused=True)
+    vjps = autograd.grad(tuple(outputs[k] for k in live), inputs,
+                         tuple(us[k] for k in live), create_graph=True, allow_unused=True)
     pairs = [(g, t) for g, t in zip(vjps, tangents) if g is not None]
     if not pairs:
         return result
@@ -443,7 +447,7 @@ def _jacobian(func, args, argnums, has_aux, api):
     Reverse mode either way: one backward per output element, seeded with a one-hot
     cotangent (torch's standard basis, one row at a time)."""
     call = _Call(args, {}, argnums)
-    with _inside_transform(), ng.enable_grad():
+    with _inside_transform(), enable_grad():
         out, aux = _split_aux(func(*call.args), has_aux, api)
         flat_out, out_spec = _tree_flatten(out)
         _check_tensor_outputs(flat_out, api)
@@ -467,16 +471,16 @@ def _output_blocks(o, inputs, create_graph):
     """d o / d input for each input, shaped (*o.shape, *input.shape)."""
     n = o.numel()
     if not o.requires_grad or n == 0:
-        return [ng.zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype) for x in inputs]
+        return [zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype) for x in inputs]
     rows = [[] for _ in inputs]
     for j in range(n):
         seed = np.zeros(n, o.dtype.np)
         seed[j] = 1
-        grads = _autograd_grad((o,), inputs, (ng.from_numpy(seed.reshape(tuple(o.shape))),),
+        grads = _autograd_grad((o,), inputs, (from_numpy(seed.reshape(tuple(o.shape))),),
                                retain_graph=True, create_graph=create_graph)
         for r, g in zip(rows, grads):
             r.append(g)
-    return [ng.stack(r, dim=0).reshape(tuple(o.shape) + tuple(x.shape))
+    return [stack(r, dim=0).reshape(tuple(o.shape) + tuple(x.shape))
             for r, x in zip(rows, inputs)]
 
 

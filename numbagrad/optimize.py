@@ -11,6 +11,7 @@ import numpy as np
 
 from . import func
 from .compiler import compile as _compile
+from .factories import tensor
 
 __all__ = ["minimize", "least_squares"]
 
@@ -33,7 +34,7 @@ def minimize(fun, x0, args=(), method=None, *, compile=True, **kwargs):  # noqa:
     Other keyword arguments go to scipy unchanged; a ``hess`` or ``hessp`` given there wins.
     ``compile=False`` uses the eager transforms (for functions compile does not support).
     Returns scipy's ``OptimizeResult``."""
-    import scipy.optimize
+    import scipy.optimize  # on first use: it takes ~0.35 s to import
 
     if "jac" in kwargs:
         raise TypeError("numbagrad.optimize.minimize() computes jac itself; call "
@@ -88,7 +89,7 @@ def least_squares(fun, x0, args=(), *, compile=True, **kwargs):  # noqa: A002
     (columns, each the reverse mode of a reverse mode) when there are fewer parameters than
     residuals, otherwise m vector-Jacobian products (rows). Other keyword arguments go to
     scipy unchanged. Returns scipy's ``OptimizeResult``."""
-    import scipy.optimize
+    import scipy.optimize  # on first use: it takes ~0.35 s to import
 
     if "jac" in kwargs:
         raise TypeError("numbagrad.optimize.least_squares() computes jac itself; call "
@@ -147,5 +148,4 @@ def least_squares(fun, x0, args=(), *, compile=True, **kwargs):  # noqa: A002
 
 
 def _as_tensor(x):
-    from .factories import tensor
     return tensor(x)

@@ -4,6 +4,7 @@ Used by the tour (``python -m numbagrad``) and by tests/test_seeds.py, which che
 print exactly this, and exactly what torch prints.
 """
 
+import builtins
 import contextlib
 import io
 import textwrap
@@ -152,8 +153,6 @@ SCRIPTS = {
 def run_script(source, lib):
     """Run an example with ``torch`` bound to ``lib`` (also for its ``import torch...``
     statements); return what it printed."""
-    import builtins
-
     real_import = builtins.__import__
 
     def import_(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002

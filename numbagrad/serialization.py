@@ -8,6 +8,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .nn.module import Parameter
 from .tensor import Tensor, _make
 
 _STRUCTURE = "__numbagrad_structure__"
@@ -15,7 +16,6 @@ _STRUCTURE = "__numbagrad_structure__"
 
 def _encode(obj, arrays):
     if isinstance(obj, Tensor):
-        from .nn.module import Parameter
         arrays.append(np.asarray(obj._array()))
         return {"t": "tensor", "i": len(arrays) - 1, "rg": bool(obj.requires_grad),
                 "param": isinstance(obj, Parameter)}
@@ -42,7 +42,6 @@ def _decode(node, arrays):
     if t == "tensor":
         data = arrays[node["i"]]
         if node.get("param"):
-            from .nn.module import Parameter
             return Parameter(_make(data), requires_grad=node["rg"])
         out = _make(data)
         if node["rg"]:

@@ -4,7 +4,8 @@ import warnings
 
 import numpy as np
 
-from . import dtypes
+from . import _format, dtypes
+from .core.tape import BRIDGE_CODE, CONST_CODE, FLAG_HOOK, LEAF_CODE
 from .size import Size
 
 _DTYPE_OF = {d.np: d for d in dtypes.ALL}
@@ -21,10 +22,7 @@ class GradFn:
         self._node = node
 
     def _short_name(self):
-        from .core.tape import F_CODE
-        from .ops.registry import OPS
-        name = self._tape.names.get(self._node) if self._tape.names else None
-        return name or OPS[self._tape.field(self._node, F_CODE)].grad_fn
+        return self._tape.grad_fn_name(self._node)
 
     def name(self):
         # torch qualifies the nodes it implements by hand (CopySlices, AccumulateGrad)
@@ -45,19 +43,18 @@ class GradFn:
 
     @property
     def next_functions(self):
-        from .core.tape import F_CODE, F_FLAGS, FLAG_NEEDS_GRAD
-        from .ops.registry import BRIDGE, LEAF, OPS
+        tape = self._tape
         out = []
-        for a in self._tape.arg_nodes(self._node):
-            code = self._tape.field(a, F_CODE)
-            if not self._tape.field(a, F_FLAGS) & FLAG_NEEDS_GRAD:
+        for a in tape.arg_nodes(self._node):
+            code = tape.code(a)
+            if not tape.needs_grad(a):
                 out.append((None, 0))
-            elif code == BRIDGE.code:
-                out.append((GradFn(*self._tape.bridges[a]), 0))
-            elif code == LEAF.code:
-                out.append((AccumulateGrad(self._tape, a), 0))
-            elif OPS[code].arity != 0:
-                out.append((GradFn(self._tape, a), 0))
+            elif code == BRIDGE_CODE:
+                out.append((GradFn(*tape.bridges[a]), 0))
+            elif code == LEAF_CODE:
+                out.append((AccumulateGrad(tape, a), 0))
+            elif code != CONST_CODE:  # the source ops are the only ones without inputs
+                out.append((GradFn(tape, a), 0))
             else:
                 out.append((None, 0))
         return tuple(out)
@@ -90,7 +87,6 @@ class Tensor:
     __array_priority__ = 1000  # numpy scalars and arrays defer to our reflected operators
 
     def __init__(self, data=None, *, requires_grad=False, dtype=None):
-        from .factories import _to_numpy
         self._data = _to_numpy(data, dtype)
         self._grad = None
         self._tape = None
@@ -254,9 +250,8 @@ class Tensor:
             hooks = self._hooks = []
         hooks.append(hook)
         if self._tape is not None:
-            from .core.tape import F_FLAGS, FLAG_HOOK, NODE_FIELDS
             self._tape.hooks[self._node] = (hooks, self._data.shape, self._data.dtype)
-            self._tape.nodes[self._node * NODE_FIELDS + F_FLAGS] |= FLAG_HOOK
+            self._tape.set_flag(self._node, FLAG_HOOK)
         return _HookHandle(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
@@ -289,17 +284,12 @@ class Tensor:
         self._requires_grad = False
         return self
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
     @property
     def _version(self):
         return self._vc[0]
 
     # ---- printing -----------------------------------------------------------------------
     def __repr__(self, prefix="tensor("):
-        from . import _format
         suffixes = []
         if self._tape is not None:
             suffixes.append(f"grad_fn=<{self.grad_fn._short_name()}>")
@@ -371,6 +361,39 @@ class _HookHandle:
     def remove(self):
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
+
+
+def _to_numpy(data, dtype=None, copy=True):
+    """Python data / NumPy array / Tensor -> ndarray in torch's dtype for it."""
+    dt = dtypes.as_dtype(dtype)
+    if isinstance(data, Tensor):
+        arr = data._array()
+    elif isinstance(data, (np.ndarray, np.generic)):
+        arr = np.asarray(data)  # NumPy arrays and scalars keep their dtype, as in torch
+        if dt is None:
+            dtypes.from_numpy_dtype(arr.dtype)  # raises for unsupported dtypes
+    else:
+        if isinstance(data, (list, tuple)):
+            data = _unwrap(data)
+        arr = np.array(data)
+        if dt is None:
+            kind = arr.dtype.kind
+            if kind == "f" or (kind in "iub" and arr.size == 0 and arr.dtype.kind != "b"):
+                dt = dtypes.get_default_dtype()  # Python floats (and []) take the default
+            elif kind in "iu":
+                dt = dtypes.int64
+            elif kind == "b":
+                dt = dtypes.bool_
+            else:
+                raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if dt is not None and arr.dtype != dt.np:
+        return arr.astype(dt.np)
+    return np.array(arr) if copy else arr
+
+
+def _unwrap(seq):
+    return [(_unwrap(x) if isinstance(x, (list, tuple)) else
+             (x._data if isinstance(x, Tensor) else x)) for x in seq]
 
 
 def _rebuild(data, requires_grad):

@@ -16,7 +16,6 @@ import numpy as np
 
 from . import _svg_layout
 from .autograd import graph
-from .core.tape import F_CODE, F_FLAGS, FLAG_NEEDS_GRAD
 from .ops.registry import BRIDGE, CONST, LEAF, OPS
 from .tensor import AccumulateGrad, GradFn, Tensor
 
@@ -220,10 +219,10 @@ def tape_table(tensor, params=None):
         sources = graph.source_tensors(tape)
         for node in _dependencies(tape, tensor._node):
             meta = graph.record_metadata(tape, node, sources)
-            code = tape.field(node, F_CODE)
+            code = tape.code(node)
             rows.append((node, code, OPS[code].name, _grad_fn_name(tape, node, code),
                          tuple(tape.arg_nodes(node)), meta.shape, meta.dtype.name,
-                         bool(tape.field(node, F_FLAGS) & FLAG_NEEDS_GRAD),
+                         tape.needs_grad(node),
                          names.get(id(meta.tensor), "") if meta.tensor is not None else ""))
     return TapeTable(rows)
 
@@ -280,7 +279,7 @@ class TapeTable:
         return iter(self.array)
 
     def to_pandas(self):
-        import pandas as pd
+        import pandas as pd  # optional: only this method needs it
         return pd.DataFrame({c: list(self.array[c]) for c in COLUMNS})
 
     def _cells(self):

@@ -1,11 +1,16 @@
 """numbagrad.autograd: backward(), grad mode switches, and the tape machinery beneath them."""
 
-import numpy as np
-
-from ..tensor import Tensor, _accumulate_grad, _make
+from ..core import grad_mode  # noqa: F401 - numbagrad.autograd.grad_mode, its old home
+from ..core.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from . import (
-    anomaly,
-    engine,
+    anomaly,  # noqa: F401
+    engine,  # noqa: F401
     functional,  # noqa: F401 - torch.autograd.functional
     graph,  # noqa: F401 - torch.autograd.graph
 )
@@ -15,171 +20,11 @@ from .anomaly import (
     is_anomaly_enabled,
     set_detect_anomaly,
 )
+from .api import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "gradcheck",
            "gradgradcheck", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode"]
-
-_CYCLE_WARNING = (
-    "Using backward() with create_graph=True will create a reference cycle between the "
-    "parameter and its gradient which can cause a memory leak. We recommend using "
-    "autograd.grad when creating the graph to avoid this. If you have to use this function, "
-    "make sure to reset the .grad fields of your parameters to None after use to break the "
-    "cycle and avoid the leak.")
-
-
-def _as_tuple(x):
-    if x is None:
-        return None
-    return (x,) if isinstance(x, Tensor) else tuple(x)
-
-
-def _checked_inputs(inputs, empty_message):
-    inputs = _as_tuple(inputs)
-    if not inputs:
-        raise RuntimeError(empty_message)
-    for t in inputs:
-        if not t._requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-    return inputs
-
-
-def _roots(tensors, grad_tensors, inputs, on_leaf_root, as_tensors=False):
-    """Check outputs and their seeds as torch does; returns (roots, seeds) for the engine.
-    An output that is itself a leaf contributes its seed through ``on_leaf_root``. With
-    ``as_tensors`` (create_graph) the seeds stay Tensors: they may require grad."""
-
-    grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
-    if len(grads) != len(tensors):
-        raise RuntimeError(f"Mismatch in number of elements: got {len(grads)} gradients for "
-                           f"{len(tensors)} tensors")
-    roots, seeds = [], []
-    for i, (t, g) in enumerate(zip(tensors, grads)):
-        if not t._requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
-                               "a grad_fn")
-        if g is None:
-            if t._data.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not t.dtype.is_floating_point:
-                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
-                                   f"but got {t.dtype}")
-            g = np.ones(np.shape(t._data), t._data.dtype)
-            if as_tensors:
-                g = _make(g)
-        else:
-            seed = g
-            g = g._array() if isinstance(g, Tensor) else np.asarray(g)
-            if g.shape != np.shape(t._data):
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                                   f"torch.Size({list(g.shape)}) and output[{i}] has a shape of "
-                                   f"torch.Size({list(np.shape(t._data))}).")
-            if as_tensors:
-                g = seed if isinstance(seed, Tensor) else _make(g)
-        if t._tape is None:  # the output is a leaf: its gradient is the seed itself
-            if inputs is None or any(x is t for x in inputs):
-                on_leaf_root(t, g)
-            continue
-        roots.append(t)
-        seeds.append(g)
-    return roots, seeds
-
-
-@anomaly.raised_at_user_call
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """torch.autograd.backward: accumulate d(sum of tensors * grad_tensors)/d(leaf) into .grad."""
-
-    tensors = _as_tuple(tensors)
-    if retain_graph is None:
-        retain_graph = create_graph
-    if inputs is not None:
-        inputs = _checked_inputs(inputs, "`inputs` argument to `backward()` cannot be empty.")
-    if create_graph:
-        import warnings
-
-        from .differentiable import _accumulate_tensor, run_backward_graph
-        warnings.warn(_CYCLE_WARNING, UserWarning, stacklevel=3)
-        with enable_grad():
-            roots, seeds = _roots(tensors, grad_tensors, inputs, _accumulate_tensor, True)
-            if roots:
-                run_backward_graph(roots, seeds, retain_graph, inputs)
-        return
-    roots, seeds = _roots(tensors, grad_tensors, inputs,
-                          lambda t, g: _accumulate_grad(t, g.reshape(-1)))
-    if roots:
-        engine.run_backward(roots, seeds, retain_graph, inputs)
-
-
-@anomaly.raised_at_user_call
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """torch.autograd.grad: the gradients of ``outputs`` with respect to ``inputs``, returned
-    as a tuple; ``.grad`` attributes are left untouched."""
-
-    if is_grads_batched:
-        raise NotImplementedError("numbagrad: is_grads_batched=True is not implemented yet")
-    outputs = _as_tuple(outputs)
-    inputs = _checked_inputs(inputs, "grad requires non-empty inputs.")
-    if retain_graph is None:
-        retain_graph = create_graph
-    allow_unused = materialize_grads if allow_unused is None else allow_unused
-    collect = {}
-    if create_graph:
-        return _grad_graph(outputs, inputs, grad_outputs, retain_graph, allow_unused,
-                           materialize_grads)
-
-    def leaf_root(t, g):
-        part = np.array(g, dtype=np.float64).reshape(-1)
-        collect[id(t)] = part if id(t) not in collect else collect[id(t)] + part
-
-    roots, seeds = _roots(outputs, grad_outputs, inputs, leaf_root)
-    if roots:
-        engine.run_backward(roots, seeds, retain_graph, inputs, collect)
-    result = []
-    for i, t in enumerate(inputs):
-        g = collect.get(id(t))
-        if g is None:
-            if not allow_unused:
-                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
-                                   "been used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
-            result.append(_make(np.zeros_like(t._array())) if materialize_grads else None)
-        else:
-            result.append(_make(g.reshape(np.shape(t._data)).astype(t._data.dtype)))
-    return tuple(result)
-
-
-def _grad_graph(outputs, inputs, grad_outputs, retain_graph, allow_unused, materialize_grads):
-    """autograd.grad(create_graph=True): the gradients are Tensors with their own graph."""
-    from ..ops.pointwise import to_dtype
-    from ..ops.shape import reshape
-    from ..tensor import _make
-    from .differentiable import run_backward_graph
-
-    collect = {}
-
-    def leaf_root(t, g):
-        collect[id(t)] = g if id(t) not in collect else collect[id(t)] + g
-
-    with enable_grad():
-        roots, seeds = _roots(outputs, grad_outputs, inputs, leaf_root, True)
-        if roots:
-            run_backward_graph(roots, seeds, retain_graph, inputs, collect)
-        result = []
-        for i, t in enumerate(inputs):
-            g = collect.get(id(t))
-            if g is None:
-                if not allow_unused:
-                    raise RuntimeError(f"The differentiated Tensor at index {i} appears to not "
-                                       "have been used in the graph. Set allow_unused=True if "
-                                       "this is the desired behavior.")
-                result.append(_make(np.zeros_like(t._array())) if materialize_grads else None)
-            else:
-                if tuple(g.shape) != t._data.shape:
-                    g = reshape(g, t._data.shape)
-                result.append(to_dtype(g, t.dtype))
-    return tuple(result)

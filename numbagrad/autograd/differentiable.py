@@ -14,30 +14,17 @@ import heapq
 
 import numpy as np
 
-from ..core.tape import (
-    F_BIG,
-    F_CODE,
-    F_FAT,
-    F_FLAGS,
-    F_IAT,
-    F_NFAT,
-    F_NIAT,
-    F_SIZE,
-    F_VOFF,
-    FLAG_F32,
-    FLAG_NEEDS_GRAD,
-    retire,
-)
+from ..core.tape import retire
+from ..factories import empty_like
 from ..ops import registry
+from ..ops.pointwise import to_dtype
+from ..ops.shape import reshape
 from ..ops.vjp import VjpContext, elementwise_vjp
+from ..tensor import Tensor, _make, post_accumulate
 from . import anomaly
+from .engine import FREED_MSG, dirty_message
 
 _LEAF, _CONST, _BRIDGE = registry.LEAF.code, registry.CONST.code, registry.BRIDGE.code
-_NO_IAT = np.empty(0, np.int64)
-
-
-def _dtype(tape, node):
-    return np.dtype(np.float32) if tape.field(node, F_FLAGS) & FLAG_F32 else np.dtype(np.float64)
 
 
 class _TapeView:
@@ -60,31 +47,12 @@ class _TapeView:
             return t
         t = self.made.get(node)
         if t is None:
-            from ..tensor import _make
-            tape = self.tape
-            shape = tape.shape_of(node)
-            big = tape.field(node, F_BIG)
-            if big >= 0:
-                value = tape.big_val[big]
-            else:
-                size, voff = tape.field(node, F_SIZE), tape.field(node, F_VOFF)
-                value = tape.val.array()[voff:voff + size].astype(
-                    _dtype(tape, node)).reshape(shape)
-            t = self.made[node] = _make(value, tape, node)
+            t = self.made[node] = _make(self.tape.value(node), self.tape, node)
         return t
-
-    def attrs(self, node):
-        tape = self.tape
-        i0, ni = tape.field(node, F_IAT), tape.field(node, F_NIAT)
-        f0, nf = tape.field(node, F_FAT), tape.field(node, F_NFAT)
-        iat = np.array(tape.iat[i0:i0 + ni], np.int64) if ni else _NO_IAT
-        return iat, tuple(tape.fat[f0:f0 + nf]) if nf else ()
 
 
 def _accumulate_tensor(t, g):
     """``t.grad += g`` out of place, keeping g's graph (torch does this under create_graph)."""
-    from ..ops.pointwise import to_dtype
-    from ..ops.shape import reshape
     if tuple(g.shape) != t._data.shape:
         g = reshape(g, t._data.shape)
     g = to_dtype(g, t.dtype)
@@ -92,13 +60,11 @@ def _accumulate_tensor(t, g):
         if g._requires_grad:
             # torch copies the first gradient into a buffer laid out like the variable
             # (AccumulateGrad's clone_obey_contract), so .grad shows CopyBackwards
-            from ..factories import empty_like
             g = empty_like(g).copy_(g)
         t._grad = g
     else:
         t._grad = t._grad + g
     if t._tape is None:
-        from ..tensor import post_accumulate
         post_accumulate(t)
 
 
@@ -112,7 +78,6 @@ def _run_hooks(hooks, g):
 
 def _check_saved(tape, i, op, argn, needs):
     """torch's errors for saved values that were freed or modified in place."""
-    from .engine import FREED_MSG, dirty_message
     reads = set()
     for k, need in enumerate(needs):
         if need:
@@ -143,8 +108,6 @@ def run_backward_graph(roots, seeds, retain_graph, inputs, collect=None):
     """As engine.run_backward, with Tensor adjoints: ``seeds`` are Tensors (they may require
     grad themselves), the gradients that reach ``.grad`` or ``collect`` are Tensors with a
     grad_fn wherever they depend on something that requires grad."""
-    from ..tensor import Tensor, _make
-
     pending = {}  # tape serial -> (tape, {node: adjoint Tensor})
 
     def add(tape, node, g):
@@ -175,7 +138,7 @@ def run_backward_graph(roots, seeds, retain_graph, inputs, collect=None):
             g = adj.pop(i, None)
             if g is None:
                 continue
-            code = tape.field(i, F_CODE)
+            code = tape.code(i)
             if i in tape.hooks and code != _LEAF:
                 g = _run_hooks(tape.hooks[i][0], g)
             if inputs is None and i in tape.retained and tape.retained[i]._node == i:
@@ -198,11 +161,10 @@ def run_backward_graph(roots, seeds, retain_graph, inputs, collect=None):
                 continue
             op = registry.OPS[code]
             argn = tape.arg_nodes(i)
-            needs = [bool(tape.field(a, F_FLAGS) & FLAG_NEEDS_GRAD) for a in argn]
+            needs = [tape.needs_grad(a) for a in argn]
             call = tape.functions.get(i)
             if call is not None:  # a custom Function: its backward runs with grad mode on
                 if call.ctx._freed:
-                    from .engine import FREED_MSG
                     raise anomaly.sweep_error(FREED_MSG, tape, i)
                 grads = call.backward(g, [tape.shape_of(a) for a in argn])
                 if not retain_graph:
@@ -215,11 +177,11 @@ def run_backward_graph(roots, seeds, retain_graph, inputs, collect=None):
             if rule is None:
                 raise NotImplementedError(f"numbagrad: {op.grad_fn} has no differentiable "
                                           "derivative (create_graph=True)")
-            iat, fat = view.attrs(i)
+            iat, fat = tape.attrs(i)
             ctx = VjpContext(op, [lambda a=a: view.tensor(a) for a in argn],
                              lambda: view.tensor(i), iat, fat, tape.shape_of(i),
                              [tape.shape_of(a) for a in argn], needs,
-                             [_dtype(tape, a) for a in argn])
+                             [tape.float_dtype(a) for a in argn])
             grads = rule(ctx, g)
             if i in tape.sites and anomaly.state.check_nan:
                 for k, ga in enumerate(grads):

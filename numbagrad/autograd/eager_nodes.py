@@ -30,23 +30,8 @@ The backward of a compiled function of Tensors runs here too (``run_backward``).
 import numpy as np
 
 from ..core import tape as tape_mod
-from ..core.tape import (
-    F_ARG,
-    F_FAT,
-    F_FLAGS,
-    F_IAT,
-    F_NARG,
-    F_NDIM,
-    F_NFAT,
-    F_NIAT,
-    F_SHP,
-    F_SIZE,
-    F_VOFF,
-    FLAG_BIG,
-    FLAG_F32,
-    FLAG_NEEDS_GRAD,
-)
-from ..ops import registry
+from ..core.tape import FLAG_BIG, FLAG_F32, FLAG_NEEDS_GRAD, column
+from ..ops import registry, replay_kernels
 from ..ops.registry import Unwritten
 from . import engine
 
@@ -68,7 +53,7 @@ class Target:
 
     def __init__(self, k, node, dtype, mode, flip, nodes, shape):
         self.k, self.node, self.dtype, self.mode, self.flip = k, node, dtype, mode, flip
-        self.off, self.size = int(nodes[node, F_VOFF]), int(nodes[node, F_SIZE])
+        self.off, self.size = int(column(nodes, "voff")[node]), int(column(nodes, "size")[node])
         self.shape = shape
 
 
@@ -83,7 +68,7 @@ class Step:
 def _node_dtypes(nodes, program_sources):
     """Each node's dtype as eager stores it: float32 or float64 from the node's flag, and
     the actual dtype of constants (an integer index or boolean mask is not float64)."""
-    dtypes = [_F32 if f & FLAG_F32 else _F64 for f in nodes[:, F_FLAGS].tolist()]
+    dtypes = [_F32 if f & FLAG_F32 else _F64 for f in column(nodes, "flags").tolist()]
     for node, dtype in program_sources:
         dtypes[node] = dtype
     return dtypes
@@ -96,20 +81,21 @@ def plan(program, transposes, sources, roots):
     constants; ``roots``: (node, dtype) of the outputs the backward is seeded at, the dtype
     being that of the seed (eager's adjoint array for the output)."""
     nodes, args, shapes = program.nodes, program.args, program.shapes
-    if not (nodes[:, F_SIZE] >= tape_mod.BIG).any():
+    size, arg_ptr, nargs = column(nodes, "size"), column(nodes, "arg_ptr"), column(nodes, "nargs")
+    if not (size >= tape_mod.BIG).any():
         return {}  # most traces: no per-node walk at trace time
     n = len(nodes)
     big = np.zeros(n, bool)
     for i in range(n):
-        p, na = nodes[i, F_ARG], nodes[i, F_NARG]
-        big[i] = nodes[i, F_SIZE] >= tape_mod.BIG or bool(big[args[p:p + na]].any())
+        p, na = arg_ptr[i], nargs[i]
+        big[i] = size[i] >= tape_mod.BIG or bool(big[args[p:p + na]].any())
     if not big.any():
         return {}
     dtypes = _node_dtypes(nodes, sources)
     if not any(dtypes[i] == _F32 for i in np.flatnonzero(big).tolist()) and \
             not _scalar_operands(nodes, args, big):
         return {}
-    needs_grad = (nodes[:, F_FLAGS] & FLAG_NEEDS_GRAD) != 0
+    needs_grad = (column(nodes, "flags") & FLAG_NEEDS_GRAD) != 0
     store = {}  # big node -> the dtype of eager's adjoint array (its first writer's)
     touched = np.zeros(n, bool)
     for node, dtype in roots:
@@ -118,11 +104,11 @@ def plan(program, transposes, sources, roots):
         touched[node] = True
     steps = {}
     for i in range(max(node for node, _ in roots), -1, -1):
-        code = int(nodes[i, 0])
+        code = int(column(nodes, "code")[i])
         op = registry.OPS[code]
         if not touched[i] or not needs_grad[i] or op.arity == 0:
             continue
-        p, na = nodes[i, F_ARG], nodes[i, F_NARG]
+        p, na = arg_ptr[i], nargs[i]
         argn = args[p:p + na].tolist()
         needs = tuple(bool(needs_grad[a]) for a in argn)
         if not big[i]:  # the serial sweep's, in eager too: its inputs are small
@@ -137,7 +123,7 @@ def plan(program, transposes, sources, roots):
             targets.append(target)
             touched[target.node] = True
         reduces = op.elementwise and op.numpy_bw is None and any(
-            need and nodes[a, F_SIZE] == 1 < nodes[i, F_SIZE] for a, need in zip(argn, needs))
+            need and size[a] == 1 < size[i] for a, need in zip(argn, needs))
         if dt != _F32 and not reduces and all(t.dtype != _F32 for t in targets):
             continue  # float64 throughout: the compiled sweep's result is eager's
         steps[i] = _step(program, i, op, dt, argn, needs, targets, dtypes, big)
@@ -146,18 +132,20 @@ def plan(program, transposes, sources, roots):
 
 def _scalar_operands(nodes, args, big):
     """Whether some big elementwise node has a one-element operand (see the module doc)."""
+    code, size = column(nodes, "code"), column(nodes, "size")
+    arg_ptr, nargs = column(nodes, "arg_ptr"), column(nodes, "nargs")
     for i in np.flatnonzero(big).tolist():
-        op = registry.OPS[int(nodes[i, 0])]
-        if op.elementwise and nodes[i, F_SIZE] > 1:
-            p, na = nodes[i, F_ARG], nodes[i, F_NARG]
-            if any(nodes[a, F_SIZE] == 1 for a in args[p:p + na].tolist()):
+        op = registry.OPS[int(code[i])]
+        if op.elementwise and size[i] > 1:
+            p, na = arg_ptr[i], nargs[i]
+            if any(size[a] == 1 for a in args[p:p + na].tolist()):
                 return True
     return False
 
 
 def _shape(nodes, shapes, a):
-    s = nodes[a, F_SHP]
-    return tuple(shapes[s:s + nodes[a, F_NDIM]].tolist())
+    s = column(nodes, "shape_ptr")[a]
+    return tuple(shapes[s:s + column(nodes, "ndim")[a]].tolist())
 
 
 def _target(k, a, op, dt, transposes, big, store, nodes, shapes):
@@ -183,9 +171,8 @@ def _step(program, i, op, dt, argn, needs, targets, dtypes, big):
     nodes, shapes = program.nodes, program.shapes
     s = Step()
     s.node, s.op, s.dt, s.argn, s.needs, s.targets = i, op, dt, argn, needs, targets
-    _, s.read_y, s.read_x, s.kernel = engine._node_plan(int(nodes[i, 0]), needs)
+    _, s.read_y, s.read_x, s.kernel = engine._node_plan(int(column(nodes, "code")[i]), needs)
     if op.replay_bw:  # recorded positions are the trace's: recompute them, as the sweep
-        from ..ops import replay_kernels
         s.kernel = getattr(replay_kernels, op.replay_bw)
         s.read_y, s.read_x = True, (True,) * len(argn)  # from the values they read
     s.shape = _shape(nodes, shapes, i)
@@ -195,11 +182,12 @@ def _step(program, i, op, dt, argn, needs, targets, dtypes, big):
     s.arg_dtypes = [dtypes[a] if big[a] and s.kernel is None else dt for a in argn]
     s.sh = np.array(s.shape, np.int64)
     s.sh_args = [np.array(sh, np.int64) for sh in s.arg_shapes]
-    io, fo = nodes[i, F_IAT], nodes[i, F_FAT]
-    s.ia = program.iat[io:io + nodes[i, F_NIAT]]
-    s.fa = program.fat[fo:fo + nodes[i, F_NFAT]]
-    s.off, s.size = int(nodes[i, F_VOFF]), int(nodes[i, F_SIZE])
-    s.arg_spans = [(int(nodes[a, F_VOFF]), int(nodes[a, F_SIZE])) for a in argn]
+    voff, size = column(nodes, "voff"), column(nodes, "size")
+    io, fo = column(nodes, "iat_ptr")[i], column(nodes, "fat_ptr")[i]
+    s.ia = program.iat[io:io + column(nodes, "niat")[i]]
+    s.fa = program.fat[fo:fo + column(nodes, "nfat")[i]]
+    s.off, s.size = int(voff[i]), int(size[i])
+    s.arg_spans = [(int(voff[a]), int(size[a])) for a in argn]
     return s
 
 
@@ -266,11 +254,12 @@ def run_backward(program, val, seed):
     returns the adjoints of the input slots, concatenated. For compiled functions of
     Tensors (compiler._CompiledCall)."""
     nodes = program.nodes
+    voff, sizes = column(nodes, "voff"), column(nodes, "size")
     adj = np.zeros(len(val))
     touched = np.zeros(len(nodes), np.uint8)
     pos = 0
     for i in program.out_nodes.tolist():
-        o, size = int(nodes[i, F_VOFF]), int(nodes[i, F_SIZE])
+        o, size = int(voff[i]), int(sizes[i])
         adj[o:o + size] += seed[pos:pos + size]
         pos += size
         touched[i] = 1
@@ -289,6 +278,7 @@ def run_backward(program, val, seed):
 def sweep_nodes(nodes, steps):
     """``nodes`` with the big-node flag on ``steps``, which makes the sweep hand them back."""
     flagged = nodes.copy()
+    flags = column(flagged, "flags")  # a view: written through
     for i in steps:
-        flagged[i, F_FLAGS] |= FLAG_BIG
+        flags[i] |= FLAG_BIG
     return flagged

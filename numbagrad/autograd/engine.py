@@ -5,6 +5,7 @@ import re
 
 import numpy as np
 
+from ..core.grad_mode import no_grad
 from ..core.tape import (
     F_BIG,
     F_CODE,
@@ -404,8 +405,6 @@ class _Run:
 
     def custom_function(self, i, call):
         """A custom autograd.Function's node: its backward is the user's Python code."""
-        from .grad_mode import no_grad
-
         tape = self.tape
         if self.freed[i]:
             raise anomaly.sweep_error(FREED_MSG, tape, i)

@@ -16,10 +16,17 @@ import weakref
 
 import numpy as np
 
-from ..core.tape import F_FLAGS, FLAG_HOOK, NODE_FIELDS
+from ..core import grad_mode
+from ..core.tape import FLAG_HOOK
+from ..ops.index import gather_flat
+from ..ops.pointwise import to_dtype
+from ..ops.record import record
 from ..ops.registry import PY_FUNCTION
+from ..ops.shape import reshape
+from ..ops.vjp import unbroadcast
 from ..tensor import Tensor, _make
-from . import anomaly, grad_mode
+from . import anomaly
+from .engine import FREED_MSG
 
 
 class FunctionCtx:
@@ -42,7 +49,6 @@ class FunctionCtx:
     @property
     def saved_tensors(self):
         if self._freed:
-            from .engine import FREED_MSG
             raise RuntimeError(FREED_MSG)
         return tuple(s.tensor() if isinstance(s, _SavedOutput) else s for s in self._saved)
 
@@ -89,9 +95,6 @@ class _Call:
     def backward(self, g, shapes):
         """Run the user's backward on node gradient ``g`` (a Tensor); returns one gradient
         Tensor (or None) per node argument, checked against the argument ``shapes``."""
-        from ..ops.index import gather_flat
-        from ..ops.pointwise import to_dtype
-        from ..ops.shape import reshape
         grads_out = []
         for spec in self.outputs:
             if spec is None:  # not a Tensor
@@ -132,7 +135,6 @@ class _Call:
 
 def _fit(g, shape, index, name):
     """torch's rule: a gradient may have the argument's shape or one that sums down to it."""
-    from ..ops.vjp import unbroadcast
     if tuple(g.shape) == shape:
         return g
     try:
@@ -172,10 +174,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..ops.index import gather_flat
-        from ..ops.pointwise import to_dtype
-        from ..ops.record import record
-
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         separate = cls.setup_context is not Function.setup_context
@@ -214,7 +212,7 @@ class Function:
         call = _Call(cls, ctx, len(args), tensor_pos, specs, packed)
         tape.functions[node] = call
         tape.names[node] = call.name
-        tape.nodes[node * NODE_FIELDS + F_FLAGS] |= FLAG_HOOK  # the sweep hands it to us
+        tape.set_flag(node, FLAG_HOOK)  # the sweep hands it to us
         if not packed:
             fresh[diff[0]] = node_t
         else:

@@ -23,7 +23,11 @@ same zero filling for outputs independent of an input, and the same error messag
 
 import numpy as np
 
-import numbagrad as ng  # the package is fully imported by the time these functions run
+from ..core import grad_mode
+from ..factories import from_numpy, zeros, zeros_like
+from ..ops.shape import split, stack
+from ..tensor import Tensor
+from .api import grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -49,7 +53,7 @@ def _as_tuple(inp, arg_name=None, fn_name=None):
         is_inp_tuple = False
 
     for i, el in enumerate(inp):
-        if not isinstance(el, ng.Tensor):
+        if not isinstance(el, Tensor):
             if is_inp_tuple:
                 raise TypeError(
                     f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
@@ -92,7 +96,7 @@ def _grad_preprocess(inputs, create_graph, need_graph):
 
 def _grad_postprocess(inputs, create_graph):
     """Detach the results unless the user asked for their graph."""
-    if isinstance(inputs[0], ng.Tensor):
+    if isinstance(inputs[0], Tensor):
         if not create_graph:
             return tuple(inp.detach() for inp in inputs)
         else:
@@ -180,8 +184,8 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
         return (None,) * len(inputs)
     if is_grads_batched:
         return _batched_grad(new_outputs, inputs, new_grad_outputs, create_graph, retain_graph)
-    return ng.autograd.grad(new_outputs, inputs, new_grad_outputs, allow_unused=True,
-                            create_graph=create_graph, retain_graph=retain_graph)
+    return grad(new_outputs, inputs, new_grad_outputs, allow_unused=True,
+                create_graph=create_graph, retain_graph=retain_graph)
 
 
 def _batched_grad(outputs, inputs, grad_outputs, create_graph, retain_graph):
@@ -193,16 +197,15 @@ def _batched_grad(outputs, inputs, grad_outputs, create_graph, retain_graph):
     for b in range(n):
         # every row but the last needs the graph again
         retain = True if b < n - 1 else retain_graph
-        rows.append(ng.autograd.grad(outputs, inputs, tuple(g[b] for g in grad_outputs),
-                                     allow_unused=True, create_graph=create_graph,
-                                     retain_graph=retain))
+        rows.append(grad(outputs, inputs, tuple(g[b] for g in grad_outputs),
+                         allow_unused=True, create_graph=create_graph, retain_graph=retain))
     res = []
     for i, inp in enumerate(inputs):
         col = [r[i] for r in rows]
         if n == 0 or all(g is None for g in col):
             res.append(None)
         else:
-            res.append(ng.stack([ng.zeros_like(inp) if g is None else g for g in col], dim=0))
+            res.append(stack([zeros_like(inp) if g is None else g for g in col], dim=0))
     return tuple(res)
 
 
@@ -236,7 +239,7 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
                         "mode as it prevents from using the double backward trick to "
                         "replace forward mode AD.")
 
-            grads_i = ng.zeros_like(refs[i])
+            grads_i = zeros_like(refs[i])
         else:
             if strict and create_graph and not grads_i.requires_grad:
                 if "double" not in stage:
@@ -272,7 +275,7 @@ _V_NONE_INPUT = ("The vector v can only be None if the input to the user-provide
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """The dot product of ``v`` with the Jacobian of ``func`` at ``inputs``; returns
     ``(func_output, vjp)`` as torch.autograd.functional.vjp does."""
-    with ng.enable_grad():
+    with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
 
@@ -285,8 +288,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
                           "The vector v can only be None if the user-provided function returns "
                           "a single Tensor with a single element.", "vjp")
 
-    enable_grad = True if create_graph else ng.is_grad_enabled()
-    with ng.set_grad_enabled(enable_grad):
+    enable_grad = True if create_graph else grad_mode.is_grad_enabled()
+    with grad_mode.set_grad_enabled(enable_grad):
         grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         vjp = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
 
@@ -301,7 +304,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """The Jacobian of ``func`` at ``inputs`` times ``v``; returns ``(func_output, jvp)`` as
     torch.autograd.functional.jvp does, by the same double-backward trick."""
-    with ng.enable_grad():
+    with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
 
@@ -314,13 +317,13 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         # The backward is linear so the value of grad_outputs is not important as
         # it won't appear in the double backward graph. We only need to ensure that
         # it does not contain inf or nan.
-        grad_outputs = tuple(ng.zeros_like(out, requires_grad=True) for out in outputs)
+        grad_outputs = tuple(zeros_like(out, requires_grad=True) for out in outputs)
 
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
 
     if create_graph:
-        with ng.enable_grad():
+        with grad_mode.enable_grad():
             grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
             jvp = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
     else:
@@ -346,7 +349,7 @@ def _construct_standard_basis_for(tensors, tensor_numels):
     for tensor, numel in zip(tensors, tensor_numels):
         chunk = np.zeros((total_numel, numel), tensor.dtype.np)
         chunk[np.arange(start, start + numel), np.arange(numel)] = 1
-        chunks.append(ng.from_numpy(chunk))
+        chunks.append(from_numpy(chunk))
         start += numel
     return tuple(chunks)
 
@@ -395,7 +398,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                                       '`strategy="reverse-mode"`.')
         return _jacfwd(func, inputs, strict, vectorize)
 
-    with ng.enable_grad():
+    with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
 
@@ -424,7 +427,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                 for el_idx, vj_el in enumerate(vj):
                     if vj_el is not None:
                         continue
-                    vj[el_idx] = ng.zeros_like(inputs[el_idx]).expand(
+                    vj[el_idx] = zeros_like(inputs[el_idx]).expand(
                         (sum(output_numels),) + tuple(inputs[el_idx].shape))
                 return tuple(vj)
 
@@ -433,7 +436,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
             jacobian_input_output = []
             for jac_input_i, input_i in zip(jacobians_of_flat_output, inputs):
                 jacobian_input_i_output = []
-                for jac, output_j in zip(ng.split(jac_input_i, list(output_numels), dim=0),
+                for jac, output_j in zip(split(jac_input_i, list(output_numels), dim=0),
                                          outputs):
                     jacobian_input_i_output.append(
                         jac.reshape(tuple(output_j.shape) + tuple(input_i.shape)))
@@ -466,7 +469,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                                 f"Output {i} of the user-provided function is "
                                 f"independent of input {el_idx}. This is not allowed in "
                                 "strict mode.")
-                        jac_i_el.append(ng.zeros_like(inp_el))
+                        jac_i_el.append(zeros_like(inp_el))
 
             jacobian += (tuple(_stack_rows(jac_i_el, out, inputs[el_idx])
                                for (el_idx, jac_i_el) in enumerate(jac_i)),)
@@ -482,8 +485,8 @@ def _stack_rows(rows, out, inp):
     block of zeros is returned instead."""
     shape = tuple(out.size()) + tuple(inp.size())
     if not rows:
-        return ng.zeros(shape, dtype=inp.dtype)
-    return ng.stack(rows, dim=0).view(shape)
+        return zeros(shape, dtype=inp.dtype)
+    return stack(rows, dim=0).view(shape)
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
@@ -501,7 +504,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
                                         "hessian")
         _check_requires_grad(t_out, "outputs", strict=strict)
 
-        if is_out_tuple or not isinstance(out, ng.Tensor):
+        if is_out_tuple or not isinstance(out, Tensor):
             raise RuntimeError("The function given to hessian should return a single Tensor")
 
         if out.nelement() != 1:
@@ -530,7 +533,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
 def _single_output(outputs, is_outputs_tuple, strict, fn_name):
     """hvp/vhp: the function must return one Tensor with one element."""
     _check_requires_grad(outputs, "outputs", strict=strict)
-    if is_outputs_tuple or not isinstance(outputs[0], ng.Tensor):
+    if is_outputs_tuple or not isinstance(outputs[0], Tensor):
         raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
     if outputs[0].nelement() != 1:
         raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should "
@@ -540,7 +543,7 @@ def _single_output(outputs, is_outputs_tuple, strict, fn_name):
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """``v`` times the Hessian of the scalar function ``func`` at ``inputs``; returns
     ``(func_output, vhp)`` as torch.autograd.functional.vhp does."""
-    with ng.enable_grad():
+    with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
         v = _preprocess_v(v, inputs, is_inputs_tuple, create_graph, _V_NONE_INPUT, "vhp")
@@ -553,8 +556,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         jac = _autograd_grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict=strict)
 
-    enable_grad = True if create_graph else ng.is_grad_enabled()
-    with ng.set_grad_enabled(enable_grad):
+    enable_grad = True if create_graph else grad_mode.is_grad_enabled()
+    with grad_mode.set_grad_enabled(enable_grad):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         vhp = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
 
@@ -568,7 +571,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """The Hessian of the scalar function ``func`` at ``inputs`` times ``v``; returns
     ``(func_output, hvp)`` as torch.autograd.functional.hvp does (double-backward trick)."""
-    with ng.enable_grad():
+    with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
         v = _preprocess_v(v, inputs, is_inputs_tuple, create_graph, _V_NONE_INPUT, "hvp")
@@ -581,14 +584,14 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         jac = _autograd_grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict=strict)
 
-        grad_jac = tuple(ng.zeros_like(inp, requires_grad=True) for inp in inputs)
+        grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
 
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         # torch checks ``jac`` again here (not ``double_back``); kept as is
         _check_requires_grad(jac, "hessian", strict=strict)
 
-    enable_grad = True if create_graph else ng.is_grad_enabled()
-    with ng.set_grad_enabled(enable_grad):
+    enable_grad = True if create_graph else grad_mode.is_grad_enabled()
+    with grad_mode.set_grad_enabled(enable_grad):
         grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
         hvp = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
 

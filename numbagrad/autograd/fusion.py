@@ -61,19 +61,7 @@ import numba
 import numpy as np
 
 from .._threads import in_parallel
-from ..core.tape import (
-    F_ARG,
-    F_FAT,
-    F_FLAGS,
-    F_IAT,
-    F_NARG,
-    F_SIZE,
-    F_VOFF,
-    FLAG_BIG,
-    FLAG_F32,
-    FLAG_HOOK,
-    FLAG_NEEDS_GRAD,
-)
+from ..core.tape import FLAG_BIG, FLAG_F32, FLAG_HOOK, FLAG_NEEDS_GRAD, column
 from ..ops import kernelgen, op_kernels, reduction_tree, registry
 from . import eager_nodes
 
@@ -91,10 +79,11 @@ class Region:
     ``tail``: a full sum of the run's one exit, fused in as a reduction."""
 
     def __init__(self, members, nodes, args, fat, consumers, out_node, tail):
+        voff, size, flags = column(nodes, "voff"), column(nodes, "size"), column(nodes, "flags")
         self.members, self.tail = members, tail
         self.start = members[0]
         self.end = tail if tail is not None else members[-1]
-        self.size = int(nodes[members[0], F_SIZE])
+        self.size = int(size[members[0]])
         inside = set(members)
         # the member the tail sums: its values never reach memory, only the leaves' sums
         self.reduced = _operands(nodes, args, tail)[0] if tail is not None else None
@@ -104,22 +93,19 @@ class Region:
         # dead code (their values and adjoints reach nothing)
         self.live = [i for i in members if consumers[i] or i == out_node]
         # arena ranges of the adjoints that live in registers (the call never zeroes them)
-        self.inner = [(int(nodes[i, F_VOFF]), int(nodes[i, F_SIZE])) for i in members
-                      if i not in self.exits]
+        self.inner = [(int(voff[i]), int(size[i])) for i in members if i not in self.exits]
         self.inputs = []  # external operand nodes of the live members, in first-use order
         for i in self.live:
             for a in _operands(nodes, args, i):
                 if a not in inside and a not in self.inputs:
                     self.inputs.append(a)
-        needs = {i: bool(nodes[i, F_FLAGS] & FLAG_NEEDS_GRAD)
-                 for i in members + self.inputs + self.exits}
+        needs = {i: bool(flags[i] & FLAG_NEEDS_GRAD) for i in members + self.inputs + self.exits}
         # inputs only this region reads: their adjoints are the region's alone
         self.enclosed = [all(c in inside for c in consumers[a]) for a in self.inputs]
         self.grad_inputs = np.array([a for a in self.inputs if needs[a]], np.int64)
         # arena offsets of the one-element inputs needing a gradient, in the order of the
         # kernels' ``partial`` sums
-        self.scalar_grad_off = [int(nodes[a, F_VOFF]) for a in self.inputs
-                                if needs[a] and nodes[a, F_SIZE] == 1]
+        self.scalar_grad_off = [int(voff[a]) for a in self.inputs if needs[a] and size[a] == 1]
         # exits whose adjoint the backward kernel reads: if the sweep never reached one of
         # them, the region's backward falls back to the interpreted sweep (see run)
         self.grad_exits = np.array([i for i in self.exits if needs[i]], np.int64)
@@ -132,34 +118,37 @@ class Region:
             e for e, a in zip(self.enclosed, self.inputs) if needs[a])
         if tail is not None:
             self.bounds, self.post = reduction_tree.pairwise_leaves(self.size)
-            self.tail_f32 = bool(nodes[tail, F_FLAGS] & FLAG_F32)
+            self.tail_f32 = bool(flags[tail] & FLAG_F32)
+            self.tail_off = int(voff[tail])
         self.source, self.off = _generate(self, nodes, args, fat, needs)
         self.fw = self.bw = self.fwbw = None
 
 
 def _operands(nodes, args, i):
-    p = nodes[i, F_ARG]
-    return args[p:p + nodes[i, F_NARG]].tolist()
+    p = column(nodes, "arg_ptr")[i]
+    return args[p:p + column(nodes, "nargs")[i]].tolist()
 
 
 def _eligible(nodes, args, i, exclude):
     if i in exclude:
         return False  # its backward is eager's own kernel (eager_nodes)
-    op = registry.OPS[nodes[i, 0]]
-    n = nodes[i, F_SIZE]
+    size = column(nodes, "size")
+    op = registry.OPS[column(nodes, "code")[i]]
+    n = size[i]
     if not op.elementwise or op.arity not in (1, 2) or n < FUSE_MIN or op.fwd is None:
         return False
-    if nodes[i, F_FLAGS] & FLAG_HOOK or nodes[i, F_NARG] != op.arity:
+    if column(nodes, "flags")[i] & FLAG_HOOK or column(nodes, "nargs")[i] != op.arity:
         return False
-    return all(nodes[a, F_SIZE] in (n, 1) for a in _operands(nodes, args, i))
+    return all(size[a] in (n, 1) for a in _operands(nodes, args, i))
 
 
 def _tail(nodes, args, consumers, run, i, out_node, exclude):
     """Node ``i`` (the one after ``run``) if it is a full sum of the run's one exit,
     which nothing else reads: the reduction then joins the region."""
-    if i is None or registry.OPS[nodes[i, 0]].name != "sum" or nodes[i, F_SIZE] != 1:
+    if i is None or registry.OPS[column(nodes, "code")[i]].name != "sum" or \
+            column(nodes, "size")[i] != 1:
         return None
-    if nodes[i, F_FLAGS] & FLAG_HOOK or i in exclude:
+    if column(nodes, "flags")[i] & FLAG_HOOK or i in exclude:
         return None
     (e,) = _operands(nodes, args, i)
     inside = set(run)
@@ -176,7 +165,8 @@ def plan(nodes, args, fat, out_node, exclude=()):
     with the full sum that follows it if that sum is all the run's values feed. Nodes in
     ``exclude`` (those eager_nodes differentiates) are not fused."""
     n = len(nodes)
-    if not (nodes[:, F_SIZE] >= FUSE_MIN).any():
+    code, size = column(nodes, "code"), column(nodes, "size")
+    if not (size >= FUSE_MIN).any():
         return []  # most traces: no node large enough, no per-node walk at trace time
     consumers = [[] for _ in range(n)]
     for i in range(n):
@@ -186,15 +176,15 @@ def plan(nodes, args, fat, out_node, exclude=()):
 
     def close(after):
         tail = _tail(nodes, args, consumers, run, after, out_node, exclude) if run else None
-        if len(run) >= 2 or tail is not None or (run and _has_transcendental(nodes[run[0], 0])):
+        if len(run) >= 2 or tail is not None or (run and _has_transcendental(code[run[0]])):
             regions.append(Region(list(run), nodes, args, fat, consumers, out_node, tail))
         run.clear()
 
     for i in range(n):
-        if registry.OPS[nodes[i, 0]].source:
+        if registry.OPS[code[i]].source:
             continue
         eligible = _eligible(nodes, args, i, exclude)
-        if not (eligible and run and nodes[i, F_SIZE] == nodes[run[0], F_SIZE]):
+        if not (eligible and run and size[i] == size[run[0]]):
             close(i)
         if eligible:
             run.append(i)
@@ -233,13 +223,15 @@ def _generate(region, nodes, args, fat, needs):
     members, inputs, tail = region.live, region.inputs, region.tail
     local = {i: j for j, i in enumerate(members)}
     p_val, p_iat, p_fat, p_tail = 0, len(members), 2 * len(members), 3 * len(members)
-    off = np.array([nodes[i, F_VOFF] for i in members] + [nodes[i, F_IAT] for i in members]
-                   + [nodes[i, F_FAT] for i in members]
-                   + ([nodes[tail, F_VOFF]] if tail is not None else []), np.int64)
-    scalar = [nodes[a, F_SIZE] == 1 for a in inputs]
+    voff, iat_ptr, fat_ptr = column(nodes, "voff"), column(nodes, "iat_ptr"), \
+        column(nodes, "fat_ptr")
+    off = np.array([voff[i] for i in members] + [iat_ptr[i] for i in members]
+                   + [fat_ptr[i] for i in members]
+                   + ([voff[tail]] if tail is not None else []), np.int64)
+    scalar = [column(nodes, "size")[a] == 1 for a in inputs]
     vector_grads = [q for q, a in enumerate(inputs) if needs[a] and not scalar[q]]
     scalar_grads = [q for q, a in enumerate(inputs) if needs[a] and scalar[q]]
-    ops = [registry.OPS[nodes[i, 0]] for i in members]
+    ops = [registry.OPS[column(nodes, "code")[i]] for i in members]
     # the formulas each kernel evaluates per member: forward's, backward's (both)
     texts = {False: [op.fwd for op in ops],
              True: [op.fwd + " " + " ".join(f for f in op.grads if f) for op in ops]}
@@ -263,7 +255,7 @@ def _generate(region, nodes, args, fat, needs):
                     # (not a power's base: LLVM rewrites pow(2.0, x) as exp2(x), which
                     # rounds differently from the pow eager calls)
                     literal = _BRANCHY.search(text) and not re.search(rf"\bf{t}\s*\*\*", text)
-                    value = repr(float(fat[nodes[i, F_FAT] + t])) if literal \
+                    value = repr(float(fat[fat_ptr[i] + t])) if literal \
                         else f"fat[off[{p_fat + j}] + {t}]"
                     out.append(f"f{t}_{j} = {value}")
         return out
@@ -290,7 +282,7 @@ def _generate(region, nodes, args, fat, needs):
             if re.search(r"\bm\b", text):
                 out.append(f"m{j} = mk{j}[k] != 0")
             value = _subst(op.fwd, names(j, i))
-            if nodes[i, F_FLAGS] & FLAG_F32:
+            if column(nodes, "flags")[i] & FLAG_F32:
                 # eager rounds every float32 op's result; so does the interpreted replay
                 value = f"np.float64(np.float32({value}))"
             out.append(f"v{j} = {value}")
@@ -382,13 +374,16 @@ class Plan:
 
     def __init__(self, regions, program, steps=None):
         nodes = program.nodes
+        voff, size, flags = column(nodes, "voff"), column(nodes, "size"), column(nodes, "flags")
         self.regions = regions
         self.steps = steps or {}
         self.nodes = eager_nodes.sweep_nodes(nodes, self.steps)
+        self.out_off = int(voff[program.out_node])  # run() reads the value there, seeds it
+        sweep_flags = column(self.nodes, "flags")  # a view: written through
         self.region_of = {}
         for r in regions:
             for i in r.members + ([r.tail] if r.tail is not None else []):
-                self.nodes[i, F_FLAGS] |= FLAG_BIG
+                sweep_flags[i] |= FLAG_BIG
                 self.region_of[i] = r
             load(r)
         in_off, in_len = program.in_off.tolist(), program.in_len.tolist()
@@ -404,14 +399,14 @@ class Plan:
             # the caller's arrays, and writes their gradients straight into the result
             r.in_src, r.out_dst = [], []
             for a, enclosed in zip(r.inputs, r.enclosed):
-                o, n = int(nodes[a, F_VOFF]), int(nodes[a, F_SIZE])
+                o, n = int(voff[a]), int(size[a])
                 p = part_of.get(o, -1) if r.one_pass and enclosed and n == r.size else -1
                 if p >= 0 and in_len[p] != n:
                     p = -1
                 r.in_src.append((p, o, n))
                 if p >= 0:
                     read_in_place.add(p)
-                if n > 1 and nodes[a, F_FLAGS] & FLAG_NEEDS_GRAD:
+                if n > 1 and flags[a] & FLAG_NEEDS_GRAD:
                     in_result = r.one_pass and o in grad_at
                     r.out_dst.append((grad_at[o] if in_result else -1, o, n))
                     if in_result:
@@ -526,12 +521,12 @@ def run(plan, program, val, adj, parts, with_grad):
                 in_parallel([lambda a=a, b=b: r.fw(ins, iat, fat, r.off, r.bounds, a, b, sums)
                              for a, b in ranges])
             total = reduction_tree.pairwise_combine(sums, r.post)
-            val[nodes[r.tail, F_VOFF]] = np.float32(total) if r.tail_f32 else total
+            val[r.tail_off] = np.float32(total) if r.tail_f32 else total
         pos = r.end + 1
     if pos < len(nodes):
         replay.forward(program, val, pos, len(nodes))
     out = program.out_node
-    value = val[nodes[out, F_VOFF]]
+    value = val[plan.out_off]
     if not with_grad:
         return value, np.zeros(int(program.grad_len.sum()))
     n = len(nodes)
@@ -540,7 +535,7 @@ def run(plan, program, val, adj, parts, with_grad):
     if done is not None:
         _add_partials(done, adj, pending)
     touched = np.zeros(n, np.uint8)
-    adj[nodes[out, F_VOFF]] = 1.0
+    adj[plan.out_off] = 1.0
     touched[out] = 1
     sweep_nodes, start = plan.nodes, out
     while start >= 0:
@@ -573,7 +568,8 @@ def run(plan, program, val, adj, parts, with_grad):
             for o, n in r.inner:
                 adj[o:o + n] = 0.0
             sweep_nodes = sweep_nodes.copy()
-            sweep_nodes[r.start:r.end + 1, F_FLAGS] = nodes[r.start:r.end + 1, F_FLAGS]
+            column(sweep_nodes, "flags")[r.start:r.end + 1] = \
+                column(nodes, "flags")[r.start:r.end + 1]
             start = i
     for o, n, g in plan.copy_out:
         grads[g:g + n] = adj[o:o + n]

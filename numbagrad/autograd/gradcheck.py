@@ -25,7 +25,10 @@ import warnings
 
 import numpy as np
 
+from ..core import tape as tape_mod
+from ..factories import _gen
 from ..tensor import Tensor, _make
+from .api import grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -104,7 +107,6 @@ def _diff_inputs(inputs):
 
 
 def _grad(outputs, inputs, grad_outputs, **kwargs):
-    from . import grad  # late: this module may be imported while numbagrad.autograd loads
     return grad(outputs, inputs, grad_outputs, **kwargs)
 
 
@@ -132,14 +134,11 @@ def _fresh_graph():
     soon as ``func`` differentiates its own graph (gradgradcheck's ``new_func``). On a fresh
     tape the leaf is captured anew with its perturbed value, and the graph of the
     unperturbed call, which the analytical Jacobian differentiates, is left untouched."""
-    from ..core import tape as tape_mod
-    local = tape_mod._local
-    saved = local.tape
-    local.tape = None
+    saved = tape_mod.install(None)
     try:
         yield
     finally:
-        local.tape = saved
+        tape_mod.install(saved)
 
 
 def _forget_dead_tapes(t):
@@ -609,7 +608,6 @@ def _make_grad_output(x, noncontiguous):
     """torch.testing.make_tensor(x.shape, dtype, low=-1, high=1, requires_grad=True,
     noncontiguous=...): uniform in [-1, 1), from the global generator as torch draws it
     (numbagrad.manual_seed makes it reproducible)."""
-    from ..factories import _gen
     dtype = x._data.dtype if x.dtype.is_floating_point else np.dtype(np.float64)
     shape = tuple(x.shape)
     noncontiguous = noncontiguous and int(np.prod(shape)) > 1

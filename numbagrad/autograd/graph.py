@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtypes
 from ..core import tape as tape_mod
-from ..core.tape import F_BIG, F_CODE, F_FLAGS, FLAG_BIG, FLAG_F32, FLAG_NEEDS_GRAD, NODE_FIELDS
+from ..core.tape import FLAG_BIG, FLAG_F32, FLAG_NEEDS_GRAD
 from ..ops.registry import BRIDGE, CONST, LEAF
 from ..tensor import AccumulateGrad, GradFn
 
@@ -25,11 +25,8 @@ Node = GradFn  # torch.autograd.graph.Node: the base class of every grad_fn
 __all__ = ["Node", "TensorMeta", "node_metadata", "input_metadata", "tape_arrays",
            "NODE_FIELD_NAMES", "FLAG_NEEDS_GRAD", "FLAG_BIG", "FLAG_F32"]
 
-# Public names of the columns of ``tape_arrays(t)["nodes"]``, from the tape's F_* offsets
-_COLUMNS = {"code": "CODE", "voff": "VOFF", "size": "SIZE", "ndim": "NDIM", "shape_ptr": "SHP",
-            "arg_ptr": "ARG", "nargs": "NARG", "iat_ptr": "IAT", "niat": "NIAT",
-            "fat_ptr": "FAT", "nfat": "NFAT", "flags": "FLAGS", "big": "BIG"}
-NODE_FIELD_NAMES = tuple(sorted(_COLUMNS, key=lambda c: getattr(tape_mod, "F_" + _COLUMNS[c])))
+# Public names of the columns of ``tape_arrays(t)["nodes"]``, in column order
+NODE_FIELD_NAMES = tape_mod.FIELD_NAMES
 
 
 class TensorMeta(NamedTuple):
@@ -55,9 +52,10 @@ def _dtype_of(tape, node, sources):
     t = sources.get(node)
     if t is not None:
         return t.dtype
-    flags = tape.field(node, F_FLAGS)
-    if flags & FLAG_BIG and tape.field(node, F_BIG) >= 0:
-        return dtypes.from_numpy_dtype(np.asarray(tape.big_val[tape.field(node, F_BIG)]).dtype)
+    flags = tape.flags(node)
+    big = tape.big_value(node)
+    if flags & FLAG_BIG and big is not None:
+        return dtypes.from_numpy_dtype(np.asarray(big).dtype)
     # a small op node keeps only a float64 copy of its value; the flag says what it was
     return dtypes.float32 if flags & FLAG_F32 else dtypes.float64
 
@@ -66,10 +64,10 @@ def record_metadata(tape, node, sources=None):
     """TensorMeta of tape node ``node`` (``sources``: a ``source_tensors(tape)`` to reuse)."""
     if sources is None:
         sources = source_tensors(tape)
-    code = tape.field(node, F_CODE)
+    code = tape.code(node)
     tensor = sources.get(node) if code in (LEAF.code, CONST.code, BRIDGE.code) else None
     return TensorMeta(tape.shape_of(node), _dtype_of(tape, node, sources),
-                      bool(tape.field(node, F_FLAGS) & FLAG_NEEDS_GRAD), tensor)
+                      tape.needs_grad(node), tensor)
 
 
 def node_metadata(node):
@@ -101,6 +99,11 @@ def _frozen(buffer, dtype):
     return np.frombuffer(bytes(buffer), dtype)
 
 
+def _read_only(a):
+    a.flags.writeable = False
+    return a
+
+
 def tape_arrays(tensor):
     """The tape ``tensor`` was recorded on, as a dict of read-only NumPy arrays (a snapshot:
     later ops on the same tape do not appear in it).
@@ -115,11 +118,10 @@ def tape_arrays(tensor):
     tape = tensor._tape
     if tape is None:
         raise ValueError("a leaf tensor is not recorded on a tape (it has no grad_fn)")
-    n = len(tape)
-    nodes = _frozen(tape.nodes, np.int64).reshape(n, NODE_FIELDS)
+    nodes = _read_only(tape.records())
     out = {"nodes": nodes}
-    for i, name in enumerate(NODE_FIELD_NAMES):
-        out[name] = nodes[:, i]  # a view of the read-only copy: read-only too
+    for name in NODE_FIELD_NAMES:
+        out[name] = tape_mod.column(nodes, name)  # a view of the read-only copy: read-only too
     out["args"] = _frozen(tape.args, np.int64)
     out["shapes"] = _frozen(tape.shapes, np.int64)
     out["iat"] = _frozen(tape.iat, np.int64)

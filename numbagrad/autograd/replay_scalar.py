@@ -16,18 +16,7 @@ import re
 
 import numpy as np
 
-from ..core.tape import (
-    F_ARG,
-    F_FAT,
-    F_FLAGS,
-    F_IAT,
-    F_NARG,
-    F_NFAT,
-    F_NIAT,
-    F_SIZE,
-    F_VOFF,
-    FLAG_F32,
-)
+from ..core.tape import FLAG_F32, column
 from ..ops import kernelgen, op_kernels, registry
 
 # instruction columns
@@ -132,37 +121,40 @@ def build(nodes, args, iat, fat, out_node):
     n = nodes.shape[0]
     ins = np.zeros((n, WIDTH), np.int64)
     fk = np.zeros((n, 2), np.float64)
+    code, voff, size, flags = (column(nodes, f) for f in ("code", "voff", "size", "flags"))
+    arg_ptr, nargs = column(nodes, "arg_ptr"), column(nodes, "nargs")
+    iat_ptr, niat = column(nodes, "iat_ptr"), column(nodes, "niat")
+    fat_ptr, nfat = column(nodes, "fat_ptr"), column(nodes, "nfat")
     count = 0
     for i in range(n):
-        row = nodes[i]
-        op = registry.OPS[row[0]]
+        op = registry.OPS[code[i]]
         if op.source:
             continue
-        if row[F_SIZE] != 1 or row[F_FLAGS] & FLAG_F32:
+        if size[i] != 1 or flags[i] & FLAG_F32:
             return None
-        p = row[F_ARG]
-        arg_nodes = args[p:p + row[F_NARG]]
-        offsets = [nodes[a, F_VOFF] for a in arg_nodes]
+        p = arg_ptr[i]
+        arg_nodes = args[p:p + nargs[i]]
+        offsets = [voff[a] for a in arg_nodes]
         out = ins[count]
-        out[I_OUT] = row[F_VOFF]
+        out[I_OUT] = voff[i]
         if op.code in scalar_codes:
             out[I_CODE] = op.code
             for q, o in enumerate(offsets[:2]):
                 out[I_A + q] = o
-            if row[F_NIAT]:
-                out[I_MASK] = iat[row[F_IAT]]
-            for k in range(min(2, row[F_NFAT])):
-                fk[count, k] = fat[row[F_FAT] + k]
+            if niat[i]:
+                out[I_MASK] = iat[iat_ptr[i]]
+            for k in range(min(2, nfat[i])):
+                fk[count, k] = fat[fat_ptr[i] + k]
         elif op.replay == kernelgen.GATHER and len(offsets) == 1:
             out[I_CODE] = COPY  # iat = [offset in the source, strides...]
-            out[I_A] = offsets[0] + iat[row[F_IAT]]
+            out[I_A] = offsets[0] + iat[iat_ptr[i]]
         elif op.replay == kernelgen.COPY and len(offsets) == 1:
             out[I_CODE] = COPY
             out[I_A] = offsets[0]
         else:
             return None
         count += 1
-    keep = _reaching(ins[:count], nodes[out_node, F_VOFF])
+    keep = _reaching(ins[:count], voff[out_node])
     return ins[:count][keep].copy(), fk[:count][keep].copy()
 
 

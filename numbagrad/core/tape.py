@@ -28,10 +28,14 @@ import numpy as np
 # Op codes of the source nodes, the first records of the op table (ops/registry.py)
 LEAF_CODE, CONST_CODE, BRIDGE_CODE = 0, 1, 2
 
-# Field offsets of a node record
+# Field offsets of a node record, and the fields' names (for code that reads whole arrays
+# of records: ``column``)
 (F_CODE, F_VOFF, F_SIZE, F_NDIM, F_SHP, F_ARG, F_NARG, F_IAT, F_NIAT, F_FAT, F_NFAT,
  F_FLAGS, F_BIG) = range(13)
 NODE_FIELDS = 13
+FIELD_NAMES = ("code", "voff", "size", "ndim", "shape_ptr", "arg_ptr", "nargs", "iat_ptr",
+               "niat", "fat_ptr", "nfat", "flags", "big")
+_FIELD = {name: f for f, name in enumerate(FIELD_NAMES)}
 _NODE = struct.Struct(f"{NODE_FIELDS}q")
 # array.extend(tuple) converts item by item (~1 us for a record); packing is ~3x cheaper
 _ARGS = [struct.Struct(f"{n}q") for n in range(8)]
@@ -42,6 +46,12 @@ FLAG_HOOK = 4  # gradient hooks registered: the sweep hands the node to Python
 # node's Tensor in its own dtype from this bit)
 FLAG_F32 = 8
 _F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_NO_INTS = np.empty(0, np.int64)
+
+# torch's grad_fn name of each op code: the op table (ops/registry.py) appends each op's as it
+# is declared, so that a tensor names its node without reaching up into the ops layer
+GRAD_FN_NAMES = []
 
 # Elements from which a node leaves the serial sweep for its op's parallel kernel. Measured
 # in bench/threshold.py: a 2-thread prange loop pays its fork/join back between 16k and 32k.
@@ -226,8 +236,27 @@ class Tape:
             tapes[:] = [ref for ref in tapes if ref() is not None]
         tapes.append(weakref.ref(self))
 
+    # ---- reading one node (the layers above do not know the record's layout) ----------
     def field(self, node, f):
         return self.nodes[node * NODE_FIELDS + f]
+
+    def code(self, node):
+        """The op code of ``node``."""
+        return self.nodes[node * NODE_FIELDS + F_CODE]
+
+    def flags(self, node):
+        return self.nodes[node * NODE_FIELDS + F_FLAGS]
+
+    def set_flag(self, node, flag):
+        self.nodes[node * NODE_FIELDS + F_FLAGS] |= flag
+
+    def needs_grad(self, node):
+        return bool(self.nodes[node * NODE_FIELDS + F_FLAGS] & FLAG_NEEDS_GRAD)
+
+    def grad_fn_name(self, node):
+        """torch's name of ``node``'s grad_fn (a custom Function's own, else its op's)."""
+        name = self.names.get(node) if self.names else None
+        return name or GRAD_FN_NAMES[self.nodes[node * NODE_FIELDS + F_CODE]]
 
     def shape_of(self, node):
         base = node * NODE_FIELDS
@@ -240,6 +269,38 @@ class Tape:
         n = self.nodes[base + F_NARG]
         return struct.unpack_from(f"{n}q", self.args, a * 8)
 
+    def attrs(self, node):
+        """(int attributes as an int64 array, float attributes as a tuple) of ``node``."""
+        base = node * NODE_FIELDS
+        i0, ni = self.nodes[base + F_IAT], self.nodes[base + F_NIAT]
+        f0, nf = self.nodes[base + F_FAT], self.nodes[base + F_NFAT]
+        iat = np.array(self.iat[i0:i0 + ni], np.int64) if ni else _NO_INTS
+        return iat, tuple(self.fat[f0:f0 + nf]) if nf else ()
+
+    def float_dtype(self, node):
+        """float32 for a node whose value is float32, else float64 (the arena's dtype)."""
+        return _F32 if self.nodes[node * NODE_FIELDS + F_FLAGS] & FLAG_F32 else _F64
+
+    def big_value(self, node):
+        """The array a big node keeps (see BIG), or None for a node valued in the arena."""
+        big = self.nodes[node * NODE_FIELDS + F_BIG]
+        return self.big_val[big] if big >= 0 else None
+
+    def value(self, node):
+        """``node``'s value in its shape: a big node's own array, else a copy of its arena
+        values in ``float_dtype(node)``."""
+        big = self.big_value(node)
+        if big is not None:
+            return big
+        base = node * NODE_FIELDS
+        voff, size = self.nodes[base + F_VOFF], self.nodes[base + F_SIZE]
+        return self.val.array()[voff:voff + size].astype(self.float_dtype(node)).reshape(
+            self.shape_of(node))
+
+    def records(self):
+        """The node records as an (n, NODE_FIELDS) int64 array: a copy (a NumPy view would
+        pin the ``array.array``, and the next push would raise BufferError)."""
+        return np.frombuffer(self.nodes, np.int64).reshape(len(self), NODE_FIELDS).copy()
 
     def bridge(self, t):
         """The node standing, on this tape, for non-leaf ``t`` of an older tape."""
@@ -266,6 +327,12 @@ class _Local(threading.local):
 
 
 _local = _Local()
+
+
+def column(records, name):
+    """Field ``name`` (one of FIELD_NAMES) of every record in ``records``, an (n, NODE_FIELDS)
+    array such as ``Tape.records()``: a view, writable when ``records`` is."""
+    return records[:, _FIELD[name]]
 
 
 def current_tape():

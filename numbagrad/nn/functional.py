@@ -3,7 +3,8 @@ and are re-exported here once declared)."""
 
 import numpy as np
 
-from ..ops.conv import (  # noqa: F401
+from ..factories import _gen
+from ..ops.conv_functional import (  # noqa: F401
     adaptive_avg_pool2d,
     avg_pool2d,
     conv1d,
@@ -30,8 +31,12 @@ from ..ops.loss import (  # noqa: F401
 from ..ops.norm import batch_norm, embedding, layer_norm  # noqa: F401
 from ..ops.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
 from ..ops.pointwise import unary as _unary
+from ..ops.record import record as _record
 from ..ops.reduce import log_softmax, softmax  # noqa: F401
+from ..ops.registry import BY_NAME as _BY_NAME
+from ..ops.shape import permute as _permute
 from ..ops.shape import reshape as _reshape
+from ..ops.shape import unsqueeze as _unsqueeze
 
 
 def silu(x):
@@ -66,9 +71,6 @@ def linear(input, weight, bias=None):  # noqa: A002 - torch's names
 
 def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
     """Zero each element with probability p and scale the rest by 1 / (1 - p)."""
-    from ..factories import _gen
-    from ..ops.record import record
-    from ..ops.registry import BY_NAME
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0 or input.numel() == 0:
@@ -78,19 +80,17 @@ def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
     keep = _gen().random(data.shape) >= p if p < 1.0 else np.zeros(data.shape, bool)
     scale = 1.0 / (1.0 - p) if p < 1.0 else 0.0
     out = np.where(keep, data * data.dtype.type(scale), data.dtype.type(0)).astype(data.dtype)
-    return record(BY_NAME["native_dropout"], out, (input,), keep.reshape(-1).astype(np.int64),
+    return _record(_BY_NAME["native_dropout"], out, (input,), keep.reshape(-1).astype(np.int64),
                   (scale,))
 
 
 def bilinear(input1, input2, weight, bias=None):
     """y[n, o] = sum_ij x1[n, i] W[o, i, j] x2[n, j] (+ b[o]), as matrix products."""
-    from ..ops.linalg import matmul
-    from ..ops.shape import permute, reshape, unsqueeze
     out_f, in1, in2 = weight.shape
     lead = input1.shape[:-1]
-    x1 = reshape(input1, (-1, in1))
-    x2 = reshape(input2, (-1, in2))
-    t = matmul(x1, reshape(permute(weight, 1, 0, 2), (in1, out_f * in2)))  # (n, out * in2)
-    y = (reshape(t, (-1, out_f, in2)) * unsqueeze(x2, 1)).sum(-1)
-    y = reshape(y, (*lead, out_f))
+    x1 = _reshape(input1, (-1, in1))
+    x2 = _reshape(input2, (-1, in2))
+    t = _matmul(x1, _reshape(_permute(weight, 1, 0, 2), (in1, out_f * in2)))  # (n, out * in2)
+    y = (_reshape(t, (-1, out_f, in2)) * _unsqueeze(x2, 1)).sum(-1)
+    y = _reshape(y, (*lead, out_f))
     return y + bias if bias is not None else y

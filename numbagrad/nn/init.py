@@ -13,6 +13,9 @@ import warnings
 
 import numpy as np
 
+from .._methods import _bump_version
+from ..factories import _gen
+
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
     "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
@@ -27,7 +30,6 @@ __all__ = [
 def _generator(generator):
     """The NumPy generator to draw from: ``generator`` or numbagrad's global one."""
     if generator is None:
-        from ..factories import _gen
         return _gen()
     if isinstance(generator, np.random.Generator):
         return generator
@@ -40,7 +42,6 @@ def _generator(generator):
 
 def _write(tensor, values, bumps=1):
     """Write ``values`` into the tensor's storage and bump its version ``bumps`` times."""
-    from .._methods import _bump_version
     arr = tensor._array()
     np.copyto(arr, values, casting="unsafe")
     for _ in range(bumps):

@@ -5,13 +5,14 @@ initialisation schemes and reprs."""
 import math
 from collections import OrderedDict
 
+from .. import dtypes
+from ..factories import _gen
+from ..ops.shape import unflatten
 from . import functional as F  # noqa: N812 - torch's idiom
-from .module import Module, Parameter
+from .module import Module, Parameter, _addindent
 
 
 def _uniform(shape, bound, dtype):
-    from .. import dtypes
-    from ..factories import _gen
     dt = dtypes.as_dtype(dtype) or dtypes.get_default_dtype()
     return _gen().uniform(-bound, bound, size=shape).astype(dt.np)
 
@@ -71,7 +72,6 @@ class Unflatten(Module):
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
     def forward(self, input):  # noqa: A002
-        from ..ops.shape import unflatten
         return unflatten(input, self.dim, self.unflattened_size)
 
     def extra_repr(self):
@@ -140,7 +140,6 @@ LogSoftmax = _activation("LogSoftmax", F.log_softmax, ("dim",), (None,),
 # ---- containers ------------------------------------------------------------------------------
 def _repeated_repr(modules):
     """torch's container repr: consecutive identical children collapse into `(0-2): 3 x M`."""
-    from .module import _addindent
     lines, items = [], list(modules.items())
     i = 0
     while i < len(items):

@@ -5,6 +5,8 @@ from collections import OrderedDict, namedtuple
 
 import numpy as np
 
+from .. import dtypes
+from ..core.grad_mode import no_grad
 from ..tensor import Tensor, _make
 
 
@@ -272,7 +274,6 @@ class Module:
         return self
 
     def _convert(self, dtype):
-        from .. import dtypes
         dt = dtypes.as_dtype(dtype)
         for m in self.modules():
             for store in (m._parameters, m._buffers):
@@ -284,7 +285,6 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        from .. import dtypes
         dtype = kwargs.get("dtype")
         for a in args:
             if isinstance(a, dtypes.dtype):
@@ -292,11 +292,9 @@ class Module:
         return self._convert(dtype) if dtype is not None else self
 
     def float(self):  # noqa: A003 - torch's name
-        from .. import dtypes
         return self._convert(dtypes.float32)
 
     def double(self):
-        from .. import dtypes
         return self._convert(dtypes.float64)
 
     def cpu(self):
@@ -322,7 +320,6 @@ class Module:
         return destination
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
-        from ..autograd.grad_mode import no_grad
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]

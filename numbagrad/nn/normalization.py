@@ -2,13 +2,14 @@
 
 import numpy as np
 
+from .. import dtypes
+from ..factories import _gen
 from ..ops import norm as _norm
 from ..tensor import _make
 from .module import Module, Parameter
 
 
 def _dtype(dtype):
-    from .. import dtypes
     return (dtypes.as_dtype(dtype) or dtypes.get_default_dtype()).np
 
 
@@ -16,7 +17,6 @@ class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, device=None, dtype=None):
-        from ..factories import _gen
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None:

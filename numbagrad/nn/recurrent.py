@@ -4,6 +4,7 @@ MulBackward0), with torch's parameter shapes and U(-1/sqrt(hidden), 1/sqrt(hidde
 
 import math
 
+from ..factories import zeros
 from . import functional as F  # noqa: N812 - torch's idiom
 from .layers import _uniform
 from .module import Module, Parameter
@@ -27,7 +28,6 @@ class _CellBase(Module):
             self.register_parameter("bias_hh", None)
 
     def _zeros(self, input):  # noqa: A002 - torch's names
-        from ..factories import zeros
         shape = (input.shape[0], self.hidden_size) if input.ndim == 2 else (self.hidden_size,)
         return zeros(shape, dtype=input.dtype)
 

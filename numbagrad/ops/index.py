@@ -4,9 +4,10 @@ bool masks), gather and index_select as flat index maps; __setitem__ on non-leaf
 import numpy as np
 
 from ..tensor import Tensor, _make  # noqa: F401
+from .pointwise import _operand, to_dtype
 from .record import record
-from .registry import Sample, defop, vjp_rule
-from .shape import SELECT, SLICE, UNSQUEEZE, as_view
+from .registry import Sample, defop
+from .shape import SELECT, SLICE, UNSQUEEZE, _wrap, as_view
 
 INDEX = defop("index", "IndexBackward0", 1, replay="index_fw", kernel="index_bw",
               samples=[Sample(((4, 3),), {}, "x0[[0, 2, 2]]"),
@@ -107,7 +108,6 @@ def getitem(x, index):
 
 
 def gather(x, dim, index):
-    from .shape import _wrap
     d = _wrap(dim, x.ndim)
     idx = index._array() if isinstance(index, Tensor) else np.asarray(index)
     if idx.dtype != np.int64:
@@ -127,7 +127,6 @@ def gather(x, dim, index):
 
 
 def index_select(x, dim, index):
-    from .shape import _wrap
     d = _wrap(dim, x.ndim)
     idx = index._array() if isinstance(index, Tensor) else np.asarray(index)
     if idx.ndim > 1:
@@ -140,11 +139,9 @@ def index_select(x, dim, index):
 
 def setitem(x, index, value):
     """``x[index] = value``: in place for the value; recorded as CopySlices when grads flow."""
-    from .pointwise import _operand
     idx = _normalize(index)
     v = _operand(value, x.dtype) if not isinstance(value, Tensor) else value
     if v.dtype is not x.dtype:
-        from .pointwise import to_dtype
         v = to_dtype(v, x.dtype)
     data = x._array()
     positions = np.arange(data.size).reshape(data.shape)[idx]
@@ -179,30 +176,3 @@ def index_add_flat(x, positions, shape, unique=False):
     else:
         np.add.at(out, positions, data.reshape(-1))
     return record(INDEX_ADD_FLAT, out.reshape(shape), (x,), positions)
-
-
-# ---- differentiable derivatives (create_graph) ------------------------------------------------
-@vjp_rule(INDEX, GATHER, INDEX_SELECT)
-def _gather_vjp(ctx, g):
-    return [index_add_flat(g, ctx.iat, ctx.shapes[0])]
-
-
-@vjp_rule(INDEX_ADD_FLAT)
-def _index_add_vjp(ctx, g):
-    return [gather_flat(g, ctx.iat, ctx.shapes[0])]
-
-
-@vjp_rule(COPY_SLICES)
-def _copy_slices_vjp(ctx, g):
-    from .vjp import const, unbroadcast
-    nd = int(ctx.iat[0])
-    region = tuple(int(s) for s in ctx.iat[1:1 + nd])
-    pos = np.asarray(ctx.iat[1 + nd:], np.int64)
-    gx = gv = None
-    if ctx.needs[0]:
-        keep = np.ones(int(np.prod(ctx.shape)), g._data.dtype)
-        keep[pos] = 0
-        gx = g * const(keep.reshape(ctx.shape), g._data.dtype)
-    if ctx.needs[1]:
-        gv = unbroadcast(gather_flat(g, pos, region), ctx.shapes[1])
-    return [gx, gv]

@@ -2,13 +2,15 @@
 
 import numpy as np
 
-from ..autograd import grad_mode
+from ..core import grad_mode
 from ..tensor import Tensor, _make  # noqa: F401
 from . import gemm
-from .record import record
+from .pointwise import binary, to_dtype
+from .record import record, shape_error_broadcast
 from .registry import Sample, Unwritten, defop, vjp_rule
+from .shape import UNSAFE_VIEW, expand, reshape, transpose, unsqueeze
 from .shape import t as _t
-from .vjp import unbroadcast_array
+from .vjp import unbroadcast, unbroadcast_array
 
 # The products compute in their dtype through gemm.product, eager and replay alike
 # (replay_f32): the same routine on the same float32 data gives the same bits.
@@ -109,7 +111,6 @@ def _dims_of(x):
 
 
 def _common(a, b):
-    from .pointwise import to_dtype
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{a.dtype.c_name} != {b.dtype.c_name}")
@@ -243,7 +244,6 @@ def weight_t(w):
 
 def matmul(a, b):
     """torch.matmul's dispatch, recording the same primitive ops torch does."""
-    from .shape import expand, reshape, unsqueeze
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{a.ndim}D and {b.ndim}D")
@@ -269,7 +269,6 @@ def matmul(a, b):
     try:
         batch = tuple(np.broadcast_shapes(batch_a, batch_b))
     except ValueError:
-        from .record import shape_error_broadcast
         raise shape_error_broadcast(batch_a, batch_b) from None
     bsz = int(np.prod(batch)) if batch else 1
     if not batch_b and b.ndim == 2:
@@ -286,13 +285,10 @@ def matmul(a, b):
 
 
 def _unsafe_view(x, shape):
-    from .shape import UNSAFE_VIEW
     return record(UNSAFE_VIEW, x._array().reshape(shape), (x,))
 
 
 def outer(a, b):
-    from .pointwise import binary
-    from .shape import unsqueeze
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"outer: Expected 1-D argument self, but got {a.ndim}-D")
     return binary("mul", unsqueeze(a, 1), b)
@@ -318,14 +314,12 @@ def _dot_vjp(ctx, g):
 
 @vjp_rule(BMM)
 def _bmm_vjp(ctx, g):
-    from .shape import transpose
     return [bmm(g, transpose(ctx.x(1), 1, 2)) if ctx.needs[0] else None,
             bmm(transpose(ctx.x(0), 1, 2), g) if ctx.needs[1] else None]
 
 
 @vjp_rule(ADDMM)
 def _addmm_vjp(ctx, g):
-    from .vjp import unbroadcast
     beta, alpha = ctx.fat
     out = [unbroadcast(g if beta == 1.0 else g * beta, ctx.shapes[0]) if ctx.needs[0] else None]
     ga = mm(g, _t(ctx.x(2))) if ctx.needs[1] else None
@@ -338,5 +332,4 @@ def _addmm_vjp(ctx, g):
 
 @vjp_rule(MATMUL_SQUEEZE)
 def _squeeze_vjp(ctx, g):
-    from .shape import reshape
     return [reshape(g, ctx.shapes[0])]

@@ -23,13 +23,35 @@ import numpy as np
 from numba import njit
 
 from .. import dtypes
-from ..autograd import grad_mode
+from ..core import grad_mode
+from ..size import Size
 from ..tensor import Tensor, _make
+from .index import gather_flat, index_add_flat
 from .kernels import bcast_index
-from .record import record, replay_value
-from .reduce import LOG_SOFTMAX
+from .pointwise import abs as _abs
+from .pointwise import (
+    clamp,
+    exp,
+    log,
+    log1p,
+    masked_fill,
+    minimum,
+    neg,
+    sigmoid,
+    sign,
+    to_dtype,
+    unary,
+    where,
+)
+from .pointwise import pow as _pow
+from .record import broadcast_shapes, record, replay_value, shape_error_broadcast
+from .reduce import LOG_SOFTMAX, log_softmax
+from .reduce import mean as _mean
+from .reduce import sum as _sum
 from .registry import Sample, defop, vjp_rule
 from .replay_kernels import log_softmax_fw, nll_loss_fw
+from .shape import expand, view
+from .vjp import const
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "nll_loss", "cross_entropy", "kl_div"]
@@ -338,8 +360,6 @@ def _warn_size(input, target):  # noqa: A002 - torch's names
 
 def _broadcast_tensors(a, b):
     """torch.broadcast_tensors for two tensors (ExpandBackward0 where a shape changes)."""
-    from .record import broadcast_shapes
-    from .shape import expand
     sa, sb = tuple(a.shape), tuple(b.shape)
     if sa == sb:
         return a, b
@@ -349,7 +369,6 @@ def _broadcast_tensors(a, b):
 
 def _broadcast_shapes_ref(*shapes):
     """torch.broadcast_shapes (torch._refs): its messages name the offending argument."""
-    from ..size import Size
     common = [1] * max(len(s) for s in shapes)
     for arg_idx, shape in enumerate(shapes):
         for idx in range(-1, -1 - len(shape), -1):
@@ -369,7 +388,6 @@ def _broadcast_shapes_ref(*shapes):
 
 def _in_place_shape(out_shape, other_shape):
     """The shape check of an in-place ``out op= other`` (torch's messages)."""
-    from .record import shape_error_broadcast
     err = shape_error_broadcast(tuple(out_shape), tuple(other_shape))
     if err is not None:
         raise err
@@ -449,8 +467,6 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean",  #
     reduction = _legacy(size_average, reduce, reduction)
     x, t = _broadcast_tensors(input, target)
     if weight is not None:
-        from .pointwise import pow as _pow
-        from .reduce import sum as _sum
         if tuple(weight.shape) != tuple(input.shape):
             raise ValueError("Weights and input must have the same size.")
         weighted = _pow(x - t, 2) * weight
@@ -459,7 +475,6 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean",  #
 
 
 def _weighted_reduction(weighted, reduction, mean):
-    from .reduce import sum as _sum
     if reduction == "none":
         return weighted
     if reduction == "sum":
@@ -480,9 +495,6 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean",  # 
 
 
 def _l1(x, t, reduction, weight=None, input=None):  # noqa: A002
-    from .pointwise import abs as _abs
-    from .reduce import mean as _mean
-    from .reduce import sum as _sum
     if weight is not None:
         if tuple(weight.shape) != tuple(input.shape):
             raise ValueError("Weights and input must have the same size.")
@@ -536,7 +548,6 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa
 
     if weight is None:
         return fused(_get_enum(reduction))
-    from .reduce import mean as _mean
     if tuple(weight.shape) != tuple(input.shape):
         raise ValueError("Weights and input must have the same size.")
     return _weighted_reduction(fused(_NONE) * weight, reduction, _mean)
@@ -599,7 +610,6 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                   f"'{input.dtype.scalar_name}'")
     shape = tuple(input.shape)
     if pos_weight is not None:  # (pos_weight - 1) * target, then log_sigmoid *= that
-        from .record import shape_error_broadcast
         err = shape_error_broadcast(tuple(pos_weight.shape), shape)
         if err is not None:
             raise err
@@ -709,7 +719,6 @@ def _nll_2d_checks(ishape, target, weight, tshape=None):
 def _nll_nd(input, target, weight, red, ignore_index):  # noqa: A002
     """torch's nll_loss_nd: 1-D/2-D input nll_loss, 4-D nll_loss2d, other ranks folded into
     nll_loss2d (and, for reduction='none', viewed back: ViewBackward0)."""
-    from .shape import view
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
     if input.ndim != 1 and input.shape[0] != (target.shape[0] if target.ndim else 0):
@@ -747,7 +756,6 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,  
 
 # ---- cross_entropy ---------------------------------------------------------------------------
 def _log_softmax(input, class_dim):  # noqa: A002
-    from .reduce import log_softmax
     if not input.dtype.is_floating_point:
         kind = "log_softmax_lastdim_kernel_impl" if class_dim == input.ndim - 1 else \
             "log_softmax_kernel_impl"
@@ -759,7 +767,6 @@ def _log_softmax(input, class_dim):  # noqa: A002
 
 def _class_view(weight, ndim, class_dim):
     """The class weights shaped to broadcast along ``class_dim`` of an ``ndim``-d tensor."""
-    from .shape import view
     if ndim <= 1:
         return weight
     shape = [1] * ndim
@@ -851,8 +858,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 def _ce_probabilities(input, target, weight, red, label_smoothing):  # noqa: A002
-    from .pointwise import neg, unary
-    from .reduce import sum as _sum
     class_dim = 0 if input.ndim == 1 else 1
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {class_dim} but tensor has no dimensions")
@@ -880,8 +885,6 @@ def _ce_probabilities(input, target, weight, red, label_smoothing):  # noqa: A00
 
 
 def _ce_label_smoothing(input, target, weight, red, ignore_index, label_smoothing):  # noqa: A002
-    from .pointwise import masked_fill, neg
-    from .reduce import sum as _sum
     class_dim = 0 if input.ndim == 1 else 1
     logp = _log_softmax(input, class_dim)
     nll = _nll_nd(logp, target, weight, red, ignore_index)
@@ -914,9 +917,6 @@ def _ce_label_smoothing(input, target, weight, red, ignore_index, label_smoothin
 @_tensor_arguments("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
            log_target=False):
-    from .pointwise import exp, log, where
-    from .reduce import mean as _mean
-    from .reduce import sum as _sum
     if size_average is not None or reduce is not None:
         red = _get_enum(legacy_get_string(size_average, reduce))
     else:
@@ -947,7 +947,6 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # n
 
 # ---- differentiable derivatives (create_graph) ------------------------------------------------
 def _cast(ctx, k, t):
-    from .pointwise import to_dtype
     return to_dtype(t, dtypes.from_numpy_dtype(ctx.dtypes[k]))
 
 
@@ -972,7 +971,6 @@ def _mse_vjp(ctx, g):
 
 @vjp_rule(SMOOTH_L1_LOSS, HUBER_LOSS)
 def _smooth_vjp(ctx, g):
-    from .pointwise import sign, where
     d = ctx.x(0) - ctx.x(1)
     p = ctx.fat[1]
     inside = np.abs(np.asarray(d._data)) < p
@@ -986,7 +984,6 @@ def _smooth_vjp(ctx, g):
 
 def _weights(ctx, shape, dt):
     """(weight, pos_weight) of a BCE node as constants broadcast to ``shape`` (or None)."""
-    from .vjp import const
     iat, fat = [int(v) for v in ctx.iat], np.asarray(ctx.fat[1:], np.float64)
     if ctx.op is BINARY_CROSS_ENTROPY:
         shapes = [tuple(iat[2:2 + iat[1]]) if iat[1] >= 0 else None, None]
@@ -1007,7 +1004,6 @@ def _weights(ctx, shape, dt):
 
 @vjp_rule(BINARY_CROSS_ENTROPY)
 def _bce_vjp(ctx, g):
-    from .pointwise import clamp, log, log1p, neg
     x, t = ctx.x(0), ctx.x(1)
     gs = _g(ctx, g)
     w, _ = _weights(ctx, tuple(ctx.shapes[0]), np.asarray(x._data).dtype)
@@ -1018,14 +1014,11 @@ def _bce_vjp(ctx, g):
 
 
 def _log_sigmoid(x):
-    from .pointwise import abs as _abs
-    from .pointwise import exp, log1p, minimum, neg
     return minimum(x, 0.0) - log1p(exp(neg(_abs(x))))
 
 
 @vjp_rule(BINARY_CROSS_ENTROPY_WITH_LOGITS)
 def _bce_logits_vjp(ctx, g):
-    from .pointwise import sigmoid
     x, t = ctx.x(0), ctx.x(1)
     gs = _g(ctx, g)
     dt = np.result_type(np.asarray(x._data).dtype, np.asarray(t._data).dtype)
@@ -1048,8 +1041,6 @@ def _bce_logits_vjp(ctx, g):
 
 @vjp_rule(NLL_LOSS, NLL_LOSS2D)
 def _nll_vjp(ctx, g):
-    from .index import gather_flat, index_add_flat
-    from .vjp import const
     iat = np.asarray(ctx.iat, np.int64)
     m = (iat.shape[0] - 1) // 2
     pos, cls = iat[1:1 + m], iat[1 + m:]

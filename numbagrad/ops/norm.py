@@ -5,9 +5,17 @@ and a differentiable rule composed from numbagrad ops (create_graph)."""
 import numpy as np
 from numba import njit
 
+from ..core.grad_mode import no_grad
+from ..factories import ones, zeros
 from ..tensor import Tensor
+from .index import index_add_flat
+from .pointwise import rsqrt
 from .record import record, replay_value
+from .reduce import mean as _mean
+from .reduce import sum as _sum
 from .registry import Sample, defop, vjp_rule
+from .shape import reshape
+from .vjp import const
 
 
 # ---- embedding --------------------------------------------------------------------------------
@@ -57,8 +65,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # 
 
 @vjp_rule(EMBEDDING)
 def _embedding_vjp(ctx, g):
-    from .index import index_add_flat
-    from .vjp import const
     positions = np.asarray(ctx.iat, np.int64)
     pad = positions < 0
     if pad.any():
@@ -113,7 +119,6 @@ LAYER_NORM = defop(
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # noqa: A002
-    from ..factories import ones, zeros
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         tuple(normalized_shape)
     if tuple(input.shape[input.ndim - len(shape):]) != shape:
@@ -133,8 +138,6 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # n
 
 def _stats(x, dims, eps):
     """(xhat, rstd) of ``x`` over ``dims`` (keepdim), as numbagrad ops (differentiable)."""
-    from .pointwise import rsqrt
-    from .reduce import mean as _mean
     centered = x - _mean(x, dims, keepdim=True)
     rstd = rsqrt(_mean(centered * centered, dims, keepdim=True) + eps)
     return centered * rstd, rstd
@@ -142,14 +145,12 @@ def _stats(x, dims, eps):
 
 def _normalization_grad(g_w, xhat, rstd, dims):
     """d/dx of the normalization, applied to g * w: rstd (gw - mean(gw) - xhat mean(gw xhat))."""
-    from .reduce import mean as _mean
     return rstd * (g_w - _mean(g_w, dims, keepdim=True) - xhat * _mean(g_w * xhat, dims,
                                                                          keepdim=True))
 
 
 @vjp_rule(LAYER_NORM)
 def _layer_norm_vjp(ctx, g):
-    from .reduce import sum as _sum
     x, w = ctx.x(0), ctx.x(1)
     nd = len(ctx.shapes[1])
     dims = tuple(range(x.ndim - nd, x.ndim))
@@ -233,8 +234,6 @@ BATCH_NORM = defop(
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa: A002
                training=False, momentum=0.1, eps=1e-05):
-    from ..autograd.grad_mode import no_grad
-    from ..factories import ones, zeros
     if input.ndim < 2:
         raise ValueError(f"expected 2D or more input (got {input.ndim}D input)")
     c = input.shape[1]
@@ -274,10 +273,6 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
 
 @vjp_rule(BATCH_NORM)
 def _batch_norm_vjp(ctx, g):
-    from .pointwise import rsqrt
-    from .reduce import sum as _sum
-    from .shape import reshape
-    from .vjp import const
     x, w = ctx.x(0), ctx.x(1)
     c = ctx.shapes[0][1]
     nd = len(ctx.shapes[0])

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import dtypes
-from ..autograd import anomaly, grad_mode
+from ..core import anomaly_flags, grad_mode
 from ..core.tape import (
     _F32,
     F_FLAGS,
@@ -14,6 +14,7 @@ from ..core.tape import (
     current_tape,
 )
 from ..tensor import Tensor, _make  # noqa: F401
+from . import replay_kernels
 
 _NO_INTS = np.empty(0, np.int64)
 
@@ -25,8 +26,6 @@ def replay_value(op, inputs, out_size, dtype, iat=(), fat=()):
     so that eager and replay agree to the last bit: NumPy's float32 exp, for one, rounds
     differently from the libm one a Numba kernel calls, and its float32 sums in another
     order than a float64 kernel's."""
-    from . import replay_kernels
-
     # the other half of the rule: replay must run this op's float32 nodes in float32 too
     assert op.replay_f32, f"{op.name}: replay_value needs replay_f32=True in its record"
     xs = [np.ascontiguousarray(a, dtype).reshape(-1) for a in inputs]
@@ -79,8 +78,8 @@ def record(op, out, inputs, iat=(), fat=()):
         # one result to eager's, and the backward uses the factor eager applied
         fat = tuple(float(np.float32(f)) for f in fat)
     node = tape.push(op.code, out, size, shape, args, iat, fat, flags)
-    if anomaly.state.enabled:
-        anomaly.note(tape, node)
+    if anomaly_flags.state.enabled:
+        anomaly_flags.note(tape, node)
     return _make(out, tape, node)
 
 

@@ -7,8 +7,9 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor, _make  # noqa: F401
+from .pointwise import maximum, minimum, to_dtype
 from .record import float_dtype_for, record, replay_value
-from .registry import Sample, defop, vjp_rule
+from .registry import Sample, defop
 
 _SH = [(), (5,), (3, 4), (2, 3, 4)]
 
@@ -109,12 +110,10 @@ def _group_value(op, x, dims, fat):
 
 
 def _float_input(x):
-    from .pointwise import to_dtype
     return to_dtype(x, float_dtype_for(x))
 
 
 def sum(x, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
-    from .pointwise import to_dtype
     if dtype is not None:
         x = to_dtype(x, dtypes.as_dtype(dtype))
     elif x.dtype in (dtypes.bool_, dtypes.int32):
@@ -173,7 +172,6 @@ class min_return(_ReturnType):  # noqa: N801
 
 
 def _extreme(x, dim, keepdim, is_max, other=None):
-    from .pointwise import maximum, minimum
     if other is not None:  # torch.max(a, b) is maximum
         return maximum(x, other) if is_max else minimum(x, other)
     if dim is None:
@@ -288,7 +286,6 @@ def log_softmax(x, dim, dtype=None):
 
 
 def _softmax(x, dim, dtype, log):
-    from .pointwise import to_dtype
     x = to_dtype(x, dtypes.as_dtype(dtype)) if dtype is not None else _float_input(x)
     dims = _dims(dim, x.ndim, "softmax")
     data = np.asarray(x._data)
@@ -296,147 +293,3 @@ def _softmax(x, dim, dtype, log):
         (np.zeros_like(data) if log else np.ones_like(data))
     value = value[()] if value.ndim == 0 else value
     return record(LOG_SOFTMAX if log else SOFTMAX, value, (x,), _kept(x.shape, dims))
-
-
-# ---- differentiable derivatives (create_graph); iat of a node is the kept shape ------------
-def _kept_grad(ctx, g):
-    from .vjp import expand_kept
-    return expand_kept(g, ctx.iat, ctx.shapes[0])
-
-
-def _kept_value(ctx, t):
-    """An output-shaped Tensor (the node's y) reshaped to the kept shape, broadcastable."""
-    from .shape import reshape
-    return reshape(t, tuple(int(s) for s in ctx.iat))
-
-
-def _dims_of(ctx):
-    from .vjp import reduced_dims
-    return reduced_dims(ctx.iat, ctx.shapes[0])
-
-
-@vjp_rule(SUM, SUM_DIM, MEAN, MEAN_DIM)
-def _sum_vjp(ctx, g):
-    out = _kept_grad(ctx, g)
-    return [out if ctx.fat[0] == 1.0 else out * ctx.fat[0]]
-
-
-@vjp_rule(MAX_DIM, MIN_DIM)
-def _select_vjp(ctx, g):
-    from .index import index_add_flat
-    return [index_add_flat(g, ctx.iat[:len(ctx.iat) - len(ctx.shapes[0])], ctx.shapes[0])]
-
-
-@vjp_rule(MAX_ALL, MIN_ALL, AMAX, AMIN)
-def _extreme_vjp(ctx, g):
-    # torch: shared evenly among the ties; the selection itself is not differentiated
-    from .vjp import const
-    x = np.asarray(ctx.x(0)._data)
-    y = np.asarray(ctx.y._data).reshape(tuple(ctx.iat))
-    mask = (x == y).astype(x.dtype)
-    share = mask / np.sum(mask, axis=_dims_of(ctx), keepdims=True)
-    return [_kept_grad(ctx, g) * const(share, x.dtype)]
-
-
-@vjp_rule(LOGSUMEXP)
-def _logsumexp_vjp(ctx, g):
-    from .pointwise import exp
-    return [_kept_grad(ctx, g) * exp(ctx.x(0) - _kept_value(ctx, ctx.y))]
-
-
-def _group_size(ctx):
-    shape = ctx.shapes[0]
-    return int(np.prod([shape[d] for d in _dims_of(ctx)])) if shape else 1
-
-
-@vjp_rule(VAR)
-def _var_vjp(ctx, g):
-    x = ctx.x(0)
-    centered = x - mean(x, _dims_of(ctx), keepdim=True)
-    return [_kept_grad(ctx, g) * centered * (2.0 / (_group_size(ctx) - ctx.fat[0]))]
-
-
-def _masked(ctx, t, y):
-    """Zero the gradient where the group's output is 0, as torch does for std and norms."""
-    from .pointwise import where
-    from .vjp import const
-    zero = np.asarray(y._data).reshape(tuple(ctx.iat)) == 0
-    if not zero.any():
-        return t
-    return where(const(np.broadcast_to(zero, ctx.shapes[0]), bool), 0.0, t)
-
-
-@vjp_rule(STD)
-def _std_vjp(ctx, g):
-    x, y = ctx.x(0), ctx.y
-    centered = x - mean(x, _dims_of(ctx), keepdim=True)
-    grad = _kept_grad(ctx, g) * centered / (_kept_value(ctx, y) * (_group_size(ctx) - ctx.fat[0]))
-    return [_masked(ctx, grad, y)]
-
-
-@vjp_rule(NORM)
-def _norm_vjp(ctx, g):
-    from .pointwise import abs as _abs
-    from .pointwise import sign
-    from .vjp import const
-    p = ctx.fat[0]
-    x, y = ctx.x(0), ctx.y
-    gk = _kept_grad(ctx, g)
-    if p == 1.0:
-        return [gk * sign(x)]
-    yk = _kept_value(ctx, y)
-    if p == 2.0:
-        return [_masked(ctx, gk * x / yk, y)]
-    if p == np.inf:
-        xa = np.abs(np.asarray(x._data))
-        top = (xa == np.asarray(y._data).reshape(tuple(ctx.iat))) & (xa != 0)
-        share = top / np.maximum(np.sum(top, axis=_dims_of(ctx), keepdims=True), 1)
-        return [gk * sign(x) * const(share, xa.dtype)]
-    if p == 0.0:
-        return [gk * 0.0]
-    return [_masked(ctx, gk * x * _abs(x) ** (p - 2.0) / yk ** (p - 1.0), y)]
-
-
-@vjp_rule(PROD, PROD_DIM)
-def _prod_vjp(ctx, g):
-    from .vjp import const
-    x = ctx.x(0)
-    gk = _kept_grad(ctx, g)
-    if np.all(np.asarray(x._data) != 0):
-        return [gk * _kept_value(ctx, ctx.y) / x]
-    return [gk * _prod_of_others(x, _dims_of(ctx), const)]
-
-
-def _prod_of_others(x, dims, const):
-    """For every element, the product of the other elements of its group, with zeros (the
-    case y / x cannot take): the group is repeated n times with the diagonal set to 1."""
-    from .shape import expand, permute, reshape, unsqueeze
-    shape = tuple(x.shape)
-    if len(dims) != 1:  # prod over everything: one group
-        flat = reshape(x, (-1,))
-        return reshape(_prod_of_others(flat, (0,), const), shape)
-    d = dims[0]
-    order = [i for i in range(len(shape)) if i != d] + [d]
-    moved = permute(x, *order)  # the group's dim last
-    n = shape[d]
-    rep = expand(unsqueeze(moved, -2), *moved.shape[:-1], n, n)
-    others = prod(rep.masked_fill(const(np.eye(n, dtype=bool), bool), 1.0), -1)
-    inverse = [order.index(i) for i in range(len(shape))]
-    return permute(others, *inverse)
-
-
-def _softmax_dims(ctx):
-    # every dim kept as 1 (a size-1 softmax dim included: summing over it is harmless)
-    return tuple(i for i, k in enumerate(ctx.iat) if k == 1)
-
-
-@vjp_rule(SOFTMAX)
-def _softmax_vjp(ctx, g):
-    y = ctx.y
-    return [y * (g - sum(g * y, _softmax_dims(ctx), keepdim=True))]
-
-
-@vjp_rule(LOG_SOFTMAX)
-def _log_softmax_vjp(ctx, g):
-    from .pointwise import exp
-    return [g - exp(ctx.y) * sum(g, _softmax_dims(ctx), keepdim=True)]

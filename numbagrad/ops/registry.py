@@ -36,9 +36,11 @@ How an op is declared (see numbagrad/ops/elementwise.py etc. for the records):
 * ``vjp``       the differentiable form of the derivative (create_graph=True), written with
   numbagrad ops: ``vjp(ctx, g) -> [gradient Tensor or None per input]``. Elementwise ops
   derive it from their formulas (numbagrad/ops/vjp.py); structured ops attach one with
-  ``@vjp_rule(OP)`` next to their record.
+  ``@vjp_rule(OP)`` next to their record (the movement, indexing and reduction ops' are in
+  vjp.py: they are written with one another's front ends).
 """
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -114,8 +116,6 @@ class OpDef:
         formula computed in float64 and rounded to float32, which is what compiled replay
         does; any other op's eager float32 forward runs in float64 and rounds once
         (pointwise.eager_forward)."""
-        import re
-
         f = self.fwd
         if f is None or set(re.findall(r"\b(\w+)\(", f)) - _ONE_ROUNDING_CALLS or "**" in f:
             return False
@@ -132,8 +132,6 @@ class OpDef:
         cached = self._reads.get(k)
         if cached is not None:
             return cached
-        import re
-
         used = set()
         for i, formula in enumerate(self.grads):
             if formula and (k is None or i == k):
@@ -158,6 +156,7 @@ def defop(name, grad_fn, arity, **kw):
     op = OpDef(name=name, grad_fn=grad_fn, arity=arity, code=len(OPS), **kw)
     OPS.append(op)
     BY_NAME[name] = op
+    tape.GRAD_FN_NAMES.append(grad_fn)
     return op
 
 

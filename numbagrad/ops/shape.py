@@ -9,10 +9,12 @@ the dummy's memory; only pointer arithmetic happens.
 
 import numpy as np
 
-from ..autograd import grad_mode
+from .. import dtypes
+from ..core import grad_mode
 from ..tensor import Tensor, _make  # noqa: F401
+from .pointwise import to_dtype, unary
 from .record import record
-from .registry import Sample, defop, vjp_rule
+from .registry import Sample, defop
 
 _VIEW = "view_bw"
 
@@ -330,8 +332,6 @@ def repeat(x, *sizes):
 
 
 def _same_dtype(tensors):
-    from .. import dtypes
-    from .pointwise import to_dtype
     dt = None
     for t in tensors:
         dt = dtypes.promote(dt, t.dtype)
@@ -379,57 +379,7 @@ def stack(tensors, dim=0):
 
 
 def contiguous(x):
-    from .pointwise import unary
     data = x._array()
     if data.flags.c_contiguous:
         return x
     return unary("clone", x)
-
-
-# ---- differentiable derivatives (create_graph) ------------------------------------------------
-@vjp_rule(VIEW, UNSAFE_VIEW, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS)
-def _reshape_vjp(ctx, g):
-    return [reshape(g, ctx.shapes[0])]
-
-
-@vjp_rule(UNSQUEEZE, PERMUTE, TRANSPOSE, T, SELECT, SLICE, SPLIT, SPLIT_SIZES, UNBIND)
-def _view_vjp(ctx, g):
-    # the view's elements come from flat positions offset + coord . strides of the input
-    from .index import index_add_flat
-    offset, strides = int(ctx.iat[0]), [int(s) for s in ctx.iat[1:]]
-    positions = np.full(ctx.shape, offset, np.int64)
-    for d, st in enumerate(strides):
-        shape = [1] * len(ctx.shape)
-        shape[d] = ctx.shape[d]
-        positions = positions + np.arange(ctx.shape[d], dtype=np.int64).reshape(shape) * st
-    return [index_add_flat(g, positions, ctx.shapes[0], unique=True)]
-
-
-@vjp_rule(EXPAND)
-def _expand_vjp(ctx, g):
-    from .vjp import unbroadcast
-    return [unbroadcast(g, ctx.shapes[0])]
-
-
-@vjp_rule(REPEAT)
-def _repeat_vjp(ctx, g):
-    from .index import index_add_flat
-    shape_x = tuple(ctx.shapes[0])
-    padded = (1,) * (len(ctx.shape) - len(shape_x)) + shape_x
-    reps = tuple(s // p if p else 0 for s, p in zip(ctx.shape, padded))
-    positions = np.tile(np.arange(int(np.prod(shape_x)), dtype=np.int64).reshape(padded), reps)
-    return [index_add_flat(g, positions, shape_x)]
-
-
-@vjp_rule(CAT)
-def _cat_vjp(ctx, g):
-    d = int(ctx.iat[0])
-    return [narrow(g, d, int(ctx.iat[1 + k]), ctx.shapes[k][d]) if need else None
-            for k, need in enumerate(ctx.needs)]
-
-
-@vjp_rule(STACK)
-def _stack_vjp(ctx, g):
-    d = int(ctx.iat[0])
-    parts = unbind(g, d)
-    return [parts[k] if need else None for k, need in enumerate(ctx.needs)]

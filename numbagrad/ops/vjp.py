@@ -6,7 +6,10 @@ Elementwise ops need nothing new: their scalar derivative formulas (the ones the
 Tensors. ``x if c else y`` becomes ``where(c, x, y)``, comparisons and ``and``/``or`` are
 evaluated on the values (they select, they are not differentiated), and the helper names
 (``pw``, ``sgn``, ``sigmoid``, ``gelu_grad``...) map to compositions of numbagrad ops.
-Structured ops attach their rule with ``@vjp_rule`` next to their record.
+The rules of the movement, indexing and reduction ops are here too, above the three
+modules: each family's derivatives are written with the others' front ends (expand's
+derivative is a sum, a sum's is an expand). The ops above (products, losses, norms,
+convolutions) attach their rule with ``@vjp_rule`` next to their record.
 """
 
 import ast
@@ -15,7 +18,71 @@ import operator
 
 import numpy as np
 
+from .. import dtypes as _dtypes
 from ..tensor import Tensor, _make
+from . import pointwise
+from .index import (
+    COPY_SLICES,
+    GATHER,
+    INDEX,
+    INDEX_ADD_FLAT,
+    INDEX_SELECT,
+    gather_flat,
+    index_add_flat,
+)
+from .pointwise import abs as _abs
+from .pointwise import erf, exp, sigmoid, sign, softplus, tanh, to_dtype, where
+from .pointwise import pow as _pow
+from .reduce import (
+    AMAX,
+    AMIN,
+    LOG_SOFTMAX,
+    LOGSUMEXP,
+    MAX_ALL,
+    MAX_DIM,
+    MEAN,
+    MEAN_DIM,
+    MIN_ALL,
+    MIN_DIM,
+    NORM,
+    PROD,
+    PROD_DIM,
+    SOFTMAX,
+    STD,
+    SUM,
+    SUM_DIM,
+    VAR,
+)
+from .reduce import mean as _mean
+from .reduce import prod as _prod
+from .reduce import sum as _sum
+from .registry import vjp_rule
+from .shape import (
+    CAT,
+    EXPAND,
+    PERMUTE,
+    REPEAT,
+    SELECT,
+    SLICE,
+    SPLIT,
+    SPLIT_SIZES,
+    SQUEEZE,
+    SQUEEZE_DIM,
+    SQUEEZE_DIMS,
+    STACK,
+    TRANSPOSE,
+    UNBIND,
+    UNSAFE_VIEW,
+    UNSQUEEZE,
+    VIEW,
+    T,
+    expand,
+    narrow,
+    permute,
+    reshape,
+    unbind,
+    unsqueeze,
+)
 
 
 class VjpContext:
@@ -51,8 +118,6 @@ def const(value, dtype):
 
 def unbroadcast(t, shape):
     """Sum ``t`` down to ``shape`` (the adjoint of broadcasting ``shape`` to ``t.shape``)."""
-    from .reduce import sum as _sum
-    from .shape import reshape
     shape = tuple(shape)
     if t._data.shape == shape:
         return t
@@ -76,7 +141,6 @@ def unbroadcast_array(a, shape):
 def expand_kept(g, kept, shape):
     """A reduction's upstream gradient ``g`` (any keepdim) broadcast back over ``shape``:
     ``kept`` is the input's shape with the reduced dims as 1."""
-    from .shape import expand, reshape
     return expand(reshape(g, tuple(kept)), *shape) if shape else reshape(g, ())
 
 
@@ -108,7 +172,6 @@ def _or(*values):
 
 
 def _where(cond, x, y):
-    from .pointwise import where
     if isinstance(cond, (bool, np.bool_)):  # decided by attributes: no tensor op at all
         return x if cond else y
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
@@ -119,14 +182,12 @@ def _where(cond, x, y):
 def _unary(name):
     def fn(x):
         if isinstance(x, Tensor):
-            from . import pointwise
             return getattr(pointwise, name)(x)
         return getattr(math, name)(x)
     return fn
 
 
 def _pw(x, e):
-    from .pointwise import pow as _pow
     if not isinstance(x, Tensor) and not isinstance(e, Tensor):
         return x ** e
     if not isinstance(e, Tensor) and e == 1.0:  # x**2's derivative: no node for x**1
@@ -135,12 +196,10 @@ def _pw(x, e):
 
 
 def _sgn(x):
-    from .pointwise import sign
     return sign(x) if isinstance(x, Tensor) else float(np.sign(x))
 
 
 def _sigmoid(x):
-    from .pointwise import sigmoid
     return sigmoid(x)
 
 
@@ -150,7 +209,6 @@ def _silu_grad(a):
 
 
 def _gelu_grad(a, approx):
-    from .pointwise import erf, exp, tanh
     if approx != 0.0:
         k = math.sqrt(2.0 / math.pi)
         t = tanh(k * (a + 0.044715 * a * a * a))
@@ -160,7 +218,6 @@ def _gelu_grad(a, approx):
 
 
 def _mish_grad(a):
-    from .pointwise import softplus, tanh
     t = tanh(softplus(a))
     return t + a * _sigmoid(a) * (1.0 - t * t)
 
@@ -214,8 +271,6 @@ def formula_function(formula):
 
 def elementwise_vjp(ctx, g):
     """The differentiable derivative of an elementwise op, from its table formulas."""
-    from .. import dtypes as _dtypes
-    from .pointwise import to_dtype
     op = ctx.op
     reads = set(op.reads())
     a = ctx.x(0) if "x0" in reads else None
@@ -236,3 +291,205 @@ def elementwise_vjp(ctx, g):
         r = unbroadcast(r, ctx.shapes[k])
         out.append(to_dtype(r, dt))
     return out
+
+
+# ---- movement ops (ops/shape.py) -------------------------------------------------------------
+@vjp_rule(VIEW, UNSAFE_VIEW, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS)
+def _reshape_vjp(ctx, g):
+    return [reshape(g, ctx.shapes[0])]
+
+
+@vjp_rule(UNSQUEEZE, PERMUTE, TRANSPOSE, T, SELECT, SLICE, SPLIT, SPLIT_SIZES, UNBIND)
+def _view_vjp(ctx, g):
+    # the view's elements come from flat positions offset + coord . strides of the input
+    offset, strides = int(ctx.iat[0]), [int(s) for s in ctx.iat[1:]]
+    positions = np.full(ctx.shape, offset, np.int64)
+    for d, st in enumerate(strides):
+        shape = [1] * len(ctx.shape)
+        shape[d] = ctx.shape[d]
+        positions = positions + np.arange(ctx.shape[d], dtype=np.int64).reshape(shape) * st
+    return [index_add_flat(g, positions, ctx.shapes[0], unique=True)]
+
+
+@vjp_rule(EXPAND)
+def _expand_vjp(ctx, g):
+    return [unbroadcast(g, ctx.shapes[0])]
+
+
+@vjp_rule(REPEAT)
+def _repeat_vjp(ctx, g):
+    shape_x = tuple(ctx.shapes[0])
+    padded = (1,) * (len(ctx.shape) - len(shape_x)) + shape_x
+    reps = tuple(s // p if p else 0 for s, p in zip(ctx.shape, padded))
+    positions = np.tile(np.arange(int(np.prod(shape_x)), dtype=np.int64).reshape(padded), reps)
+    return [index_add_flat(g, positions, shape_x)]
+
+
+@vjp_rule(CAT)
+def _cat_vjp(ctx, g):
+    d = int(ctx.iat[0])
+    return [narrow(g, d, int(ctx.iat[1 + k]), ctx.shapes[k][d]) if need else None
+            for k, need in enumerate(ctx.needs)]
+
+
+@vjp_rule(STACK)
+def _stack_vjp(ctx, g):
+    d = int(ctx.iat[0])
+    parts = unbind(g, d)
+    return [parts[k] if need else None for k, need in enumerate(ctx.needs)]
+
+
+# ---- indexing (ops/index.py) -----------------------------------------------------------------
+@vjp_rule(INDEX, GATHER, INDEX_SELECT)
+def _gather_vjp(ctx, g):
+    return [index_add_flat(g, ctx.iat, ctx.shapes[0])]
+
+
+@vjp_rule(INDEX_ADD_FLAT)
+def _index_add_vjp(ctx, g):
+    return [gather_flat(g, ctx.iat, ctx.shapes[0])]
+
+
+@vjp_rule(COPY_SLICES)
+def _copy_slices_vjp(ctx, g):
+    nd = int(ctx.iat[0])
+    region = tuple(int(s) for s in ctx.iat[1:1 + nd])
+    pos = np.asarray(ctx.iat[1 + nd:], np.int64)
+    gx = gv = None
+    if ctx.needs[0]:
+        keep = np.ones(int(np.prod(ctx.shape)), g._data.dtype)
+        keep[pos] = 0
+        gx = g * const(keep.reshape(ctx.shape), g._data.dtype)
+    if ctx.needs[1]:
+        gv = unbroadcast(gather_flat(g, pos, region), ctx.shapes[1])
+    return [gx, gv]
+
+
+# ---- reductions (ops/reduce.py); iat of a node is the kept shape ----------------------------
+def _kept_grad(ctx, g):
+    return expand_kept(g, ctx.iat, ctx.shapes[0])
+
+
+def _kept_value(ctx, t):
+    """An output-shaped Tensor (the node's y) reshaped to the kept shape, broadcastable."""
+    return reshape(t, tuple(int(s) for s in ctx.iat))
+
+
+def _dims_of(ctx):
+    return reduced_dims(ctx.iat, ctx.shapes[0])
+
+
+@vjp_rule(SUM, SUM_DIM, MEAN, MEAN_DIM)
+def _sum_vjp(ctx, g):
+    out = _kept_grad(ctx, g)
+    return [out if ctx.fat[0] == 1.0 else out * ctx.fat[0]]
+
+
+@vjp_rule(MAX_DIM, MIN_DIM)
+def _select_vjp(ctx, g):
+    return [index_add_flat(g, ctx.iat[:len(ctx.iat) - len(ctx.shapes[0])], ctx.shapes[0])]
+
+
+@vjp_rule(MAX_ALL, MIN_ALL, AMAX, AMIN)
+def _extreme_vjp(ctx, g):
+    # torch: shared evenly among the ties; the selection itself is not differentiated
+    x = np.asarray(ctx.x(0)._data)
+    y = np.asarray(ctx.y._data).reshape(tuple(ctx.iat))
+    mask = (x == y).astype(x.dtype)
+    share = mask / np.sum(mask, axis=_dims_of(ctx), keepdims=True)
+    return [_kept_grad(ctx, g) * const(share, x.dtype)]
+
+
+@vjp_rule(LOGSUMEXP)
+def _logsumexp_vjp(ctx, g):
+    return [_kept_grad(ctx, g) * exp(ctx.x(0) - _kept_value(ctx, ctx.y))]
+
+
+def _group_size(ctx):
+    shape = ctx.shapes[0]
+    return int(np.prod([shape[d] for d in _dims_of(ctx)])) if shape else 1
+
+
+@vjp_rule(VAR)
+def _var_vjp(ctx, g):
+    x = ctx.x(0)
+    centered = x - _mean(x, _dims_of(ctx), keepdim=True)
+    return [_kept_grad(ctx, g) * centered * (2.0 / (_group_size(ctx) - ctx.fat[0]))]
+
+
+def _masked(ctx, t, y):
+    """Zero the gradient where the group's output is 0, as torch does for std and norms."""
+    zero = np.asarray(y._data).reshape(tuple(ctx.iat)) == 0
+    if not zero.any():
+        return t
+    return where(const(np.broadcast_to(zero, ctx.shapes[0]), bool), 0.0, t)
+
+
+@vjp_rule(STD)
+def _std_vjp(ctx, g):
+    x, y = ctx.x(0), ctx.y
+    centered = x - _mean(x, _dims_of(ctx), keepdim=True)
+    grad = _kept_grad(ctx, g) * centered / (_kept_value(ctx, y) * (_group_size(ctx) - ctx.fat[0]))
+    return [_masked(ctx, grad, y)]
+
+
+@vjp_rule(NORM)
+def _norm_vjp(ctx, g):
+    p = ctx.fat[0]
+    x, y = ctx.x(0), ctx.y
+    gk = _kept_grad(ctx, g)
+    if p == 1.0:
+        return [gk * sign(x)]
+    yk = _kept_value(ctx, y)
+    if p == 2.0:
+        return [_masked(ctx, gk * x / yk, y)]
+    if p == np.inf:
+        xa = np.abs(np.asarray(x._data))
+        top = (xa == np.asarray(y._data).reshape(tuple(ctx.iat))) & (xa != 0)
+        share = top / np.maximum(np.sum(top, axis=_dims_of(ctx), keepdims=True), 1)
+        return [gk * sign(x) * const(share, xa.dtype)]
+    if p == 0.0:
+        return [gk * 0.0]
+    return [_masked(ctx, gk * x * _abs(x) ** (p - 2.0) / yk ** (p - 1.0), y)]
+
+
+@vjp_rule(PROD, PROD_DIM)
+def _prod_vjp(ctx, g):
+    x = ctx.x(0)
+    gk = _kept_grad(ctx, g)
+    if np.all(np.asarray(x._data) != 0):
+        return [gk * _kept_value(ctx, ctx.y) / x]
+    return [gk * _prod_of_others(x, _dims_of(ctx), const)]
+
+
+def _prod_of_others(x, dims, const):
+    """For every element, the product of the other elements of its group, with zeros (the
+    case y / x cannot take): the group is repeated n times with the diagonal set to 1."""
+    shape = tuple(x.shape)
+    if len(dims) != 1:  # prod over everything: one group
+        flat = reshape(x, (-1,))
+        return reshape(_prod_of_others(flat, (0,), const), shape)
+    d = dims[0]
+    order = [i for i in range(len(shape)) if i != d] + [d]
+    moved = permute(x, *order)  # the group's dim last
+    n = shape[d]
+    rep = expand(unsqueeze(moved, -2), *moved.shape[:-1], n, n)
+    others = _prod(rep.masked_fill(const(np.eye(n, dtype=bool), bool), 1.0), -1)
+    inverse = [order.index(i) for i in range(len(shape))]
+    return permute(others, *inverse)
+
+
+def _softmax_dims(ctx):
+    # every dim kept as 1 (a size-1 softmax dim included: summing over it is harmless)
+    return tuple(i for i, k in enumerate(ctx.iat) if k == 1)
+
+
+@vjp_rule(SOFTMAX)
+def _softmax_vjp(ctx, g):
+    y = ctx.y
+    return [y * (g - _sum(g * y, _softmax_dims(ctx), keepdim=True))]
+
+
+@vjp_rule(LOG_SOFTMAX)
+def _log_softmax_vjp(ctx, g):
+    return [g - exp(ctx.y) * _sum(g, _softmax_dims(ctx), keepdim=True)]

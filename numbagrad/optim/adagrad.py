@@ -1,6 +1,6 @@
 """Adagrad (torch.optim.Adagrad): lr_decay, weight decay, initial accumulator value, eps."""
 
-from ..autograd.grad_mode import enable_grad
+from ..core.grad_mode import enable_grad
 from ..tensor import Tensor
 from . import _kernels
 from .optimizer import (

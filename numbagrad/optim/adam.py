@@ -1,6 +1,6 @@
 """Adam (torch.optim.Adam): amsgrad, weight decay (L2 or decoupled), maximize."""
 
-from ..autograd.grad_mode import enable_grad
+from ..core.grad_mode import enable_grad
 from ..tensor import Tensor
 from . import _kernels
 from .optimizer import (

@@ -11,7 +11,7 @@ over the history vectors where they are (their addresses).
 import numpy as np
 
 from .._methods import _bump_version
-from ..autograd.grad_mode import enable_grad
+from ..core.grad_mode import enable_grad
 from ..tensor import Tensor, _make
 from . import _kernels
 from .optimizer import Optimizer, _Call, _to_scalar, _use_grad

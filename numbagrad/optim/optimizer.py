@@ -15,7 +15,8 @@ import numpy as np
 
 from .._methods import _bump_version
 from .._threads import in_parallel
-from ..autograd import grad_mode
+from ..core import grad_mode
+from ..dtypes import float64, get_default_dtype
 from ..tensor import Tensor, _make
 from . import _kernels
 
@@ -58,7 +59,6 @@ def _to_scalar(x):
 
 def _scalar_dtype():
     """The dtype of the ``step`` counters: float64 under a float64 default dtype, else float32."""
-    from ..dtypes import float64, get_default_dtype
     return np.float64 if get_default_dtype() is float64 else np.float32
 
 

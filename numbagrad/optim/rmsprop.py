@@ -1,6 +1,6 @@
 """RMSprop (torch.optim.RMSprop): alpha, eps, weight decay, momentum, centered, maximize."""
 
-from ..autograd.grad_mode import enable_grad
+from ..core.grad_mode import enable_grad
 from ..tensor import Tensor
 from . import _kernels
 from .optimizer import (

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..autograd.grad_mode import enable_grad
+from ..core.grad_mode import enable_grad
 from ..tensor import _make
 from . import _kernels
 from .optimizer import Optimizer, _check_unsupported, _params_with_grad, _run, _to_scalar, _use_grad

@@ -29,6 +29,8 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from ..factories import _gen, as_tensor, tensor
+from ..ops.shape import stack
 from ..tensor import Tensor, _make
 
 __all__ = [
@@ -43,7 +45,6 @@ def _numpy_generator(generator):
     """The NumPy generator to draw from: ``generator`` or numbagrad's global one (looked up
     at draw time, so ``manual_seed`` between epochs takes effect)."""
     if generator is None:
-        from ..factories import _gen
         return _gen()
     if isinstance(generator, np.random.Generator):
         return generator
@@ -437,7 +438,6 @@ default_collate_err_msg_format = ("default_collate: batch must contain tensors, 
 def _as_tensor(x):
     if isinstance(x, Tensor):
         return x
-    from ..factories import as_tensor
     return as_tensor(x)
 
 
@@ -531,7 +531,6 @@ def collate_tensor_fn(batch, *, collate_fn_map=None):
     if all(isinstance(t, Tensor) and not t._requires_grad and t.dtype is dt
            and np.shape(t._data) == shape for t in batch):
         return _make(np.stack([t._data for t in batch]))  # one copy, no graph to record
-    from ..ops.shape import stack
     return stack(list(batch), 0)  # records StackBackward0; torch's errors and promotion
 
 
@@ -549,12 +548,10 @@ def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
 
 
 def collate_float_fn(batch, *, collate_fn_map=None):
-    from ..factories import tensor
     return tensor(batch, dtype=dtypes.float64)
 
 
 def collate_int_fn(batch, *, collate_fn_map=None):
-    from ..factories import tensor
     return tensor(batch)
 
 
