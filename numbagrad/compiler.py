@@ -292,7 +292,7 @@ class Program:
             if self.fused is not None:
                 return fusion.run(self.fused, self, val, adj, x, with_grad)
             r = self.replay
-            return sweep.run_in(r.tables, r.arity, r.saves, self.nodes, self.args, self.shapes,
+            return sweep.run_in(r.tables, r.arity, self.nodes, self.args, self.shapes,
                                 self.iat, self.fat, val, adj, self.in_off, self.in_len, x,
                                 self.out_node, self.grad_off, self.grad_len, with_grad)
         finally:
@@ -326,6 +326,7 @@ class Program:
                                       "require grad; pass them as arguments instead")
         base, in_off, in_len = self.base, self.in_off, self.in_len
         grad_off, grad_len = self.grad_off, self.grad_len
+        n_grad = int(grad_len.sum())
         if self.stream is not None:
             ins, fk, out_off = self.stream[0], self.stream[1], self.out_off
             run = self.module.run
@@ -334,7 +335,8 @@ class Program:
             def stream_value_and_grad(x, grad_out):
                 value, g = run(ins, fk, base, in_off, in_len, x, out_off, grad_off, grad_len,
                                True)
-                grad_out[:] = g
+                for k in range(n_grad):  # a loop: a slice copy compiles for seconds
+                    grad_out[k] = g[k]
                 return value
 
             return stream_value_and_grad
@@ -342,14 +344,14 @@ class Program:
         out_node = self.out_node
         # the kernels' addresses are this process's: read at run time (kernel_abi.tables),
         # never frozen into the function, so a caller cached by Numba stays valid
-        run, tables, arity, saves = sweep.run, kernel_abi.tables, self.replay.arity, \
-            self.replay.saves
+        run, tables, arity = sweep.run, kernel_abi.tables, self.replay.arity
 
         @njit(nogil=True)
         def value_and_grad(x, grad_out):
-            value, g = run(tables(), arity, saves, nodes, args, shapes, iat, fat, base, in_off,
+            value, g = run(tables(), arity, nodes, args, shapes, iat, fat, base, in_off,
                            in_len, x, out_node, grad_off, grad_len, True)
-            grad_out[:] = g
+            for k in range(n_grad):
+                grad_out[k] = g[k]
             return value
 
         return value_and_grad
@@ -779,7 +781,7 @@ class _CompiledCall:
             grads = eager_nodes.run_backward(p, self.val, seed)
         else:
             r = p.replay
-            grads = sweep.run_backward(r.tables, r.arity, r.saves, p.nodes, p.args, p.shapes,
+            grads = sweep.run_backward(r.tables, r.arity, p.nodes, p.args, p.shapes,
                                        p.iat, p.fat, self.val, p.out_nodes, seed, p.in_off,
                                        p.in_len)
         out = []

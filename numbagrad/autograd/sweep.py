@@ -17,18 +17,48 @@ from ..ops.kernel_abi import call_kernel, make_frame
 from ..ops.kernelgen import INLINE_MAX
 
 # sweep statuses
-DONE, HAND_BACK, FREED, DIRTY, NOT_COMPILED_SMALL, NOT_COMPILED = range(6)
+DONE, HAND_BACK, FREED, DIRTY, NOT_COMPILED_SMALL, NOT_COMPILED, NOT_COMPILED_BCAST = range(7)
+# rows of the block of address tables (op_kernels.KINDS)
+FW, BW_SMALL, RBW, SMALL_OK, BW, FW_BCAST, BW_BCAST, FW32, OWN_F32 = range(9)
+# what flat_kind says of an elementwise node
+SMALL, FLAT, BCAST = range(3)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def flat_kind(nodes, args, p, nargs, ny):
+    """SMALL: every operand has the node's size, at most INLINE_MAX elements; FLAT: each
+    has its size or one element; BCAST: some operand broadcasts otherwise."""
+    kind = SMALL if ny <= INLINE_MAX else FLAT
+    for q in range(nargs):
+        nq = nodes[args[p + q], F_SIZE]
+        if nq != ny:
+            if nq != 1:
+                return BCAST
+            kind = FLAT
+    return kind
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def mark_inputs(nodes, args, i, touched):
+    """Node i's inputs that need a gradient are reached."""
+    p = nodes[i, F_ARG]
+    for k in range(nodes[i, F_NARG]):
+        a = args[p + k]
+        if nodes[a, F_FLAGS] & 1:
+            touched[a] = 1
 
 
 @njit(cache=True, error_model="numpy")
-def sweep(small, table, small_ok, arity, saves, nodes, args, shapes, iat, fat, val, adj,
+def sweep(small, table, bcast, small_ok, arity, saves, nodes, args, shapes, iat, fat, val, adj,
           touched, freed, dirty, start, retain, check):
     """Walk nodes start..0, calling each node's kernel: from ``small`` (an elementwise node
-    of at most INLINE_MAX elements whose operands have its size), else from ``table``.
+    of at most INLINE_MAX elements whose operands have its size), ``bcast`` (an elementwise
+    node with an operand of neither its size nor one element), else from ``table``.
     Returns (DONE, -1) when done, (HAND_BACK, i) to hand node i (big, hooked, or a custom
     Function's) to Python, (FREED, i) when its saved values were freed, (DIRTY, i) when one
     was modified in place (checked only with ``check``: when some node of the tape is freed
-    or dirty), (NOT_COMPILED_SMALL or NOT_COMPILED, i) when the kernel it needs is not."""
+    or dirty), (NOT_COMPILED_SMALL, NOT_COMPILED or NOT_COMPILED_BCAST, i) when the kernel
+    it needs is not."""
     frame = make_frame(nodes, args, shapes, iat, fat, val, adj)
     for i in range(start, -1, -1):
         flags = nodes[i, F_FLAGS]
@@ -54,41 +84,48 @@ def sweep(small, table, small_ok, arity, saves, nodes, args, shapes, iat, fat, v
                 for q in range(3):
                     if (s >> q) & 1 and dirty[args[p + q]]:
                         return DIRTY, i
-        ny = nodes[i, F_SIZE]
-        is_small = small_ok[c] != 0 and ny <= INLINE_MAX
-        if is_small:
-            for q in range(nargs):
-                if nodes[args[p + q], F_SIZE] != ny:
-                    is_small = False
-        if is_small:
+        kind = FLAT
+        if small_ok[c] != 0:
+            kind = flat_kind(nodes, args, p, nargs, nodes[i, F_SIZE])
+        if kind == SMALL:
             address = small[c]
             if address == 0:
                 return NOT_COMPILED_SMALL, i
-        else:
+        elif kind == FLAT:
             address = table[c]
             if address == 0:
                 return NOT_COMPILED, i
+        else:
+            address = bcast[c]
+            if address == 0:
+                return NOT_COMPILED_BCAST, i
         call_kernel(address, i, frame)
-        for k in range(nodes[i, F_NARG]):
-            a = args[p + k]
-            if nodes[a, F_FLAGS] & 1:
-                touched[a] = 1
+        mark_inputs(nodes, args, i, touched)
         if not retain:
             freed[i] = 1
     return DONE, -1
 
 
 @njit(cache=True, error_model="numpy")
-def forward(table, arity, nodes, args, shapes, iat, fat, val, start, stop):
-    """Recompute nodes start..stop-1 in recording order (sources keep their values);
-    float32 nodes round as eager float32 arithmetic does after every op."""
+def forward(tables, arity, nodes, args, shapes, iat, fat, val, start, stop):
+    """Recompute nodes start..stop-1 in recording order (sources keep their values) with
+    the forward kernels of ``tables`` (the block, rows as op_kernels.KINDS); float32 nodes
+    round as eager float32 arithmetic does after every op."""
     frame = make_frame(nodes, args, shapes, iat, fat, val, val[:0])
     for i in range(start, stop):
         c = nodes[i, 0]
-        if arity[c] == 0:
+        nargs = arity[c]
+        if nargs == 0:
             continue
-        call_kernel(table[c], i, frame)
-        if nodes[i, F_FLAGS] & FLAG_F32:
+        flags = nodes[i, F_FLAGS]
+        address = tables[FW, c]
+        if tables[SMALL_OK, c] != 0:
+            if flat_kind(nodes, args, nodes[i, F_ARG], nargs, nodes[i, F_SIZE]) == BCAST:
+                address = tables[FW_BCAST, c]
+        elif flags & FLAG_F32 and tables[OWN_F32, c] != 0:
+            address = tables[FW32, c]
+        call_kernel(address, i, frame)
+        if flags & FLAG_F32:
             oy = nodes[i, F_VOFF]
             for k in range(oy, oy + nodes[i, F_SIZE]):
                 val[k] = np.float32(val[k])
@@ -118,34 +155,45 @@ def read_gradients(adj, grad_off, grad_len):
     return grads
 
 
-@njit(cache=True, error_model="numpy")
-def replay_sweep(tables, arity, saves, nodes, args, shapes, iat, fat, val, adj, touched, start):
-    """The reverse sweep of a replay: every node differentiated here, nothing freed.
-    ``tables``: rows of addresses, the forward kernels, the small nodes' backward kernels,
-    the replay's backward kernels on views, and whether each op has a small kernel."""
-    n = nodes.shape[0]
-    status, i = sweep(tables[1], tables[2], tables[3], arity, saves, nodes, args, shapes,
-                      iat, fat, val, adj, touched, np.zeros(n, np.uint8), np.zeros(n, np.uint8),
-                      start, True, False)
-    if status != DONE:
-        raise RuntimeError("numbagrad: a replayed node could not be differentiated in Numba")
+@njit(cache=True, inline="always", error_model="numpy")
+def replay_sweep(tables, arity, nodes, args, shapes, iat, fat, val, adj, touched, start):
+    """The reverse pass of a replay, all inside Numba: ``sweep``'s walk without what only
+    eager needs (freeing, in-place checks, handing nodes back), so that the replay's entry
+    points compile in less time. ``tables``: the block (rows as op_kernels.KINDS)."""
+    frame = make_frame(nodes, args, shapes, iat, fat, val, adj)
+    for i in range(start, -1, -1):
+        flags = nodes[i, F_FLAGS]
+        if touched[i] == 0 or (flags & 1) == 0:
+            continue
+        c = nodes[i, 0]
+        nargs = arity[c]
+        if nargs == 0:
+            continue
+        if flags & 6:  # a trace is recorded without big nodes; hooks are not replayed
+            raise RuntimeError("numbagrad: a replayed node could not be differentiated in Numba")
+        row = RBW
+        if tables[SMALL_OK, c] != 0:
+            kind = flat_kind(nodes, args, nodes[i, F_ARG], nargs, nodes[i, F_SIZE])
+            row = BW_SMALL if kind == SMALL else (RBW if kind == FLAT else BW_BCAST)
+        call_kernel(tables[row, c], i, frame)
+        mark_inputs(nodes, args, i, touched)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def run(tables, arity, saves, nodes, args, shapes, iat, fat, base, in_off, in_len, x, out_node,
+def run(tables, arity, nodes, args, shapes, iat, fat, base, in_off, in_len, x, out_node,
         grad_off, grad_len, with_grad):
     """Replay the tape on new inputs: write ``x`` (the inputs, flat and concatenated) into
     the arena at ``in_off``, run the forward, then (``with_grad``) the reverse sweep seeded
     with 1 at ``out_node``; returns the output's value and the adjoints at ``grad_off``
     concatenated. ``tables`` holds the forward and the replay-backward address tables.
     Every call owns its arenas, so concurrent calls (nogil) are safe."""
-    return run_in(tables, arity, saves, nodes, args, shapes, iat, fat, base.copy(),
+    return run_in(tables, arity, nodes, args, shapes, iat, fat, base.copy(),
                   np.empty(base.shape[0]), in_off, in_len, x, out_node, grad_off, grad_len,
                   with_grad)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def run_in(tables, arity, saves, nodes, args, shapes, iat, fat, val, adj, in_off, in_len, x,
+def run_in(tables, arity, nodes, args, shapes, iat, fat, val, adj, in_off, in_len, x,
            out_node, grad_off, grad_len, with_grad):
     """``run`` on arenas the caller owns: ``val`` holds the trace's values (a copy of its
     arena, or this function's result from an earlier call: the forward rewrites every
@@ -153,7 +201,7 @@ def run_in(tables, arity, saves, nodes, args, shapes, iat, fat, val, adj, in_off
     them spares large traces a fresh allocation per call, which costs a page fault per
     4 KiB page on first touch (most of a 4M-element replay's time here)."""
     write_inputs(val, in_off, in_len, x)
-    forward(tables[0], arity, nodes, args, shapes, iat, fat, val, 0, nodes.shape[0])
+    forward(tables, arity, nodes, args, shapes, iat, fat, val, 0, nodes.shape[0])
     oy = nodes[out_node, F_VOFF]
     value = val[oy]
     if with_grad:
@@ -161,8 +209,7 @@ def run_in(tables, arity, saves, nodes, args, shapes, iat, fat, val, adj, in_off
         touched = np.zeros(nodes.shape[0], np.uint8)
         adj[oy] = 1.0
         touched[out_node] = 1
-        replay_sweep(tables, arity, saves, nodes, args, shapes, iat, fat, val, adj, touched,
-                     out_node)
+        replay_sweep(tables, arity, nodes, args, shapes, iat, fat, val, adj, touched, out_node)
         return value, read_gradients(adj, grad_off, grad_len)
     return value, np.zeros(grad_len.sum())
 
@@ -174,12 +221,12 @@ def run_forward(tables, arity, nodes, args, shapes, iat, fat, base, in_off, in_l
     of Tensors: one arena per call, so several calls may await one backward)."""
     val = base.copy()
     write_inputs(val, in_off, in_len, x)
-    forward(tables[0], arity, nodes, args, shapes, iat, fat, val, 0, nodes.shape[0])
+    forward(tables, arity, nodes, args, shapes, iat, fat, val, 0, nodes.shape[0])
     return val
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def run_backward(tables, arity, saves, nodes, args, shapes, iat, fat, val, out_nodes, seed,
+def run_backward(tables, arity, nodes, args, shapes, iat, fat, val, out_nodes, seed,
                  grad_off, grad_len):
     """The reverse sweep on arena ``val`` (from ``run_forward``), seeded with ``seed`` (the
     output nodes' adjoints, flat and concatenated in ``out_nodes`` order, any shapes);
@@ -196,7 +243,7 @@ def run_backward(tables, arity, saves, nodes, args, shapes, iat, fat, val, out_n
         pos += nodes[i, F_SIZE]
         touched[i] = 1
         start = max(start, i)
-    replay_sweep(tables, arity, saves, nodes, args, shapes, iat, fat, val, adj, touched, start)
+    replay_sweep(tables, arity, nodes, args, shapes, iat, fat, val, adj, touched, start)
     return read_gradients(adj, grad_off, grad_len)
 
 
@@ -206,8 +253,6 @@ class Replay:
     kernel the trace's nodes need compiled, and the sweeps over its arrays."""
 
     def __init__(self, nodes, args):
-        differentiated = nodes[op_kernels.arity()[nodes[:, 0]] != 0, 0]
-        op_kernels.ensure_all(np.unique(differentiated), ("fw",))
         for kind, codes in op_kernels.kinds_needed(nodes, args).items():
             op_kernels.ensure_all(codes, (kind,))
         self.tables = op_kernels.block()
@@ -215,13 +260,14 @@ class Replay:
 
     def forward(self, p, val, start, stop):
         """Recompute nodes start..stop-1 of program ``p`` on arena ``val``."""
-        forward(self.tables[0], self.arity, p.nodes, p.args, p.shapes, p.iat, p.fat, val, start,
+        forward(self.tables, self.arity, p.nodes, p.args, p.shapes, p.iat, p.fat, val, start,
                 stop)
 
     def sweep(self, p, nodes, val, adj, touched, start):
         """The reverse sweep over ``nodes`` (program ``p``'s, some flagged to be handed back):
         (status, node) as ``sweep``."""
         n = len(nodes)
-        return sweep(self.tables[1], self.tables[2], self.tables[3], self.arity, self.saves,
+        t = self.tables
+        return sweep(t[BW_SMALL], t[RBW], t[BW_BCAST], t[SMALL_OK], self.arity, self.saves,
                      nodes, p.args, p.shapes, p.iat, p.fat, val, adj, touched,
                      np.zeros(n, np.uint8), np.zeros(n, np.uint8), start, True, False)

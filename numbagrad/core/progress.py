@@ -90,6 +90,9 @@ class CompileProgress(event.Listener):
             took = time.perf_counter() - job["t0"]
             if failed:
                 self._write(f"numbagrad: failed to compile {job['what']} after {took:.1f} s")
+            elif job.get("loaded"):
+                self._write(f"numbagrad: loaded {job['what']} from Numba's cache in "
+                            f"{took:.1f} s")
             elif job["cached"]:
                 self._write(f"numbagrad: compiled {job['what']} in {took:.1f} s (saved to "
                             "Numba's cache: later runs load it)")
@@ -135,9 +138,10 @@ def install():
 
 @contextlib.contextmanager
 def compiling(what, cached=True):
-    """Report a compile that Numba's events do not show (a ``@cfunc``) as the others."""
+    """Report a compile that Numba's events do not show (a ``@cfunc``) as the others.
+    Yields a dict (or None): set its "loaded" when the code came from Numba's cache."""
     if _listener is None:
-        yield
+        yield None
         return
     local = _listener.local
     depth = getattr(local, "depth", 0)
@@ -145,7 +149,7 @@ def compiling(what, cached=True):
     job = _listener.start(what, cached) if depth == 0 else None
     failed = True
     try:
-        yield
+        yield job
         failed = False
     finally:
         local.depth = depth

@@ -25,8 +25,8 @@ FRAME_SIZE = 14
 # the process's block of address tables (ops/op_kernels): its rows and the symbol compiled
 # code finds it by, resolved when that code is loaded, so Numba may cache such code
 TABLES_CAPACITY = 4096
-TABLES_ROWS = 5
-TABLES_SYMBOL = "numbagrad_kernel_tables_v1"
+TABLES_ROWS = 9
+TABLES_SYMBOL = "numbagrad_kernel_tables_v2"
 
 
 def register_tables(block):

@@ -6,7 +6,8 @@ An op's module (kernelgen) is generated, written under a name hashing its text a
 per-node kernels become ``@cfunc(cache=True)`` functions whose addresses fill the op's slot
 in one table per kind: ``bw_small`` (the reverse sweep's, for elementwise nodes of at most
 kernelgen.INLINE_MAX elements whose operands have their size), ``bw`` (the reverse sweep's
-on views), ``rbw`` (the replay's reverse sweep on views), ``fw`` (the replay's forward). A
+on views), ``rbw`` (the replay's reverse sweep on views), ``fw`` (the replay's forward),
+and the kinds only some nodes need (``bw_bcast``, ``fw_bcast``, ``fw32``). A
 slot at 0 means "not compiled yet": the eager sweep hands such a node back to Python, which
 compiles it here and resumes.
 """
@@ -15,18 +16,21 @@ import re
 import threading
 
 import numpy as np
-from numba import cfunc
+from numba.core import sigutils
+from numba.core.ccallback import CFunc
 from numba.core.registry import CPUDispatcher
 
 from ..core import progress
-from ..core.tape import F_ARG, F_SIZE
+from ..core.tape import FLAG_F32, column
 from . import codecache, kernel_abi, kernelgen, kernels, registry, replay_kernels, vmath
 from .kernel_abi import KERNEL_SIG
 
-# the rows of the one block of tables (a replay's ``tables``: sweep.replay_sweep reads rows
-# 1-3); "small_ok" is not a kernel kind but whether each op has a bw_small kernel
-KINDS = ("fw", "bw_small", "rbw", "small_ok", "bw")
+# the rows of the one block of tables (a replay's ``tables``); "small_ok" and "own_f32" are
+# not kernel kinds but flags per op: whether it has a bw_small kernel (elementwise ops), and
+# whether its float32 nodes replay through fw32 (replay_f32 ops)
+KINDS = ("fw", "bw_small", "rbw", "small_ok", "bw", "fw_bcast", "bw_bcast", "fw32", "own_f32")
 _ROW = {kind: row for row, kind in enumerate(KINDS)}
+_KERNEL_SIG = sigutils.normalize_signature(KERNEL_SIG)
 _lock = threading.RLock()
 _modules = {}  # op code -> its kernels' module
 _cfuncs = {}  # (op code, kind) -> the compiled cfunc (kept alive: a table holds its address)
@@ -113,11 +117,20 @@ def ensure(code, kind):
             key = (code, name)
             fn = _cfuncs.get(key)
             if fn is None:
-                with progress.compiling(f"the {kind} kernel of op {op.name}"):
-                    fn = _cfuncs[key] = cfunc(KERNEL_SIG, cache=True, error_model="numpy")(
-                        getattr(mod, name))
+                with progress.compiling(f"the {kind} kernel of op {op.name}") as job:
+                    fn = _cfuncs[key] = compile_kernel(getattr(mod, name))
+                    if job is not None and fn.cache_hits:
+                        job["loaded"] = True
             t[code] = fn.address
     return t[code]
+
+
+def compile_kernel(fn):
+    """``fn`` as a ``@cfunc(KERNEL_SIG, cache=True)``."""
+    kernel = CFunc(fn, _KERNEL_SIG, locals={}, options={"error_model": "numpy"})
+    kernel.enable_caching()
+    kernel.compile()
+    return kernel
 
 
 def ensure_all(codes, kinds):
@@ -146,27 +159,41 @@ def arity():
 
 def small_ok():
     """Whether each op has a ``bw_small`` kernel (elementwise ops), 1 or 0 by op code: the
-    block's row, filled for the ops declared so far."""
+    block's row, filled for the ops declared so far (with the ``own_f32`` row)."""
     row = _block[_ROW["small_ok"]]
     if _meta.get("small_ok") != len(registry.OPS):
         row[:len(registry.OPS)] = [op.elementwise for op in registry.OPS]
+        _block[_ROW["own_f32"], :len(registry.OPS)] = [op.replay_f32 for op in registry.OPS]
         _meta["small_ok"] = len(registry.OPS)
     return row
 
 
 def kinds_needed(nodes, args):
-    """{kind: op codes} of the reverse kernels a sweep over ``nodes`` calls: ``bw_small``
-    for small elementwise nodes whose operands have their size, ``rbw`` for the others."""
-    codes = nodes[:, 0]
+    """{kind: op codes} of the kernels a replay of ``nodes`` calls, chosen per node as the
+    sweeps choose: elementwise nodes whose operands all have their size take ``bw_small``
+    up to INLINE_MAX elements, those with an operand of neither their size nor one element
+    ``bw_bcast`` and ``fw_bcast``, the others ``rbw`` and ``fw`` (``fw32``: float32 nodes
+    of ``replay_f32`` ops)."""
+    codes = column(nodes, "code")
     ar = arity()[codes]
-    ny = nodes[:, F_SIZE]
-    small = (small_ok()[codes] != 0) & (ny <= kernelgen.INLINE_MAX) & (ar > 0)
+    size = column(nodes, "size")
+    elementwise = (small_ok()[codes] != 0) & (ar > 0)
+    equal, flat = elementwise.copy(), elementwise.copy()
     for q in range(3):
-        has = small & (ar > q)
-        operands = args[nodes[has, F_ARG] + q]
-        small[has] &= nodes[operands, F_SIZE] == ny[has]
+        has = elementwise & (ar > q)
+        nq = size[args[column(nodes, "arg_ptr")[has] + q]]
+        equal[has] &= nq == size[has]
+        flat[has] &= (nq == size[has]) | (nq == 1)
+    small = equal & (size <= kernelgen.INLINE_MAX)
+    bcast = elementwise & ~flat
     differentiated = ar != 0
-    return {"bw_small": np.unique(codes[small]), "rbw": np.unique(codes[differentiated & ~small])}
+    f32 = differentiated & ((column(nodes, "flags") & FLAG_F32) != 0) & \
+        (_block[_ROW["own_f32"]][codes] != 0)
+    return {"bw_small": np.unique(codes[small]),
+            "rbw": np.unique(codes[differentiated & ~small & ~bcast]),
+            "bw_bcast": np.unique(codes[bcast]), "fw_bcast": np.unique(codes[bcast]),
+            "fw": np.unique(codes[differentiated & ~bcast & ~f32]),
+            "fw32": np.unique(codes[f32])}
 
 
 def saves():

@@ -155,8 +155,10 @@ def reshape_fw(y, x0, sh_y, sh0, iat, fat):
 @njit(cache=True, error_model="numpy")
 def view_fw(y, x0, sh_y, sh0, iat, fat):
     # iat = [offset, strides of y in x's C-order element space...]
-    if is_contiguous_run(sh_y, iat[1:]):
-        y[:] = x0[iat[0]:iat[0] + y.shape[0]]
+    if is_contiguous_run(sh_y, iat[1:]):  # a loop: a slice assignment compiles 10x longer
+        o = iat[0]
+        for k in range(y.shape[0]):
+            y[k] = x0[o + k]
         return
     if sh_y.shape[0] == 2:  # a transpose, a column: two loops, no index array to allocate
         k = 0
@@ -380,7 +382,8 @@ def addmm_fw(y, x0, x1, x2, sh_y, sh0, sh1, sh2, iat, fat):
     beta, alpha = fat[0], fat[1]
     if beta != 0.0:
         if x0.shape[0] == y.shape[0]:
-            y[:] = x0
+            for q in range(y.shape[0]):
+                y[q] = x0[q]
         else:
             j = bcast_index(sh0, sh_y)
             for q in range(y.shape[0]):
@@ -727,7 +730,8 @@ def _maxpool_replay(x0, sh_y, sh0, iat):
 @njit(cache=True, error_model="numpy")
 def max_pool2d_fw(y, x0, sh_y, sh0, iat, fat):
     v, _ = _maxpool_replay(x0, sh_y, sh0, iat)
-    y[:] = v
+    for k in range(y.shape[0]):
+        y[k] = v[k]
 
 
 @njit(cache=True, error_model="numpy")
