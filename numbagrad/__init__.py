@@ -69,4 +69,8 @@ from ._blas import set_blas_threads
 
 _configure_blas()
 
+from .core import safe_cache as _safe_cache
+
+_safe_cache.guard_loaded()  # every cached @njit function of the package heals a bad entry
+
 __version__ = "0.1.0"

@@ -24,6 +24,8 @@ import numba
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
+from ..core import safe_cache
+
 _lock = threading.Lock()
 _dir = None
 _sources = {}  # dispatcher -> the sources of it and every dispatcher it calls
@@ -146,5 +148,6 @@ def load(name, source, bindings=None):
         if existing is not None:
             return existing
         exec(code, module.__dict__)
+        safe_cache.guard_module(module)
         sys.modules[name] = module
     return module

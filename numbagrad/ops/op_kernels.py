@@ -20,7 +20,7 @@ from numba.core import sigutils
 from numba.core.ccallback import CFunc
 from numba.core.registry import CPUDispatcher
 
-from ..core import progress
+from ..core import progress, safe_cache
 from ..core.tape import FLAG_F32, column
 from . import codecache, kernel_abi, kernelgen, kernels, registry, replay_kernels, vmath
 from .kernel_abi import KERNEL_SIG
@@ -126,9 +126,11 @@ def ensure(code, kind):
 
 
 def compile_kernel(fn):
-    """``fn`` as a ``@cfunc(KERNEL_SIG, cache=True)``."""
+    """``fn`` as a ``@cfunc(KERNEL_SIG, cache=True)`` whose cache entry is checked
+    (core/safe_cache): what ``numba.cfunc`` does, with the cache guarded before the load."""
     kernel = CFunc(fn, _KERNEL_SIG, locals={}, options={"error_model": "numpy"})
     kernel.enable_caching()
+    safe_cache.guard(kernel)
     kernel.compile()
     return kernel
 

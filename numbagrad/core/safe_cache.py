@@ -1,0 +1,94 @@
+"""Numba cache entries that heal: a file that fails to load, or holds another function's code,
+is moved aside with one warning and the function is compiled again.
+
+Numba unpickles its index (``.nbi``) and data (``.nbc``) files and trusts what it finds: a
+truncated or garbage file raised from every later process, and a data file swapped with
+another function's of the same signature ran that function's code. ``guard`` wraps a
+dispatcher's or cfunc's cache so that any error while loading is a miss, and a loaded entry
+must name the function and signature that asked for it (the compiled code's own module,
+qualified name and argument types, which Numba keeps in it).
+"""
+
+import os
+import sys
+import warnings
+
+from numba.core.registry import CPUDispatcher
+
+
+class SafeCache:
+    """A Numba cache (``FunctionCache``) whose loads never raise and never return another
+    function's code."""
+
+    def __init__(self, inner, py_func):
+        self._inner = inner
+        self._py_func = py_func
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def load_overload(self, sig, target_context):
+        try:
+            cres = self._inner.load_overload(sig, target_context)
+        except Exception as err:  # any failure to read an entry is a miss
+            self._set_aside(sig, target_context, f"it failed to load ({type(err).__name__})")
+            return None
+        if cres is not None and not self._belongs(cres, sig):
+            self._set_aside(sig, target_context, "it holds another function's code")
+            return None
+        return cres
+
+    def _belongs(self, cres, sig):
+        fndesc = getattr(cres, "fndesc", None)
+        if fndesc is None:
+            return True
+        fn = self._py_func
+        args = getattr(sig, "args", sig)
+        return (fndesc.modname == fn.__module__ and fndesc.qualname == fn.__qualname__
+                and tuple(fndesc.argtypes) == tuple(args))
+
+    def _set_aside(self, sig, target_context, why):
+        """Move the entry's files aside (``<file>.bad``) so that the compile that follows
+        writes fresh ones."""
+        cache_file = self._inner._cache_file
+        paths = []
+        try:
+            overloads = cache_file._load_index()
+        except Exception:
+            paths.append(cache_file._index_path)  # the index itself is what fails
+        else:
+            key = self._inner._index_key(sig, target_context.codegen())
+            name = overloads.get(key)
+            paths.append(cache_file._data_path(name) if name else cache_file._index_path)
+        for path in paths:
+            try:
+                os.replace(path, path + ".bad")
+            except OSError:
+                pass
+        warnings.warn(f"numbagrad: Numba's cache entry {paths[0]} for "
+                      f"{self._py_func.__module__}.{self._py_func.__qualname__} was set aside "
+                      f"({why}); compiling it again.", UserWarning, stacklevel=2)
+
+
+def guard(compiled):
+    """Give ``compiled`` (an @njit dispatcher or a ``CFunc`` with caching enabled) a
+    SafeCache; returns it."""
+    cache = getattr(compiled, "_cache", None)
+    if cache is not None and hasattr(cache, "_cache_file") and not isinstance(cache, SafeCache):
+        py_func = getattr(compiled, "py_func", None) or compiled._pyfunc
+        compiled._cache = SafeCache(cache, py_func)
+    return compiled
+
+
+def guard_module(module):
+    """Guard every cached @njit function ``module`` defines."""
+    for value in list(vars(module).values()):
+        if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.__name__:
+            guard(value)
+
+
+def guard_loaded(prefix="numbagrad"):
+    """Guard the @njit functions of every module already imported under ``prefix``."""
+    for name, module in list(sys.modules.items()):
+        if module is not None and (name == prefix or name.startswith(prefix + ".")):
+            guard_module(module)

@@ -1,0 +1,92 @@
+"""Numba cache files that are truncated, emptied, filled with garbage or swapped between two
+kernels: the next process sets the entry aside with a warning naming it, compiles again and
+computes the right answer (each case in fresh processes on caches of their own)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+PROGRAM = """
+import math
+import numbagrad as torch
+x = torch.tensor(0.5, requires_grad=True)
+s, t = torch.sin(x), torch.tanh(x)
+(s * t).backward()
+v = torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
+(v.sin() * v).backward(torch.ones(3, dtype=torch.float64))
+assert abs(s.item() - math.sin(0.5)) < 1e-7, s.item()
+assert abs(t.item() - math.tanh(0.5)) < 1e-7, t.item()
+want = math.cos(0.5) * math.tanh(0.5) + math.sin(0.5) * (1 - math.tanh(0.5) ** 2)
+assert abs(x.grad.item() - want) < 1e-6, x.grad.item()
+assert all(abs(g - (math.cos(a) * a + math.sin(a))) < 1e-12
+           for g, a in zip(v.grad.tolist(), [0.5, 1.0, 2.0])), v.grad.tolist()
+print("ok")
+"""
+
+
+def run(cache):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache / "nb"),
+               NUMBAGRAD_CACHE_DIR=str(cache / "ng"), NUMBAGRAD_PROGRESS="0")
+    return subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+def warm(cache):
+    """Fill ``cache`` by a first run (it compiles). Numba keys a cache directory on the
+    path of the code's own directory, so each test warms a cache where it will damage it."""
+    first = run(cache)
+    assert first.returncode == 0 and "ok" in first.stdout, first.stderr
+    return cache
+
+
+def entries(cache, suffix):
+    found = sorted(p for p in cache.rglob(f"*{suffix}"))
+    assert found, f"no {suffix} files under {cache}"
+    return found
+
+
+def test_a_warm_cache_loads_without_warnings(tmp_path):
+    second = run(warm(tmp_path))
+    assert second.returncode == 0 and "ok" in second.stdout, second.stderr
+    assert "set aside" not in second.stderr, second.stderr
+
+
+@pytest.mark.parametrize("damage", ["truncate", "empty", "garbage"])
+def test_a_damaged_cache_file_is_set_aside_and_compiled_again(tmp_path, damage):
+    cache = warm(tmp_path)
+    # every other entry loses its index, the others their data file
+    damaged = entries(cache, ".nbi")[::2] + entries(cache, ".nbc")[1::2]
+    for path in damaged:
+        data = path.read_bytes()
+        if damage == "truncate":
+            path.write_bytes(data[:len(data) // 2])
+        elif damage == "empty":
+            path.write_bytes(b"")
+        else:
+            path.write_bytes(os.urandom(len(data)))
+    healed = run(cache)
+    assert healed.returncode == 0 and "ok" in healed.stdout, healed.stderr[-3000:]
+    named = {line.split("entry ")[1].split(" for ")[0]
+             for line in healed.stderr.splitlines() if "set aside" in line}
+    assert named and named <= {str(p) for p in damaged}, (named, damaged)
+    again = run(cache)  # the entries written by the recompile load cleanly
+    assert again.returncode == 0 and "ok" in again.stdout, again.stderr
+    assert "set aside" not in again.stderr, again.stderr
+
+
+def test_swapped_kernels_are_detected(tmp_path):
+    # the one-value forward kernels of sin and tanh have the same signature: swapped, each
+    # file would load as the other's code
+    cache = warm(tmp_path)
+    sin = [p for p in entries(cache, ".nbc") if "numbagrad_op_sin_" in p.name and "_sc_" in p.name]
+    tanh = [p for p in entries(cache, ".nbc")
+            if "numbagrad_op_tanh_" in p.name and "_sc_" in p.name]
+    assert len(sin) == 1 and len(tanh) == 1, (sin, tanh)
+    a, b = sin[0].read_bytes(), tanh[0].read_bytes()
+    sin[0].write_bytes(b)
+    tanh[0].write_bytes(a)
+    healed = run(cache)
+    assert healed.returncode == 0 and "ok" in healed.stdout, healed.stderr[-3000:]
+    assert "another function's code" in healed.stderr
