@@ -326,13 +326,20 @@ class Program:
                                       "require grad; pass them as arguments instead")
         base, in_off, in_len = self.base, self.in_off, self.in_len
         grad_off, grad_len = self.grad_off, self.grad_len
-        n_grad = int(grad_len.sum())
+        # the lengths are checked inside: a shorter x would be read out of bounds
+        n_x, n_grad = int(in_len.sum()), int(grad_len.sum())
+        bad_x = f"as_numba(): x must have {n_x} elements, the traced inputs' total size"
+        bad_grad = f"as_numba(): grad_out must have {n_grad} elements (the gradient's size)"
         if self.stream is not None:
             ins, fk, out_off = self.stream[0], self.stream[1], self.out_off
             run = self.module.run
 
             @njit(nogil=True)
             def stream_value_and_grad(x, grad_out):
+                if x.shape[0] != n_x:
+                    raise ValueError(bad_x)
+                if grad_out.shape[0] != n_grad:
+                    raise ValueError(bad_grad)
                 value, g = run(ins, fk, base, in_off, in_len, x, out_off, grad_off, grad_len,
                                True)
                 for k in range(n_grad):  # a loop: a slice copy compiles for seconds
@@ -348,6 +355,10 @@ class Program:
 
         @njit(nogil=True)
         def value_and_grad(x, grad_out):
+            if x.shape[0] != n_x:
+                raise ValueError(bad_x)
+            if grad_out.shape[0] != n_grad:
+                raise ValueError(bad_grad)
             value, g = run(tables(), arity, nodes, args, shapes, iat, fat, base, in_off,
                            in_len, x, out_node, grad_off, grad_len, True)
             for k in range(n_grad):
