@@ -26,16 +26,12 @@ SMALL, FLAT, BCAST = range(3)
 
 @njit(cache=True, inline="always", error_model="numpy")
 def flat_kind(nodes, args, p, nargs, ny):
-    """SMALL: every operand has the node's size, at most INLINE_MAX elements; FLAT: each
-    has its size or one element; BCAST: some operand broadcasts otherwise."""
-    kind = SMALL if ny <= INLINE_MAX else FLAT
+    """SMALL: every operand has the node's size, at most INLINE_MAX elements; FLAT: every
+    operand has its size; BCAST: some operand has another size (broadcast)."""
     for q in range(nargs):
-        nq = nodes[args[p + q], F_SIZE]
-        if nq != ny:
-            if nq != 1:
-                return BCAST
-            kind = FLAT
-    return kind
+        if nodes[args[p + q], F_SIZE] != ny:
+            return BCAST
+    return SMALL if ny <= INLINE_MAX else FLAT
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -53,7 +49,7 @@ def sweep(small, table, bcast, small_ok, arity, saves, nodes, args, shapes, iat,
           touched, freed, dirty, start, retain, check):
     """Walk nodes start..0, calling each node's kernel: from ``small`` (an elementwise node
     of at most INLINE_MAX elements whose operands have its size), ``bcast`` (an elementwise
-    node with an operand of neither its size nor one element), else from ``table``.
+    node with an operand of another size), else from ``table``.
     Returns (DONE, -1) when done, (HAND_BACK, i) to hand node i (big, hooked, or a custom
     Function's) to Python, (FREED, i) when its saved values were freed, (DIRTY, i) when one
     was modified in place (checked only with ``check``: when some node of the tape is freed

@@ -364,14 +364,10 @@ def fw_body(op, f32=False):
 
 
 def _flat_views(op, formulas, n):
-    """Views of a flat elementwise kernel (``ew_fw_body``, ``ew_bw_body``): each operand
-    read by ``formulas``, its stride (1: the node's size, 0: one element), the mask and the
-    attributes they read."""
+    """Views of a flat elementwise kernel (``ew_fw_body``, ``ew_bw_body``): each operand,
+    the output and the mask that ``formulas`` read, and the attributes."""
     body = " ".join(f for f in formulas if f)
-    lines = []
-    for q, name in enumerate("ab"[:n]):
-        if uses(body, name):
-            lines += [f"x{q} = val[o{q}:o{q} + n{q}]", f"s{q} = 1 if n{q} == ny else 0"]
+    lines = [f"x{q} = val[o{q}:o{q} + ny]" for q, name in enumerate("ab"[:n]) if uses(body, name)]
     if uses(body, "y"):
         lines.append("y = val[oy:oy + ny]")
     if uses(body, "m"):
@@ -380,7 +376,7 @@ def _flat_views(op, formulas, n):
 
 
 def _flat_loads(formula, n):
-    loads = [f"{name}v = x{q}[k * s{q}]" for q, name in enumerate("ab"[:n]) if uses(formula, name)]
+    loads = [f"{name}v = x{q}[k]" for q, name in enumerate("ab"[:n]) if uses(formula, name)]
     if uses(formula, "y"):
         loads.append("yv = y[k]")
     if uses(formula, "m"):
@@ -389,10 +385,9 @@ def _flat_loads(formula, n):
 
 
 def ew_fw_body(op):
-    """``def fw(i, frame)`` of an elementwise op, for nodes whose operands each have its
-    size or one element (the sweep sends the others to ``fw_bcast``): one loop, a
-    one-element operand read with stride 0, no helper to compile. The same formula on the
-    same elements as ``fw_array``: the same bits."""
+    """``def fw(i, frame)`` of an elementwise op whose operands all have the node's size
+    (the sweeps send the others to ``fw_bcast``): one loop, no helper to compile; the same
+    formula on the same elements as ``fw_array``: the same bits."""
     n = op.arity
     one = " and ".join(["ny == 1"] + [f"n{q} == 1" for q in range(n)])
     lines = _prologue(n) + [f"if {one}:"] + ["    " + s for s in scalar_fw(op, n)]
@@ -402,26 +397,17 @@ def ew_fw_body(op):
 
 
 def ew_bw_body(op):
-    """``def bw(i, frame)`` of an elementwise op on views, for nodes whose operands each
-    have its size or one element (``bw_bcast`` takes the others): per input, a loop adding
-    into its adjoint, or, for a one-element input, a sum added once (``ew_binary``'s order:
-    the same bits)."""
+    """``def bw(i, frame)`` of an elementwise op whose operands all have the node's size
+    (``bw_bcast`` takes the others), on views: per input, one loop adding into its adjoint,
+    as ``ew_binary``'s equal-size case does."""
     n = op.arity
     lines = _prologue(n) + ["g = adj[oy:oy + ny]"] + _flat_views(op, op.grads, n)
     for q, formula in enumerate(op.grads):
         if not formula:
             continue
-        loads = ["gv = g[k]"] + _flat_loads(formula, n)
-        lines += [f"if need{q}:", f"    gx{q} = adj[o{q}:o{q} + n{q}]"]
-        if n == 1:  # a unary op's input has the output's size
-            lines += ["    for k in range(ny):"] + ["        " + s for s in loads]
-            lines += [f"        gx{q}[k] += {expr(formula)}"]
-            continue
-        lines += [f"    if n{q} == ny:", "        for k in range(ny):"]
-        lines += ["            " + s for s in loads] + [f"            gx{q}[k] += {expr(formula)}"]
-        lines += ["    else:", "        acc = 0.0", "        for k in range(ny):"]
-        lines += ["            " + s for s in loads] + [f"            acc += {expr(formula)}"]
-        lines += [f"        gx{q}[0] += acc"]
+        lines += [f"if need{q}:", f"    gx{q} = adj[o{q}:o{q} + ny]", "    for k in range(ny):"]
+        lines += ["        " + s for s in ["gv = g[k]"] + _flat_loads(formula, n)]
+        lines += [f"        gx{q}[k] += {expr(formula)}"]
     return lines
 
 

@@ -173,21 +173,19 @@ def small_ok():
 def kinds_needed(nodes, args):
     """{kind: op codes} of the kernels a replay of ``nodes`` calls, chosen per node as the
     sweeps choose: elementwise nodes whose operands all have their size take ``bw_small``
-    up to INLINE_MAX elements, those with an operand of neither their size nor one element
-    ``bw_bcast`` and ``fw_bcast``, the others ``rbw`` and ``fw`` (``fw32``: float32 nodes
-    of ``replay_f32`` ops)."""
+    up to INLINE_MAX elements, those with an operand of another size ``bw_bcast`` and
+    ``fw_bcast``, the others ``rbw`` and ``fw`` (``fw32``: float32 nodes of ``replay_f32``
+    ops)."""
     codes = column(nodes, "code")
     ar = arity()[codes]
     size = column(nodes, "size")
     elementwise = (small_ok()[codes] != 0) & (ar > 0)
-    equal, flat = elementwise.copy(), elementwise.copy()
+    equal = elementwise.copy()
     for q in range(3):
         has = elementwise & (ar > q)
-        nq = size[args[column(nodes, "arg_ptr")[has] + q]]
-        equal[has] &= nq == size[has]
-        flat[has] &= (nq == size[has]) | (nq == 1)
+        equal[has] &= size[args[column(nodes, "arg_ptr")[has] + q]] == size[has]
     small = equal & (size <= kernelgen.INLINE_MAX)
-    bcast = elementwise & ~flat
+    bcast = elementwise & ~equal
     differentiated = ar != 0
     f32 = differentiated & ((column(nodes, "flags") & FLAG_F32) != 0) & \
         (_block[_ROW["own_f32"]][codes] != 0)
