@@ -176,6 +176,7 @@ class _Run:
         self.tape = tape
         self.retain = retain
         n = len(tape)
+        tape.sweeps.append(self)  # until release(): recording elsewhere moves to a new tape
         self.nodes = np.frombuffer(tape.nodes, np.int64).reshape(n, NODE_FIELDS)
         self.args = np.frombuffer(tape.args, np.int64) if tape.args else np.empty(0, np.int64)
         self.shapes = np.frombuffer(tape.shapes, np.int64) if tape.shapes else \
@@ -232,6 +233,8 @@ class _Run:
 
     def release(self):
         self.nodes = self.args = self.shapes = self.iat = self.fat = self.val = None
+        if self in self.tape.sweeps:
+            self.tape.sweeps.remove(self)
 
     def seed(self, node, grad):
         self.adjoint(node, grad.dtype)[:] += np.asarray(grad, dtype=np.float64).reshape(-1)
@@ -472,6 +475,11 @@ def run_backward(roots, grads, retain_graph, inputs, collect=None):
 
     A graph may span several tapes (bridge nodes stand for tensors of older tapes). Tapes are
     swept newest first, so every bridge's adjoint is complete before it seeds its tape."""
+    with no_grad():  # as torch's engine: hooks and custom backwards record nothing
+        _run_backward(roots, grads, retain_graph, inputs, collect)
+
+
+def _run_backward(roots, grads, retain_graph, inputs, collect):
     pending = {}  # tape serial -> (tape, [(node, flat gradient)])
     for t, g in zip(roots, grads):
         pending.setdefault(t._tape.serial, (t._tape, []))[1].append((t._node, g))

@@ -125,7 +125,7 @@ class Tape:
     __slots__ = ("nodes", "args", "shapes", "iat", "fat", "val", "big_val", "sources",
                  "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
                  "live", "serial", "bridges", "hooks", "functions", "names", "sites", "transposes",
-                 "big", "pinned", "traced_casts", "__weakref__")
+                 "big", "pinned", "traced_casts", "sweeps", "__weakref__")
 
     def __init__(self):
         self.nodes = array("q")
@@ -145,6 +145,8 @@ class Tape:
         self.thread = threading.get_ident()
         self.live = 0  # non-leaf tensors alive that point at this tape (see Tensor.__del__)
         self.serial = next(_serials)  # creation order: bridges always point to older tapes
+        # backward runs sweeping this tape now (their views pin its buffers: it cannot grow)
+        self.sweeps = []
         self.bridges = {}  # node -> (older tape, its node) for non-leaves of older tapes
         self.hooks = {}  # node -> the list of hooks of its tensor (Tensor.register_hook)
         self.functions = {}  # node -> the custom autograd.Function call recorded there
@@ -346,6 +348,13 @@ def current_tape():
         # large: start a fresh tape. Old tapes are never reused; they die with their tensors,
         # and later ops that combine their tensors with newer ones bridge between tapes.
         tape = _local.tape = Tape()
+    return tape
+
+
+def fresh_tape():
+    """A new tape for this thread's next graph (its current one cannot grow: another
+    thread's backward is sweeping it)."""
+    tape = _local.tape = Tape()
     return tape
 
 

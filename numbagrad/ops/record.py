@@ -12,6 +12,7 @@ from ..core.tape import (
     FLAG_NEEDS_GRAD,
     NODE_FIELDS,
     current_tape,
+    fresh_tape,
 )
 from ..tensor import Tensor, _make  # noqa: F401
 from . import replay_kernels
@@ -54,6 +55,10 @@ def record(op, out, inputs, iat=(), fat=()):
         return _make(out)
     if tape is None:
         tape = current_tape()
+    if tape.sweeps and not tape.pinned:
+        # a backward in another thread holds views of this tape's buffers: record on a new
+        # tape, bridging the inputs, as a graph spanning tapes always does
+        tape = fresh_tape()
     nodes = tape.nodes
     if isinstance(out, np.generic):  # a 0-d result: skip NumPy's slow scalar attributes
         size, shape = 1, ()
