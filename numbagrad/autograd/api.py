@@ -124,17 +124,25 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     roots, seeds = _roots(outputs, grad_outputs, inputs, leaf_root)
     if roots:
         engine.run_backward(roots, seeds, retain_graph, inputs, collect)
+    return _results(inputs, collect, allow_unused, materialize_grads,
+                    lambda g, t: _make(g.reshape(np.shape(t._data)).astype(t._data.dtype)))
+
+
+def _results(inputs, collect, allow_unused, materialize_grads, as_gradient):
+    """autograd.grad's tuple: ``as_gradient(g, t)`` of each input's collected gradient, or
+    for an input the graph did not reach zeros (``materialize_grads``), None, or torch's
+    error unless ``allow_unused``."""
     result = []
     for i, t in enumerate(inputs):
         g = collect.get(id(t))
-        if g is None:
-            if not allow_unused:
-                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
-                                   "been used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
-            result.append(_make(np.zeros_like(t._array())) if materialize_grads else None)
+        if g is not None:
+            result.append(as_gradient(g, t))
+        elif not allow_unused:
+            raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been "
+                               "used in the graph. Set allow_unused=True if this is the desired "
+                               "behavior.")
         else:
-            result.append(_make(g.reshape(np.shape(t._data)).astype(t._data.dtype)))
+            result.append(_make(np.zeros_like(t._array())) if materialize_grads else None)
     return tuple(result)
 
 
@@ -149,17 +157,10 @@ def _grad_graph(outputs, inputs, grad_outputs, retain_graph, allow_unused, mater
         roots, seeds = _roots(outputs, grad_outputs, inputs, leaf_root, True)
         if roots:
             run_backward_graph(roots, seeds, retain_graph, inputs, collect)
-        result = []
-        for i, t in enumerate(inputs):
-            g = collect.get(id(t))
-            if g is None:
-                if not allow_unused:
-                    raise RuntimeError(f"The differentiated Tensor at index {i} appears to not "
-                                       "have been used in the graph. Set allow_unused=True if "
-                                       "this is the desired behavior.")
-                result.append(_make(np.zeros_like(t._array())) if materialize_grads else None)
-            else:
-                if tuple(g.shape) != t._data.shape:
-                    g = reshape(g, t._data.shape)
-                result.append(to_dtype(g, t.dtype))
-    return tuple(result)
+        return _results(inputs, collect, allow_unused, materialize_grads, _graph_gradient)
+
+
+def _graph_gradient(g, t):
+    if tuple(g.shape) != t._data.shape:
+        g = reshape(g, t._data.shape)
+    return to_dtype(g, t.dtype)

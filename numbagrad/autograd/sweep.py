@@ -35,6 +35,15 @@ def flat_kind(nodes, args, p, nargs, ny):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def inputs_to_differentiate(nodes, arity, touched, i):
+    """Node i's number of inputs if a reverse pass differentiates it (reached, needing a
+    gradient, not a source: -1 for a variadic op), else 0."""
+    if touched[i] == 0 or (nodes[i, F_FLAGS] & 1) == 0:
+        return 0
+    return arity[nodes[i, 0]]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def mark_inputs(nodes, args, i, touched):
     """Node i's inputs that need a gradient are reached."""
     p = nodes[i, F_ARG]
@@ -57,13 +66,11 @@ def sweep(small, table, bcast, small_ok, arity, saves, nodes, args, shapes, iat,
     it needs is not."""
     frame = make_frame(nodes, args, shapes, iat, fat, val, adj)
     for i in range(start, -1, -1):
-        flags = nodes[i, F_FLAGS]
-        if touched[i] == 0 or (flags & 1) == 0:
-            continue
-        c = nodes[i, 0]
-        nargs = arity[c]
+        nargs = inputs_to_differentiate(nodes, arity, touched, i)
         if nargs == 0:
             continue
+        flags = nodes[i, F_FLAGS]
+        c = nodes[i, 0]
         if flags & 6:  # a big node, or one with hooks: Python takes it from here
             return HAND_BACK, i
         p = nodes[i, F_ARG]
@@ -158,13 +165,11 @@ def replay_sweep(tables, arity, nodes, args, shapes, iat, fat, val, adj, touched
     points compile in less time. ``tables``: the block (rows as op_kernels.KINDS)."""
     frame = make_frame(nodes, args, shapes, iat, fat, val, adj)
     for i in range(start, -1, -1):
-        flags = nodes[i, F_FLAGS]
-        if touched[i] == 0 or (flags & 1) == 0:
-            continue
-        c = nodes[i, 0]
-        nargs = arity[c]
+        nargs = inputs_to_differentiate(nodes, arity, touched, i)
         if nargs == 0:
             continue
+        flags = nodes[i, F_FLAGS]
+        c = nodes[i, 0]
         if flags & 6:  # a trace is recorded without big nodes; hooks are not replayed
             raise RuntimeError("numbagrad: a replayed node could not be differentiated in Numba")
         row = RBW
