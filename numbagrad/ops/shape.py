@@ -280,7 +280,20 @@ def expand_as(x, other):
 
 
 def narrow(x, dim, start, length):
+    # torch's checks: a Python slice would wrap a negative start or clip an overlong length
+    if x.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap(dim, x.ndim)
+    start, length = int(start), int(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    n = x.shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
+                         f"{start})")
+    start = start + n if start < 0 else start
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     idx = (slice(None),) * d + (slice(start, start + length),)
     return as_view(SLICE, x, lambda a: a[idx])
 
