@@ -52,3 +52,73 @@ def test_narrow_wraps_a_negative_start_and_checks_the_bounds(dim, start, length)
 def test_narrow_of_a_0d_tensor_and_a_wrapped_start_on_a_matrix():
     same_as_torch(lambda lib: lib.ones(()).narrow(0, 0, 1))
     same_as_torch(lambda lib: lib.arange(12.0).reshape(3, 4).narrow(1, -3, 2))
+
+
+# ---- 2. gradients at NaN ---------------------------------------------------------------------
+# at most 6 elements: torch's vectorized loops of hardtanh and elu (8 float64 or 16 float32
+# elements and more) disagree with its scalar ones at NaN; numbagrad follows the scalar ones
+_TIES = [[1.0, NAN, 3.0], [-2.0, 0.5, 0.5]]
+_NANS = [[1.0, NAN, 3.0], [-2.0, 0.5, NAN]]
+_ZERO = [[2.0, NAN, 0.0], [1.0, NAN, 3.0]]
+_INF0 = [[2.0, float("inf"), 4.0], [1.0, 0.0, 3.0]]
+
+
+def _other(lib, x):
+    return lib.tensor([[1.0, 1.0, NAN], [0.5, 0.5, -3.0]], dtype=x.dtype, requires_grad=True)
+
+
+_NAN_CASES = {
+    "max": (lambda lib, x: lib.max(x) + lib.max(x, 1)[0].sum(),
+            [_TIES, _NANS, [[NAN, 1.0], [NAN, 1.0]]]),
+    "min": (lambda lib, x: lib.min(x), [_TIES, _NANS]),
+    "amax": (lambda lib, x: lib.amax(x, 0).sum() + 2 * lib.amax(x, 1).sum(), [_TIES, _NANS]),
+    "amin": (lambda lib, x: lib.amin(x, 0).sum() + 2 * lib.amin(x, 1).sum(), [_TIES, _NANS]),
+    "amax_all": (lambda lib, x: lib.amax(x), [_TIES, _NANS]),
+    "maximum": (lambda lib, x: (lib.maximum(x, _other(lib, x))
+                                + 2 * lib.maximum(_other(lib, x), x)).sum(), [_TIES, _NANS]),
+    "minimum": (lambda lib, x: (lib.minimum(x, _other(lib, x))
+                                + 2 * lib.minimum(_other(lib, x), x)).sum(), [_TIES, _NANS]),
+    "abs": (lambda lib, x: lib.abs(x).sum(), [_NANS]),
+    "sign": (lambda lib, x: (lib.sign(x) * x).sum(), [_NANS]),
+    "relu": (lambda lib, x: lib.relu(x).sum(), [_NANS]),
+    "elu": (lambda lib, x: lib.nn.functional.elu(x).sum(), [_NANS]),
+    # (clamp, unlike hardtanh, drops the gradient at NaN)
+    "hardtanh": (lambda lib, x: (lib.nn.functional.hardtanh(x) + 2 * lib.clamp(x, -1.0, 1.0)).sum(),
+                 [_NANS]),
+    "prod": (lambda lib, x: lib.prod(x), [_ZERO, [[2.0, NAN, 0.0], [0.0, 1.0, 3.0]]]),
+    "prod_dim": (lambda lib, x: lib.prod(x, 1).sum() + lib.prod(x, 0).sum(), [_ZERO, _NANS, _INF0]),
+    "var": (lambda lib, x: lib.var(x), [_NANS, [[NAN]], [[1.0]]]),
+    "var_dim": (lambda lib, x: lib.var(x, 1).sum() + lib.var(x, 0, correction=2).sum(), [_NANS]),
+    "softmax_0d": (lambda lib, x: lib.softmax(x[0, 1], 0) + lib.log_softmax(x[0, 1], 0), [_NANS]),
+}
+
+
+def _value_and_grads(lib, f, data, dtype):
+    """f's value, its gradient, and its gradient by the differentiable backward."""
+    x = lib.tensor(data, dtype=getattr(lib, dtype), requires_grad=True)
+    y = f(lib, x)
+    (g,) = lib.autograd.grad(f(lib, x), x, create_graph=True)
+    y.backward()
+    return y.item(), x.grad.numpy().copy(), g.detach().numpy()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", sorted(_NAN_CASES))
+def test_gradients_at_nan_follow_torch_eager_and_compiled(name, dtype):
+    f, inputs = _NAN_CASES[name]
+    compiled = ng.compile(ng.func.grad(lambda x: f(ng, x)))
+    for data in inputs:
+        ours, theirs = (_value_and_grads(lib, f, data, dtype) for lib in (ng, torch))
+        for k, what in enumerate(("value", "gradient", "create_graph gradient")):
+            assert close(ours[k], theirs[k]), (data, what, ours[k], theirs[k])
+        replayed = compiled(np.asarray(data, dtype))
+        np.testing.assert_array_equal(np.asarray(replayed), ours[1])
+
+
+def test_maximum_and_minimum_replay_propagate_nan_from_either_side():
+    a = np.array([NAN, 1.0, 0.0, NAN])
+    b = np.array([1.0, NAN, -0.0, NAN])
+    for fn in (ng.maximum, ng.minimum):
+        eager = fn(ng.tensor(a), ng.tensor(b)).numpy()
+        assert np.isnan(eager).tolist() == [True, True, False, True]
+        np.testing.assert_array_equal(np.asarray(ng.compile(fn)(a, b)), eager)

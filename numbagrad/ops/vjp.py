@@ -196,7 +196,7 @@ def _pw(x, e):
 
 
 def _sgn(x):
-    return sign(x) if isinstance(x, Tensor) else float(np.sign(x))
+    return sign(x) if isinstance(x, Tensor) else (float(np.sign(x)) if x == x else 0.0)
 
 
 def _sigmoid(x):
@@ -390,14 +390,27 @@ def _select_vjp(ctx, g):
     return [index_add_flat(g, ctx.iat[:len(ctx.iat) - len(ctx.shapes[0])], ctx.shapes[0])]
 
 
-@vjp_rule(MAX_ALL, MIN_ALL, AMAX, AMIN)
+@vjp_rule(AMAX, AMIN)
 def _extreme_vjp(ctx, g):
-    # torch: shared evenly among the ties; the selection itself is not differentiated
+    # torch: shared evenly among the ties, NaN over a group whose extremum is NaN (no element
+    # equals it: 0 / 0); the selection itself is not differentiated
     x = np.asarray(ctx.x(0)._data)
     y = np.asarray(ctx.y._data).reshape(tuple(ctx.iat))
     mask = (x == y).astype(x.dtype)
-    share = mask / np.sum(mask, axis=_dims_of(ctx), keepdims=True)
+    with np.errstate(invalid="ignore"):
+        share = mask / np.sum(mask, axis=_dims_of(ctx), keepdims=True)
     return [_kept_grad(ctx, g) * const(share, x.dtype)]
+
+
+@vjp_rule(MAX_ALL, MIN_ALL)
+def _extreme_all_vjp(ctx, g):
+    # torch's evenly_distribute_backward: g / count on the elements equal to the result (the
+    # NaNs when it is NaN), exactly 0 elsewhere
+    x = np.asarray(ctx.x(0)._data)
+    y = np.asarray(ctx.y._data)
+    mask = np.isnan(x) if np.isnan(y) else x == y
+    share = _kept_grad(ctx, g) / float(np.count_nonzero(mask))
+    return [where(const(mask, bool), share, 0.0)]
 
 
 @vjp_rule(LOGSUMEXP)
@@ -413,8 +426,12 @@ def _group_size(ctx):
 @vjp_rule(VAR)
 def _var_vjp(ctx, g):
     x = ctx.x(0)
+    dof = _group_size(ctx) - ctx.fat[0]
+    if len(ctx.fat) > 1 and ctx.fat[1] and dof <= 0:  # as kernels.var_bw
+        at_mean = np.asarray(x._data) == np.mean(x._data)
+        return [_kept_grad(ctx, g) * const(np.where(at_mean, np.nan, np.inf), x._data.dtype)]
     centered = x - _mean(x, _dims_of(ctx), keepdim=True)
-    return [_kept_grad(ctx, g) * centered * (2.0 / (_group_size(ctx) - ctx.fat[0]))]
+    return [_kept_grad(ctx, g) * centered * (2.0 / dof if dof else np.inf)]
 
 
 def _masked(ctx, t, y):
