@@ -122,3 +122,72 @@ def test_maximum_and_minimum_replay_propagate_nan_from_either_side():
         eager = fn(ng.tensor(a), ng.tensor(b)).numpy()
         assert np.isnan(eager).tolist() == [True, True, False, True]
         np.testing.assert_array_equal(np.asarray(ng.compile(fn)(a, b)), eager)
+
+
+# ---- 3. errors torch raises ------------------------------------------------------------------
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.addmm(lib.ones(2, 2, 2), lib.ones(2, 3), lib.ones(3, 2)),
+    lambda lib: lib.addmm(lib.ones(1, 2, 2, dtype=lib.float64), lib.ones(2, 3, dtype=lib.float64),
+                          lib.ones(3, 2, dtype=lib.float64)),
+    lambda lib: lib.ones(()).transpose(2, 0),
+    lambda lib: lib.ones(()).transpose(0, -2),
+    lambda lib: lib.ones(()).squeeze(2),
+    lambda lib: lib.ones(()).squeeze((0, 2)),
+    lambda lib: lib.gather(lib.arange(3.0), 0, lib.tensor([0, -1])),
+    lambda lib: lib.gather(lib.arange(6.0).reshape(2, 3), 1, lib.tensor([[0], [-3]])),
+    lambda lib: lib.index_select(lib.arange(3.0), 0, lib.tensor([-1])),
+    lambda lib: lib.index_select(lib.arange(3.0), 0, lib.tensor([3])),
+    lambda lib: lib.tensor([1, 2]) // 0,
+    lambda lib: lib.tensor([1, 2]) // lib.tensor([1, 0]),
+    lambda lib: lib.tensor([1, 2]) % 0,
+    lambda lib: lib.ones(0, 3).chunk(0),
+    lambda lib: lib.ones(4).chunk(-1),
+])
+def test_errors_torch_raises(call):
+    assert isinstance(same_as_torch(call)[0], str)
+
+
+def test_the_neighbouring_cases_still_compute():
+    for call in [lambda lib: lib.ones(()).transpose(0, -1),
+                 lambda lib: lib.ones(()).squeeze(-1),
+                 lambda lib: lib.tensor([1.0, 2.0]) // 0,
+                 lambda lib: lib.tensor([7, -7]) // lib.tensor([2, 2]),
+                 lambda lib: lib.tensor([7, -7]) % 3,
+                 lambda lib: lib.ones(5).chunk(3),
+                 lambda lib: lib.ones(0, 3).chunk(2)]:  # torch: 2 empty parts
+        same_as_torch(call)
+
+
+def _t(lib):
+    return lib.arange(12.0).reshape(4, 3).t()
+
+
+def _square_t(lib):
+    return lib.arange(9.0).reshape(3, 3).t()
+
+
+def _expanded(lib):  # strides (0, 1, 0)
+    return lib.arange(6.0).reshape(2, 3, 1)[::2].expand(2, 3, 2)
+
+
+_LAYOUT_CASES = {
+    "exp": lambda lib: lib.exp(_t(lib)),
+    "sigmoid": lambda lib: lib.sigmoid(lib.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1)),
+    "pow": lambda lib: _t(lib) ** 3,
+    "contiguous": lambda lib: _t(lib).contiguous(),
+    "masked_fill": lambda lib: _t(lib).masked_fill(_t(lib) > 5, 0.0),
+    "clone": lambda lib: _expanded(lib).clone(),
+    "double": lambda lib: _expanded(lib).double(),
+    # mixed layouts: torch follows the first operand's
+    "mul": lambda lib: _square_t(lib) * lib.arange(9.0).reshape(3, 3),
+    "where": lambda lib: lib.where(_square_t(lib) > 3, _square_t(lib),
+                                   lib.arange(9.0).reshape(3, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LAYOUT_CASES))
+def test_results_are_laid_out_as_torch_lays_them_so_view_agrees(name):
+    # a view of a result works, or fails with torch's "Use .reshape(...) instead.", as in
+    # torch: the result has torch's strides (its elementwise ops keep the input's layout,
+    # contiguous() and masked_fill give C order)
+    same_as_torch(lambda lib: _LAYOUT_CASES[name](lib).view(-1))

@@ -12,9 +12,9 @@ import numpy as np
 from .. import dtypes
 from ..core import grad_mode
 from ..tensor import Tensor, _make  # noqa: F401
-from .pointwise import to_dtype, unary
+from .pointwise import to_dtype
 from .record import record
-from .registry import Sample, defop
+from .registry import BY_NAME, Sample, defop
 
 _VIEW = "view_bw"
 
@@ -198,7 +198,7 @@ def squeeze(x, dim=None):
     if dim is None:
         return as_view(SQUEEZE, x, lambda a: a.reshape([s for s in a.shape if s != 1]))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    dims = {_wrap(d, x.ndim) for d in dims} if x.ndim else set()
+    dims = {_wrap(d, x.ndim) for d in dims}  # a 0-d tensor takes dims -1 and 0 only
     keep = [s for i, s in enumerate(x.shape) if not (i in dims and s == 1)]
     return as_view(SQUEEZE_DIM if isinstance(dim, int) else SQUEEZE_DIMS, x,
                    lambda a: a.reshape(keep))
@@ -223,9 +223,9 @@ def permute(x, *dims):
 
 
 def transpose(x, dim0, dim1):
+    d0, d1 = _wrap(dim0, x.ndim), _wrap(dim1, x.ndim)  # a 0-d tensor takes dims -1 and 0 only
     if x.ndim == 0:
         return as_view(TRANSPOSE, x, lambda a: a)
-    d0, d1 = _wrap(dim0, x.ndim), _wrap(dim1, x.ndim)
     return as_view(TRANSPOSE, x, lambda a: np.swapaxes(a, d0, d1))
 
 
@@ -247,7 +247,8 @@ def reverse_dims(x):
 def expand(x, *sizes):
     sizes = _shape_args(sizes)
     if len(sizes) < x.ndim:
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(x.shape)}}}, size={list(sizes)}): "
+        raise RuntimeError(f"expand(torch.{x.dtype.scalar_name}Tensor{{{list(x.shape)}}}, "
+                           f"size={list(sizes)}): "
                            "the number of sizes provided ("
                            f"{len(sizes)}) must be greater or equal to the number of dimensions "
                            f"in the tensor ({x.ndim})")
@@ -308,13 +309,23 @@ def _split_at(x, sizes, d, op):
 
 
 def split(x, split_size_or_sections, dim=0):
+    if x.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap(dim, x.ndim)
     n = x.shape[d]
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
+        if s < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
+        if s == 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
         sizes = [min(s, n - i) for i in range(0, n, s)] if n else [0]
         return _split_at(x, sizes, d, SPLIT)
     sizes = list(split_size_or_sections)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                           f"entries, but got split_sizes={sizes}")
     if sum(sizes) != n:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
                            f"tensor's size at dimension {d}), but got split_sizes={sizes}")
@@ -322,10 +333,15 @@ def split(x, split_size_or_sections, dim=0):
 
 
 def chunk(x, chunks, dim=0):
+    if x.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = _wrap(dim, x.ndim)
     n = x.shape[d]
-    size = -(-n // chunks) if n else 0
-    return split(x, max(size, 1), d) if n else split(x, 1, d)
+    if not n:  # torch: ``chunks`` empty parts
+        return _split_at(x, [0] * chunks, d, SPLIT_SIZES)
+    return split(x, -(-n // chunks), d)
 
 
 def unbind(x, dim=0):
@@ -395,4 +411,5 @@ def contiguous(x):
     data = x._array()
     if data.flags.c_contiguous:
         return x
-    return unary("clone", x)
+    # clone's forward keeps the input's layout (as torch's clone does): copy in C order
+    return record(BY_NAME["clone"], np.array(data, order="C"), (x,))
