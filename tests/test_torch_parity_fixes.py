@@ -191,3 +191,64 @@ def test_results_are_laid_out_as_torch_lays_them_so_view_agrees(name):
     # torch: the result has torch's strides (its elementwise ops keep the input's layout,
     # contiguous() and masked_fill give C order)
     same_as_torch(lambda lib: _LAYOUT_CASES[name](lib).view(-1))
+
+
+# ---- 5. computes where torch computes --------------------------------------------------------
+def _grads(lib, fn, *shapes):
+    xs = [lib.arange(float(np.prod(s))).reshape(tuple(s)).requires_grad_(True) for s in shapes]
+    y = fn(lib, *xs)
+    (y * lib.arange(float(y.numel())).reshape(tuple(y.shape))).sum().backward()
+    return y, [x.grad for x in xs]
+
+
+@pytest.mark.parametrize("fn, shapes", [
+    (lambda lib, x, w: lib.nn.functional.linear(x, w), [(2, 3, 0), (4, 0)]),
+    (lambda lib, x, w, b: lib.nn.functional.linear(x, w, b), [(2, 3, 0), (4, 0), (4,)]),
+    (lambda lib, a, b: lib.matmul(a, b), [(2, 3, 0), (0, 4)]),
+])
+def test_linear_and_matmul_with_an_inner_dim_of_zero(fn, shapes):
+    same_as_torch(lambda lib: _grads(lib, fn, *shapes))
+
+
+def test_masked_fill_broadcasts_self_to_the_masks_shape():
+    mask = [[True, False, True], [False, False, True]]
+    same_as_torch(lambda lib: _grads(lib, lambda lib, x: x.masked_fill(lib.tensor(mask), -1.0),
+                                     (3,)))
+    same_as_torch(lambda lib: _grads(lib, lambda lib, x: x.masked_fill(lib.tensor(True), 2.0),
+                                     ()))
+    same_as_torch(lambda lib: lib.ones(3).masked_fill_(lib.tensor(mask), 0.0))
+    same_as_torch(lambda lib: lib.ones(3).masked_fill(lib.tensor([True]), lib.tensor([2.0])))
+    m = np.array(mask)
+    g = ng.compile(ng.func.grad(lambda x: (x.masked_fill(ng.tensor(m), 0.0) * 3).sum()))
+    np.testing.assert_array_equal(np.asarray(g(np.ones(3))), [3.0, 6.0, 0.0])
+
+
+def _cat_with_empty_leaves(lib):
+    z = lib.zeros(0, requires_grad=True)
+    y = lib.cat([lib.ones(3), z])
+    flag = y.requires_grad
+    y.sum().backward()
+    return flag, z.grad
+
+
+def _big_empty_slice(lib):
+    # a big leaf's empty slice (big nodes keep their own buffers) beside an empty leaf, which
+    # then sits at the very end of the adjoint arena
+    w = lib.ones(3, requires_grad=True)
+    s = (w * 2).sum()
+    a = lib.ones(40000, requires_grad=True)
+    z = lib.zeros(0, requires_grad=True)
+    (lib.cat([a[5:5], z]).sum() + s).backward()
+    return a.grad.sum(), z.grad, w.grad
+
+
+@pytest.mark.parametrize("run", [
+    _cat_with_empty_leaves,
+    _big_empty_slice,
+    lambda lib: lib.cat([lib.zeros(0), lib.ones(())]),
+    lambda lib: lib.cat([lib.ones(2, 3), lib.zeros(0, dtype=lib.float64)], 1),
+    lambda lib: lib.autograd.grad(lib.cat([lib.ones(2, 3, requires_grad=True),
+                                           x := lib.zeros(0, requires_grad=True)]).sum(), x),
+])
+def test_cat_keeps_legacy_empty_inputs_in_the_graph(run):
+    same_as_torch(run)

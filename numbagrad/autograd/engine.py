@@ -506,7 +506,9 @@ def _accumulate(run, tape, inputs, collect=None):
             touched = run.touched[idx].tolist()
             voffs = run.nodes[idx, F_VOFF]
             sizes = run.nodes[idx, F_SIZE].tolist()
-            firsts = run.adj[np.maximum(voffs, 0)].tolist() if len(run.adj) else [0.0] * len(idx)
+            # (read only for one-element leaves; an empty leaf may sit at the arena's end)
+            firsts = run.adj[np.clip(voffs, 0, len(run.adj) - 1)].tolist() if len(run.adj) \
+                else [0.0] * len(idx)
             voffs = voffs.tolist()
             for k, (node, leaf) in enumerate(tape.leaves):
                 if not touched[k] or not leaf._requires_grad:

@@ -371,11 +371,19 @@ def cat(tensors, dim=0):
     tensors = [t for t in tensors]
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    # torch skips legacy empty 1-d tensors
-    parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
+    # torch skips legacy empty 1-d tensors in the shape checks, but keeps them as inputs
+    # (their gradient is empty) and in the type promotion
+    legacy = [t.ndim == 1 and t.shape[0] == 0 for t in tensors]
+    parts = [t for t, skip in zip(tensors, legacy) if not skip]
+    if not parts:
+        parts = _same_dtype(tensors)
+        return record(CAT, np.concatenate([t._array() for t in parts]), parts,
+                      (0,) * (1 + len(parts)))
     ref = parts[0]
-    if ref.ndim == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = _wrap(dim, ref.ndim)
     for i, t in enumerate(parts):
         if t.ndim != ref.ndim:
@@ -386,10 +394,10 @@ def cat(tensors, dim=0):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {ref.shape[k]} but got size {t.shape[k]} for "
                                    f"tensor number {i} in the list.")
-    parts = _same_dtype(parts)
-    out = np.concatenate([t._array() for t in parts], axis=d)
-    offsets = np.cumsum([0] + [t.shape[d] for t in parts])[:-1]
-    return record(CAT, out, parts, (d, *offsets.tolist()))
+    tensors = _same_dtype(tensors)
+    out = np.concatenate([t._array() for t, skip in zip(tensors, legacy) if not skip], axis=d)
+    offsets = np.cumsum([0] + [0 if skip else t.shape[d] for t, skip in zip(tensors, legacy)])
+    return record(CAT, out, tensors, (d, *offsets[:-1].tolist()))
 
 
 def stack(tensors, dim=0):

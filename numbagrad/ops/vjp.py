@@ -328,7 +328,10 @@ def _repeat_vjp(ctx, g):
 @vjp_rule(CAT)
 def _cat_vjp(ctx, g):
     d = int(ctx.iat[0])
-    return [narrow(g, d, int(ctx.iat[1 + k]), ctx.shapes[k][d]) if need else None
+    # (a skipped legacy empty input, shape (0,), gets an empty gradient)
+    return [None if not need else
+            const(np.zeros(0), ctx.dtypes[k]) if tuple(ctx.shapes[k]) == (0,) else
+            narrow(g, d, int(ctx.iat[1 + k]), ctx.shapes[k][d])
             for k, need in enumerate(ctx.needs)]
 
 
