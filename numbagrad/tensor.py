@@ -370,7 +370,7 @@ def _to_numpy(data, dtype=None, copy=True):
         arr = data._array()
     elif isinstance(data, (np.ndarray, np.generic)):
         arr = np.asarray(data)  # NumPy arrays and scalars keep their dtype, as in torch
-        if dt is None:
+        if dt is None or not arr.dtype.isnative:
             dtypes.from_numpy_dtype(arr.dtype)  # raises for unsupported dtypes
     else:
         if isinstance(data, (list, tuple)):

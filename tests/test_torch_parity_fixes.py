@@ -252,3 +252,99 @@ def _big_empty_slice(lib):
 ])
 def test_cat_keeps_legacy_empty_inputs_in_the_graph(run):
     same_as_torch(run)
+
+
+# ---- 6. clear errors -------------------------------------------------------------------------
+def _hooked(lib, make_hook, leaf=False, create_graph=False):
+    x = lib.ones(3, requires_grad=True)
+    y = x * 2
+
+    def hook(g):
+        return make_hook(lib)
+
+    (x if leaf else y).register_hook(hook)
+    if create_graph:
+        return lib.autograd.grad(y.sum(), x, create_graph=True)
+    y.sum().backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.ones(4).split(0),
+    lambda lib: lib.ones(4).split(-1),
+    lambda lib: lib.ones(3).split([4, -1]),
+    lambda lib: lib.ones(()).split(1),
+    lambda lib: lib.ones(4).chunk(0),
+    lambda lib: lib.ones(()).chunk(1),
+    lambda lib: lib.arange(0, 5, 0),
+    lambda lib: lib.arange(0.0, 5.0, 0.0),
+    lambda lib: lib.arange(0, 5, -1),
+    lambda lib: lib.arange(0, float("inf")),
+    lambda lib: _hooked(lib, lambda lib: lib.ones(4)),
+    lambda lib: _hooked(lib, lambda lib: lib.ones(2, 3), leaf=True),
+    lambda lib: _hooked(lib, lambda lib: lib.ones(3, dtype=lib.float64)),
+    lambda lib: _hooked(lib, lambda lib: lib.ones(4), create_graph=True),
+    lambda lib: _hooked(lib, lambda lib: 1.0),
+    lambda lib: lib.tensor(np.arange(3, dtype=">f8")),
+    lambda lib: lib.from_numpy(np.arange(3, dtype=">i4")),
+    lambda lib: lib.as_tensor(np.arange(3.0).astype(">f4")),
+    lambda lib: (lib.ones(3, requires_grad=True) * 2).backward([1.0, 1.0, 1.0]),
+    lambda lib: (lib.ones((), requires_grad=True) * 2).backward([1.0]),
+    lambda lib: (lib.ones(3, requires_grad=True) * 2).backward([]),
+    lambda lib: lib.autograd.backward([lib.ones(3, requires_grad=True) * 2], [[1.0, 1.0, 1.0]]),
+    lambda lib: lib.autograd.grad(x := lib.ones(3, requires_grad=True), x, [1.0, 1.0, 1.0]),
+])
+def test_errors_read_as_torchs(call):
+    assert isinstance(same_as_torch(call)[0], str)
+
+
+def test_extra_gradients_are_ignored_as_torch_pairs_them_up():
+    same_as_torch(lambda lib: lib.autograd.grad(
+        (x := lib.ones(3, requires_grad=True)) * 2, x, [lib.ones(3), lib.ones(3)]))
+
+
+def _npz(path, **arrays):
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+    return str(path)
+
+
+def _structure(text):
+    return {"__numbagrad_structure__": np.frombuffer(text.encode(), np.uint8)}
+
+
+def test_load_names_the_file_and_what_is_wrong_with_it(tmp_path):
+    import io
+    import json
+
+    def entry(obj):
+        return _structure(json.dumps(obj))
+
+    deep = '{"t": "list", "items": [' * 2000 + '{"t": "py", "v": 1}' + "]}" * 2000
+    (tmp_path / "random.pt").write_bytes(bytes(range(256)) * 4)
+    np.save(tmp_path / "one.npy", np.ones(3))
+    ng.save({"w": ng.ones(3)}, str(tmp_path / "good.npz"))
+    truncated = (tmp_path / "good.npz").read_bytes()
+    (tmp_path / "truncated.npz").write_bytes(truncated[:len(truncated) // 2])
+    cases = {
+        str(tmp_path / "random.pt"): "not a NumPy .npz archive",
+        str(tmp_path / "one.npy"): "single NumPy array",
+        str(tmp_path / "truncated.npz"): "damaged or truncated",
+        _npz(tmp_path / "plain.npz", a0=np.ones(3)): "no __numbagrad_structure__ entry",
+        _npz(tmp_path / "json.npz", **_structure('{"t": ')): "not valid JSON",
+        _npz(tmp_path / "deep.npz", **_structure(deep)): "nested too deeply",
+        _npz(tmp_path / "index.npz", a0=np.ones(3), **entry({"t": "tensor", "i": 3})):
+            "array a3 the archive does not hold",
+        _npz(tmp_path / "str.npz", a0=np.array(["ab"]), **entry({"t": "tensor", "i": 0})):
+            "dtype <U2, which no tensor holds",
+        _npz(tmp_path / "kind.npz", **entry({"t": "what"})): "unknown kind",
+        _npz(tmp_path / "key.npz", **entry({"t": "dict", "items": [
+            [{"t": "list", "items": []}, {"t": "py", "v": 1}]]})): "dict key",
+    }
+    for path, why in cases.items():
+        with pytest.raises(RuntimeError, match=f"numbagrad.load: {path} is not a file "
+                                               f"numbagrad.save wrote: .*{why}"):
+            ng.load(path)
+    with pytest.raises(RuntimeError, match="not a NumPy .npz archive"):
+        ng.load(io.BytesIO(bytes(range(256)) * 4))
+    assert ng.load(str(tmp_path / "good.npz"))["w"].tolist() == [1.0, 1.0, 1.0]

@@ -41,10 +41,17 @@ def _roots(tensors, grad_tensors, inputs, on_leaf_root, as_tensors=False):
     An output that is itself a leaf contributes its seed through ``on_leaf_root``. With
     ``as_tensors`` (create_graph) the seeds stay Tensors: they may require grad."""
 
-    grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
-    if len(grads) != len(tensors):
-        raise RuntimeError(f"Mismatch in number of elements: got {len(grads)} gradients for "
-                           f"{len(tensors)} tensors")
+    if grad_tensors is None:
+        grads = (None,) * len(tensors)
+    else:
+        grads = _as_tuple(grad_tensors)
+        for g in grads[:len(tensors)]:
+            if g is not None and not isinstance(g, Tensor):
+                raise TypeError(f"gradients can be either Tensors or None, but got "
+                                f"{type(g).__name__}")
+        if len(grads) < len(tensors):
+            raise RuntimeError(f"got {len(tensors)} tensors and {len(grads)} gradients")
+        grads = grads[:len(tensors)]  # torch pairs them up with zip: extra ones are ignored
     roots, seeds = [], []
     for i, (t, g) in enumerate(zip(tensors, grads)):
         if not t._requires_grad:
