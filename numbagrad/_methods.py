@@ -6,7 +6,7 @@ from . import dtypes
 from .autograd import api
 from .core import grad_mode
 from .ops import index, linalg, pointwise, reduce, shape
-from .ops.record import record, shape_error_broadcast
+from .ops.record import fresh_view, record, shape_error_broadcast
 from .ops.registry import BY_NAME, OPS
 from .tensor import Tensor, _make
 
@@ -130,6 +130,22 @@ for _name in ("reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze",
               "repeat", "contiguous"):
     setattr(Tensor, _name, getattr(shape, _name))
 Tensor.swapaxes = Tensor.swapdims = Tensor.transpose
+
+
+def _after_fresh_view(getter):
+    """A property getter that first points a view whose base changed in place at its new
+    node (record.fresh_view): torch shows the regenerated grad_fn."""
+    def get(self):
+        if self._base is not None and self._view[1] != self._vc[0]:
+            fresh_view(self)
+        return getter(self)
+    return get
+
+
+Tensor.grad_fn = property(_after_fresh_view(Tensor.grad_fn.fget))
+Tensor.is_leaf = property(_after_fresh_view(Tensor.is_leaf.fget))
+Tensor.requires_grad = property(_after_fresh_view(Tensor.requires_grad.fget),
+                                Tensor.requires_grad.fset)
 Tensor.is_contiguous = lambda self: bool(self._array().flags.c_contiguous)
 Tensor.T = property(shape.reverse_dims)
 Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..core.grad_mode import enable_grad
 from ..ops.pointwise import to_dtype
+from ..ops.record import fresh_view
 from ..ops.shape import reshape
 from ..tensor import Tensor, _accumulate_grad, _make
 from . import anomaly, engine
@@ -54,6 +55,8 @@ def _roots(tensors, grad_tensors, inputs, on_leaf_root, as_tensors=False):
         grads = grads[:len(tensors)]  # torch pairs them up with zip: extra ones are ignored
     roots, seeds = [], []
     for i, (t, g) in enumerate(zip(tensors, grads)):
+        if t._base is not None and t._view[1] != t._vc[0]:
+            fresh_view(t)  # a view whose base changed in place: backward from its new node
         if not t._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                "a grad_fn")

@@ -50,7 +50,9 @@ def eager_forward(op, *operands):
     (30% of inputs differ from the C library's), SciPy's erf is not the C library's, and a
     derivative read from the output (tanh's 1 - y * y) magnifies a last-bit difference."""
     if op.rounds_once:
-        return torch_layout(op.forward(*operands), operands[:op.arity])
+        out = op.forward(*operands)
+        # (a 0-d result, a NumPy scalar, has no layout: skip the call on scalar graphs)
+        return torch_layout(out, operands[:op.arity]) if type(out) is np.ndarray else out
     if op.arity == 1:  # the common case, kept short: a few microseconds on small tensors
         a = operands[0]
         if a.dtype.kind != "f":
@@ -187,8 +189,10 @@ def binary(name, a, b):
     elif a._data.dtype.kind == "f" and type(b) in (float, int) and name in _WITH_SCALAR:
         # a Python number never promotes a float tensor; it is recorded as an attribute
         op = BY_NAME[name + "_scalar"]
-        return record(op, torch_layout(op.forward(a._data, b), (a._data,)), (a,), (),
-                      (float(b),))
+        out = op.forward(a._data, b)
+        if type(out) is np.ndarray:
+            out = torch_layout(out, (a._data,))
+        return record(op, out, (a,), (), (float(b),))
     else:
         _check_number(b, name)
         dt = dtypes.result_type((a.dtype, a.ndim), (dtypes.scalar_dtype(b), None))

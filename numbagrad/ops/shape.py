@@ -13,7 +13,7 @@ from .. import dtypes
 from ..core import grad_mode
 from ..tensor import Tensor, _make  # noqa: F401
 from .pointwise import to_dtype
-from .record import record
+from .record import note_view, record, view_map
 from .registry import BY_NAME, Sample, defop
 
 _VIEW = "view_bw"
@@ -63,6 +63,12 @@ REPEAT = defop("repeat", "RepeatBackward0", 1, replay="repeat_fw", kernel="repea
 CAT = defop("cat", "CatBackward0", -1, replay="cat_fw", kernel="cat_bw",
             samples=[Sample(((2, 3), (1, 3)), {}, "lib.cat([x0, x1])"),
                      Sample(((2, 3), (2, 2), (2, 1)), {}, "lib.cat([x0, x1, x2], dim=1)")])
+# a view whose base was changed in place after the view was recorded, recorded again over
+# the base's current node (record.fresh_view), as torch regenerates its grad_fn
+AS_STRIDED = defop("as_strided", "AsStridedBackward0", 1, replay="view_fw", kernel=_VIEW,
+                   samples=_views("(y := x0 * 1, v := y[1:], y.mul_(2.0), v)[3]", [(4,)])
+                   + _views("(y := x0 * 1, v := y.t()[1:], y.mul_(2.0), v * 1)[3]", [(2, 3)])
+                   + _views("(y := x0 * 1, v := y.expand(2, 3), y.mul_(2.0), v)[3]", [(3,)]))
 STACK = defop("stack", "StackBackward0", -1, replay="stack_fw", kernel="stack_bw",
               samples=[Sample(((2, 3), (2, 3)), {}, "lib.stack([x0, x1])"),
                        Sample(((3,), (3,), (3,)), {}, "lib.stack([x0, x1, x2], dim=1)")])
@@ -85,35 +91,6 @@ for _op in (UNSQUEEZE, PERMUTE, TRANSPOSE, T, SELECT, SLICE, SPLIT, SPLIT_SIZES,
     _op.numpy_bw = _view_numpy
 
 
-def c_strides(shape):
-    st, acc = [], 1
-    for s in reversed(shape):
-        st.append(acc)
-        acc *= s
-    return tuple(reversed(st))
-
-
-def _address(a):
-    return a.__array_interface__["data"][0]
-
-
-def view_map(shape, fn, data=None, view=None, same_start=False):
-    """(offset, strides) of ``fn``'s view in the C-order element space of ``shape``. When
-    the input ``data`` is C-contiguous its element space is that order already, so the
-    already-made ``view`` is read directly (no dummy array); ``same_start``: ``fn`` only
-    reorders axes (t, transpose), so the offset is 0 without reading addresses."""
-    if data is not None and data.flags.c_contiguous and isinstance(view, np.ndarray):
-        item = data.itemsize
-        if same_start:
-            return (0, *(s // item for s in view.strides))
-        return ((_address(view) - _address(data)) // item, *(s // item for s in view.strides))
-    base = np.zeros(1, np.uint8)
-    dummy = np.lib.stride_tricks.as_strided(base, shape=shape, strides=c_strides(shape))
-    v = fn(dummy)
-    offset = v.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return (offset, *v.strides)
-
-
 def as_view(op, x, fn, *, map_shape=None, same_start=False):
     """Record ``fn`` (a NumPy view function) applied to ``x`` as the view op ``op``."""
     data = x._array()
@@ -123,8 +100,7 @@ def as_view(op, x, fn, *, map_shape=None, same_start=False):
     else:
         iat = ()  # not recorded: no map needed
     t = record(op, out, (x,), iat)
-    t._base = x if x._base is None else x._base
-    t._vc = x._vc
+    note_view(t, x, fn)
     return t
 
 
@@ -163,7 +139,7 @@ def reshape(x, *args, shape=None):
     copied = out.size and not np.shares_memory(out, data)
     t = record(UNSAFE_VIEW if copied else VIEW, out, (x,))
     if not copied:
-        t._base, t._vc = (x if x._base is None else x._base), x._vc
+        note_view(t, x, lambda a: a.reshape(shape))
     return t
 
 

@@ -58,6 +58,7 @@ from .reduce import prod as _prod
 from .reduce import sum as _sum
 from .registry import vjp_rule
 from .shape import (
+    AS_STRIDED,
     CAT,
     EXPAND,
     PERMUTE,
@@ -299,16 +300,26 @@ def _reshape_vjp(ctx, g):
     return [reshape(g, ctx.shapes[0])]
 
 
-@vjp_rule(UNSQUEEZE, PERMUTE, TRANSPOSE, T, SELECT, SLICE, SPLIT, SPLIT_SIZES, UNBIND)
-def _view_vjp(ctx, g):
-    # the view's elements come from flat positions offset + coord . strides of the input
+def _view_positions(ctx):
+    """The flat input position of each element of a view: offset + coord . strides."""
     offset, strides = int(ctx.iat[0]), [int(s) for s in ctx.iat[1:]]
     positions = np.full(ctx.shape, offset, np.int64)
     for d, st in enumerate(strides):
         shape = [1] * len(ctx.shape)
         shape[d] = ctx.shape[d]
         positions = positions + np.arange(ctx.shape[d], dtype=np.int64).reshape(shape) * st
-    return [index_add_flat(g, positions, ctx.shapes[0], unique=True)]
+    return positions
+
+
+@vjp_rule(UNSQUEEZE, PERMUTE, TRANSPOSE, T, SELECT, SLICE, SPLIT, SPLIT_SIZES, UNBIND)
+def _view_vjp(ctx, g):
+    return [index_add_flat(g, _view_positions(ctx), ctx.shapes[0], unique=True)]
+
+
+@vjp_rule(AS_STRIDED)
+def _as_strided_vjp(ctx, g):
+    # (an expanded view repeats elements: their gradients add up)
+    return [index_add_flat(g, _view_positions(ctx), ctx.shapes[0])]
 
 
 @vjp_rule(EXPAND)
