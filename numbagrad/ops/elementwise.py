@@ -5,9 +5,9 @@ derivative pins torch's convention at kinks: relu'(0) = 0, abs'(0) = 0, clamp pa
 gradient at the bounds, maximum/minimum split it evenly on ties, pow's exponent gradient is
 0 where the base is 0. At NaN they test what torch's scalar kernels test, so that the
 comparison that NaN fails picks torch's branch: relu, elu, hardtanh and maximum/minimum pass
-the gradient through a NaN (torch's vectorized loops of hardtanh and elu, on 8 float64 or
-16 float32 elements and more, disagree with its own scalar ones there), clamp drops it and
-sign(NaN) = 0.
+the gradient through a NaN, clamp drops it, sign(NaN) = 0. (torch's vectorized loops of
+hardtanh and elu, on longer tensors, from 8 float64 or 16 float32 elements for hardtanh,
+disagree with its own scalar ones at NaN: 0 and NaN.)
 """
 
 import operator

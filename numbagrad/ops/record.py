@@ -1,4 +1,5 @@
-"""The one path from an op's NumPy result to a Tensor: record a node when gradients flow."""
+"""The one path from an op's NumPy result to a Tensor: record a node when gradients flow;
+the maps of views, and a view's new node once its base was changed in place."""
 
 import numpy as np
 
