@@ -43,8 +43,7 @@ def close(a, b):
 
 # ---- 1. narrow ---------------------------------------------------------------------------
 @pytest.mark.parametrize("dim, start, length", [
-    (0, -2, 2), (0, 2, 5), (0, 3, 0), (0, 4, 0), (0, -4, 1), (0, -3, 3), (0, 0, -1),
-    (-1, 1, 2), (2, 0, 1)])
+    (0, -2, 2), (0, 2, 5), (0, 4, 0), (0, -4, 1), (0, -3, 3), (0, 0, -1)])
 def test_narrow_wraps_a_negative_start_and_checks_the_bounds(dim, start, length):
     same_as_torch(lambda lib: lib.arange(3.0).narrow(dim, start, length))
 
@@ -52,6 +51,8 @@ def test_narrow_wraps_a_negative_start_and_checks_the_bounds(dim, start, length)
 def test_narrow_of_a_0d_tensor_and_a_wrapped_start_on_a_matrix():
     same_as_torch(lambda lib: lib.ones(()).narrow(0, 0, 1))
     same_as_torch(lambda lib: lib.arange(12.0).reshape(3, 4).narrow(1, -3, 2))
+    for dim, start, length in [(0, 3, 0), (-1, 1, 2), (2, 0, 1)]:  # as before
+        same_as_torch(lambda lib: lib.arange(3.0).narrow(dim, start, length))
 
 
 # ---- 2. gradients at NaN ---------------------------------------------------------------------
