@@ -6,7 +6,7 @@ from . import dtypes
 from .autograd import api
 from .core import grad_mode
 from .ops import index, linalg, pointwise, reduce, shape
-from .ops.record import record, shape_error_broadcast
+from .ops.record import fresh_view, record, shape_error_broadcast
 from .ops.registry import BY_NAME, OPS
 from .tensor import Tensor, _make
 
@@ -91,14 +91,21 @@ Tensor.__rmatmul__ = lambda self, other: linalg.matmul(_make(np.asarray(other)),
 Tensor.__getitem__ = lambda self, idx: index.getitem(self, idx)
 
 
-def _floordiv(self, other):
-    o = other._data if isinstance(other, Tensor) else other
-    return _make(np.asarray(np.floor_divide(self._data, o)))
+def _integer_division(fn):
+    """``fn`` (floor_divide, mod) on the values; an integer division by zero raises as in
+    torch, where NumPy would give 0 with a warning."""
+    def op(self, other):
+        o = other._data if isinstance(other, Tensor) else other  # a Python number stays weak
+        if self._data.dtype.kind in "biu" and np.asarray(o).dtype.kind in "biu" and \
+                not np.all(o):
+            raise RuntimeError("ZeroDivisionError")
+        with np.errstate(divide="ignore", invalid="ignore"):  # floats: inf and NaN, silently
+            return _make(np.asarray(fn(self._data, o)))
+    return op
 
 
-Tensor.__floordiv__ = _floordiv
-Tensor.__mod__ = lambda self, o: _make(np.asarray(np.mod(self._data,
-                                                         o._data if isinstance(o, Tensor) else o)))
+Tensor.__floordiv__ = _integer_division(np.floor_divide)
+Tensor.__mod__ = _integer_division(np.mod)
 
 for _name in pointwise.UNARY_PUBLIC:
     setattr(Tensor, _name, getattr(pointwise, _name))
@@ -123,6 +130,23 @@ for _name in ("reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze",
               "repeat", "contiguous"):
     setattr(Tensor, _name, getattr(shape, _name))
 Tensor.swapaxes = Tensor.swapdims = Tensor.transpose
+
+
+def _after_fresh_view(getter):
+    """A property getter that first points a view whose base changed in place at its new
+    node (record.fresh_view): torch shows the regenerated grad_fn."""
+    def get(self):
+        if self._base is not None and self._view[1] != self._vc[0]:
+            fresh_view(self)
+        return getter(self)
+    return get
+
+
+Tensor.grad_fn = property(_after_fresh_view(Tensor.grad_fn.fget))
+Tensor.is_leaf = property(_after_fresh_view(Tensor.is_leaf.fget))
+Tensor.requires_grad = property(_after_fresh_view(Tensor.requires_grad.fget),
+                                Tensor.requires_grad.fset)
+Tensor.is_contiguous = lambda self: bool(self._array().flags.c_contiguous)
 Tensor.T = property(shape.reverse_dims)
 Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
 Tensor.view_as = lambda self, other: shape.view(self, *other.shape)

@@ -27,7 +27,7 @@ from .core.tape import FLAG_HOOK, column
 from .ops import kernel_abi, registry
 from .ops.index import gather_flat
 from .ops.pointwise import to_dtype
-from .ops.record import record
+from .ops.record import fresh_view, record
 from .tensor import Tensor, _make
 
 _KINDS = ("grad", "value_and_grad", "grad_and_value")
@@ -383,6 +383,9 @@ def _record_trace(func, flat, spec):
         with grad_mode.enable_grad():
             t_args, t_kwargs = func_mod._tree_unflatten(traced, spec)
             out = func(*t_args, **t_kwargs)
+            for o in out if isinstance(out, tuple) else (out,):
+                if isinstance(o, Tensor) and o._base is not None and o._view[1] != o._vc[0]:
+                    fresh_view(o)  # a view returned after its base changed: its current node
     finally:
         tape_mod.install(previous)
         tape.pinned = False

@@ -50,6 +50,10 @@ def from_numpy_dtype(np_dtype):
     try:
         return _BY_NP[np.dtype(np_dtype)]
     except KeyError:
+        if not np.dtype(np_dtype).isnative:
+            raise ValueError(
+                "given numpy array has byte order different from the native byte order. "
+                "Conversion between byte orders is currently not supported.") from None
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only "
             "supported types are: float64, float32, int64, int32, and bool."

@@ -68,6 +68,12 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (np.isfinite(start) and np.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {float(start):g} -> {float(end):g}")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         is_float = any(isinstance(v, float) for v in (start, end, step))
         dtype = dtypes.get_default_dtype() if is_float else dtypes.int64

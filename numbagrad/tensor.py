@@ -82,8 +82,10 @@ class Tensor:
     """A tensor; ``_data`` is a NumPy array, or a NumPy scalar for 0-d op results (cheaper to
     make; turned into a 0-d array the moment anything needs to share or mutate it)."""
 
+    # _view (views only): (the NumPy view functions from _base, version when recorded)
     __slots__ = ("_data", "_requires_grad", "_grad", "_tape", "_node", "_vc", "_base",
-                 "_retains_grad", "_captured_by", "_hooks", "_post_hooks", "__weakref__")
+                 "_view", "_retains_grad", "_captured_by", "_hooks", "_post_hooks",
+                 "__weakref__")
     __array_priority__ = 1000  # numpy scalars and arrays defer to our reflected operators
 
     def __init__(self, data=None, *, requires_grad=False, dtype=None):
@@ -370,7 +372,7 @@ def _to_numpy(data, dtype=None, copy=True):
         arr = data._array()
     elif isinstance(data, (np.ndarray, np.generic)):
         arr = np.asarray(data)  # NumPy arrays and scalars keep their dtype, as in torch
-        if dt is None:
+        if dt is None or not arr.dtype.isnative:
             dtypes.from_numpy_dtype(arr.dtype)  # raises for unsupported dtypes
     else:
         if isinstance(data, (list, tuple)):

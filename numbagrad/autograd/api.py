@@ -7,6 +7,7 @@ import numpy as np
 
 from ..core.grad_mode import enable_grad
 from ..ops.pointwise import to_dtype
+from ..ops.record import fresh_view
 from ..ops.shape import reshape
 from ..tensor import Tensor, _accumulate_grad, _make
 from . import anomaly, engine
@@ -41,12 +42,21 @@ def _roots(tensors, grad_tensors, inputs, on_leaf_root, as_tensors=False):
     An output that is itself a leaf contributes its seed through ``on_leaf_root``. With
     ``as_tensors`` (create_graph) the seeds stay Tensors: they may require grad."""
 
-    grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
-    if len(grads) != len(tensors):
-        raise RuntimeError(f"Mismatch in number of elements: got {len(grads)} gradients for "
-                           f"{len(tensors)} tensors")
+    if grad_tensors is None:
+        grads = (None,) * len(tensors)
+    else:
+        grads = _as_tuple(grad_tensors)
+        for g in grads[:len(tensors)]:
+            if g is not None and not isinstance(g, Tensor):
+                raise TypeError(f"gradients can be either Tensors or None, but got "
+                                f"{type(g).__name__}")
+        if len(grads) < len(tensors):
+            raise RuntimeError(f"got {len(tensors)} tensors and {len(grads)} gradients")
+        grads = grads[:len(tensors)]  # torch pairs them up with zip: extra ones are ignored
     roots, seeds = [], []
     for i, (t, g) in enumerate(zip(tensors, grads)):
+        if t._base is not None and t._view[1] != t._vc[0]:
+            fresh_view(t)  # a view whose base changed in place: backward from its new node
         if not t._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                "a grad_fn")

@@ -22,7 +22,7 @@ from ..ops.shape import reshape
 from ..ops.vjp import VjpContext, elementwise_vjp
 from ..tensor import Tensor, _make, post_accumulate
 from . import anomaly
-from .engine import FREED_MSG, dirty_message
+from .engine import FREED_MSG, checked_hook_result, dirty_message
 
 _LEAF, _CONST, _BRIDGE = registry.LEAF.code, registry.CONST.code, registry.BRIDGE.code
 
@@ -70,7 +70,7 @@ def _accumulate_tensor(t, g):
 
 def _run_hooks(hooks, g):
     for hook in list(hooks):
-        result = hook(g)
+        result = checked_hook_result(hook, g, hook(g))
         if result is not None:
             g = result
     return g

@@ -25,7 +25,7 @@ from ..core.tape import (
 )
 from ..ops import kernelgen, op_kernels, registry
 from ..ops.registry import Unwritten
-from ..tensor import _accumulate_grad, _make, post_accumulate
+from ..tensor import Tensor, _accumulate_grad, _make, post_accumulate
 from . import anomaly, sweep
 
 FREED_MSG = (
@@ -298,10 +298,10 @@ class _Run:
         """Call ``hooks`` on the node's complete gradient; a hook's return value replaces it."""
         g = self.adjoint(node)
         for hook in list(hooks):
-            result = hook(_make(g.reshape(shape).astype(dtype)))
+            grad = _make(g.reshape(shape).astype(dtype))
+            result = checked_hook_result(hook, grad, hook(grad))
             if result is not None:
-                g[:] = np.asarray(result._data if hasattr(result, "_data") else result,
-                                  np.float64).reshape(-1)
+                g[:] = np.asarray(result._data, np.float64).reshape(-1)
 
     def big_node(self, i):
         """Differentiate a node too large for the serial sweep (or one with hooks, or one
@@ -504,6 +504,23 @@ def _run_backward(roots, grads, retain_graph, inputs, collect):
             retire(tape)
 
 
+def checked_hook_result(hook, grad, result):
+    """A tensor hook's return value, checked as torch checks it: None, or a Tensor of the
+    gradient's dtype and shape."""
+    if result is None:
+        return None
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result.dtype is not grad.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was "
+                           f"torch.{grad.dtype.scalar_name}Tensor got "
+                           f"torch.{result.dtype.scalar_name}Tensor)")
+    if tuple(result.shape) != tuple(grad.shape):
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return result
+
+
 def _accumulate(run, tape, inputs, collect=None):
     """Write the gradients this tape's sweep produced into ``.grad`` of leaves (or inputs),
     or into ``collect`` keyed by id(input)."""
@@ -514,7 +531,9 @@ def _accumulate(run, tape, inputs, collect=None):
             touched = run.touched[idx].tolist()
             voffs = run.nodes[idx, F_VOFF]
             sizes = run.nodes[idx, F_SIZE].tolist()
-            firsts = run.adj[np.maximum(voffs, 0)].tolist() if len(run.adj) else [0.0] * len(idx)
+            # (read only for one-element leaves; an empty leaf may sit at the arena's end)
+            firsts = run.adj[np.clip(voffs, 0, len(run.adj) - 1)].tolist() if len(run.adj) \
+                else [0.0] * len(idx)
             voffs = voffs.tolist()
             for k, (node, leaf) in enumerate(tape.leaves):
                 if not touched[k] or not leaf._requires_grad:

@@ -65,7 +65,8 @@ def linear(input, weight, bias=None):  # noqa: A002 - torch's names
         return out
     if input.ndim == 2:
         return _addmm(bias, input, _weight_t(weight))
-    rows = _reshape(input, (-1, input.shape[-1]))
+    # (the row count spelled out: -1 cannot be inferred beside a size-0 last dim)
+    rows = _reshape(input, (int(np.prod(input.shape[:-1])), input.shape[-1]))
     return _reshape(_addmm(bias, rows, _weight_t(weight)), (*input.shape[:-1], weight.shape[0]))
 
 

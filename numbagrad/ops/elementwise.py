@@ -3,7 +3,11 @@
 Formulas are scalar Python expressions (see registry.py for the names they may use). Each
 derivative pins torch's convention at kinks: relu'(0) = 0, abs'(0) = 0, clamp passes the
 gradient at the bounds, maximum/minimum split it evenly on ties, pow's exponent gradient is
-0 where the base is 0.
+0 where the base is 0. At NaN they test what torch's scalar kernels test, so that the
+comparison that NaN fails picks torch's branch: relu, elu, hardtanh and maximum/minimum pass
+the gradient through a NaN, clamp drops it, sign(NaN) = 0. (torch's vectorized loops of
+hardtanh and elu, on longer tensors, from 8 float64 or 16 float32 elements for hardtanh,
+disagree with its own scalar ones at NaN: 0 and NaN.)
 """
 
 import operator
@@ -24,6 +28,13 @@ def _sigmoid(a):
     # stable for any sign: exp only ever sees -|a|, so it cannot overflow
     e = np.exp(-np.abs(a))
     return np.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(a.dtype, copy=False)[()]
+
+
+def _sign(a):
+    s = np.sign(a)
+    if s.dtype.kind == "f":  # torch's sign(NaN) is 0, NumPy's NaN
+        s = np.where(s == s, s, s.dtype.type(0))[()]
+    return s
 
 
 def _erf(a):
@@ -71,7 +82,7 @@ defop("tanh", "TanhBackward0", 1, forward=np.tanh, grads=("g * (1.0 - y * y)",),
 defop("sigmoid", "SigmoidBackward0", 1, forward=_sigmoid,
       grads=("g * y * (1.0 - y)",), fwd="sigmoid(a)", torch="sigmoid")
 defop("relu", "ReluBackward0", 1, forward=lambda a: np.maximum(a, 0).astype(a.dtype, copy=False),
-      grads=("g if y > 0.0 else 0.0",), fwd="a if a > 0.0 else 0.0", torch="relu")
+      grads=("0.0 if y <= 0.0 else g",), fwd="0.0 if a <= 0.0 else a", torch="relu")
 defop("leaky_relu", "LeakyReluBackward0", 1,
       forward=lambda a, slope: np.where(a > 0, a, a * slope).astype(a.dtype, copy=False),
       grads=("g if a > 0.0 else g * f0",), fwd="a if a > 0.0 else a * f0",
@@ -91,12 +102,12 @@ defop("softplus", "SoftplusBackward0", 1, forward=_softplus,
 defop("elu", "EluBackward0", 1,
       forward=lambda a, alpha: np.where(a > 0, a, alpha * np.expm1(np.minimum(a, 0))
                                         ).astype(a.dtype, copy=False)[()],
-      grads=("g if a > 0.0 else g * (y + f0)",), fwd="a if a > 0.0 else f0 * expm1(a)",
+      grads=("g * f0 * exp(a) if a <= 0.0 else g",), fwd="a if a > 0.0 else f0 * expm1(a)",
       samples=[Sample((s,), kw, "lib.nn.functional.elu(x0, **kw)") for s in [(), (7,)]
                for kw in ({}, {"alpha": 0.5})])
 defop("hardtanh", "HardtanhBackward0", 1,
       forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype, copy=False),
-      grads=("g if (a > f0 and a < f1) else 0.0",), fwd="min(max(a, f0), f1)",
+      grads=("0.0 if (a <= f0 or a >= f1) else g",), fwd="min(max(a, f0), f1)",
       samples=[Sample((s,), kw, "lib.nn.functional.hardtanh(x0, **kw)") for s in [(), (7,)]
                for kw in ({}, {"min_val": -0.5, "max_val": 0.25})])
 defop("mish", "MishBackward0", 1, forward=lambda a: a * np.tanh(_softplus(a, 1.0, 20.0)),
@@ -107,7 +118,7 @@ defop("mish", "MishBackward0", 1, forward=lambda a: a * np.tanh(_softplus(a, 1.0
 defop("native_dropout", "MulBackward0", 1, grads=("g * f0 if m else 0.0",),
       fwd="a * f0 if m else 0.0",
       samples=[Sample((s,), {}, "lib.nn.functional.dropout(x0, p=1.0)") for s in [(), (5,)]])
-defop("sign", "SignBackward0", 1, forward=np.sign, grads=("0.0",), fwd="sgn(a)",
+defop("sign", "SignBackward0", 1, forward=_sign, grads=("0.0",), fwd="sgn(a)",
       torch="sign")
 defop("clamp", "ClampBackward1", 1,
       forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype, copy=False),
@@ -148,13 +159,13 @@ defop("pow", "PowBackward1", 2, forward=np.power,
              "0.0 if (a == 0.0 and b >= 0.0) else g * y * log(a)"),
       fwd="a ** b", torch="pow", domain=POS)
 defop("maximum", "MaximumBackward0", 2, forward=np.maximum,
-      grads=("g if a > b else (0.5 * g if a == b else 0.0)",
-             "g if b > a else (0.5 * g if a == b else 0.0)"),
-      fwd="max(a, b)", torch="maximum")
+      grads=("0.0 if a < b else (0.5 * g if a == b else g)",
+             "0.0 if a > b else (0.5 * g if a == b else g)"),
+      fwd="a if (a > b or a != a) else b", torch="maximum")  # NaN wins, as in torch
 defop("minimum", "MinimumBackward0", 2, forward=np.minimum,
-      grads=("g if a < b else (0.5 * g if a == b else 0.0)",
-             "g if b < a else (0.5 * g if a == b else 0.0)"),
-      fwd="min(a, b)", torch="minimum")
+      grads=("0.0 if a > b else (0.5 * g if a == b else g)",
+             "0.0 if a < b else (0.5 * g if a == b else g)"),
+      fwd="a if (a < b or a != a) else b", torch="minimum")
 # ---- tensor (op) Python number: the number is a float attribute, not a node, as in torch ---
 def _scalar_samples(*calls):
     return [Sample((s,), {}, c) for c in calls for s in [(), (4,), (2, 3)]]

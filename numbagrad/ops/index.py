@@ -107,6 +107,16 @@ def getitem(x, index):
     return record(INDEX, out, (x,), flat.reshape(-1))
 
 
+def _check_index(idx, d, size, op):
+    """torch's bounds: an index is in [0, size) (no wrapping of negative ones, as NumPy's)."""
+    bad = (idx < 0) | (idx >= size)
+    if bad.any():
+        if op == "index_select":
+            raise IndexError("index out of range in self")
+        raise RuntimeError(f"index {int(idx[bad].flat[0])} is out of bounds for dimension {d} "
+                           f"with size {size}")
+
+
 def gather(x, dim, index):
     d = _wrap(dim, x.ndim)
     idx = index._array() if isinstance(index, Tensor) else np.asarray(index)
@@ -115,9 +125,7 @@ def gather(x, dim, index):
     if idx.ndim != max(x.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     data = x._array()
-    if idx.size and (idx.min() < -data.shape[d] or idx.max() >= data.shape[d]):
-        raise RuntimeError(f"index {int(idx.max())} is out of bounds for dimension {d} with size "
-                           f"{data.shape[d]}")
+    _check_index(idx, d, data.shape[d] if data.ndim else 1, "gather")
     # torch's gather allows index smaller than the input in non-gather dims
     sl = tuple(slice(0, idx.shape[k]) if k != d else slice(None) for k in range(data.ndim))
     positions = np.arange(data.size).reshape(data.shape)[sl]
@@ -131,7 +139,10 @@ def index_select(x, dim, index):
     idx = index._array() if isinstance(index, Tensor) else np.asarray(index)
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    if idx.dtype not in (np.int64, np.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     data = x._array()
+    _check_index(idx, d, data.shape[d] if data.ndim else 1, "index_select")
     out = np.take(data, idx, axis=d)
     flat = np.take(np.arange(data.size).reshape(data.shape), idx, axis=d)
     return record(INDEX_SELECT, out, (x,), flat.reshape(-1))

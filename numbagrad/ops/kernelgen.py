@@ -44,7 +44,7 @@ from numbagrad.ops.replay_kernels import *  # noqa: F401,F403
 
 @njit(cache=True, inline="always", error_model="numpy")
 def sgn(x):
-    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0 * x)
+    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)  # torch: sgn(NaN) = sgn(-0.0) = 0
 
 
 @njit(cache=True, inline="always", error_model="numpy")

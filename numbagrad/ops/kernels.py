@@ -205,15 +205,31 @@ def expand_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
 
 @njit(cache=True, error_model="numpy")
 def amax_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
-    # torch: the gradient is shared evenly among the tied extrema of a group
+    # torch: (g / count) * mask, count the group's elements equal to its extremum: shared
+    # evenly among ties, and NaN over a whole group whose extremum is NaN (count 0)
     j = bcast_index(iat, sh0)
     count = np.zeros(g.shape[0])
     for k in range(x0.shape[0]):
         if x0[k] == y[j[k]]:
             count[j[k]] += 1.0
     for k in range(x0.shape[0]):
-        if x0[k] == y[j[k]]:
-            gx0[k] += g[j[k]] / count[j[k]]
+        q = j[k]
+        gx0[k] += (g[q] / count[q]) * (1.0 if x0[k] == y[q] else 0.0)
+
+
+@njit(cache=True, error_model="numpy")
+def extreme_all_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    # max() and min() of everything, torch's evenly_distribute_backward: g / count to each
+    # element equal to the result (each NaN when the result is NaN), exactly 0 elsewhere
+    nan = y[0] != y[0]
+    count = 0.0
+    for k in range(x0.shape[0]):
+        if (x0[k] != x0[k]) if nan else (x0[k] == y[0]):
+            count += 1.0
+    share = g[0] / count
+    for k in range(x0.shape[0]):
+        if (x0[k] != x0[k]) if nan else (x0[k] == y[0]):
+            gx0[k] += share
 
 
 @njit(cache=True, error_model="numpy")
@@ -237,12 +253,17 @@ def _group_mean(x0, j, n_groups):
 
 @njit(cache=True, error_model="numpy")
 def var_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
-    # fat[0] = correction (Bessel's 1 by default)
+    # fat[0] = correction (Bessel's 1 by default); fat[1] = 1 when no dim was given, where
+    # torch's answer for no degrees of freedom left is NaN at the mean and inf elsewhere
     j = bcast_index(iat, sh0)
     mean, cnt = _group_mean(x0, j, g.shape[0])
+    if fat.shape[0] > 1 and fat[1] != 0.0 and cnt[0] - fat[0] <= 0.0:
+        for k in range(x0.shape[0]):
+            gx0[k] += g[0] * (np.nan if x0[k] == mean[0] else np.inf)
+        return
     for k in range(x0.shape[0]):
         q = j[k]
-        gx0[k] += g[q] * 2.0 * (x0[k] - mean[q]) / (cnt[q] - fat[0])
+        gx0[k] += (2.0 / (cnt[q] - fat[0])) * g[q] * (x0[k] - mean[q])
 
 
 @njit(cache=True, error_model="numpy")
@@ -280,23 +301,54 @@ def norm_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
 
 
 @njit(cache=True, error_model="numpy")
+def _prod_of_others(g, x0, gx0, j, m):
+    """gx0 += g * (product of the elements before * product of the elements after, in the
+    group), torch's prod_safe_zeros_backward: exact with zeros, and NaN where it is."""
+    n = x0.shape[0]
+    before = np.empty(n)
+    run = np.ones(m)
+    for k in range(n):
+        before[k] = run[j[k]]
+        run[j[k]] *= x0[k]
+    run[:] = 1.0
+    for k in range(n - 1, -1, -1):
+        q = j[k]
+        gx0[k] += g[q] * (before[k] * run[q])
+        run[q] *= x0[k]
+
+
+@njit(cache=True, error_model="numpy")
 def prod_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
-    # Exact with zeros: the product of the *other* elements, not y / x.
-    j = bcast_index(iat, sh0)
-    m = g.shape[0]
-    zeros = np.zeros(m, np.int64)
-    nonzero_prod = np.ones(m)
+    # prod() of everything, torch's rule: y / x without zeros, the product of the others
+    # with one zero, and 0 with several
+    if sh0.shape[0] == 0:
+        gx0[0] += g[0]
+        return
+    zeros = 0
     for k in range(x0.shape[0]):
         if x0[k] == 0.0:
-            zeros[j[k]] += 1
-        else:
-            nonzero_prod[j[k]] *= x0[k]
+            zeros += 1
+    if zeros == 0:
+        for k in range(x0.shape[0]):
+            gx0[k] += g[0] * (y[0] / x0[k])
+    elif zeros == 1:
+        _prod_of_others(g, x0, gx0, np.zeros(x0.shape[0], np.int64), 1)
+
+
+@njit(cache=True, error_model="numpy")
+def prod_dim_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    # prod(dim), torch's rule: y / x when no element of the whole input is 0, else the
+    # product of the others in every group
+    if sh0.shape[0] == 0:
+        gx0[0] += g[0]
+        return
+    j = bcast_index(iat, sh0)
     for k in range(x0.shape[0]):
-        q = j[k]
-        if zeros[q] == 0:
-            gx0[k] += g[q] * nonzero_prod[q] / x0[k]
-        elif zeros[q] == 1 and x0[k] == 0.0:
-            gx0[k] += g[q] * nonzero_prod[q]
+        if x0[k] == 0.0:
+            _prod_of_others(g, x0, gx0, j, g.shape[0])
+            return
+    for k in range(x0.shape[0]):
+        gx0[k] += g[j[k]] * (y[j[k]] / x0[k])
 
 
 @njit(cache=True, error_model="numpy")

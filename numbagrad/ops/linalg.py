@@ -174,6 +174,11 @@ def addmm(c, a, b, *, beta=1, alpha=1):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims_of(a)} and "
                            f"{_dims_of(b)})")
     out_shape = (a.shape[0], b.shape[1])
+    if c.ndim > 2:  # torch expands self to the product's shape, which cannot drop dims
+        raise RuntimeError(f"expand(torch.{c.dtype.scalar_name}Tensor{{{list(c.shape)}}}, "
+                           f"size={list(out_shape)}): the number of sizes provided (2) must be "
+                           f"greater or equal to the number of dimensions in the tensor "
+                           f"({c.ndim})")
     try:
         np.broadcast_shapes(c.shape, out_shape)
     except ValueError:
@@ -273,7 +278,8 @@ def matmul(a, b):
     bsz = int(np.prod(batch)) if batch else 1
     if not batch_b and b.ndim == 2:
         # (..., n, k) @ (k, m): one mm over the folded rows, as torch folds it
-        out = mm(reshape(a2, -1, k), b2)
+        # (the row count spelled out: -1 cannot be inferred beside a size-0 k)
+        out = mm(reshape(a2, int(np.prod(a2.shape[:-1])), k), b2)
     else:
         ea = reshape(expand(a2, *batch, n, k), bsz, n, k) if batch_a != batch or a2.ndim < 3 \
             else reshape(a2, bsz, n, k)

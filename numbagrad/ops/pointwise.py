@@ -18,7 +18,7 @@ def to_dtype(t, dt):
     """Cast a tensor, recording ToCopyBackward0 when it carries a gradient."""
     if t.dtype is dt:
         return t
-    out = np.asarray(t._data).astype(dt.np)
+    out = torch_layout(np.asarray(t._data).astype(dt.np), (t._data,))
     if t._requires_grad and dt.is_floating_point:
         return record(BY_NAME["to_copy"], out, (t,))
     tape = tape_mod.traced_tape()
@@ -50,11 +50,13 @@ def eager_forward(op, *operands):
     (30% of inputs differ from the C library's), SciPy's erf is not the C library's, and a
     derivative read from the output (tanh's 1 - y * y) magnifies a last-bit difference."""
     if op.rounds_once:
-        return op.forward(*operands)
+        out = op.forward(*operands)
+        # (a 0-d result, a NumPy scalar, has no layout: skip the call on scalar graphs)
+        return torch_layout(out, operands[:op.arity]) if type(out) is np.ndarray else out
     if op.arity == 1:  # the common case, kept short: a few microseconds on small tensors
         a = operands[0]
         if a.dtype.kind != "f":
-            return op.forward(*operands)
+            return torch_layout(op.forward(*operands), operands[:1])
         if a.ndim == 0:  # on Python floats: a fifth of an array call's cost
             kernel = _eager_kernel(op, "_sc_")
             if len(operands) == 1:
@@ -62,21 +64,84 @@ def eager_forward(op, *operands):
             f0, f1 = (*operands[1:], 0.0)[:2]
             return a.dtype.type(kernel(float(a), float(f0), float(f1)))
         fat = np.asarray(operands[1:], np.float64) if len(operands) > 1 else _NO_FLOATS
+        order = None if a.flags.c_contiguous else torch_order(a.shape, [a])
+        if order is not None:  # computed in the order torch lays the result out
+            a = a.transpose(order)
         y = np.empty(a.shape, a.dtype)
         _eager_kernel(op)(y.reshape(-1), np.ascontiguousarray(a).reshape(-1), _NO_INTS,
                           _NO_INTS, _NO_INTS, fat)  # a unary kernel reads no shapes
+        if order is not None:
+            return y.transpose(np.argsort(order))
         return y if y.ndim else y[()]
     arrays = [np.asarray(v) for v in operands[:op.arity]]
     if any(a.dtype.kind != "f" for a in arrays):
-        return op.forward(*operands)
+        return torch_layout(op.forward(*operands), arrays)
     dtype = arrays[0].dtype if all(a.dtype == arrays[0].dtype for a in arrays) else np.float64
     shape = np.broadcast_shapes(*[a.shape for a in arrays])
+    order = None if all(a.flags.c_contiguous for a in arrays) else torch_order(shape, arrays)
+    if order is not None:  # computed in the order torch lays the result out
+        arrays = [a.reshape((1,) * (len(shape) - a.ndim) + a.shape).transpose(order)
+                  for a in arrays]
+        shape = tuple(shape[d] for d in order)
     flat = [np.ascontiguousarray(a, dtype).reshape(-1) for a in arrays]
     shapes = [np.asarray(s, np.int64) for s in [shape] + [a.shape for a in arrays]]
     y = np.empty(shape, dtype)
     fat = np.asarray(operands[op.arity:], np.float64) if len(operands) > op.arity else _NO_FLOATS
     _eager_kernel(op)(y.reshape(-1), *flat, *shapes, _NO_INTS, fat)
+    if order is not None:
+        return y.transpose(np.argsort(order))
     return y if y.ndim else y[()]
+
+
+def torch_layout(out, operands):
+    """``out``, NumPy's elementwise result of ``operands``, in the layout torch gives it
+    (see torch_order): NumPy orders the dims of a result of strided operands its own way."""
+    if isinstance(out, np.generic) or out.ndim < 2 or all(
+            not isinstance(a, np.ndarray) or a.flags.c_contiguous for a in operands):
+        return out  # C-contiguous operands give a C-contiguous result, in both
+    order = torch_order(out.shape, [a for a in operands if isinstance(a, np.ndarray)])
+    order = order or list(range(out.ndim))
+    moved = out.transpose(order)
+    if moved.flags.c_contiguous:
+        return out
+    return np.ascontiguousarray(moved).transpose(np.argsort(order))
+
+
+def torch_order(shape, arrays):
+    """The axis order, outermost first, in which torch's elementwise kernels lay out a result
+    of ``shape`` from operands ``arrays`` (TensorIterator's reorder_dimensions: dims sorted by
+    the operands' strides, the first operand deciding, broadcast dims ignored); None for C
+    order. ``.view`` of the result then fails or succeeds as it does in torch."""
+    nd = len(shape)
+    strides = []
+    for a in arrays:
+        lead = nd - a.ndim
+        strides.append([0 if i < lead or a.shape[i - lead] != shape[i] else
+                        a.strides[i - lead] for i in range(nd)])
+
+    def should_swap(d0, d1):
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(nd - 1, -1, -1))  # innermost first, as torch's insertion sort runs
+    for i in range(1, nd):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    order = perm[::-1]
+    return None if order == list(range(nd)) else order
 
 
 def _eager_kernel(op, prefix="_fw_"):
@@ -124,7 +189,10 @@ def binary(name, a, b):
     elif a._data.dtype.kind == "f" and type(b) in (float, int) and name in _WITH_SCALAR:
         # a Python number never promotes a float tensor; it is recorded as an attribute
         op = BY_NAME[name + "_scalar"]
-        return record(op, op.forward(a._data, b), (a,), (), (float(b),))
+        out = op.forward(a._data, b)
+        if type(out) is np.ndarray:
+            out = torch_layout(out, (a._data,))
+        return record(op, out, (a,), (), (float(b),))
     else:
         _check_number(b, name)
         dt = dtypes.result_type((a.dtype, a.ndim), (dtypes.scalar_dtype(b), None))
@@ -197,7 +265,7 @@ def where(condition, x, y):
     dt = dtypes.result_type(*kinds)
     tx, ty = _operand(x, dt), _operand(y, dt)
     shape = broadcast_shapes(cond.shape, np.shape(tx._data), np.shape(ty._data))
-    out = np.where(cond, tx._data, ty._data)
+    out = torch_layout(np.where(cond, tx._data, ty._data), (cond, tx._data, ty._data))
     mask = np.broadcast_to(cond, shape).reshape(-1).astype(np.int64)
     return record(BY_NAME["where"], out, (tx, ty), mask)
 
@@ -207,12 +275,18 @@ def masked_fill(x, mask, value):
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
                            f"dtype {dtypes.from_numpy_dtype(m.dtype)}")
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.ndim} dimension(s).")
     v = value.item() if isinstance(value, Tensor) else value
+    shape = broadcast_shapes(m.shape, x.shape)
+    if shape != tuple(x.shape):
+        # torch broadcasts self against the mask: the gradient sums back over the new dims
+        x = record(BY_NAME["expand"], np.broadcast_to(x._data, shape), (x,))
+    # torch fills a contiguous copy of self, whatever self's layout
     out = np.where(m, np.asarray(v, x._data.dtype), x._data)
-    if out.shape != np.shape(x._data):
-        raise RuntimeError(f"masked_fill: mask of shape {list(m.shape)} does not broadcast to "
-                           f"self of shape {list(x.shape)}")
-    mask_flat = np.broadcast_to(m, out.shape).reshape(-1).astype(np.int64)
+    out = np.ascontiguousarray(out) if out.ndim else out[()]
+    mask_flat = np.broadcast_to(m, shape).reshape(-1).astype(np.int64)
     return record(BY_NAME["masked_fill"], out, (x,), mask_flat, (float(v),))
 
 

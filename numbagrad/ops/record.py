@@ -1,4 +1,5 @@
-"""The one path from an op's NumPy result to a Tensor: record a node when gradients flow."""
+"""The one path from an op's NumPy result to a Tensor: record a node when gradients flow;
+the maps of views, and a view's new node once its base was changed in place."""
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from ..core.tape import (
 )
 from ..tensor import Tensor, _make  # noqa: F401
 from . import replay_kernels
+from .registry import BY_NAME
 
 _NO_INTS = np.empty(0, np.int64)
 
@@ -46,6 +48,8 @@ def record(op, out, inputs, iat=(), fat=()):
     tape = None
     needed = False
     for t in inputs:
+        if t._base is not None and t._view[1] != t._vc[0]:
+            fresh_view(t)
         if t._requires_grad:
             needed = True
             # record on the newest tape among the inputs': older ones are bridged into it
@@ -86,6 +90,69 @@ def record(op, out, inputs, iat=(), fat=()):
     if anomaly_flags.state.enabled:
         anomaly_flags.note(tape, node)
     return _make(out, tape, node)
+
+
+def c_strides(shape):
+    st, acc = [], 1
+    for s in reversed(shape):
+        st.append(acc)
+        acc *= s
+    return tuple(reversed(st))
+
+
+def _address(a):
+    return a.__array_interface__["data"][0]
+
+
+def view_map(shape, fn, data=None, view=None, same_start=False):
+    """(offset, strides) of ``fn``'s view in the C-order element space of ``shape``. When
+    the input ``data`` is C-contiguous its element space is that order already, so the
+    already-made ``view`` is read directly (no dummy array); ``same_start``: ``fn`` only
+    reorders axes (t, transpose), so the offset is 0 without reading addresses."""
+    if data is not None and data.flags.c_contiguous and isinstance(view, np.ndarray):
+        item = data.itemsize
+        if same_start:
+            return (0, *(s // item for s in view.strides))
+        return ((_address(view) - _address(data)) // item, *(s // item for s in view.strides))
+    base = np.zeros(1, np.uint8)
+    dummy = np.lib.stride_tricks.as_strided(base, shape=shape, strides=c_strides(shape))
+    v = fn(dummy)
+    offset = v.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return (offset, *v.strides)
+
+
+def note_view(t, x, fn):
+    """Make ``t``, ``fn(x)`` sharing ``x``'s memory, a view of ``x``'s base: it shares the
+    base's version counter and remembers the view functions from the base (fresh_view)."""
+    if x._base is None:
+        t._base, t._view = x, ((fn,), x._vc[0])
+    else:
+        t._base, t._view = x._base, ((*x._view[0], fn), x._vc[0])
+    t._vc = x._vc
+
+
+def fresh_view(t):
+    """Point ``t``, a view whose base was changed in place after the view was recorded, at
+    an AsStridedBackward0 node over the base's current node, as torch regenerates a view's
+    grad_fn: a gradient through the view then goes through the in-place op, not around it.
+    (The view's value is the base's memory, current already; only its node was stale.)"""
+    if not grad_mode.state.enabled:
+        return  # nothing can be recorded: done when next used with gradients
+    fns = t._view[0]
+    t._view = (fns, t._vc[0])
+    base = t._base
+    if not base._requires_grad:
+        return
+
+    def from_base(a):
+        for fn in fns:
+            a = fn(a)
+        return a
+
+    r = record(BY_NAME["as_strided"], t._array(), (base,), view_map(np.shape(base._data),
+                                                                      from_base))
+    t._rebase(r._tape, r._node)
+    t._requires_grad = True
 
 
 def shape_error_broadcast(sa, sb):

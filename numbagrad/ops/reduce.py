@@ -28,14 +28,14 @@ MEAN = defop("mean", "MeanBackward0", 1, replay="mean_fw", replay_f32=True, kern
 MEAN_DIM = defop("mean_dim", "MeanBackward1", 1, replay="mean_fw", replay_f32=True, kernel="sum_bw",
                  samples=_s("x0.mean(**kw)", _SH[1:], _DIMS))
 PROD = defop("prod", "ProdBackward0", 1, replay="prod_fw", replay_f32=True, kernel="prod_bw",
-             saves=("x0",), samples=_s("x0.prod()"))
+             saves=("x0", "y"), samples=_s("x0.prod()"))
 PROD_DIM = defop("prod_dim", "ProdBackward1", 1, replay="prod_fw", replay_f32=True,
-                 kernel="prod_bw", saves=("x0",),
+                 kernel="prod_dim_bw", saves=("x0", "y"),
                  samples=_s("x0.prod(**kw)", _SH[1:], ({"dim": 0}, {"dim": -1, "keepdim": True})))
-MAX_ALL = defop("max", "MaxBackward1", 1, replay="amax_fw", kernel="amax_bw", saves=("x0", "y"),
-                samples=_s("x0.max()"))
-MIN_ALL = defop("min", "MinBackward1", 1, replay="amin_fw", kernel="amax_bw", saves=("x0", "y"),
-                samples=_s("x0.min()"))
+MAX_ALL = defop("max", "MaxBackward1", 1, replay="amax_fw", kernel="extreme_all_bw",
+                saves=("x0", "y"), samples=_s("x0.max()"))
+MIN_ALL = defop("min", "MinBackward1", 1, replay="amin_fw", kernel="extreme_all_bw",
+                saves=("x0", "y"), samples=_s("x0.min()"))
 MAX_DIM = defop("max_dim", "MaxBackward0", 1, replay="argmax_dim_fw", replay_bw="arg_dim_bw",
                 kernel="index_bw",
                 samples=_s("x0.max(**kw)[0]", _SH[1:], ({"dim": 0}, {"dim": -1, "keepdim": True})))
@@ -250,7 +250,9 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
         dim, unbiased = None, dim
     c = _correction(unbiased, correction)
     dims = _dims(dim, x.ndim, "var")
-    return _reduce(VAR, x, dims, keepdim, _group_value(VAR, x, dims, (c,)), (c,))
+    # fat[1]: no dim given, where torch's gradient differs once no degree of freedom is left
+    fat = (c, 1.0 if dim is None or x.ndim == 0 else 0.0)
+    return _reduce(VAR, x, dims, keepdim, _group_value(VAR, x, dims, fat), fat)
 
 
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -289,7 +291,7 @@ def _softmax(x, dim, dtype, log):
     x = to_dtype(x, dtypes.as_dtype(dtype)) if dtype is not None else _float_input(x)
     dims = _dims(dim, x.ndim, "softmax")
     data = np.asarray(x._data)
-    value = _softmax_value(data, dims, log) if data.ndim else \
-        (np.zeros_like(data) if log else np.ones_like(data))
+    # a 0-d input too: its softmax is exp(x - x) / 1, NaN at an infinite or NaN x
+    value = _softmax_value(data, dims, log)
     value = value[()] if value.ndim == 0 else value
     return record(LOG_SOFTMAX if log else SOFTMAX, value, (x,), _kept(x.shape, dims))

@@ -12,9 +12,9 @@ import numpy as np
 from .. import dtypes
 from ..core import grad_mode
 from ..tensor import Tensor, _make  # noqa: F401
-from .pointwise import to_dtype, unary
-from .record import record
-from .registry import Sample, defop
+from .pointwise import to_dtype
+from .record import note_view, record, view_map
+from .registry import BY_NAME, Sample, defop
 
 _VIEW = "view_bw"
 
@@ -63,6 +63,12 @@ REPEAT = defop("repeat", "RepeatBackward0", 1, replay="repeat_fw", kernel="repea
 CAT = defop("cat", "CatBackward0", -1, replay="cat_fw", kernel="cat_bw",
             samples=[Sample(((2, 3), (1, 3)), {}, "lib.cat([x0, x1])"),
                      Sample(((2, 3), (2, 2), (2, 1)), {}, "lib.cat([x0, x1, x2], dim=1)")])
+# a view whose base was changed in place after the view was recorded, recorded again over
+# the base's current node (record.fresh_view), as torch regenerates its grad_fn
+AS_STRIDED = defop("as_strided", "AsStridedBackward0", 1, replay="view_fw", kernel=_VIEW,
+                   samples=_views("(y := x0 * 1, v := y[1:], y.mul_(2.0), v)[3]", [(4,)])
+                   + _views("(y := x0 * 1, v := y.t()[1:], y.mul_(2.0), v * 1)[3]", [(2, 3)])
+                   + _views("(y := x0 * 1, v := y.expand(2, 3), y.mul_(2.0), v)[3]", [(3,)]))
 STACK = defop("stack", "StackBackward0", -1, replay="stack_fw", kernel="stack_bw",
               samples=[Sample(((2, 3), (2, 3)), {}, "lib.stack([x0, x1])"),
                        Sample(((3,), (3,), (3,)), {}, "lib.stack([x0, x1, x2], dim=1)")])
@@ -85,35 +91,6 @@ for _op in (UNSQUEEZE, PERMUTE, TRANSPOSE, T, SELECT, SLICE, SPLIT, SPLIT_SIZES,
     _op.numpy_bw = _view_numpy
 
 
-def c_strides(shape):
-    st, acc = [], 1
-    for s in reversed(shape):
-        st.append(acc)
-        acc *= s
-    return tuple(reversed(st))
-
-
-def _address(a):
-    return a.__array_interface__["data"][0]
-
-
-def view_map(shape, fn, data=None, view=None, same_start=False):
-    """(offset, strides) of ``fn``'s view in the C-order element space of ``shape``. When
-    the input ``data`` is C-contiguous its element space is that order already, so the
-    already-made ``view`` is read directly (no dummy array); ``same_start``: ``fn`` only
-    reorders axes (t, transpose), so the offset is 0 without reading addresses."""
-    if data is not None and data.flags.c_contiguous and isinstance(view, np.ndarray):
-        item = data.itemsize
-        if same_start:
-            return (0, *(s // item for s in view.strides))
-        return ((_address(view) - _address(data)) // item, *(s // item for s in view.strides))
-    base = np.zeros(1, np.uint8)
-    dummy = np.lib.stride_tricks.as_strided(base, shape=shape, strides=c_strides(shape))
-    v = fn(dummy)
-    offset = v.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return (offset, *v.strides)
-
-
 def as_view(op, x, fn, *, map_shape=None, same_start=False):
     """Record ``fn`` (a NumPy view function) applied to ``x`` as the view op ``op``."""
     data = x._array()
@@ -123,8 +100,7 @@ def as_view(op, x, fn, *, map_shape=None, same_start=False):
     else:
         iat = ()  # not recorded: no map needed
     t = record(op, out, (x,), iat)
-    t._base = x if x._base is None else x._base
-    t._vc = x._vc
+    note_view(t, x, fn)
     return t
 
 
@@ -163,7 +139,7 @@ def reshape(x, *args, shape=None):
     copied = out.size and not np.shares_memory(out, data)
     t = record(UNSAFE_VIEW if copied else VIEW, out, (x,))
     if not copied:
-        t._base, t._vc = (x if x._base is None else x._base), x._vc
+        note_view(t, x, lambda a: a.reshape(shape))
     return t
 
 
@@ -198,7 +174,7 @@ def squeeze(x, dim=None):
     if dim is None:
         return as_view(SQUEEZE, x, lambda a: a.reshape([s for s in a.shape if s != 1]))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    dims = {_wrap(d, x.ndim) for d in dims} if x.ndim else set()
+    dims = {_wrap(d, x.ndim) for d in dims}  # a 0-d tensor takes dims -1 and 0 only
     keep = [s for i, s in enumerate(x.shape) if not (i in dims and s == 1)]
     return as_view(SQUEEZE_DIM if isinstance(dim, int) else SQUEEZE_DIMS, x,
                    lambda a: a.reshape(keep))
@@ -223,9 +199,9 @@ def permute(x, *dims):
 
 
 def transpose(x, dim0, dim1):
+    d0, d1 = _wrap(dim0, x.ndim), _wrap(dim1, x.ndim)  # a 0-d tensor takes dims -1 and 0 only
     if x.ndim == 0:
         return as_view(TRANSPOSE, x, lambda a: a)
-    d0, d1 = _wrap(dim0, x.ndim), _wrap(dim1, x.ndim)
     return as_view(TRANSPOSE, x, lambda a: np.swapaxes(a, d0, d1))
 
 
@@ -247,7 +223,8 @@ def reverse_dims(x):
 def expand(x, *sizes):
     sizes = _shape_args(sizes)
     if len(sizes) < x.ndim:
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(x.shape)}}}, size={list(sizes)}): "
+        raise RuntimeError(f"expand(torch.{x.dtype.scalar_name}Tensor{{{list(x.shape)}}}, "
+                           f"size={list(sizes)}): "
                            "the number of sizes provided ("
                            f"{len(sizes)}) must be greater or equal to the number of dimensions "
                            f"in the tensor ({x.ndim})")
@@ -280,7 +257,20 @@ def expand_as(x, other):
 
 
 def narrow(x, dim, start, length):
+    # torch's checks: a Python slice would wrap a negative start or clip an overlong length
+    if x.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap(dim, x.ndim)
+    start, length = int(start), int(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    n = x.shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
+                         f"{start})")
+    start = start + n if start < 0 else start
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     idx = (slice(None),) * d + (slice(start, start + length),)
     return as_view(SLICE, x, lambda a: a[idx])
 
@@ -295,13 +285,23 @@ def _split_at(x, sizes, d, op):
 
 
 def split(x, split_size_or_sections, dim=0):
+    if x.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap(dim, x.ndim)
     n = x.shape[d]
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
+        if s < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
+        if s == 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
         sizes = [min(s, n - i) for i in range(0, n, s)] if n else [0]
         return _split_at(x, sizes, d, SPLIT)
     sizes = list(split_size_or_sections)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                           f"entries, but got split_sizes={sizes}")
     if sum(sizes) != n:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
                            f"tensor's size at dimension {d}), but got split_sizes={sizes}")
@@ -309,10 +309,15 @@ def split(x, split_size_or_sections, dim=0):
 
 
 def chunk(x, chunks, dim=0):
+    if x.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = _wrap(dim, x.ndim)
     n = x.shape[d]
-    size = -(-n // chunks) if n else 0
-    return split(x, max(size, 1), d) if n else split(x, 1, d)
+    if not n:  # torch: ``chunks`` empty parts
+        return _split_at(x, [0] * chunks, d, SPLIT_SIZES)
+    return split(x, -(-n // chunks), d)
 
 
 def unbind(x, dim=0):
@@ -342,11 +347,19 @@ def cat(tensors, dim=0):
     tensors = [t for t in tensors]
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    # torch skips legacy empty 1-d tensors
-    parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
+    # torch skips legacy empty 1-d tensors in the shape checks, but keeps them as inputs
+    # (their gradient is empty) and in the type promotion
+    legacy = [t.ndim == 1 and t.shape[0] == 0 for t in tensors]
+    parts = [t for t, skip in zip(tensors, legacy) if not skip]
+    if not parts:
+        parts = _same_dtype(tensors)
+        return record(CAT, np.concatenate([t._array() for t in parts]), parts,
+                      (0,) * (1 + len(parts)))
     ref = parts[0]
-    if ref.ndim == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = _wrap(dim, ref.ndim)
     for i, t in enumerate(parts):
         if t.ndim != ref.ndim:
@@ -357,10 +370,10 @@ def cat(tensors, dim=0):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {ref.shape[k]} but got size {t.shape[k]} for "
                                    f"tensor number {i} in the list.")
-    parts = _same_dtype(parts)
-    out = np.concatenate([t._array() for t in parts], axis=d)
-    offsets = np.cumsum([0] + [t.shape[d] for t in parts])[:-1]
-    return record(CAT, out, parts, (d, *offsets.tolist()))
+    tensors = _same_dtype(tensors)
+    out = np.concatenate([t._array() for t, skip in zip(tensors, legacy) if not skip], axis=d)
+    offsets = np.cumsum([0] + [0 if skip else t.shape[d] for t, skip in zip(tensors, legacy)])
+    return record(CAT, out, tensors, (d, *offsets[:-1].tolist()))
 
 
 def stack(tensors, dim=0):
@@ -382,4 +395,5 @@ def contiguous(x):
     data = x._array()
     if data.flags.c_contiguous:
         return x
-    return unary("clone", x)
+    # clone's forward keeps the input's layout (as torch's clone does): copy in C order
+    return record(BY_NAME["clone"], np.array(data, order="C"), (x,))

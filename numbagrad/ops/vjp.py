@@ -58,6 +58,7 @@ from .reduce import prod as _prod
 from .reduce import sum as _sum
 from .registry import vjp_rule
 from .shape import (
+    AS_STRIDED,
     CAT,
     EXPAND,
     PERMUTE,
@@ -196,7 +197,7 @@ def _pw(x, e):
 
 
 def _sgn(x):
-    return sign(x) if isinstance(x, Tensor) else float(np.sign(x))
+    return sign(x) if isinstance(x, Tensor) else (float(np.sign(x)) if x == x else 0.0)
 
 
 def _sigmoid(x):
@@ -299,16 +300,26 @@ def _reshape_vjp(ctx, g):
     return [reshape(g, ctx.shapes[0])]
 
 
-@vjp_rule(UNSQUEEZE, PERMUTE, TRANSPOSE, T, SELECT, SLICE, SPLIT, SPLIT_SIZES, UNBIND)
-def _view_vjp(ctx, g):
-    # the view's elements come from flat positions offset + coord . strides of the input
+def _view_positions(ctx):
+    """The flat input position of each element of a view: offset + coord . strides."""
     offset, strides = int(ctx.iat[0]), [int(s) for s in ctx.iat[1:]]
     positions = np.full(ctx.shape, offset, np.int64)
     for d, st in enumerate(strides):
         shape = [1] * len(ctx.shape)
         shape[d] = ctx.shape[d]
         positions = positions + np.arange(ctx.shape[d], dtype=np.int64).reshape(shape) * st
-    return [index_add_flat(g, positions, ctx.shapes[0], unique=True)]
+    return positions
+
+
+@vjp_rule(UNSQUEEZE, PERMUTE, TRANSPOSE, T, SELECT, SLICE, SPLIT, SPLIT_SIZES, UNBIND)
+def _view_vjp(ctx, g):
+    return [index_add_flat(g, _view_positions(ctx), ctx.shapes[0], unique=True)]
+
+
+@vjp_rule(AS_STRIDED)
+def _as_strided_vjp(ctx, g):
+    # (an expanded view repeats elements: their gradients add up)
+    return [index_add_flat(g, _view_positions(ctx), ctx.shapes[0])]
 
 
 @vjp_rule(EXPAND)
@@ -328,7 +339,10 @@ def _repeat_vjp(ctx, g):
 @vjp_rule(CAT)
 def _cat_vjp(ctx, g):
     d = int(ctx.iat[0])
-    return [narrow(g, d, int(ctx.iat[1 + k]), ctx.shapes[k][d]) if need else None
+    # (a skipped legacy empty input, shape (0,), gets an empty gradient)
+    return [None if not need else
+            const(np.zeros(0), ctx.dtypes[k]) if tuple(ctx.shapes[k]) == (0,) else
+            narrow(g, d, int(ctx.iat[1 + k]), ctx.shapes[k][d])
             for k, need in enumerate(ctx.needs)]
 
 
@@ -390,14 +404,27 @@ def _select_vjp(ctx, g):
     return [index_add_flat(g, ctx.iat[:len(ctx.iat) - len(ctx.shapes[0])], ctx.shapes[0])]
 
 
-@vjp_rule(MAX_ALL, MIN_ALL, AMAX, AMIN)
+@vjp_rule(AMAX, AMIN)
 def _extreme_vjp(ctx, g):
-    # torch: shared evenly among the ties; the selection itself is not differentiated
+    # torch: shared evenly among the ties, NaN over a group whose extremum is NaN (no element
+    # equals it: 0 / 0); the selection itself is not differentiated
     x = np.asarray(ctx.x(0)._data)
     y = np.asarray(ctx.y._data).reshape(tuple(ctx.iat))
     mask = (x == y).astype(x.dtype)
-    share = mask / np.sum(mask, axis=_dims_of(ctx), keepdims=True)
+    with np.errstate(invalid="ignore"):
+        share = mask / np.sum(mask, axis=_dims_of(ctx), keepdims=True)
     return [_kept_grad(ctx, g) * const(share, x.dtype)]
+
+
+@vjp_rule(MAX_ALL, MIN_ALL)
+def _extreme_all_vjp(ctx, g):
+    # torch's evenly_distribute_backward: g / count on the elements equal to the result (the
+    # NaNs when it is NaN), exactly 0 elsewhere
+    x = np.asarray(ctx.x(0)._data)
+    y = np.asarray(ctx.y._data)
+    mask = np.isnan(x) if np.isnan(y) else x == y
+    share = _kept_grad(ctx, g) / float(np.count_nonzero(mask))
+    return [where(const(mask, bool), share, 0.0)]
 
 
 @vjp_rule(LOGSUMEXP)
@@ -413,8 +440,12 @@ def _group_size(ctx):
 @vjp_rule(VAR)
 def _var_vjp(ctx, g):
     x = ctx.x(0)
+    dof = _group_size(ctx) - ctx.fat[0]
+    if len(ctx.fat) > 1 and ctx.fat[1] and dof <= 0:  # as kernels.var_bw
+        at_mean = np.asarray(x._data) == np.mean(x._data)
+        return [_kept_grad(ctx, g) * const(np.where(at_mean, np.nan, np.inf), x._data.dtype)]
     centered = x - _mean(x, _dims_of(ctx), keepdim=True)
-    return [_kept_grad(ctx, g) * centered * (2.0 / (_group_size(ctx) - ctx.fat[0]))]
+    return [_kept_grad(ctx, g) * centered * (2.0 / dof if dof else np.inf)]
 
 
 def _masked(ctx, t, y):
