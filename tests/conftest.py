@@ -1,0 +1,71 @@
+"""Hypothesis profiles, the `fuzz` marker's opt-in, and the fuzzer's program count.
+
+Profiles (pick one with `--hypothesis-profile=NAME`; "ci" is loaded otherwise):
+* ci: few examples, no deadline (Numba compiles on first use), derandomized so that a CI
+  run is reproducible. Tests that set max_examples themselves keep their count.
+* long: a long fuzzing run (tests/test_fuzz.py); bound it with `timeout`, fix the examples
+  with `--hypothesis-seed`.
+
+Tests marked `fuzz` (long-running) are skipped unless selected: `-m fuzz` (any -m
+expression naming fuzz) or NUMBAGRAD_FUZZ=1.
+"""
+
+import os
+import time
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+_SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
+settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True,
+                          suppress_health_check=_SLOW)
+settings.register_profile("long", max_examples=100_000, deadline=None,
+                          suppress_health_check=_SLOW)
+settings.load_profile("ci")  # --hypothesis-profile, handled after this file, overrides it
+
+
+def pytest_collection_modifyitems(config, items):
+    if "fuzz" in (config.getoption("markexpr") or "") or os.environ.get("NUMBAGRAD_FUZZ"):
+        return
+    skip = pytest.mark.skip(reason="long fuzzing run: select it with -m fuzz")
+    for item in items:
+        if "fuzz" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def fuzz_stats(pytestconfig):
+    """Counters the fuzzer adds to (programs tried, steps, ...), printed at the end."""
+    stats = getattr(pytestconfig, "_fuzz_stats", None)
+    if stats is None:
+        stats = pytestconfig._fuzz_stats = {"started": time.time()}
+    return stats
+
+
+def pytest_sessionfinish(session):
+    # an xdist worker hands its counters to the controller (pytest_testnodedown)
+    stats = getattr(session.config, "_fuzz_stats", None)
+    if stats and hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["fuzz_stats"] = stats
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    stats = getattr(node, "workeroutput", {}).get("fuzz_stats")
+    if stats:
+        mine = getattr(node.config, "_fuzz_stats", None)
+        if mine is None:
+            mine = node.config._fuzz_stats = {"started": stats["started"]}
+        for k, v in stats.items():
+            if k == "started":
+                mine[k] = min(mine[k], v)
+            else:
+                mine[k] = mine.get(k, 0) + v
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    stats = getattr(config, "_fuzz_stats", None)
+    if stats and stats.get("programs"):
+        counts = ", ".join(f"{v} {k}" for k, v in stats.items() if k != "started")
+        terminalreporter.write_line(
+            f"fuzz: {counts} in {time.time() - stats['started']:.0f} s")
