@@ -14,13 +14,15 @@ import os
 import time
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 _SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True,
                           suppress_health_check=_SLOW)
+# no explain phase: it traces every line of a shrunk example again, minutes for a program
 settings.register_profile("long", max_examples=100_000, deadline=None,
-                          suppress_health_check=_SLOW)
+                          suppress_health_check=_SLOW,
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink])
 settings.load_profile("ci")  # --hypothesis-profile, handled after this file, overrides it
 
 
