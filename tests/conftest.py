@@ -31,8 +31,13 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason="long fuzzing run: select it with -m fuzz")
     for item in items:
-        if "fuzz" in item.keywords:
+        if item.get_closest_marker("fuzz"):
             item.add_marker(skip)
+
+
+class FuzzStats(dict):
+    def __repr__(self):  # hypothesis prints a failing example's arguments: not the counters
+        return "FuzzStats(...)"
 
 
 @pytest.fixture(scope="session")
@@ -40,7 +45,7 @@ def fuzz_stats(pytestconfig):
     """Counters the fuzzer adds to (programs tried, steps, ...), printed at the end."""
     stats = getattr(pytestconfig, "_fuzz_stats", None)
     if stats is None:
-        stats = pytestconfig._fuzz_stats = {"started": time.time()}
+        stats = pytestconfig._fuzz_stats = FuzzStats(started=time.time())
     return stats
 
 
@@ -48,7 +53,7 @@ def pytest_sessionfinish(session):
     # an xdist worker hands its counters to the controller (pytest_testnodedown)
     stats = getattr(session.config, "_fuzz_stats", None)
     if stats and hasattr(session.config, "workeroutput"):
-        session.config.workeroutput["fuzz_stats"] = stats
+        session.config.workeroutput["fuzz_stats"] = dict(stats)  # execnet sends plain types
 
 
 @pytest.hookimpl(optionalhook=True)
