@@ -14,13 +14,15 @@ import os
 import time
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 _SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True,
                           suppress_health_check=_SLOW)
+# no explain phase: it traces every line of a shrunk example again, minutes for a program
 settings.register_profile("long", max_examples=100_000, deadline=None,
-                          suppress_health_check=_SLOW)
+                          suppress_health_check=_SLOW,
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink])
 settings.load_profile("ci")  # --hypothesis-profile, handled after this file, overrides it
 
 
@@ -29,8 +31,13 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason="long fuzzing run: select it with -m fuzz")
     for item in items:
-        if "fuzz" in item.keywords:
+        if item.get_closest_marker("fuzz"):
             item.add_marker(skip)
+
+
+class FuzzStats(dict):
+    def __repr__(self):  # hypothesis prints a failing example's arguments: not the counters
+        return "FuzzStats(...)"
 
 
 @pytest.fixture(scope="session")
@@ -38,7 +45,7 @@ def fuzz_stats(pytestconfig):
     """Counters the fuzzer adds to (programs tried, steps, ...), printed at the end."""
     stats = getattr(pytestconfig, "_fuzz_stats", None)
     if stats is None:
-        stats = pytestconfig._fuzz_stats = {"started": time.time()}
+        stats = pytestconfig._fuzz_stats = FuzzStats(started=time.time())
     return stats
 
 
@@ -46,7 +53,7 @@ def pytest_sessionfinish(session):
     # an xdist worker hands its counters to the controller (pytest_testnodedown)
     stats = getattr(session.config, "_fuzz_stats", None)
     if stats and hasattr(session.config, "workeroutput"):
-        session.config.workeroutput["fuzz_stats"] = stats
+        session.config.workeroutput["fuzz_stats"] = dict(stats)  # execnet sends plain types
 
 
 @pytest.hookimpl(optionalhook=True)
