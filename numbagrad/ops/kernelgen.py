@@ -123,16 +123,17 @@ def expr(formula):
     return re.sub(r"\b([gaby])\b", lambda m: names[m.group(1)], formula)
 
 
-def _loads(formula, idx):
-    """Load statements for the names ``formula`` reads; ``idx`` maps input name -> index."""
-    out = ["gv = g[k]"]
+def _loads(formula, idx, mask="iat", grad=True):
+    """Load statements for the names ``formula`` reads; ``idx`` maps input name -> index,
+    ``mask`` names the per-element integer attributes, ``grad``: load ``g`` too."""
+    out = ["gv = g[k]"] if grad else []
     for name, arr in (("a", "x0"), ("b", "x1")):
         if uses(formula, name):
             out.append(f"{name}v = {arr}[{idx[name]}]")
     if uses(formula, "y"):
         out.append("yv = y[k]")
     if uses(formula, "m"):
-        out.append("m = iat[k] != 0")
+        out.append(f"m = {mask}[k] != 0")
     return out
 
 
@@ -363,7 +364,10 @@ def fw_body(op, f32=False):
     return lines + [f"{kernel}(y, {xs}, sh_y, {shs}, ia, fa)"]
 
 
-def _flat_views(op, formulas, n):
+_SAME_INDEX = {"a": "k", "b": "k"}  # the flat kernels' operands have the node's size
+
+
+def _flat_views(formulas, n):
     """Views of a flat elementwise kernel (``ew_fw_body``, ``ew_bw_body``): each operand,
     the output and the mask that ``formulas`` read, and the attributes."""
     body = " ".join(f for f in formulas if f)
@@ -375,15 +379,6 @@ def _flat_views(op, formulas, n):
     return lines + _attrs(formulas, "fat[fo + {i}]")
 
 
-def _flat_loads(formula, n):
-    loads = [f"{name}v = x{q}[k]" for q, name in enumerate("ab"[:n]) if uses(formula, name)]
-    if uses(formula, "y"):
-        loads.append("yv = y[k]")
-    if uses(formula, "m"):
-        loads.append("m = ia[k] != 0")
-    return loads
-
-
 def ew_fw_body(op):
     """``def fw(i, frame)`` of an elementwise op whose operands all have the node's size
     (the sweeps send the others to ``fw_bcast``): one loop, no helper to compile; the same
@@ -391,8 +386,9 @@ def ew_fw_body(op):
     n = op.arity
     one = " and ".join(["ny == 1"] + [f"n{q} == 1" for q in range(n)])
     lines = _prologue(n) + [f"if {one}:"] + ["    " + s for s in scalar_fw(op, n)]
-    lines += ["    return", "y = val[oy:oy + ny]"] + _flat_views(op, [op.fwd], n)
-    lines += ["for k in range(ny):"] + ["    " + s for s in _flat_loads(op.fwd, n)]
+    lines += ["    return", "y = val[oy:oy + ny]"] + _flat_views([op.fwd], n)
+    loads = _loads(op.fwd, _SAME_INDEX, "ia", grad=False)
+    lines += ["for k in range(ny):"] + ["    " + s for s in loads]
     return lines + [f"    y[k] = {expr(op.fwd)}"]
 
 
@@ -401,12 +397,12 @@ def ew_bw_body(op):
     (``bw_bcast`` takes the others), on views: per input, one loop adding into its adjoint,
     as ``ew_binary``'s equal-size case does."""
     n = op.arity
-    lines = _prologue(n) + ["g = adj[oy:oy + ny]"] + _flat_views(op, op.grads, n)
+    lines = _prologue(n) + ["g = adj[oy:oy + ny]"] + _flat_views(op.grads, n)
     for q, formula in enumerate(op.grads):
         if not formula:
             continue
         lines += [f"if need{q}:", f"    gx{q} = adj[o{q}:o{q} + ny]", "    for k in range(ny):"]
-        lines += ["        " + s for s in ["gv = g[k]"] + _flat_loads(formula, n)]
+        lines += ["        " + s for s in _loads(formula, _SAME_INDEX, "ia")]
         lines += [f"        gx{q}[k] += {expr(formula)}"]
     return lines
 
