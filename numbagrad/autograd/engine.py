@@ -43,9 +43,6 @@ _HANDED_BACK = FLAG_BIG | FLAG_HOOK
 # nodes _Run.walk skips in Python in a row before it leaves the rest to the sweep (a layer's
 # leaves: weight, bias, the weight's t())
 _WALK_SKIP = 16
-# the kernel kind a sweep status says is missing
-_NOT_COMPILED = {sweep.NOT_COMPILED_SMALL: "bw_small", sweep.NOT_COMPILED: "bw",
-                 sweep.NOT_COMPILED_BCAST: "bw_bcast"}
 
 
 def compute_dtype(dts):
@@ -247,19 +244,18 @@ class _Run:
             start = self.walk(start)
             if start < 0:
                 return
-            status, i = sweep.sweep(op_kernels.table("bw_small"), op_kernels.table("bw"),
-                                    op_kernels.table("bw_bcast"), op_kernels.small_ok(),
-                                    op_kernels.arity(), op_kernels.saves(),
-                                    t.nodes, t.args, t.shapes, t.iat, t.fat, t.val, t.adj,
-                                    t.touched, t.freed, t.dirty, start, t.retain, t.check)
+            status, i, row = sweep.sweep(op_kernels.block(), sweep.BW, op_kernels.arity(),
+                                         op_kernels.saves(), t.nodes, t.args, t.shapes, t.iat,
+                                         t.fat, t.val, t.adj, t.touched, t.freed, t.dirty,
+                                         start, t.retain, t.check)
             if status == sweep.DONE:
                 return
             if status == sweep.HAND_BACK:
                 self.big_node(i)
                 start = i - 1
-            elif status in _NOT_COMPILED:
+            elif status == sweep.NOT_COMPILED:
                 # the op's first use in this process: compile its kernel, then resume
-                op_kernels.ensure(int(t.nodes[i, F_CODE]), _NOT_COMPILED[status])
+                op_kernels.ensure(int(t.nodes[i, F_CODE]), op_kernels.KINDS[row])
                 start = i
             elif status == sweep.FREED:
                 raise anomaly.sweep_error(FREED_MSG, self.tape, i)

@@ -17,21 +17,45 @@ from ..ops.kernel_abi import call_kernel, make_frame
 from ..ops.kernelgen import INLINE_MAX
 
 # sweep statuses
-DONE, HAND_BACK, FREED, DIRTY, NOT_COMPILED_SMALL, NOT_COMPILED, NOT_COMPILED_BCAST = range(7)
+DONE, HAND_BACK, FREED, DIRTY, NOT_COMPILED = range(5)
 # rows of the block of address tables (op_kernels.KINDS)
 FW, BW_SMALL, RBW, SMALL_OK, BW, FW_BCAST, BW_BCAST, FW32, OWN_F32 = range(9)
-# what flat_kind says of an elementwise node
-SMALL, FLAT, BCAST = range(3)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def flat_kind(nodes, args, p, nargs, ny):
-    """SMALL: every operand has the node's size, at most INLINE_MAX elements; FLAT: every
-    operand has its size; BCAST: some operand has another size (broadcast)."""
+def broadcasts(nodes, args, i, nargs):
+    """Whether some operand of node i has another size than the node."""
+    ny = nodes[i, F_SIZE]
+    p = nodes[i, F_ARG]
     for q in range(nargs):
         if nodes[args[p + q], F_SIZE] != ny:
-            return BCAST
-    return SMALL if ny <= INLINE_MAX else FLAT
+            return True
+    return False
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def reverse_row(tables, flat_row, nodes, args, i, nargs):
+    """The row of ``tables`` whose kernel differentiates node i: for an elementwise node,
+    BW_BCAST when an operand has another size, BW_SMALL when it has at most INLINE_MAX
+    elements; else ``flat_row`` (eager's BW, the replay's RBW)."""
+    if tables[SMALL_OK, nodes[i, 0]] == 0:
+        return flat_row
+    if broadcasts(nodes, args, i, nargs):
+        return BW_BCAST
+    return BW_SMALL if nodes[i, F_SIZE] <= INLINE_MAX else flat_row
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def forward_row(tables, nodes, args, i, nargs):
+    """The row of ``tables`` whose kernel recomputes node i: FW_BCAST for an elementwise
+    node with an operand of another size, FW32 for a float32 node of a ``replay_f32`` op,
+    else FW."""
+    c = nodes[i, 0]
+    if tables[SMALL_OK, c] != 0:
+        return FW_BCAST if broadcasts(nodes, args, i, nargs) else FW
+    if nodes[i, F_FLAGS] & FLAG_F32 and tables[OWN_F32, c] != 0:
+        return FW32
+    return FW
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -54,59 +78,45 @@ def mark_inputs(nodes, args, i, touched):
 
 
 @njit(cache=True, error_model="numpy")
-def sweep(small, table, bcast, small_ok, arity, saves, nodes, args, shapes, iat, fat, val, adj,
-          touched, freed, dirty, start, retain, check):
-    """Walk nodes start..0, calling each node's kernel: from ``small`` (an elementwise node
-    of at most INLINE_MAX elements whose operands have its size), ``bcast`` (an elementwise
-    node with an operand of another size), else from ``table``.
-    Returns (DONE, -1) when done, (HAND_BACK, i) to hand node i (big, hooked, or a custom
-    Function's) to Python, (FREED, i) when its saved values were freed, (DIRTY, i) when one
-    was modified in place (checked only with ``check``: when some node of the tape is freed
-    or dirty), (NOT_COMPILED_SMALL, NOT_COMPILED or NOT_COMPILED_BCAST, i) when the kernel
-    it needs is not."""
+def sweep(tables, flat_row, arity, saves, nodes, args, shapes, iat, fat, val, adj, touched,
+          freed, dirty, start, retain, check):
+    """Walk nodes start..0, calling each node's kernel from the row ``reverse_row`` picks
+    in ``tables`` (the block, rows as op_kernels.KINDS). Returns (DONE, -1, 0) when done,
+    (HAND_BACK, i, 0) to hand node i (big, hooked, or a custom Function's) to Python,
+    (FREED, i, 0) when its saved values were freed, (DIRTY, i, 0) when one was modified in
+    place (checked only with ``check``: when some node of the tape is freed or dirty),
+    (NOT_COMPILED, i, row) when the kernel it needs is not."""
     frame = make_frame(nodes, args, shapes, iat, fat, val, adj)
     for i in range(start, -1, -1):
         nargs = inputs_to_differentiate(nodes, arity, touched, i)
         if nargs == 0:
             continue
-        flags = nodes[i, F_FLAGS]
-        c = nodes[i, 0]
-        if flags & 6:  # a big node, or one with hooks: Python takes it from here
-            return HAND_BACK, i
-        p = nodes[i, F_ARG]
+        if nodes[i, F_FLAGS] & 6:  # a big node, or one with hooks: Python takes it from here
+            return HAND_BACK, i, 0
         if check:
+            c = nodes[i, 0]
+            p = nodes[i, F_ARG]
             s = 0
             for q in range(min(nargs, 3)):
                 if nodes[args[p + q], F_FLAGS] & 1:
                     s |= saves[c, q]
             if s != 0:
                 if freed[i]:
-                    return FREED, i
+                    return FREED, i, 0
                 if (s & 8) and dirty[i]:
-                    return DIRTY, i
+                    return DIRTY, i, 0
                 for q in range(3):
                     if (s >> q) & 1 and dirty[args[p + q]]:
-                        return DIRTY, i
-        kind = FLAT
-        if small_ok[c] != 0:
-            kind = flat_kind(nodes, args, p, nargs, nodes[i, F_SIZE])
-        if kind == SMALL:
-            address = small[c]
-            if address == 0:
-                return NOT_COMPILED_SMALL, i
-        elif kind == FLAT:
-            address = table[c]
-            if address == 0:
-                return NOT_COMPILED, i
-        else:
-            address = bcast[c]
-            if address == 0:
-                return NOT_COMPILED_BCAST, i
+                        return DIRTY, i, 0
+        row = reverse_row(tables, flat_row, nodes, args, i, nargs)
+        address = tables[row, nodes[i, 0]]
+        if address == 0:
+            return NOT_COMPILED, i, row
         call_kernel(address, i, frame)
         mark_inputs(nodes, args, i, touched)
         if not retain:
             freed[i] = 1
-    return DONE, -1
+    return DONE, -1, 0
 
 
 @njit(cache=True, error_model="numpy")
@@ -120,15 +130,8 @@ def forward(tables, arity, nodes, args, shapes, iat, fat, val, start, stop):
         nargs = arity[c]
         if nargs == 0:
             continue
-        flags = nodes[i, F_FLAGS]
-        address = tables[FW, c]
-        if tables[SMALL_OK, c] != 0:
-            if flat_kind(nodes, args, nodes[i, F_ARG], nargs, nodes[i, F_SIZE]) == BCAST:
-                address = tables[FW_BCAST, c]
-        elif flags & FLAG_F32 and tables[OWN_F32, c] != 0:
-            address = tables[FW32, c]
-        call_kernel(address, i, frame)
-        if flags & FLAG_F32:
+        call_kernel(tables[forward_row(tables, nodes, args, i, nargs), c], i, frame)
+        if nodes[i, F_FLAGS] & FLAG_F32:
             oy = nodes[i, F_VOFF]
             for k in range(oy, oy + nodes[i, F_SIZE]):
                 val[k] = np.float32(val[k])
@@ -168,15 +171,10 @@ def replay_sweep(tables, arity, nodes, args, shapes, iat, fat, val, adj, touched
         nargs = inputs_to_differentiate(nodes, arity, touched, i)
         if nargs == 0:
             continue
-        flags = nodes[i, F_FLAGS]
-        c = nodes[i, 0]
-        if flags & 6:  # a trace is recorded without big nodes; hooks are not replayed
+        if nodes[i, F_FLAGS] & 6:  # a trace is recorded without big nodes; hooks not replayed
             raise RuntimeError("numbagrad: a replayed node could not be differentiated in Numba")
-        row = RBW
-        if tables[SMALL_OK, c] != 0:
-            kind = flat_kind(nodes, args, nodes[i, F_ARG], nargs, nodes[i, F_SIZE])
-            row = BW_SMALL if kind == SMALL else (RBW if kind == FLAT else BW_BCAST)
-        call_kernel(tables[row, c], i, frame)
+        call_kernel(tables[reverse_row(tables, RBW, nodes, args, i, nargs), nodes[i, 0]], i,
+                    frame)
         mark_inputs(nodes, args, i, touched)
 
 
@@ -254,10 +252,11 @@ class Replay:
     kernel the trace's nodes need compiled, and the sweeps over its arrays."""
 
     def __init__(self, nodes, args):
-        for kind, codes in op_kernels.kinds_needed(nodes, args).items():
-            op_kernels.ensure_all(codes, (kind,))
         self.tables = op_kernels.block()
         self.arity, self.saves = op_kernels.arity(), op_kernels.saves()
+        need = kernels_needed(self.tables, self.arity, nodes, args)
+        for row, code in zip(*np.nonzero(need)):
+            op_kernels.ensure(int(code), op_kernels.KINDS[row])
 
     def forward(self, p, val, start, stop):
         """Recompute nodes start..stop-1 of program ``p`` on arena ``val``."""
@@ -268,7 +267,21 @@ class Replay:
         """The reverse sweep over ``nodes`` (program ``p``'s, some flagged to be handed back):
         (status, node) as ``sweep``."""
         n = len(nodes)
-        t = self.tables
-        return sweep(t[BW_SMALL], t[RBW], t[BW_BCAST], t[SMALL_OK], self.arity, self.saves,
-                     nodes, p.args, p.shapes, p.iat, p.fat, val, adj, touched,
-                     np.zeros(n, np.uint8), np.zeros(n, np.uint8), start, True, False)
+        status, i, _ = sweep(self.tables, RBW, self.arity, self.saves, nodes, p.args, p.shapes,
+                             p.iat, p.fat, val, adj, touched, np.zeros(n, np.uint8),
+                             np.zeros(n, np.uint8), start, True, False)
+        return status, i
+
+
+@njit(cache=True, error_model="numpy")
+def kernels_needed(tables, arity, nodes, args):
+    """Which kernels a replay of ``nodes`` calls, by the rules its passes follow: a
+    (rows, op codes) array, 1 where that row's kernel of that op is needed."""
+    need = np.zeros(tables.shape, np.uint8)
+    for i in range(nodes.shape[0]):
+        c = nodes[i, 0]
+        nargs = arity[c]
+        if nargs != 0:
+            need[forward_row(tables, nodes, args, i, nargs), c] = 1
+            need[reverse_row(tables, RBW, nodes, args, i, nargs), c] = 1
+    return need

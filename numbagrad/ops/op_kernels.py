@@ -21,7 +21,6 @@ from numba.core.ccallback import CFunc
 from numba.core.registry import CPUDispatcher
 
 from ..core import progress, safe_cache
-from ..core.tape import FLAG_F32, column
 from . import codecache, kernel_abi, kernelgen, kernels, registry, replay_kernels, vmath
 from .kernel_abi import KERNEL_SIG
 
@@ -168,32 +167,6 @@ def small_ok():
         _block[_ROW["own_f32"], :len(registry.OPS)] = [op.replay_f32 for op in registry.OPS]
         _meta["small_ok"] = len(registry.OPS)
     return row
-
-
-def kinds_needed(nodes, args):
-    """{kind: op codes} of the kernels a replay of ``nodes`` calls, chosen per node as the
-    sweeps choose: elementwise nodes whose operands all have their size take ``bw_small``
-    up to INLINE_MAX elements, those with an operand of another size ``bw_bcast`` and
-    ``fw_bcast``, the others ``rbw`` and ``fw`` (``fw32``: float32 nodes of ``replay_f32``
-    ops)."""
-    codes = column(nodes, "code")
-    ar = arity()[codes]
-    size = column(nodes, "size")
-    elementwise = (small_ok()[codes] != 0) & (ar > 0)
-    equal = elementwise.copy()
-    for q in range(3):
-        has = elementwise & (ar > q)
-        equal[has] &= size[args[column(nodes, "arg_ptr")[has] + q]] == size[has]
-    small = equal & (size <= kernelgen.INLINE_MAX)
-    bcast = elementwise & ~equal
-    differentiated = ar != 0
-    f32 = differentiated & ((column(nodes, "flags") & FLAG_F32) != 0) & \
-        (_block[_ROW["own_f32"]][codes] != 0)
-    return {"bw_small": np.unique(codes[small]),
-            "rbw": np.unique(codes[differentiated & ~small & ~bcast]),
-            "bw_bcast": np.unique(codes[bcast]), "fw_bcast": np.unique(codes[bcast]),
-            "fw": np.unique(codes[differentiated & ~bcast & ~f32]),
-            "fw32": np.unique(codes[f32])}
 
 
 def saves():
