@@ -87,23 +87,29 @@ def is_contiguous_run(shape, strides):
 
 @njit(cache=True, error_model="numpy")
 def view_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
-    # iat = [offset, strides of y in x's C-order element space...]
-    if is_contiguous_run(sh_y, iat[1:]):  # a loop: a slice += costs 3x as much in Numba
-        o = iat[0]
-        for k in range(g.shape[0]):
-            gx0[o + k] += g[k]
+    # iat = [offset, strides of y in x's C-order element space...]; as replay's view_fw
+    nd = sh_y.shape[0]
+    n = g.shape[0]
+    if nd == 0 or n == 0:
+        if n:
+            gx0[iat[0]] += g[0]
         return
-    if sh_y.shape[0] == 2:  # a transpose, a column: two loops, no index array to allocate
-        k = 0
-        for a in range(sh_y[0]):
-            pos = iat[0] + a * iat[1]
-            for b in range(sh_y[1]):
-                gx0[pos + b * iat[2]] += g[k]
-                k += 1
-        return
-    idx = strided_index(sh_y, iat[0], iat[1:])
-    for k in range(g.shape[0]):
-        gx0[idx[k]] += g[k]
+    inner = sh_y[nd - 1]
+    step = iat[nd]
+    coord = np.zeros(nd, np.int64)
+    pos = iat[0]
+    k = 0
+    while k < n:
+        for b in range(inner):
+            gx0[pos + b * step] += g[k + b]
+        k += inner
+        for d in range(nd - 2, -1, -1):
+            coord[d] += 1
+            pos += iat[1 + d]
+            if coord[d] < sh_y[d]:
+                break
+            pos -= iat[1 + d] * sh_y[d]
+            coord[d] = 0
 
 
 @njit(cache=True, error_model="numpy")
@@ -191,9 +197,26 @@ def sum_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
         for k in range(gx0.shape[0]):
             gx0[k] += gs
         return
-    j = bcast_index(iat, sh0)
+    # odometer over x, its group's position advancing by the kept shape's strides (as
+    # replay_kernels.group_sums_into: no index array, no helper to compile)
+    nd = sh0.shape[0]
+    coord = np.zeros(nd, np.int64)
+    st = np.zeros(nd, np.int64)
+    acc = 1
+    for q in range(nd - 1, -1, -1):
+        if iat[q] != 1:
+            st[q] = acc
+        acc *= iat[q]
+    pos = 0
     for k in range(gx0.shape[0]):
-        gx0[k] += g[j[k]] * s
+        gx0[k] += g[pos] * s
+        for q in range(nd - 1, -1, -1):
+            coord[q] += 1
+            pos += st[q]
+            if coord[q] < sh0[q]:
+                break
+            pos -= st[q] * sh0[q]
+            coord[q] = 0
 
 
 @njit(cache=True, error_model="numpy")

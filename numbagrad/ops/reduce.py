@@ -99,6 +99,11 @@ def _reduce(op, x, dims, keepdim, value, fat=()):
     return record(op, out, (x,), kept, fat)
 
 
+def _trailing(shape, dims):
+    """Whether the reduced ``dims`` (sorted) are the last ones of ``shape``."""
+    return tuple(dims) == tuple(range(len(shape) - len(dims), len(shape)))
+
+
 def _group_value(op, x, dims, fat):
     """One value per group of a float reduction, by ``op``'s replay kernel (replay_value)
     in ``x``'s dtype."""
@@ -106,6 +111,10 @@ def _group_value(op, x, dims, fat):
     kept = _kept(data.shape, dims)
     if not data.size and op is NORM and fat[0] == np.inf:
         return np.amax(data, axis=dims)  # NumPy's error: a max of nothing has no value
+    if op in (SUM, SUM_DIM) and data.flags.c_contiguous and _trailing(data.shape, dims):
+        # each group is one contiguous run: np.sum adds it pairwise, as the kernel does
+        # (the same bits), and the kernel's compile waits for a replay that needs it
+        return np.sum(data, axis=dims).reshape(-1)
     return replay_value(op, (data,), int(np.prod(kept)), data.dtype, kept, fat)
 
 

@@ -27,7 +27,6 @@ from .gemm import batched_product, product
 from .kernels import (
     bcast_index,
     c_strides,
-    is_contiguous_run,
     numel,
     strided_index,
 )
@@ -47,7 +46,9 @@ def _zero_of(a):
     return lambda a: 0.0
 
 
-@njit(cache=True, error_model="numpy")
+# the summation helpers are inlined into their callers: a chain of separately compiled
+# helpers costs a compile (and a re-optimization in every caller) each
+@njit(cache=True, inline="always", error_model="numpy")
 def _block_sum(a, lo, n):
     """NumPy's pairwise-sum leaf (n <= 128): a plain loop below 8, else 8 accumulators."""
     if n < 8:
@@ -76,7 +77,7 @@ def _block_sum(a, lo, n):
     return res
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def pairwise_sum(a, lo, n):
     """NumPy's pairwise sum of a[lo:lo + n] (umath loops_utils: blocks of 128 summed with 8
     accumulators, halves rounded to multiples of 8), so sums agree with np.sum to the last
@@ -113,35 +114,53 @@ def pairwise_sum(a, lo, n):
 
 
 @njit(cache=True, error_model="numpy")
-def trailing_group(sh_x, kept):
-    """Size of each group when the reduced dims are exactly the trailing ones (each output
-    element sums one contiguous run of x), else -1."""
+def group_sums_into(out, x, sh_x, kept):
+    """``out`` = the sums of x over the dims ``kept`` marks as reduced (1), one per kept
+    element: pairwise (NumPy's order) when the reduced dims are the trailing ones, so each
+    group is one contiguous run of x; else in x's order."""
     nd = sh_x.shape[0]
+    m = out.shape[0]
     d = nd
     while d > 0 and kept[d - 1] == 1:
         d -= 1
-    for q in range(d):
-        if kept[q] != sh_x[q]:
-            return -1
     run = 1
-    for q in range(d, nd):
-        run *= sh_x[q]
-    return run
+    trailing = True
+    for q in range(nd):
+        if q < d:
+            trailing = trailing and kept[q] == sh_x[q]
+        else:
+            run *= sh_x[q]
+    if trailing and m * run == x.shape[0]:
+        for q in range(m):
+            out[q] = pairwise_sum(x, q * run, run)
+        return
+    for q in range(m):
+        out[q] = 0.0
+    # odometer over x, its group's position advancing by the kept shape's strides
+    coord = np.zeros(nd, np.int64)
+    st = np.zeros(nd, np.int64)
+    acc = 1
+    for q in range(nd - 1, -1, -1):
+        if kept[q] != 1:
+            st[q] = acc
+        acc *= kept[q]
+    pos = 0
+    for k in range(x.shape[0]):
+        out[pos] += x[k]
+        for q in range(nd - 1, -1, -1):
+            coord[q] += 1
+            pos += st[q]
+            if coord[q] < sh_x[q]:
+                break
+            pos -= st[q] * sh_x[q]
+            coord[q] = 0
 
 
 @njit(cache=True, error_model="numpy")
 def group_sums(x, sh_x, kept):
     """Sum of x over the dims ``kept`` marks as reduced (1), one value per kept element."""
-    m = numel(kept)
-    out = np.zeros(m, x.dtype)
-    run = trailing_group(sh_x, kept)
-    if run >= 0 and m * run == x.shape[0]:
-        for q in range(m):
-            out[q] = pairwise_sum(x, q * run, run)
-        return out
-    j = bcast_index(kept, sh_x)
-    for k in range(x.shape[0]):
-        out[j[k]] += x[k]
+    out = np.empty(numel(kept), x.dtype)
+    group_sums_into(out, x, sh_x, kept)
     return out
 
 
@@ -154,23 +173,31 @@ def reshape_fw(y, x0, sh_y, sh0, iat, fat):
 
 @njit(cache=True, error_model="numpy")
 def view_fw(y, x0, sh_y, sh0, iat, fat):
-    # iat = [offset, strides of y in x's C-order element space...]
-    if is_contiguous_run(sh_y, iat[1:]):  # a loop: a slice assignment compiles 10x longer
-        o = iat[0]
-        for k in range(y.shape[0]):
-            y[k] = x0[o + k]
+    # iat = [offset, strides of y in x's C-order element space...]: a loop over the last
+    # dim inside an odometer over the others (no index array, no helper: each costs a
+    # compile of its own)
+    nd = sh_y.shape[0]
+    n = y.shape[0]
+    if nd == 0 or n == 0:
+        if n:
+            y[0] = x0[iat[0]]
         return
-    if sh_y.shape[0] == 2:  # a transpose, a column: two loops, no index array to allocate
-        k = 0
-        for a in range(sh_y[0]):
-            pos = iat[0] + a * iat[1]
-            for b in range(sh_y[1]):
-                y[k] = x0[pos + b * iat[2]]
-                k += 1
-        return
-    idx = strided_index(sh_y, iat[0], iat[1:])
-    for k in range(y.shape[0]):
-        y[k] = x0[idx[k]]
+    inner = sh_y[nd - 1]
+    step = iat[nd]
+    coord = np.zeros(nd, np.int64)
+    pos = iat[0]
+    k = 0
+    while k < n:
+        for b in range(inner):
+            y[k + b] = x0[pos + b * step]
+        k += inner
+        for d in range(nd - 2, -1, -1):
+            coord[d] += 1
+            pos += iat[1 + d]
+            if coord[d] < sh_y[d]:
+                break
+            pos -= iat[1 + d] * sh_y[d]
+            coord[d] = 0
 
 
 @njit(cache=True, error_model="numpy")
@@ -249,9 +276,7 @@ def index_put_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
 # ---- reductions: iat holds the kept shape (reduced dims as 1) ----------------------------
 @njit(cache=True, error_model="numpy")
 def sum_fw(y, x0, sh_y, sh0, iat, fat):
-    s = group_sums(x0, sh0, iat)
-    for q in range(y.shape[0]):
-        y[q] = s[q]
+    group_sums_into(y, x0, sh0, iat)
 
 
 @njit(cache=True, error_model="numpy")
