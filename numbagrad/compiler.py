@@ -184,6 +184,7 @@ class Program:
         self.arg_spec = func_mod._tree_flatten(
             args[compiled.argnums] if isinstance(compiled.argnums, int) else
             tuple(args[i] for i in positions))[1]
+        sweep.prefetch()  # on a cold cache, a worker compiles the replay's entry while we trace
         tape, traced, out = _record_trace(compiled.func, flat, spec)
         api = f"{compiled.kind}(f)(*args)"
         if not isinstance(out, Tensor):
@@ -211,6 +212,7 @@ class Program:
         self.grad_sizes = [int(np.prod(s, dtype=np.int64)) for s in self.grad_shapes]
         self.grad_off = np.array([o for o in grad_off if o >= 0], np.int64)
         self.grad_len = np.array([s for s, o in zip(grad_len, grad_off) if o >= 0], np.int64)
+        self.grad_total = int(self.grad_len.sum())
         self.out_node = node_of(out._node) if not self.constant_output else -1
         self.out_value = float(np.asarray(out._data))
         # a trace of one-element nodes only runs as a scalar instruction stream
@@ -220,14 +222,15 @@ class Program:
         if self.stream is not None:
             self.module = replay_scalar.load(column(self.nodes, "code"))
             self.out_off = int(column(self.nodes, "voff")[self.out_node])
-        else:
-            self.replay = sweep.Replay(self.nodes, self.args)
         # nodes eager differentiates in float32: its kernels run them (eager_nodes)
         steps = _eager_steps(self, tape, [(self.out_node, self.out_dtype)], node_of) \
             if self.stream is None and not self.constant_output else {}
         # runs of large elementwise nodes: fused kernels, driven from Python (fusion.run)
         regions = fusion.plan(self.nodes, self.args, self.fat, self.out_node, steps) \
             if self.stream is None and not self.constant_output else []
+        if self.stream is None:
+            self.replay = sweep.Replay(self.nodes, self.args,
+                                       () if regions or steps else ("run_in",))
         self.fused = fusion.Plan(regions, self, steps) if regions or steps else None
         self.tape_len = len(self.nodes)
         self.single_array = len(flat) == 1 and type(flat[0]) is np.ndarray and \
@@ -271,7 +274,7 @@ class Program:
         x = parts[0] if len(parts) == 1 else (np.concatenate(parts) if parts else
                                                 np.zeros(0))
         if self.constant_output:
-            return self.out_value, np.zeros(int(self.grad_len.sum()))
+            return self.out_value, np.zeros(self.grad_total)
         return self._replay(x, with_grad)
 
     def _replay(self, x, with_grad):
@@ -285,19 +288,24 @@ class Program:
         # arenas from this trace's pool (list pop/append are atomic: concurrent calls each
         # take their own pair, or allocate one when the pool is empty)
         try:
-            val, adj = self.arenas.pop()
+            arena = self.arenas.pop()
         except IndexError:
-            val, adj = self.base.copy(), np.empty_like(self.base)
+            arena = (self.base.copy(), np.empty_like(self.base),
+                     np.empty(len(self.nodes), np.uint8))
+        val, adj, touched = arena
         try:
             if self.fused is not None:
                 return fusion.run(self.fused, self, val, adj, x, with_grad)
             r = self.replay
-            return sweep.run_in(r.tables, r.arity, self.nodes, self.args, self.shapes,
-                                self.iat, self.fat, val, adj, self.in_off, self.in_len, x,
-                                self.out_node, self.grad_off, self.grad_len, with_grad)
+            grads = np.zeros(self.grad_total)
+            value = sweep.run_in(r.tables, r.arity, self.nodes, self.args, self.shapes,
+                                 self.iat, self.fat, val, adj, touched, self.in_off,
+                                 self.in_len, x, self.out_node, self.grad_off, self.grad_len,
+                                 grads, with_grad)
+            return value, grads
         finally:
             if len(self.arenas) < _POOLED_ARENAS:
-                self.arenas.append((val, adj))
+                self.arenas.append(arena)
 
     def results(self, value, grads, flat):
         """The transform's return value, in the kinds of the arguments."""
@@ -636,6 +644,7 @@ class TensorProgram:
 
     def __init__(self, compiled, flat, spec):
         name = compiled.__name__
+        sweep.prefetch(("kernels_needed", "run_forward"))
         tape, traced, out = _record_trace(compiled.func, flat, spec)
         self.is_tuple = isinstance(out, (tuple, list))
         outs = tuple(out) if self.is_tuple else (out,)
@@ -687,7 +696,7 @@ class TensorProgram:
         self.slot_shapes = [np.shape(flat[k]._data if isinstance(flat[k], Tensor) else flat[k])
                             for k in self.inputs] + [t._data.shape for t in self.captured]
         self.slot_ends = np.cumsum(self.in_len).tolist()
-        self.replay = sweep.Replay(self.nodes, self.args)
+        self.replay = sweep.Replay(self.nodes, self.args, ("run_forward",))
         # nodes eager differentiates in float32: the backward hands them to its kernels
         self.steps = _eager_steps(
             self, tape, [(node, dtype.np) for node, _, dtype in self.outputs if node is not None]) \

@@ -90,3 +90,16 @@ def test_swapped_kernels_are_detected(tmp_path):
     healed = run(cache)
     assert healed.returncode == 0 and "ok" in healed.stdout, healed.stderr[-3000:]
     assert "another function's code" in healed.stderr
+
+
+def test_an_entry_whose_data_is_not_written_yet_is_a_quiet_miss(tmp_path):
+    # Numba writes an entry's index before its data: a process that reads in between (a
+    # compile worker writing it now) finds no data file. Numba reads that as a miss, and
+    # the guard must not report it as damage
+    cache = warm(tmp_path)
+    for path in entries(cache, ".nbc"):
+        path.unlink()
+    again = run(cache)
+    assert again.returncode == 0 and "ok" in again.stdout, again.stderr[-3000:]
+    assert "set aside" not in again.stderr, again.stderr
+    assert entries(cache, ".nbc")  # compiled and written again

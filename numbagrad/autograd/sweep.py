@@ -9,8 +9,9 @@ compiled replay all run these sweeps; the replay's entry points (``run``, ``run_
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
+from ..core import compile_pool, safe_cache
 from ..core.tape import F_ARG, F_FLAGS, F_NARG, F_SIZE, F_VOFF, FLAG_F32
 from ..ops import op_kernels
 from ..ops.kernel_abi import call_kernel, make_frame
@@ -186,31 +187,44 @@ def run(tables, arity, nodes, args, shapes, iat, fat, base, in_off, in_len, x, o
     with 1 at ``out_node``; returns the output's value and the adjoints at ``grad_off``
     concatenated. ``tables`` holds the forward and the replay-backward address tables.
     Every call owns its arenas, so concurrent calls (nogil) are safe."""
-    return run_in(tables, arity, nodes, args, shapes, iat, fat, base.copy(),
-                  np.empty(base.shape[0]), in_off, in_len, x, out_node, grad_off, grad_len,
-                  with_grad)
+    total = 0
+    for q in range(grad_len.shape[0]):
+        total += grad_len[q]
+    grads = np.zeros(total)
+    value = run_in(tables, arity, nodes, args, shapes, iat, fat, base.copy(),
+                   np.empty(base.shape[0]), np.empty(nodes.shape[0], np.uint8), in_off,
+                   in_len, x, out_node, grad_off, grad_len, grads, with_grad)
+    return value, grads
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def run_in(tables, arity, nodes, args, shapes, iat, fat, val, adj, in_off, in_len, x,
-           out_node, grad_off, grad_len, with_grad):
-    """``run`` on arenas the caller owns: ``val`` holds the trace's values (a copy of its
-    arena, or this function's result from an earlier call: the forward rewrites every
-    non-source node and constants never change); ``adj`` any array of its size. Reusing
-    them spares large traces a fresh allocation per call, which costs a page fault per
-    4 KiB page on first touch (most of a 4M-element replay's time here)."""
+def run_in(tables, arity, nodes, args, shapes, iat, fat, val, adj, touched, in_off, in_len, x,
+           out_node, grad_off, grad_len, grads, with_grad):
+    """``run`` on arrays the caller owns (no allocation here: each kind of allocation is a
+    compile of its own): ``val`` holds the trace's values (a copy of its arena, or this
+    function's result from an earlier call: the forward rewrites every non-source node and
+    constants never change); ``adj`` any array of its size, ``touched`` one flag per node;
+    ``grads`` (zeros, the gradients' total size) receives the adjoints at ``grad_off``.
+    Returns the output's value. Reusing arenas spares large traces a fresh allocation per
+    call, which costs a page fault per 4 KiB page on first touch."""
     write_inputs(val, in_off, in_len, x)
     forward(tables, arity, nodes, args, shapes, iat, fat, val, 0, nodes.shape[0])
     oy = nodes[out_node, F_VOFF]
-    value = val[oy]
     if with_grad:
-        adj[:] = 0.0
-        touched = np.zeros(nodes.shape[0], np.uint8)
+        for k in range(adj.shape[0]):
+            adj[k] = 0.0
+        for k in range(touched.shape[0]):
+            touched[k] = 0
         adj[oy] = 1.0
         touched[out_node] = 1
         replay_sweep(tables, arity, nodes, args, shapes, iat, fat, val, adj, touched, out_node)
-        return value, read_gradients(adj, grad_off, grad_len)
-    return value, np.zeros(grad_len.sum())
+        pos = 0
+        for q in range(grad_off.shape[0]):
+            o = grad_off[q]
+            for k in range(grad_len[q]):
+                grads[pos + k] = adj[o + k]
+            pos += grad_len[q]
+    return val[oy]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -251,12 +265,17 @@ class Replay:
     small backward, backward on views, whether each op has a small backward), with every
     kernel the trace's nodes need compiled, and the sweeps over its arrays."""
 
-    def __init__(self, nodes, args):
+    def __init__(self, nodes, args, entries=("run_in",)):
+        """Compile (or load) every kernel the trace's nodes need and the entry points
+        ``entries`` the caller will call, several processes sharing a cold start."""
         self.tables = op_kernels.block()
         self.arity, self.saves = op_kernels.arity(), op_kernels.saves()
-        need = kernels_needed(self.tables, self.arity, nodes, args)
-        for row, code in zip(*np.nonzero(need)):
-            op_kernels.ensure(int(code), op_kernels.KINDS[row])
+        compile_pool.POOL.run([entry_job("kernels_needed")])  # a worker may have it
+        need = np.zeros(self.tables.shape, np.uint8)
+        kernels_needed(self.tables, self.arity, nodes, args, need)
+        op_kernels.ensure_many([(int(code), op_kernels.KINDS[row])
+                                for row, code in zip(*np.nonzero(need))],
+                               [entry_job(name) for name in entries if not entry_ready(name)])
 
     def forward(self, p, val, start, stop):
         """Recompute nodes start..stop-1 of program ``p`` on arena ``val``."""
@@ -274,14 +293,53 @@ class Replay:
 
 
 @njit(cache=True, error_model="numpy")
-def kernels_needed(tables, arity, nodes, args):
-    """Which kernels a replay of ``nodes`` calls, by the rules its passes follow: a
-    (rows, op codes) array, 1 where that row's kernel of that op is needed."""
-    need = np.zeros(tables.shape, np.uint8)
+def kernels_needed(tables, arity, nodes, args, need):
+    """Which kernels a replay of ``nodes`` calls, by the rules its passes follow: ``need``
+    (rows, op codes, zeros) gets a 1 where that row's kernel of that op is needed."""
     for i in range(nodes.shape[0]):
         c = nodes[i, 0]
         nargs = arity[c]
         if nargs != 0:
             need[forward_row(tables, nodes, args, i, nargs), c] = 1
             need[reverse_row(tables, RBW, nodes, args, i, nargs), c] = 1
-    return need
+
+
+# ---- the entry points' signatures, so that a worker process can compile them ahead ------
+_ARRAY = {"I1": types.int64[::1], "I2": types.int64[:, ::1], "F1": types.float64[::1],
+          "U1": types.uint8[::1], "U2": types.uint8[:, ::1]}
+_SCALAR = {"i": types.int64, "b": types.boolean}
+_ENTRIES = {
+    "kernels_needed": "I2 I1 I2 I1 U2",
+    "run_in": "I2 I1 I2 I1 I1 I1 F1 F1 F1 U1 I1 I1 F1 i I1 I1 F1 b",
+    "run_forward": "I2 I1 I2 I1 I1 I1 F1 F1 I1 I1 F1",
+    "run_backward": "I2 I1 I2 I1 I1 I1 F1 F1 I1 F1 I1 I1",
+}
+
+
+def entry_signature(name):
+    """The argument types the replay calls entry point ``name`` with."""
+    return tuple(_ARRAY.get(t) or _SCALAR[t] for t in _ENTRIES[name].split())
+
+
+def compile_entry(name):
+    """Compile (or load from Numba's cache) entry point ``name`` for the replay's types."""
+    globals()[name].compile(entry_signature(name))
+
+
+def entry_job(name):
+    """``compile_entry(name)`` as a compile job (core/compile_pool)."""
+    return (__name__, "compile_entry", name)
+
+
+def entry_ready(name):
+    """Whether entry point ``name`` is compiled in this process or in Numba's cache."""
+    fn = globals()[name]
+    return entry_signature(name) in fn.overloads or safe_cache.on_disk(fn)
+
+
+def prefetch(entries=("kernels_needed", "run_in")):
+    """Have a worker process compile the replay's entry points not in Numba's cache yet,
+    while this process traces: a cold start then compiles on two cores."""
+    cold = [entry_job(name) for name in entries if not entry_ready(name)]
+    if cold:
+        compile_pool.POOL.prefetch(cold)

@@ -80,6 +80,13 @@ def guard(compiled):
     return compiled
 
 
+def on_disk(compiled):
+    """Whether Numba's cache holds an index for ``compiled`` (an @njit dispatcher or a
+    ``CFunc`` with caching enabled): a hint that a call loads rather than compiles."""
+    cache_file = getattr(getattr(compiled, "_cache", None), "_cache_file", None)
+    return cache_file is not None and os.path.exists(cache_file._index_path)
+
+
 def guard_module(module):
     """Guard every cached @njit function ``module`` defines."""
     for value in list(vars(module).values()):

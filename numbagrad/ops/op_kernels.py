@@ -20,7 +20,7 @@ from numba.core import sigutils
 from numba.core.ccallback import CFunc
 from numba.core.registry import CPUDispatcher
 
-from ..core import progress, safe_cache
+from ..core import compile_pool, progress, safe_cache
 from . import codecache, kernel_abi, kernelgen, kernels, registry, replay_kernels, vmath
 from .kernel_abi import KERNEL_SIG
 
@@ -127,11 +127,47 @@ def ensure(code, kind):
 def compile_kernel(fn):
     """``fn`` as a ``@cfunc(KERNEL_SIG, cache=True)`` whose cache entry is checked
     (core/safe_cache): what ``numba.cfunc`` does, with the cache guarded before the load."""
+    kernel = _uncompiled(fn)
+    kernel.compile()
+    return kernel
+
+
+def _uncompiled(fn):
     kernel = CFunc(fn, _KERNEL_SIG, locals={}, options={"error_model": "numpy"})
     kernel.enable_caching()
     safe_cache.guard(kernel)
-    kernel.compile()
     return kernel
+
+
+def ensure_named(name, kind):
+    """``ensure`` by op name: a compile job (core/compile_pool) another process can run."""
+    op = registry.BY_NAME[name]
+    ensure(op.code, kind)
+
+
+def ensure_many(pairs, cold_jobs=()):
+    """``ensure`` each (op code, kind) of ``pairs``, and run ``cold_jobs`` (compile jobs,
+    core/compile_pool, whose code is not in Numba's cache): in worker processes too when
+    two or more of them all are not in the cache yet."""
+    # structured ops' kernels first: they take longest (views, reductions: helpers to
+    # compile), and this process starts from the front while the workers start from the back
+    pairs = sorted(pairs, key=lambda p: registry.OPS[p[0]].elementwise)
+    jobs = [("numbagrad.ops.op_kernels", "ensure_named", registry.OPS[c].name, kind)
+            for c, kind in pairs if not table(kind)[c]]
+    also = list(cold_jobs)
+    cold = len(also) + sum(not _on_disk(c, kind) for c, kind in pairs if not table(kind)[c])
+    if cold >= 2:
+        compile_pool.POOL.run(list(also) + jobs)
+        return
+    for job in list(also) + jobs:
+        compile_pool.call(job)
+
+
+def _on_disk(code, kind):
+    """Whether Numba's cache holds an entry for op ``code``'s kernel of ``kind``."""
+    name = kernelgen.per_node_kernels(registry.OPS[code]).get(kind)
+    return name is None or safe_cache.on_disk(_uncompiled(getattr(module(registry.OPS[code]),
+                                                                  name)))
 
 
 def ensure_all(codes, kinds):

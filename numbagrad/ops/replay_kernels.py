@@ -81,31 +81,29 @@ def _block_sum(a, lo, n):
 def pairwise_sum(a, lo, n):
     """NumPy's pairwise sum of a[lo:lo + n] (umath loops_utils: blocks of 128 summed with 8
     accumulators, halves rounded to multiples of 8), so sums agree with np.sum to the last
-    bit. Written with an explicit stack: a recursive function breaks Numba's on-disk cache
-    (the cached caller cannot resolve the recursive symbol)."""
-    if n <= 128:
-        return _block_sum(a, lo, n)
-    los = np.empty(128, np.int64)
-    ns = np.empty(128, np.int64)
-    stage = np.zeros(128, np.int64)
-    vals = np.empty(128, a.dtype)
+    bit. An explicit stack (a recursive function breaks Numba's on-disk cache), with one
+    leaf sum in the code: each copy of it costs compile time."""
+    # stack rows: (start, length, stage); stage 0: to split, 1: left done, 2: both done
+    st = np.empty((64, 3), np.int64)
+    vals = np.empty(64, a.dtype)
     top, vtop = 0, 0
-    los[0], ns[0] = lo, n
+    st[0, 0], st[0, 1], st[0, 2] = lo, n, 0
     while top >= 0:
-        m = ns[top]
+        m = st[top, 1]
         if m <= 128:
-            vals[vtop] = _block_sum(a, los[top], m)
+            vals[vtop] = _block_sum(a, st[top, 0], m)
             vtop += 1
             top -= 1
             continue
         n2 = m // 2
         n2 -= n2 % 8
-        if stage[top] < 2:  # push the left half, then (next visit) the right half
-            child_lo = los[top] + (n2 if stage[top] == 1 else 0)
-            child_n = m - n2 if stage[top] == 1 else n2
-            stage[top] += 1
+        stage = st[top, 2]
+        if stage < 2:  # push the left half, then (next visit) the right half
+            st[top, 2] = stage + 1
+            st[top + 1, 0] = st[top, 0] + (n2 if stage == 1 else 0)
+            st[top + 1, 1] = m - n2 if stage == 1 else n2
+            st[top + 1, 2] = 0
             top += 1
-            los[top], ns[top], stage[top] = child_lo, child_n, 0
         else:  # both halves done: left + right, in that order
             vals[vtop - 2] = vals[vtop - 2] + vals[vtop - 1]
             vtop -= 1

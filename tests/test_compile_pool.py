@@ -1,0 +1,115 @@
+"""Compiles shared with worker processes (core/compile_pool): every job runs in this process
+in the end, workers only do some first; a worker that fails or dies costs nothing but time."""
+
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from numbagrad.core import compile_pool
+
+HERE = pathlib.Path(__file__).parent
+
+
+@pytest.fixture
+def jobs_env(monkeypatch, tmp_path):
+    # the workers import tests/pool_jobs.py
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(HERE), os.environ.get("PYTHONPATH")) if p))
+    sys.path.insert(0, str(HERE))
+    yield tmp_path
+    sys.path.remove(str(HERE))
+
+
+def _jobs(directory, n, mode="slow"):
+    return [("pool_jobs", "mark", str(directory), f"job{k}", os.getpid(), mode)
+            for k in range(n)]
+
+
+def _runs(directory):
+    """{job name: set of pids that ran it}"""
+    out = {}
+    for f in directory.iterdir():
+        name, pid = f.name.split(".")
+        out.setdefault(name, set()).add(int(pid))
+    return out
+
+
+def test_jobs_are_shared_with_a_worker_and_all_run_here(jobs_env):
+    pool = compile_pool.Pool(workers=1)
+    try:
+        pool.run(_jobs(jobs_env, 12))
+    finally:
+        pool.close()
+    runs = _runs(jobs_env)
+    assert sorted(runs) == sorted(f"job{k}" for k in range(12))
+    assert all(os.getpid() in pids for pids in runs.values())  # each ran here in the end
+    by_worker = [name for name, pids in runs.items() if pids - {os.getpid()}]
+    assert by_worker, "no job ran in the worker"
+    assert len(by_worker) < 12, "this process took none of the jobs"
+
+
+@pytest.mark.parametrize("mode", ["raise", "die"])
+def test_a_failing_or_dying_worker_leaves_its_jobs_to_this_process(jobs_env, mode):
+    pool = compile_pool.Pool(workers=1)
+    try:
+        pool.prefetch(_jobs(jobs_env, 6, mode))  # the worker takes them, then fails
+        pool.run(_jobs(jobs_env, 6, mode))
+        pool.run(_jobs(jobs_env, 3, mode))  # again, after the loss: a new worker, same end
+    finally:
+        pool.close()
+    runs = _runs(jobs_env)
+    assert sorted(runs) == [f"job{k}" for k in range(6)]
+    assert all(pids == {os.getpid()} for pids in runs.values())
+
+
+def test_prefetch_hands_jobs_to_the_worker_and_run_waits_for_them(jobs_env):
+    pool = compile_pool.Pool(workers=1)
+    try:
+        jobs = _jobs(jobs_env, 2)
+        pool.prefetch(jobs)
+        pool.run(jobs)
+    finally:
+        pool.close()
+    runs = _runs(jobs_env)
+    assert sorted(runs) == ["job0", "job1"]
+    assert all(os.getpid() in pids for pids in runs.values())
+
+
+def test_no_workers_when_turned_off(jobs_env, monkeypatch):
+    monkeypatch.setenv("NUMBAGRAD_COMPILE_WORKERS", "0")
+    pool = compile_pool.Pool()
+    assert pool.workers_wanted == 0
+    pool.prefetch(_jobs(jobs_env, 2))
+    pool.run(_jobs(jobs_env, 4))
+    assert pool.workers == []
+    assert all(pids == {os.getpid()} for pids in _runs(jobs_env).values())
+
+
+def test_a_cold_compiled_replay_shares_its_kernels_with_a_worker(tmp_path):
+    """The first compiled Rosenbrock on empty caches: a worker compiles some kernels (this
+    process loads them from Numba's cache), and the result is the one computed alone."""
+    script = textwrap.dedent("""
+        import numpy as np, numbagrad as ng
+        from numbagrad.ops import op_kernels
+        def f(x):
+            return (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+        v, g = ng.compile(ng.func.value_and_grad(f))(np.linspace(-1, 1, 50))
+        loaded = sum(k.cache_hits > 0 for k in op_kernels._cfuncs.values())
+        print(repr(float(v)), repr(float(g.sum())), loaded)
+    """)
+    outs = []
+    for workers in ("1", "0"):
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / f"nb{workers}"),
+                   NUMBAGRAD_CACHE_DIR=str(tmp_path / f"ng{workers}"),
+                   NUMBAGRAD_COMPILE_WORKERS=workers, NUMBAGRAD_PROGRESS="0")
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        outs.append(done.stdout.split())
+    (v1, g1, loaded1), (v0, g0, loaded0) = outs
+    assert (v1, g1) == (v0, g0)
+    assert int(loaded1) > 0 and int(loaded0) == 0
