@@ -22,6 +22,17 @@ KERNEL_SIG = types.void(types.int64, types.CPointer(types.int64))
 
 # frame slots: address and length of nodes (rows), args, shapes, iat, fat, val, adj
 FRAME_SIZE = 14
+# each of the tape's arrays as a kernel reads it from its frame (generated kernels build
+# only those they use: every array built is compile time)
+FRAME_ARRAYS = {
+    "nodes": f"carray(_pointer(frame[0]), (frame[1], {NODE_FIELDS}), np.int64)",
+    "args": "carray(_pointer(frame[2]), (frame[3],), np.int64)",
+    "shapes": "carray(_pointer(frame[4]), (frame[5],), np.int64)",
+    "iat": "carray(_pointer(frame[6]), (frame[7],), np.int64)",
+    "fat": "carray(_pointer(frame[8]), (frame[9],), np.float64)",
+    "val": "carray(_pointer(frame[10]), (frame[11],), np.float64)",
+    "adj": "carray(_pointer(frame[12]), (frame[13],), np.float64)",
+}
 # the process's block of address tables (ops/op_kernels): its rows and the symbol compiled
 # code finds it by, resolved when that code is loaded, so Numba may cache such code
 TABLES_CAPACITY = 4096
