@@ -389,25 +389,52 @@ def _lean_prologue(lines, n):
 
 def ew_fw_body(op):
     """``def fw(i, frame)`` of an elementwise op whose operands all have the node's size
-    (the sweeps send the others to ``fw_bcast``): one loop on the arena, no helper, no
-    view; the same formula on the same elements as ``fw_array``: the same bits."""
-    hoist, body = loop_body(scalar_fw(op, op.arity))
+    (the sweeps send the others to ``fw_bcast``): one loop, no helper; the same formula on
+    the same elements as ``fw_array``: the same bits."""
+    hoist, body = _on_views(scalar_fw(op, op.arity))
     lines = hoist + ["for k in range(ny):"] + ["    " + s for s in body]
     return _lean_prologue(lines, op.arity) + lines
 
 
 def ew_bw_body(op):
     """``def bw(i, frame)`` of an elementwise op whose operands all have the node's size
-    (``bw_bcast`` takes the others): per input, one loop on the arena adding into its
-    adjoint, as ``ew_binary``'s equal-size case does."""
+    (``bw_bcast`` takes the others): per input, one loop adding into its adjoint, as
+    ``ew_binary``'s equal-size case does."""
     lines = _attrs(op.grads, "fat[fo + {i}]")
     for q, formula in enumerate(op.grads):
         if not formula:
             continue
-        _, body = loop_body(["gv = adj[oy]"] + _arena_loads(formula, op.arity) +
-                            [f"adj[o{q}] += {expr(formula)}"])
-        lines += [f"if need{q}:", "    for k in range(ny):"] + ["        " + s for s in body]
+        views, body = _on_views(["gv = adj[oy]"] + _arena_loads(formula, op.arity) +
+                                [f"adj[o{q}] += {expr(formula)}"])
+        lines += [f"if need{q}:"] + ["    " + s for s in views] + ["    for k in range(ny):"]
+        lines += ["        " + s for s in body]
     return _lean_prologue(lines, op.arity) + lines
+
+
+# one-element arena slots -> element k of a view of the node's size: loops on views (k from
+# a range) index without Numba's negative-index fix-up, so LLVM vectorizes them
+_VIEWS = {"val[oy]": ("y", "val[oy:oy + ny]"), "adj[oy]": ("g", "adj[oy:oy + ny]"),
+          "iat[io]": ("ia", "iat[io:io + ny]")}
+_VIEWS.update({f"val[o{q}]": (f"x{q}", f"val[o{q}:o{q} + ny]") for q in range(3)})
+_VIEWS.update({f"adj[o{q}]": (f"gx{q}", f"adj[o{q}:o{q} + ny]") for q in range(3)})
+
+
+def _on_views(lines):
+    """``lines`` (one-element statements on arena slots) as the body of a loop over ``k``
+    on views of the node's size, with the statements to put before the loop: the views
+    it reads and the attribute loads."""
+    hoist = [s for s in lines if re.match(r"f\d = ", s)]
+    body, views = [], []
+    for s in lines:
+        if s in hoist:
+            continue
+        for slot, (name, view) in _VIEWS.items():
+            if slot in s:
+                s = s.replace(slot, f"{name}[k]")
+                if f"{name} = {view}" not in views:
+                    views.append(f"{name} = {view}")
+        body.append(s)
+    return hoist + views, body
 
 
 def _arena_loads(formula, n):
