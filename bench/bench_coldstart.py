@@ -5,7 +5,8 @@ NUMBAGRAD_CACHE_DIR at a new empty directory. Rows:
 - the seed example ``y = w * x + b; y.backward()``: import + first gradient (torch, JAX);
 - ``python -m numbagrad``, the whole tour;
 - the first call of ``numbagrad.compile(func.value_and_grad(rosenbrock))``, n = 1000
-  (``jax.jit(jax.value_and_grad(...))``'s first call beside it);
+  (``jax.jit(jax.value_and_grad(...))``'s first call beside it): on empty caches the median
+  (and range) of 3 processes, with the compile worker processes and without them;
 - a user's ``@njit(cache=True)`` function calling ``as_numba()``'s function: its first call
   (compile) and, in a later process, again (Numba's cache).
 Run: python bench/bench_coldstart.py   (JAX rows are skipped when JAX is not installed)
@@ -108,6 +109,15 @@ def cold_env(d):
             "NUMBAGRAD_CACHE_DIR": os.path.join(d, "numbagrad"), "NUMBAGRAD_PROGRESS": "0"}
 
 
+def cold_runs(script, extra=None, n=3):
+    """Wall times of ``n`` fresh processes running ``script``, each on empty caches."""
+    times = []
+    for _ in range(n):
+        with tempfile.TemporaryDirectory() as d:
+            times.append(run(script, {**cold_env(d), **(extra or {})})[0])
+    return sorted(times)
+
+
 def caller_time(out):
     return float(next(line for line in out.splitlines() if line.startswith("CALLER")).split()[1])
 
@@ -123,13 +133,18 @@ def main():
         jax_seed = min(run(SEED["jax"])[0] for _ in range(3)) if have_jax else None
         rows.append(("import + seed example's first backward", seed_cold, seed_warm,
                      torch_seed, jax_seed))
+    # a shared machine's cold compiles vary by a second or two: three empty caches each
+    ros_one = cold_runs(ROSENBROCK["numbagrad"], {"NUMBAGRAD_COMPILE_WORKERS": "0"})
+    ros_cold = cold_runs(ROSENBROCK["numbagrad"])
     with tempfile.TemporaryDirectory() as d:
         env = cold_env(d)
-        ros_cold, _ = run(ROSENBROCK["numbagrad"], env)
+        run(ROSENBROCK["numbagrad"], env)
         ros_warm = min(run(ROSENBROCK["numbagrad"], env)[0] for _ in range(3))
         jax_ros = min(run(ROSENBROCK["jax"])[0] for _ in range(3)) if have_jax else None
         rows.append(("import + first compiled Rosenbrock value_and_grad (n = 1000)",
                      ros_cold, ros_warm, None, jax_ros))
+        rows.append(("same, compiling in one process (NUMBAGRAD_COMPILE_WORKERS=0)",
+                     ros_one, None, None, None))
         scripts = os.path.join(d, "scripts")  # not beside the cache dir named numbagrad
         caller_cold = caller_time(run(AS_NUMBA, env, scripts)[1])
         caller_warm = caller_time(run(AS_NUMBA, env, scripts)[1])
@@ -147,6 +162,8 @@ def main():
         rows.append(("python -m numbagrad (the whole tour)", tour_cold, tour_warm, None, None))
 
     def cell(t):
+        if isinstance(t, list):  # several cold runs: their median and range
+            return f"{t[len(t) // 2]:.2f} s ({t[0]:.2f}-{t[-1]:.2f})"
         return "—" if t is None else f"{t:.2f} s"
 
     print("| fresh process | numbagrad, empty caches | numbagrad, warm caches | torch 2.13 | "

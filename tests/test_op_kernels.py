@@ -77,8 +77,8 @@ def test_editing_a_helper_renames_only_the_modules_that_reach_it(monkeypatch):
 
     ops = [registry.BY_NAME[n] for n in ("sum", "mul", "amax")]
     before = {op.name: name(op) for op in ops}
-    helper = op_kernels._helper_namespace()["sum_bw"]  # sum's backward kernel
-    monkeypatch.setitem(codecache._sources, helper, "def sum_bw(): pass  # edited")
+    helper = op_kernels._helper_namespace()["sum_all_bw"]  # sum's backward kernel
+    monkeypatch.setitem(codecache._sources, helper, "def sum_all_bw(): pass  # edited")
     after = {op.name: name(op) for op in ops}
     assert after["sum"] != before["sum"]
     assert after["mul"] == before["mul"] and after["amax"] == before["amax"]

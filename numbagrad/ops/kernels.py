@@ -189,6 +189,14 @@ def stack_bw(g, gx, sh_y, sh_x, k, iat, fat):
 
 # ---- reductions: iat holds the kept shape (reduced dims as 1) ----------------------------
 @njit(cache=True, error_model="numpy")
+def sum_all_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    # a reduction of every element: fat[0] scales (1 for sum, 1/N for mean)
+    gs = g[0] * fat[0]
+    for k in range(gx0.shape[0]):
+        gx0[k] += gs
+
+
+@njit(cache=True, error_model="numpy")
 def sum_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     # fat[0] scales: 1 for sum, 1/N for mean
     s = fat[0]

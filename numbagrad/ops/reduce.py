@@ -19,12 +19,14 @@ def _s(call, shapes=_SH, kws=({},)):
 
 
 _DIMS = ({"dim": 0}, {"dim": -1, "keepdim": True}, {"dim": (0, -1)})
-SUM = defop("sum", "SumBackward0", 1, replay="sum_fw", replay_f32=True, kernel="sum_bw",
-            samples=_s("x0.sum()"))
+# reductions of every element have kernels of their own: one pairwise sum, one broadcast,
+# without the group machinery of a reduction over some dims (half the compile)
+SUM = defop("sum", "SumBackward0", 1, replay="sum_all_fw", replay_f32=True,
+            kernel="sum_all_bw", samples=_s("x0.sum()"))
 SUM_DIM = defop("sum_dim", "SumBackward1", 1, replay="sum_fw", replay_f32=True, kernel="sum_bw",
                 samples=_s("x0.sum(**kw)", _SH[1:], _DIMS))
-MEAN = defop("mean", "MeanBackward0", 1, replay="mean_fw", replay_f32=True, kernel="sum_bw",
-             samples=_s("x0.mean()"))
+MEAN = defop("mean", "MeanBackward0", 1, replay="mean_all_fw", replay_f32=True,
+             kernel="sum_all_bw", samples=_s("x0.mean()"))
 MEAN_DIM = defop("mean_dim", "MeanBackward1", 1, replay="mean_fw", replay_f32=True, kernel="sum_bw",
                  samples=_s("x0.mean(**kw)", _SH[1:], _DIMS))
 PROD = defop("prod", "ProdBackward0", 1, replay="prod_fw", replay_f32=True, kernel="prod_bw",

@@ -278,6 +278,18 @@ def sum_fw(y, x0, sh_y, sh0, iat, fat):
 
 
 @njit(cache=True, error_model="numpy")
+def sum_all_fw(y, x0, sh_y, sh0, iat, fat):
+    # every element: group_sums_into's one contiguous run
+    y[0] = pairwise_sum(x0, 0, x0.shape[0])
+
+
+@njit(cache=True, error_model="numpy")
+def mean_all_fw(y, x0, sh_y, sh0, iat, fat):
+    n = x0.shape[0]
+    y[0] = pairwise_sum(x0, 0, n) / n if n else np.nan
+
+
+@njit(cache=True, error_model="numpy")
 def mean_fw(y, x0, sh_y, sh0, iat, fat):
     # np.mean divides the sum by the count (not a multiply by fat[0] = 1/count)
     s = group_sums(x0, sh0, iat)
