@@ -100,8 +100,14 @@ def view_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     pos = iat[0]
     k = 0
     while k < n:
-        for b in range(inner):
-            gx0[pos + b * step] += g[k + b]
+        grad = g[k:k + inner]  # views, so that the loops index from 0 and vectorize
+        if step == 1:
+            run = gx0[pos:pos + inner]
+            for b in range(inner):
+                run[b] += grad[b]
+        else:
+            for b in range(inner):
+                gx0[pos + b * step] += grad[b]
         k += inner
         for d in range(nd - 2, -1, -1):
             coord[d] += 1

@@ -186,8 +186,14 @@ def view_fw(y, x0, sh_y, sh0, iat, fat):
     pos = iat[0]
     k = 0
     while k < n:
-        for b in range(inner):
-            y[k + b] = x0[pos + b * step]
+        out = y[k:k + inner]  # views, so that the loops index from 0 and vectorize
+        if step == 1:
+            run = x0[pos:pos + inner]
+            for b in range(inner):
+                out[b] = run[b]
+        else:
+            for b in range(inner):
+                out[b] = x0[pos + b * step]
         k += inner
         for d in range(nd - 2, -1, -1):
             coord[d] += 1
