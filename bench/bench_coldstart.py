@@ -45,10 +45,13 @@ SEED = {
 }
 ROSENBROCK = {
     "numbagrad": """
+        import time
         import numpy as np, numbagrad as ng
         def f(x):
             return (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+        t0 = time.perf_counter()
         v, g = ng.compile(ng.func.value_and_grad(f))(np.zeros(1000))
+        print(f"CALLER {time.perf_counter() - t0:.3f}")
         assert g[0] == -2.0
     """,
     "jax": """
@@ -110,12 +113,15 @@ def cold_env(d):
 
 
 def cold_runs(script, extra=None, n=3):
-    """Wall times of ``n`` fresh processes running ``script``, each on empty caches."""
-    times = []
+    """``n`` fresh processes running ``script``, each on empty caches: their wall times and
+    the times they printed for their first call, each sorted."""
+    walls, calls = [], []
     for _ in range(n):
         with tempfile.TemporaryDirectory() as d:
-            times.append(run(script, {**cold_env(d), **(extra or {})})[0])
-    return sorted(times)
+            wall, out = run(script, {**cold_env(d), **(extra or {})})
+            walls.append(wall)
+            calls.append(caller_time(out))
+    return sorted(walls), sorted(calls)
 
 
 def caller_time(out):
@@ -142,9 +148,11 @@ def main():
         ros_warm = min(run(ROSENBROCK["numbagrad"], env)[0] for _ in range(3))
         jax_ros = min(run(ROSENBROCK["jax"])[0] for _ in range(3)) if have_jax else None
         rows.append(("import + first compiled Rosenbrock value_and_grad (n = 1000)",
-                     ros_cold, ros_warm, None, jax_ros))
+                     ros_cold[0], ros_warm, None, jax_ros))
+        rows.append(("its first call alone", ros_cold[1], None, None, None))
         rows.append(("same, compiling in one process (NUMBAGRAD_COMPILE_WORKERS=0)",
-                     ros_one, None, None, None))
+                     ros_one[0], None, None, None))
+        rows.append(("its first call alone, one process", ros_one[1], None, None, None))
         scripts = os.path.join(d, "scripts")  # not beside the cache dir named numbagrad
         caller_cold = caller_time(run(AS_NUMBA, env, scripts)[1])
         caller_warm = caller_time(run(AS_NUMBA, env, scripts)[1])
