@@ -426,3 +426,22 @@ def test_a_compiled_function_returning_a_view_of_a_changed_base():
     np.testing.assert_array_equal(np.asarray(ng.compile(f)(x)), [4.0, 6.0])
     g = ng.compile(ng.func.grad(lambda x: (f(x) * ng.tensor([1.0, 10.0])).sum()))
     np.testing.assert_array_equal(np.asarray(g(x)), [0.0, 2.0, 20.0])
+
+
+@pytest.mark.parametrize("big", [False, True], ids=["small", "big"])
+@pytest.mark.parametrize("bias", [(1,), (3,), (1, 3), (2, 1), (2, 3), ()])
+def test_addmm_bias_gradient_for_every_broadcast_shape(bias, big, monkeypatch):
+    """addmm's bias gradient sums over the dims it was broadcast along, also on the big-node
+    path (its NumPy backward took a (1,) bias for a column of an (m, n) product)."""
+    if big:
+        monkeypatch.setattr(ng.core.tape, "BIG", 1)
+    a, b = np.arange(1.0, 5.0).reshape(2, 2), np.arange(1.0, 7.0).reshape(2, 3)
+    c = np.linspace(-1.0, 1.0, int(np.prod(bias))).reshape(bias)
+
+    def grads(lib):
+        x = lib.tensor(c, requires_grad=True)
+        (lib.addmm(x, lib.tensor(a), lib.tensor(b), beta=0.5) * lib.tensor(b[:1] + 1)).sum() \
+            .backward()
+        return x.grad
+
+    same_as_torch(grads)

@@ -68,8 +68,8 @@ def _addmm_numpy(g, xs, gxs, iat, fat):
     if gxs[0] is not None:
         gb = g if beta == 1.0 else g * g.dtype.type(beta)
         # F.linear's (n,) bias on (m, n) rows, the common case, is a column sum
-        gxs[0] += gb.sum(axis=0) if gxs[0].ndim == 1 and gb.ndim == 2 else \
-            unbroadcast_array(gb, gxs[0].shape)
+        column_sum = gxs[0].ndim == 1 and gb.ndim == 2 and gxs[0].shape[0] == gb.shape[1]
+        gxs[0] += gb.sum(axis=0) if column_sum else unbroadcast_array(gb, gxs[0].shape)
     if gxs[1] is not None:
         _add_product(gxs[1], g, b.T, alpha)
     if gxs[2] is not None:
