@@ -106,7 +106,7 @@ def ulps(a, b, dt=None):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("op,i,sample", CASES, ids=IDS)
 def test_replay_within_one_ulp_of_eager(op, i, sample, dtype, big, monkeypatch):
-    """Issue 5's bar: replay equals eager bit for bit or to 1 ulp per element, for the op's
+    """The replay's bar: it equals eager bit for bit or to 1 ulp per element, for the op's
     values (a compiled function of Tensors) and every gradient of sum(op(x) * w). ``big``:
     with the tape's BIG threshold at 1 element, eager takes every node down its big-node
     path (the op's parallel kernel or NumPy derivative, in the node's own dtype), and the
