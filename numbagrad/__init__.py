@@ -7,8 +7,9 @@ import warnings as _warnings
 # matches the module that made the NumPy call, so the user's NumPy code is untouched).
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"numbagrad(\.|$)")
 
-from .core import progress
+from .core import gc_pause, progress
 progress.install()  # say so when a first use compiles kernels for long
+gc_pause.install()  # and compile without the garbage collector walking the process
 
 from . import dtypes as _dtypes
 from .dtypes import dtype, get_default_dtype, set_default_dtype

@@ -1,4 +1,5 @@
-"""Hypothesis profiles, the `fuzz` marker's opt-in, and the fuzzer's program count.
+"""Hypothesis profiles, the `fuzz` marker's opt-in, the fuzzer's program count, and no
+compile workers beside xdist's.
 
 Profiles (pick one with `--hypothesis-profile=NAME`; "ci" is loaded otherwise):
 * ci: few examples, no deadline (Numba compiles on first use), derandomized so that a CI
@@ -13,8 +14,13 @@ expression naming fuzz) or NUMBAGRAD_FUZZ=1.
 import os
 import time
 
-import pytest
-from hypothesis import HealthCheck, Phase, settings
+# under pytest-xdist every core already runs a test process: compile workers (core/
+# compile_pool) could only add processes; tests/test_compile_pool.py sets them up itself
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("NUMBAGRAD_COMPILE_WORKERS", "0")
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 
 _SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True,

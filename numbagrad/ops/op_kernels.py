@@ -20,7 +20,7 @@ from numba.core import sigutils
 from numba.core.ccallback import CFunc
 from numba.core.registry import CPUDispatcher
 
-from ..core import compile_pool, progress, safe_cache
+from ..core import compile_pool, gc_pause, progress, safe_cache
 from . import codecache, kernel_abi, kernelgen, kernels, registry, replay_kernels, vmath
 from .kernel_abi import KERNEL_SIG
 
@@ -128,7 +128,8 @@ def compile_kernel(fn):
     """``fn`` as a ``@cfunc(KERNEL_SIG, cache=True)`` whose cache entry is checked
     (core/safe_cache): what ``numba.cfunc`` does, with the cache guarded before the load."""
     kernel = _uncompiled(fn)
-    kernel.compile()
+    with gc_pause.paused():  # a cfunc's compile fires no Numba compile event
+        kernel.compile()
     return kernel
 
 
