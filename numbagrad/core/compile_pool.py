@@ -32,6 +32,8 @@ WAIT_LIMIT = 900.0  # seconds to wait for a worker's compile before doing it her
 def workers_wanted():
     """How many worker processes to use (``NUMBAGRAD_COMPILE_WORKERS``; else cores - 1, <= 3)."""
     env = os.environ.get("NUMBAGRAD_COMPILE_WORKERS")
+    if not sys.executable:
+        return 0
     if env is not None:
         try:
             return max(int(env), 0)
@@ -153,7 +155,8 @@ class Pool:
             while len(self.workers) < self.workers_wanted:
                 try:
                     self.workers.append(_Worker(self))
-                except OSError:  # no subprocess here: everything compiles in this process
+                except (OSError, TypeError, ValueError):  # no interpreter to start (embedded)
+                    # or no subprocess here: everything compiles in this process
                     self.workers_wanted = 0
                     return
 
