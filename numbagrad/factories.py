@@ -10,14 +10,21 @@ from .core.tape import traced_tape
 from .tensor import Tensor, _make, _to_numpy
 
 
+def _int_sizes(size):
+    """The sizes as ints; torch takes no float sizes (int() would truncate them)."""
+    out = []
+    for s in size:
+        try:
+            out.append(operator.index(s))
+        except TypeError:
+            raise TypeError(f"size must be tuple of ints, but got {type(s).__name__}") from None
+    return tuple(out)
+
+
 def _shape(size):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    try:  # torch takes no float sizes (NumPy's int() would truncate them)
-        shape = tuple(operator.index(s) for s in size)
-    except TypeError:
-        bad = next(s for s in size if not hasattr(s, "__index__"))
-        raise TypeError(f"size must be tuple of ints, but got {type(bad).__name__}") from None
+    shape = _int_sizes(size)
     if any(s < 0 for s in shape):
         bad = next(s for s in shape if s < 0)
         raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "

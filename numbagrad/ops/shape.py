@@ -7,12 +7,11 @@ strides (item size 1), and the dummy view's offset and strides are read back. No
 the dummy's memory; only pointer arithmetic happens.
 """
 
-import operator
-
 import numpy as np
 
 from .. import dtypes
 from ..core import grad_mode
+from ..factories import _int_sizes
 from ..tensor import Tensor, _make  # noqa: F401
 from .pointwise import to_dtype
 from .record import note_view, record, view_map
@@ -131,11 +130,7 @@ def _infer(shape, numel):
 def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    try:  # torch takes no float sizes (int() would truncate them)
-        return tuple(operator.index(s) for s in shape)
-    except TypeError:
-        bad = next(s for s in shape if not hasattr(s, "__index__"))
-        raise TypeError(f"size must be tuple of ints, but got {type(bad).__name__}") from None
+    return _int_sizes(shape)
 
 
 def reshape(x, *args, shape=None):
