@@ -148,11 +148,20 @@ Tensor.requires_grad = property(_after_fresh_view(Tensor.requires_grad.fget),
                                 Tensor.requires_grad.fset)
 Tensor.is_contiguous = lambda self: bool(self._array().flags.c_contiguous)
 Tensor.T = property(shape.reverse_dims)
-Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
+
+
+def _mT(self):
+    if self.ndim < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.ndim}-D tensor.")
+    return shape.transpose(self, -2, -1)
+
+
+Tensor.mT = property(_mT)
 Tensor.view_as = lambda self, other: shape.view(self, *other.shape)
 Tensor.reshape_as = lambda self, other: shape.reshape(self, *other.shape)
 Tensor.movedim = lambda self, src, dst: shape.permute(
-    self, *_movedim_order(self.ndim, src, dst))
+    self, _movedim_order(self.ndim, src, dst))
 Tensor.gather = index.gather
 Tensor.index_select = index.index_select
 for _name in ("mm", "mv", "dot", "bmm", "matmul", "outer"):
@@ -162,18 +171,34 @@ Tensor.addmm = lambda self, a, b, *, beta=1, alpha=1: linalg.addmm(self, a, b, b
 
 
 def _movedim_order(ndim, src, dst):
-    src, dst = src % ndim, dst % ndim
-    order = [d for d in range(ndim) if d != src]
-    order.insert(dst, src)
-    return order
+    src = [shape._wrap(d, ndim) for d in (src if isinstance(src, (tuple, list)) else [src])]
+    dst = [shape._wrap(d, ndim) for d in (dst if isinstance(dst, (tuple, list)) else [dst])]
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    for what, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{what}` ({dims})")
+    # the moved dims land at their destinations; the rest keep their order in the gaps
+    order = [None] * max(ndim, 1)
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(max(ndim, 1)) if d not in src)
+    return [next(rest) if o is None else o for o in order][:ndim]
 
 
 def _arg(fn):
     def arg(self, dim=None, keepdim=False):
         data = np.asarray(self._data)
         if dim is None:
+            if data.size == 0:
+                raise IndexError(f"{fn.__name__}(): Expected reduction dim to be specified for "
+                                 "input.numel() == 0.")
             return _make(np.asarray(fn(data), np.int64)[()])
-        out = fn(data, axis=dim % max(data.ndim, 1)) if data.ndim else np.zeros((), np.int64)
+        d = shape._wrap(dim, data.ndim)
+        if data.ndim and data.shape[d] == 0:
+            raise IndexError(f"{fn.__name__}(): Expected reduction dim {d} to have non-zero size.")
+        out = fn(data, axis=d) if data.ndim else np.zeros((), np.int64)
         if keepdim and data.ndim:
             out = np.expand_dims(out, dim)
         return _make(np.asarray(out, np.int64))
@@ -192,8 +217,16 @@ Tensor.round = lambda self: _make(np.asarray(np.round(self._data)))
 
 
 # ---- dtype conversions --------------------------------------------------------------------------
+_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, "
+                 "lazy, vulkan, mps, meta, hpu, mtia, privateuseone")
+
+
 def _to(self, *args, dtype=None, copy=False, **kw):
     for a in args:
+        if isinstance(a, str) and a.split(":")[0] not in _DEVICE_TYPES.split(", "):
+            # a misspelt device (or a dtype name) would otherwise be ignored silently
+            raise RuntimeError(f"Expected one of {_DEVICE_TYPES} device type at start of device "
+                               f"string: {a}")
         if isinstance(a, dtypes.dtype):
             dtype = a
         elif isinstance(a, Tensor):
@@ -225,6 +258,10 @@ def _inplace(self, compute):
                            "operation.")
     if recording and self._base is not None and (self._requires_grad or
                                                  self._base._requires_grad):
+        base = self._base
+        if base._tape is None and base._requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
         raise NotImplementedError(
             "numbagrad: in-place ops on a view of a tensor that requires grad are not "
             "supported yet; clone() the view first")
@@ -286,6 +323,9 @@ for _name in ("add", "sub", "mul", "div"):
 
 
 def _fill_(self, value):
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value.ndim} dimensions.")
     v = value.item() if isinstance(value, Tensor) else value
     return _inplace(self, lambda s: pointwise.masked_fill(s, np.ones(s.shape, bool), v))
 
@@ -305,6 +345,9 @@ Tensor.neg_ = lambda self: _inplace(self, lambda s: pointwise.unary("neg", s))
 
 def _copy_(self, src):
     src_t = src if isinstance(src, Tensor) else _make(np.asarray(src))
+    err = shape_error_broadcast(tuple(self.shape), tuple(src_t.shape))
+    if err is not None:  # torch's RuntimeError, not NumPy's ValueError
+        raise err
 
     def compute(s):
         value = np.array(np.broadcast_to(np.asarray(src_t._data), s.shape), s._data.dtype)

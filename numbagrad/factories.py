@@ -1,5 +1,6 @@
 """Tensor factories (tensor, zeros, randn, ...) and the conversion of Python data to NumPy."""
 
+import operator
 import threading
 
 import numpy as np
@@ -9,10 +10,26 @@ from .core.tape import traced_tape
 from .tensor import Tensor, _make, _to_numpy
 
 
+def _int_sizes(size):
+    """The sizes as ints; torch takes no float sizes (int() would truncate them)."""
+    out = []
+    for s in size:
+        try:
+            out.append(operator.index(s))
+        except TypeError:
+            raise TypeError(f"size must be tuple of ints, but got {type(s).__name__}") from None
+    return tuple(out)
+
+
 def _shape(size):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    return tuple(int(s) for s in size)
+    shape = _int_sizes(size)
+    if any(s < 0 for s in shape):
+        bad = next(s for s in shape if s < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
+                           f"{list(shape)}")
+    return shape
 
 
 def _finish(arr, requires_grad):
@@ -56,12 +73,17 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if isinstance(fill_value, str):
+        raise TypeError("full(): argument 'fill_value' (position 2) must be Number, not str")
     if dtype is None:
         dtype = dtypes.scalar_dtype(fill_value)
     return _finish(np.full(_shape((size,)), fill_value, _dt(dtype)), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     return _finish(np.eye(n, m, dtype=_dt(dtype)), requires_grad)
 
 
@@ -81,6 +103,10 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    if not hasattr(steps, "__index__"):
+        raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     return _finish(np.linspace(start, end, steps).astype(_dt(dtype)), requires_grad)
 
 
@@ -138,6 +164,11 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
 def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False):
     if high is None:
         low, high = 0, low
+    elif size is None and isinstance(high, (tuple, list)):  # torch's randint(high, size)
+        low, high, size = 0, low, high
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
     dt = dtypes.as_dtype(dtype) or dtypes.int64
     return _finish(_gen().integers(low, high, _shape((size,))).astype(dt.np), requires_grad)
 

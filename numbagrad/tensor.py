@@ -127,6 +127,8 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return self.shape
+        if self.ndim == 0:  # torch wraps no dim of a 0-d tensor here
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return self._data.shape[_wrap_dim(dim, self.ndim, "size")]
 
     @property
@@ -320,14 +322,20 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            how = "no values" if self._data.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {how} is ambiguous")
         return bool(self.item())
 
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
+
+    def _scalar(self):
+        if self._data.size != 1:  # torch's Python conversions raise ValueError, not item's error
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     def __index__(self):
         if self.dtype.is_floating_point or self._data.size != 1:
@@ -375,9 +383,15 @@ def _to_numpy(data, dtype=None, copy=True):
         if dt is None or not arr.dtype.isnative:
             dtypes.from_numpy_dtype(arr.dtype)  # raises for unsupported dtypes
     else:
+        if data is None:  # torch raises RuntimeError here (TypeError for other objects)
+            raise RuntimeError("Could not infer dtype of NoneType")
         if isinstance(data, (list, tuple)):
             data = _unwrap(data)
-        arr = np.array(data)
+        try:
+            arr = np.array(data)
+        except ValueError as e:  # ragged nested lists: NumPy's message names no tensor
+            raise ValueError(f"tensor(): expected sequences of equal length at each dim ({e})") \
+                from None
         if dt is None:
             kind = arr.dtype.kind
             if kind == "f" or (kind in "iub" and arr.size == 0 and arr.dtype.kind != "b"):

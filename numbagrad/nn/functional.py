@@ -44,10 +44,14 @@ def silu(x):
 
 
 def elu(x, alpha=1.0, inplace=False):
+    if not x.dtype.is_floating_point:  # torch has no integer kernel
+        raise NotImplementedError(f'"elu" not implemented for \'{x.dtype.scalar_name}\'')
     return _unary("elu", x, float(alpha))
 
 
 def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
     return _unary("hardtanh", x, float(min_val), float(max_val))
 
 
@@ -58,6 +62,9 @@ def mish(x, inplace=False):
 def linear(input, weight, bias=None):  # noqa: A002 - torch's names
     """torch's F.linear: addmm for 2-d input with a bias (AddmmBackward0), the same on the
     flattened rows plus a view otherwise; matmul without a bias."""
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
+                           f"{input.ndim}D and {weight.ndim}D")
     if bias is None:
         return _matmul(input, _weight_t(weight))
     out = _linear_2d(input, weight, bias)  # the common case, checked once
@@ -88,6 +95,11 @@ def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
 def bilinear(input1, input2, weight, bias=None):
     """y[n, o] = sum_ij x1[n, i] W[o, i, j] x2[n, j] (+ b[o]), as matrix products."""
     out_f, in1, in2 = weight.shape
+    for k, x, n in ((1, input1, in1), (2, input2, in2)):  # else a reshape error naming neither
+        if x.ndim == 0 or x.shape[-1] != n:
+            got = x.shape[-1] if x.ndim else 0
+            raise RuntimeError(f"bilinear(): input{k} size does not match weight size: got "
+                               f"{got} but expected {n}")
     lead = input1.shape[:-1]
     x1 = _reshape(input1, (-1, in1))
     x2 = _reshape(input2, (-1, in2))

@@ -14,6 +14,9 @@ from .module import Module, Parameter, _addindent
 
 def _uniform(shape, bound, dtype):
     dt = dtypes.as_dtype(dtype) or dtypes.get_default_dtype()
+    if any(s < 0 for s in shape):  # torch's error for a layer's negative size (NumPy's differs)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: "
+                           f"{list(shape)}")
     return _gen().uniform(-bound, bound, size=shape).astype(dt.np)
 
 

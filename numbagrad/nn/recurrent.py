@@ -32,6 +32,19 @@ class _CellBase(Module):
         return zeros(shape, dtype=input.dtype)
 
     def _gates_of(self, input, hx):  # noqa: A002
+        # torch's checks, naming the cell and the size (else a matmul error naming neither)
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got "
+                             f"{input.ndim}D instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} "
+                               f"expected {self.input_size}")
+        if input.ndim == 2 and hx.ndim == 2 and input.shape[0] != hx.shape[0]:
+            raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden0 batch "
+                               f"size {hx.shape[0]}")
+        if hx.ndim and hx.shape[-1] != self.hidden_size:
+            raise RuntimeError(f"hidden0 has inconsistent hidden_size: got {hx.shape[-1]}, "
+                               f"expected {self.hidden_size}")
         return (F.linear(input, self.weight_ih, self.bias_ih),
                 F.linear(hx, self.weight_hh, self.bias_hh))
 
@@ -48,11 +61,11 @@ class RNNCell(_CellBase):
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
                  dtype=None):
         super().__init__(input_size, hidden_size, bias, device, dtype)
-        if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):  # noqa: A002
+        if self.nonlinearity not in ("tanh", "relu"):  # torch checks it here, not in __init__
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         hx = self._zeros(input) if hx is None else hx
         i, h = self._gates_of(input, hx)
         return F.tanh(i + h) if self.nonlinearity == "tanh" else F.relu(i + h)

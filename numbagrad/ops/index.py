@@ -46,7 +46,11 @@ def _normalize(index):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
         elif isinstance(i, list):
-            out.append(np.asarray(i))
+            a = np.asarray(i)
+            out.append(a.astype(np.int64) if a.size == 0 else a)  # [] selects nothing, as in torch
+        elif isinstance(i, str):  # torch's TypeError (it reads the str as tensor data)
+            raise TypeError("only integers, slices, ellipsis, None and long, int, byte or bool "
+                            "tensors are valid indices (got str)")
         else:
             out.append(i)
     return tuple(out)
@@ -120,11 +124,17 @@ def _check_index(idx, d, size, op):
 def gather(x, dim, index):
     d = _wrap(dim, x.ndim)
     idx = index._array() if isinstance(index, Tensor) else np.asarray(index)
-    if idx.dtype != np.int64:
-        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if idx.dtype not in (np.int64, np.int32):  # torch takes int32 indices too
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+    idx = idx.astype(np.int64, copy=False)
     if idx.ndim != max(x.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     data = x._array()
+    for k in range(data.ndim):  # else NumPy's broadcast error below, naming no op
+        if k != d and idx.shape[k] > data.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                               f"{list(idx.shape)} to be no larger than self "
+                               f"{list(data.shape)} apart from dimension {d}")
     _check_index(idx, d, data.shape[d] if data.ndim else 1, "gather")
     # torch's gather allows index smaller than the input in non-gather dims
     sl = tuple(slice(0, idx.shape[k]) if k != d else slice(None) for k in range(data.ndim))
@@ -145,6 +155,8 @@ def index_select(x, dim, index):
     _check_index(idx, d, data.shape[d] if data.ndim else 1, "index_select")
     out = np.take(data, idx, axis=d)
     flat = np.take(np.arange(data.size).reshape(data.shape), idx, axis=d)
+    if data.ndim == 0 and out.size == 1:  # torch keeps a 0-d input's shape
+        out = out.reshape(())
     return record(INDEX_SELECT, out, (x,), flat.reshape(-1))
 
 

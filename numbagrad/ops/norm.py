@@ -125,6 +125,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # n
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
                            f"{list(input.shape)}")
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"Expected {what} to be of same shape as normalized_shape, but got "
+                               f"{what} of shape {list(t.shape)} and normalized_shape = "
+                               f"{list(shape)}")
     dt = input.dtype
     w = weight if weight is not None else ones(shape, dtype=dt)
     b = bias if bias is not None else zeros(shape, dtype=dt)
@@ -237,6 +242,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
     if input.ndim < 2:
         raise ValueError(f"expected 2D or more input (got {input.ndim}D input)")
     c = input.shape[1]
+    for what, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != c:  # else NumPy's broadcast error, naming no argument
+            raise RuntimeError(f"{what} should contain {c} elements not {t.numel()}")
     dt = input.dtype
     w = weight if weight is not None else ones(c, dtype=dt)
     b = bias if bias is not None else zeros(c, dtype=dt)

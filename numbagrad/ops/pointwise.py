@@ -167,9 +167,22 @@ def warmup(ops):
                     eager_forward(op, *([x] * op.arity), 1.0, 20.0)
 
 
+def _bool_unary(name, x):
+    """torch's answers for -, abs and sign of a bool tensor (NumPy's neg raises TypeError)."""
+    if name == "neg":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    if name == "abs":
+        raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
+    return _make(x._array().copy())  # sign
+
+
 def unary(name, x, *fattrs):
     op = BY_NAME[name]
     dt = x.dtype
+    if dt is dtypes.bool_ and name in ("neg", "abs", "sign"):
+        return _bool_unary(name, x)
     if not dt.is_floating_point and name not in _INT_OK:
         x = to_dtype(x, dtypes.get_default_dtype())
     out = eager_forward(op, x._data, *fattrs)
@@ -179,6 +192,10 @@ def unary(name, x, *fattrs):
 def binary(name, a, b):
     """``a`` is a Tensor; ``b`` a Tensor or a Python number."""
     op = BY_NAME[name]
+    if name == "sub" and a.dtype is dtypes.bool_ and isinstance(b, Tensor) and \
+            b.dtype is dtypes.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
     if isinstance(b, Tensor):
         da = a._data.dtype
         if da == b._data.dtype and (da.kind == "f" or name in _INT_OK):
@@ -234,6 +251,8 @@ def rbinary(name, a, b):
 
 
 def pow_scalar(x, e):
+    if not x.dtype.is_floating_point and type(e) is int and e < 0:  # torch's type, not NumPy's
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     if not x.dtype.is_floating_point and isinstance(e, float):
         x = to_dtype(x, dtypes.get_default_dtype())
     return unary("pow_scalar", x, float(e))
@@ -254,6 +273,9 @@ def pow(x, e):  # noqa: A001 - torch's name
 
 
 def where(condition, x, y):
+    if isinstance(condition, Tensor) and condition.dtype is not dtypes.bool_:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {condition.dtype.scalar_name}")
     cond = np.asarray(condition._data if isinstance(condition, Tensor) else condition, bool)
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         x = _operand(x, dtypes.get_default_dtype())
@@ -293,6 +315,11 @@ def masked_fill(x, mask, value):
 def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    for bound in (min, max):
+        if isinstance(bound, Tensor):  # torch's broadcast error, not float()'s ValueError
+            err = shape_error_broadcast(tuple(x.shape), tuple(bound.shape))
+            if err is not None:
+                raise err
     lo = -np.inf if min is None else float(min)
     hi = np.inf if max is None else float(max)
     if not x.dtype.is_floating_point and (isinstance(min, float) or isinstance(max, float)):

@@ -196,6 +196,9 @@ def _extreme(x, dim, keepdim, is_max, other=None):
     d = _dims(dim, x.ndim, "max")
     d = d[0] if d else 0
     data = np.asarray(x._data)
+    if data.ndim and data.shape[d] == 0:  # else NumPy's ValueError from argmax
+        raise IndexError(f"{'max' if is_max else 'min'}(): Expected reduction dim {d} to have "
+                         "non-zero size.")
     if data.ndim == 0:
         idx = np.zeros((), np.int64)
     else:
@@ -228,13 +231,27 @@ def min(x, dim=None, keepdim=False, *, other=None):  # noqa: A001
     return _extreme(x, dim, keepdim, False, other)
 
 
+def _nonempty(x, dim, dims, name):
+    """torch's errors for amax / amin over no elements (NumPy's ValueError names no op)."""
+    if x._data.size:
+        return
+    if dim == () or dim is None:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
+    for d in dims:
+        if x.ndim and x.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
 def amax(x, dim=(), keepdim=False):
     dims = _dims(None if dim == () else dim, x.ndim, "amax")
+    _nonempty(x, dim, dims, "amax")
     return _reduce(AMAX, x, dims, keepdim, np.amax(x._data, axis=dims, keepdims=keepdim))
 
 
 def amin(x, dim=(), keepdim=False):
     dims = _dims(None if dim == () else dim, x.ndim, "amin")
+    _nonempty(x, dim, dims, "amin")
     return _reduce(AMIN, x, dims, keepdim, np.amin(x._data, axis=dims, keepdims=keepdim))
 
 
@@ -256,7 +273,13 @@ def _correction(unbiased, correction):
     return 1.0 if unbiased is None or unbiased else 0.0
 
 
+def _float_only(x):
+    if not x.dtype.is_floating_point:  # torch computes no variance of integers
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+
+
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _float_only(x)
     if isinstance(dim, bool):  # var(unbiased) positional form
         dim, unbiased = None, dim
     c = _correction(unbiased, correction)
@@ -267,6 +290,7 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _float_only(x)
     if isinstance(dim, bool):
         dim, unbiased = None, dim
     c = _correction(unbiased, correction)
@@ -276,6 +300,9 @@ def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
     p = 2.0 if p in ("fro", None) else float(p)
+    if not x.dtype.is_floating_point:  # torch takes no norm of integers
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {x.dtype.scalar_name}")
     x = _float_input(x)
     dims = _dims(dim, x.ndim, "norm")
     # inf: max |x|; 2: sqrt(sum x^2); 0: count of nonzeros; else sum(|x|^p)^(1/p)
@@ -299,6 +326,9 @@ def log_softmax(x, dim, dtype=None):
 
 
 def _softmax(x, dim, dtype, log):
+    if dtype is None and not x.dtype.is_floating_point:  # torch has no integer kernel
+        name = "log_softmax" if log else "softmax"
+        raise NotImplementedError(f'"{name}" not implemented for \'{x.dtype.scalar_name}\'')
     x = to_dtype(x, dtypes.as_dtype(dtype)) if dtype is not None else _float_input(x)
     dims = _dims(dim, x.ndim, "softmax")
     data = np.asarray(x._data)

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..core import grad_mode
+from ..factories import _int_sizes
 from ..tensor import Tensor, _make  # noqa: F401
 from .pointwise import to_dtype
 from .record import note_view, record, view_map
@@ -128,8 +129,8 @@ def _infer(shape, numel):
 
 def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(shape[0])
-    return tuple(int(s) for s in shape)
+        shape = shape[0]
+    return _int_sizes(shape)
 
 
 def reshape(x, *args, shape=None):
@@ -160,12 +161,21 @@ def flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
         return reshape(x, 1)
     s, e = _wrap(start_dim, x.ndim), _wrap(end_dim, x.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = x.shape[:s] + (int(np.prod(x.shape[s:e + 1])),) + x.shape[e + 1:]
     return reshape(x, shape) if s != e else x
 
 
 def unflatten(x, dim, sizes):
     d = _wrap(dim, x.ndim)
+    if not len(sizes):
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    known = int(np.prod([s for s in sizes if s != -1]))
+    if list(sizes).count(-1) <= 1 and (known != x.shape[d] if -1 not in sizes else
+                                       known == 0 or x.shape[d] % known):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {d} ({x.shape[d]}) in the input tensor")
     sizes = _infer(sizes, x.shape[d])
     return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
 
@@ -186,6 +196,8 @@ def unsqueeze(x, dim):
 
 
 def permute(x, *dims):
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_args(dims)
     if len(dims) != x.ndim:
         raise RuntimeError(
@@ -233,6 +245,9 @@ def expand(x, *sizes):
     for i in range(len(sizes) - 1, -1, -1):  # torch checks from the last dim backwards
         s = sizes[i]
         cur = x.shape[i - lead] if i >= lead else 1
+        if s < -1:
+            raise RuntimeError(f"expand: the expanded size of the tensor ({s}) must be -1 or "
+                               f"non-negative.  Target sizes: {list(sizes)}")
         if s == -1:
             if i < lead:
                 raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
@@ -321,6 +336,8 @@ def chunk(x, chunks, dim=0):
 
 
 def unbind(x, dim=0):
+    if x.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap(dim, x.ndim)
     # (the Ellipsis keeps NumPy from returning a scalar copy for 0-d parts: a view is needed)
     return tuple(as_view(UNBIND, x, lambda a, i=i: a[(slice(None),) * d + (i, Ellipsis)])
@@ -332,6 +349,11 @@ def repeat(x, *sizes):
     if len(sizes) < x.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
+    if any(s < 0 for s in sizes):  # torch's error for the result's size (NumPy's names no op)
+        full = (1,) * (len(sizes) - x.ndim) + x.shape
+        out = [a * b for a, b in zip(full, sizes)]
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(out)}: {out}")
     data = x._array().reshape((1,) * (len(sizes) - x.ndim) + x.shape)
     return record(REPEAT, np.tile(data, sizes), (x,))
 
@@ -344,9 +366,16 @@ def _same_dtype(tensors):
 
 
 def cat(tensors, dim=0):
+    if isinstance(tensors, Tensor):
+        raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        "Tensor")
     tensors = [t for t in tensors]
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if t.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
