@@ -153,7 +153,7 @@ defop("sub", "SubBackward0", 2, forward=operator.sub, grads=("g", "-g"), fwd="a 
 defop("mul", "MulBackward0", 2, forward=operator.mul, grads=("g * b", "g * a"),
       fwd="a * b", torch="mul")
 defop("div", "DivBackward0", 2, forward=operator.truediv,
-      grads=("g / b", "-g * a / (b * b)"), fwd="a / b", torch="div", domain=POS)
+      grads=("g / b", "-g * ((a / b) / b)"), fwd="a / b", torch="div", domain=POS)
 defop("pow", "PowBackward1", 2, forward=np.power,
       grads=("0.0 if b == 0.0 else g * b * pw(a, b - 1.0)",
              "0.0 if (a == 0.0 and b >= 0.0) else g * y * log(a)"),
