@@ -98,6 +98,9 @@ class Tensor:
         self._retains_grad = False
         self._requires_grad = False
         self._captured_by = None  # weak refs to the tapes holding this tensor as a source
+        # set, not left empty: a backward reads both for every leaf, and a lookup of an
+        # empty slot costs ten times a set one
+        self._hooks = self._post_hooks = None
         if requires_grad:
             self.requires_grad = True
 

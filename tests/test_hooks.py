@@ -56,6 +56,19 @@ def test_leaf_hook_runs_before_accumulation_and_remove_works():
     assert same(run) == ([4.0, 4.0], [7.0, 7.0])
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_hook_replacing_a_0d_leafs_gradient(dtype):
+    def run(lib):
+        x = lib.tensor(2.0, dtype=getattr(lib, dtype), requires_grad=True)
+        x.register_hook(lambda g: g * 3.0)
+        y = x * x
+        y.backward(retain_graph=True)
+        first = x.grad.item()
+        y.backward()
+        return first, x.grad.item(), str(x.grad.dtype)
+    assert same(run)[:2] == (12.0, 24.0)
+
+
 def test_hook_on_a_tensor_without_grad():
     with pytest.raises(RuntimeError, match="doesn't require gradient"):
         ng.tensor(1.0).register_hook(lambda g: g)

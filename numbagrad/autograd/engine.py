@@ -528,19 +528,21 @@ def _accumulate(run, tape, inputs, collect=None):
             voffs = run.nodes[idx, F_VOFF]
             sizes = run.nodes[idx, F_SIZE].tolist()
             # (read only for one-element leaves; an empty leaf may sit at the arena's end)
-            firsts = run.adj[np.clip(voffs, 0, len(run.adj) - 1)].tolist() if len(run.adj) \
-                else [0.0] * len(idx)
+            firsts = list(run.adj[np.minimum(np.maximum(voffs, 0), len(run.adj) - 1)]) \
+                if len(run.adj) else [_F64.type(0.0)] * len(idx)
             voffs = voffs.tolist()
             for k, (node, leaf) in enumerate(tape.leaves):
                 if not touched[k] or not leaf._requires_grad:
                     continue
+                data = leaf._data
                 hooks = getattr(leaf, "_hooks", None)
                 if hooks:
-                    run.run_hooks(node, hooks, leaf._data.shape, leaf._data.dtype)
+                    run.run_hooks(node, hooks, data.shape, data.dtype)
                 if leaf._grad is None and voffs[k] >= 0 and sizes[k] == 1 and \
-                        leaf._data.ndim == 0:
+                        data.ndim == 0 and not hooks:
                     # 0-d leaf (scalar graphs): no array round trip
-                    leaf._grad = _make(leaf._data.dtype.type(firsts[k]))
+                    g = firsts[k]
+                    leaf._grad = _make(g if data.dtype is _F64 else data.dtype.type(g))
                     post_accumulate(leaf)
                 else:
                     # a big node's adjoint is a buffer of its own: hand it over, no copy
