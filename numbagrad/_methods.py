@@ -309,10 +309,12 @@ def _bump_version(t):
 
 
 def _inplace_binary(name):
-    def op(self, other):
-        return _inplace(self, lambda s: pointwise.binary(name, s, other)
-                        if isinstance(other, Tensor) or name != "div" else
-                        pointwise.binary(name, s, other))
+    if name in ("add", "sub"):
+        def op(self, other, *, alpha=1):
+            return _inplace(self, lambda s: getattr(pointwise, name)(s, other, alpha=alpha))
+    else:
+        def op(self, other):
+            return _inplace(self, lambda s: pointwise.binary(name, s, other))
     op.__name__ = name + "_"
     return op
 

@@ -445,3 +445,74 @@ def test_addmm_bias_gradient_for_every_broadcast_shape(bias, big, monkeypatch):
         return x.grad
 
     same_as_torch(grads)
+
+
+@pytest.mark.parametrize("fn", ["add", "sub"])
+@pytest.mark.parametrize("alpha", [1, 3, -0.5, 2.5])
+def test_add_and_sub_take_alpha(fn, alpha):
+    def grads(lib):
+        x = lib.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        y = lib.tensor([3.0, 0.25, -1.0], requires_grad=True)
+        z = getattr(lib, fn)(x, y, alpha=alpha)
+        w = getattr(x, fn)(2.0, alpha=alpha)
+        (z * z * w).sum().backward()
+        inplace = lib.tensor([1.0, 2.0, 3.0])
+        getattr(inplace, fn + "_")(lib.tensor([1.0, 1.0, 1.0]), alpha=alpha)
+        ints = lib.tensor([1, 2])
+        if isinstance(alpha, int):
+            getattr(ints, fn + "_")(lib.tensor([5, 7]), alpha=alpha)
+        return z, w, x.grad, y.grad, inplace, ints
+
+    same_as_torch(grads)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.add(lib.tensor([1]), lib.tensor([1]), alpha=0.5),
+    lambda lib: lib.tensor([1, 2]).sub_(1, alpha=1.5),
+    lambda lib: lib.add(lib.tensor([1.0]), lib.tensor([1.0]), alpha=True),
+    lambda lib: lib.add(lib.tensor([1, 2]), lib.tensor([0.5, 1.0]), alpha=2),
+])
+def test_alpha_checked_as_torch_checks_it(call):
+    same_as_torch(call)
+
+
+def test_integers_to_negative_integer_tensor_powers():
+    same_as_torch(lambda lib: lib.tensor([2, 1, -1, 0, -1, 3, -2]).pow(
+        lib.tensor([-1, -2, -3, -1, -2, 2, 3])))
+    same_as_torch(lambda lib: lib.tensor([[2], [1], [-1]], dtype=lib.int32) **
+                  lib.tensor([-1, -2], dtype=lib.int32))
+    same_as_torch(lambda lib: lib.tensor(-1) ** lib.tensor(-3))
+    same_as_torch(lambda lib: lib.tensor([2, 3]) ** -1)  # a Python number: torch raises
+
+
+@pytest.mark.parametrize("index", [
+    (Ellipsis, Ellipsis), (Ellipsis, 0, Ellipsis), (Ellipsis, None, Ellipsis),
+    (1, Ellipsis, Ellipsis), (Ellipsis, [0, 2], Ellipsis), (Ellipsis, slice(1, 3), Ellipsis)])
+def test_ellipses_after_the_first(index):
+    def run(lib):
+        x = lib.arange(24.0).reshape(2, 3, 4).requires_grad_()
+        y = x[index]
+        (y * y).sum().backward()
+        return y, x.grad
+    same_as_torch(run)
+
+
+@pytest.mark.parametrize("big", [False, True], ids=["small", "big"])
+@pytest.mark.parametrize("op", ["mul", "div", "dropout", "add", "rsub", "mean"])
+def test_second_backward_through_a_saved_number_fails_as_in_torch(op, big, monkeypatch):
+    """torch saves ``x * 2``'s number as a tensor, freed by the first backward; ``x + 2``
+    saves nothing, so its graph may be differentiated again."""
+    if big:
+        monkeypatch.setattr(ng.core.tape, "BIG", 1)
+    make = {"mul": lambda lib, x: x * 2, "div": lambda lib, x: x / 4,
+            "dropout": lambda lib, x: lib.nn.functional.dropout(x, 0.0),
+            "add": lambda lib, x: x + 2, "rsub": lambda lib, x: 2 - x,
+            "mean": lambda lib, x: x.mean()}[op]
+
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = make(lib, x).sum()
+        y.backward()
+        y.backward()
+        return x.grad
+    same_as_torch(run)

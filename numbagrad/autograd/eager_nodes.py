@@ -171,7 +171,7 @@ def _step(program, i, op, dt, argn, needs, targets, dtypes, big):
     nodes, shapes = program.nodes, program.shapes
     s = Step()
     s.node, s.op, s.dt, s.argn, s.needs, s.targets = i, op, dt, argn, needs, targets
-    _, s.read_y, s.read_x, s.kernel = engine._node_plan(int(column(nodes, "code")[i]), needs)
+    _, s.read_y, s.read_x, s.kernel, _ = engine._node_plan(int(column(nodes, "code")[i]), needs)
     if op.replay_bw:  # recorded positions are the trace's: recompute them, as the sweep
         s.kernel = getattr(replay_kernels, op.replay_bw)
         s.read_y, s.read_x = True, (True,) * len(argn)  # from the values they read

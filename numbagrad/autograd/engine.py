@@ -58,7 +58,7 @@ def compute_dtype(dts):
 
 def _node_plan(code, needs):
     """(op, reads y, reads x_k for each input, parallel kernel or None for the op's NumPy
-    derivative) of a big node of op ``code`` whose inputs need a gradient as ``needs``
+    derivative, reads any saved value) of a big node of op ``code`` whose inputs need a gradient as ``needs``
     says: the derivatives of the inputs needing one decide which saved values are read."""
     plan = _PLANS.get((code, needs))
     if plan is None:
@@ -73,7 +73,7 @@ def _node_plan(code, needs):
             kernel = op_kernels.njit_kernel(op, kernelgen.kernel_name(op, op.arity != -1))
         plan = _PLANS[(code, needs)] = (op, "y" in reads,
                                         tuple(f"x{k}" in reads for k in range(len(needs))),
-                                        kernel)
+                                        kernel, bool(reads))
     return plan
 
 
@@ -111,9 +111,8 @@ class _BigNode:
         self.argn = argn = tape.arg_nodes(i)
         self.needs = needs = tuple(bool(tn[a * NODE_FIELDS + F_FLAGS] & FLAG_NEEDS_GRAD)
                                    for a in argn)
-        op, read_y, read_x, kernel = _node_plan(tn[base + F_CODE], needs)
+        op, read_y, read_x, kernel, self.reads = _node_plan(tn[base + F_CODE], needs)
         self.op, self.read_y, self.read_x, self.kernel = op, read_y, read_x, kernel
-        self.reads = read_y or True in read_x
         self.checked = ([i] if read_y else []) + [a for a, r in zip(argn, read_x) if r]
         # One compute dtype per call: Numba's np.dot will not mix float32 and float64.
         big_val = tape.big_val

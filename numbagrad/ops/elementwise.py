@@ -52,6 +52,16 @@ def _gelu(a, approx):
     return (0.5 * a * (1.0 + erf(a / np.sqrt(2.0).astype(a.dtype)))).astype(a.dtype, copy=False)
 
 
+def _power(a, b):
+    """a ** b; integers to negative integer powers as torch computes them (1 for a base of
+    1, +-1 for -1, else 0) where NumPy raises."""
+    a_, b_ = np.asarray(a), np.asarray(b)
+    if a_.dtype.kind in "iu" and b_.dtype.kind in "iu" and np.any(b_ < 0):
+        at_negative = np.where(a_ == 1, 1, np.where(a_ == -1, 1 - 2 * (b_ % 2), 0))
+        out = np.where(b_ < 0, at_negative, np.power(a_, np.maximum(b_, 0)))
+        return out.astype(np.result_type(a_, b_), copy=False)[()]
+    return np.power(a, b)
+
 
 # ---- unary -----------------------------------------------------------------------------
 defop("neg", "NegBackward0", 1, forward=operator.neg, grads=("-g",), fwd="-a", torch="neg")
@@ -116,7 +126,7 @@ defop("mish", "MishBackward0", 1, forward=lambda a: a * np.tanh(_softplus(a, 1.0
 # dropout's kept positions are the mask m; f0 = 1 / (1 - p). torch's CPU dropout multiplies
 # by the scaled mask, hence MulBackward0. (Random masks differ from torch's: p=1 samples.)
 defop("native_dropout", "MulBackward0", 1, grads=("g * f0 if m else 0.0",),
-      fwd="a * f0 if m else 0.0",
+      fwd="a * f0 if m else 0.0", saves_number=True,
       samples=[Sample((s,), {}, "lib.nn.functional.dropout(x0, p=1.0)") for s in [(), (5,)]])
 defop("sign", "SignBackward0", 1, forward=_sign, grads=("0.0",), fwd="sgn(a)",
       torch="sign")
@@ -154,7 +164,7 @@ defop("mul", "MulBackward0", 2, forward=operator.mul, grads=("g * b", "g * a"),
       fwd="a * b", torch="mul")
 defop("div", "DivBackward0", 2, forward=operator.truediv,
       grads=("g / b", "-g * ((a / b) / b)"), fwd="a / b", torch="div", domain=POS)
-defop("pow", "PowBackward1", 2, forward=np.power,
+defop("pow", "PowBackward1", 2, forward=_power,
       grads=("0.0 if b == 0.0 else g * b * pw(a, b - 1.0)",
              "0.0 if (a == 0.0 and b >= 0.0) else g * y * log(a)"),
       fwd="a ** b", torch="pow", domain=POS)
@@ -178,9 +188,11 @@ defop("sub_scalar", "SubBackward0", 1, forward=lambda a, c: a - a.dtype.type(c),
 defop("rsub_scalar", "RsubBackward1", 1, forward=lambda a, c: a.dtype.type(c) - a,
       grads=("-g",), fwd="f0 - a", samples=_scalar_samples("1.5 - x0"))
 defop("mul_scalar", "MulBackward0", 1, forward=lambda a, c: a * a.dtype.type(c),
-      grads=("g * f0",), fwd="a * f0", samples=_scalar_samples("x0 * 1.5", "-2 * x0"))
+      grads=("g * f0",), fwd="a * f0", saves_number=True,
+      samples=_scalar_samples("x0 * 1.5", "-2 * x0"))
 defop("div_scalar", "DivBackward0", 1, forward=lambda a, c: a / a.dtype.type(c),
-      grads=("g / f0",), fwd="a / f0", samples=_scalar_samples("x0 / 4.0", "x0 / -3"))
+      grads=("g / f0",), fwd="a / f0", saves_number=True,
+      samples=_scalar_samples("x0 / 4.0", "x0 / -3"))
 
 # self.copy_(src): the old value of self gets no gradient, src gets it unbroadcast
 defop("copy", "CopyBackwards", 2, grads=("0.0", "g"), fwd="b",

@@ -53,7 +53,22 @@ def _normalize(index):
                             "tensors are valid indices (got str)")
         else:
             out.append(i)
-    return tuple(out)
+    return _drop_trailing_ellipses(tuple(out))
+
+
+def _drop_trailing_ellipses(index):
+    """torch reads an ellipsis after the first as covering no dim when only None or
+    ellipses follow it (``x[..., 0, ...]`` is ``x[..., 0]``); NumPy refuses a second one."""
+    first = next((k for k, i in enumerate(index) if i is Ellipsis), None)
+    if first is None:
+        return index
+    keep = list(index[:first + 1])
+    rest = index[first + 1:]
+    for k, i in enumerate(rest):
+        if i is Ellipsis and all(j is None or j is Ellipsis for j in rest[k:]):
+            continue
+        keep.append(i)
+    return tuple(keep)
 
 
 def _is_basic(index):

@@ -362,8 +362,32 @@ def _binary_fn(name):
     return fn
 
 
-add = _binary_fn("add")
-sub = _binary_fn("sub")
+def _scaled_by_alpha(a, b, alpha):
+    """``alpha * b`` for torch.add/sub's ``alpha`` (checked as torch checks it)."""
+    ints = [not t.dtype.is_floating_point if isinstance(t, Tensor) else
+            isinstance(t, (int, np.integer)) for t in (a, b)]
+    if all(ints) and isinstance(alpha, (float, np.floating)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if isinstance(alpha, (bool, np.bool_)) and not all(
+            isinstance(t, Tensor) and t.dtype is dtypes.bool_ for t in (a, b)):
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    return binary("mul", b, alpha) if isinstance(b, Tensor) else b * alpha
+
+
+def _alpha_fn(name):
+    def fn(a, b, *, alpha=1):
+        if not (type(alpha) is int and alpha == 1):
+            b = _scaled_by_alpha(a, b, alpha)
+        if not isinstance(a, Tensor):
+            return rbinary(name, b, a) if name == "sub" else binary(name, b, a)
+        return binary(name, a, b)
+    fn.__name__ = name
+    return fn
+
+
+add = _alpha_fn("add")
+sub = _alpha_fn("sub")
 mul = _binary_fn("mul")
 div = _binary_fn("div")
 maximum = _binary_fn("maximum")

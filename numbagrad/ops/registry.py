@@ -48,7 +48,7 @@ import numpy as np
 
 from ..core import tape
 
-SAVE_NAMES = ("x0", "x1", "x2", "y")
+SAVE_NAMES = ("x0", "x1", "x2", "y", "n")  # n: a saved number or mask (saves_number)
 # formula functions that are exact or correctly rounded in any dtype
 _ONE_ROUNDING_CALLS = {"abs", "min", "max", "sgn", "sqrt"}
 
@@ -97,6 +97,9 @@ class OpDef:
     # contiguous buffer: a t() node's gradient handed over as its input's) or as Unwritten
     # (uninitialized memory to store into, not add to); see autograd/engine.py
     numpy_bw_any_layout: tuple = ()
+    # the derivative reads what torch keeps as a saved tensor though it is no input or output
+    # (``x * 2``'s wrapped number, dropout's mask): a second backward through it fails
+    saves_number: bool = False
     _reads: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -137,7 +140,11 @@ class OpDef:
             if formula and (k is None or i == k):
                 used |= set(re.findall(r"\b[a-z]\w*\b", formula))
         names = {"a": "x0", "b": "x1", "y": "y"}
-        out = self._reads[k] = tuple(v for n, v in names.items() if n in used)
+        out = tuple(v for n, v in names.items() if n in used)
+        if self.saves_number and any(self.grads[i] for i in range(len(self.grads))
+                                     if k is None or i == k):
+            out += ("n",)
+        self._reads[k] = out
         return out
 
     def save_mask(self, k=None):
