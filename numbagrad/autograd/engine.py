@@ -58,8 +58,9 @@ def compute_dtype(dts):
 
 def _node_plan(code, needs):
     """(op, reads y, reads x_k for each input, parallel kernel or None for the op's NumPy
-    derivative, reads any saved value) of a big node of op ``code`` whose inputs need a gradient as ``needs``
-    says: the derivatives of the inputs needing one decide which saved values are read."""
+    derivative, reads any saved value) of a big node of op ``code`` whose inputs need a
+    gradient as ``needs`` says: the derivatives of the inputs needing one decide which saved
+    values are read."""
     plan = _PLANS.get((code, needs))
     if plan is None:
         op = registry.OPS[code]
