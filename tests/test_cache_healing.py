@@ -103,3 +103,19 @@ def test_an_entry_whose_data_is_not_written_yet_is_a_quiet_miss(tmp_path):
     assert again.returncode == 0 and "ok" in again.stdout, again.stderr[-3000:]
     assert "set aside" not in again.stderr, again.stderr
     assert entries(cache, ".nbc")  # compiled and written again
+
+
+def test_the_package_functions_entries_are_keyed_on_the_package_source(monkeypatch):
+    """Numba keys an entry on its function's own file and bytecode: a changed constant of
+    another module (a node field's offset) would leave it stale. numbagrad's own functions
+    add a hash of the package's source to the key; generated kernels hash their inputs."""
+    from numbagrad.autograd import sweep
+    from numbagrad.core import safe_cache
+
+    fn = sweep.kernels_needed
+    sig, codegen = sweep.entry_signature("kernels_needed"), fn.targetctx.codegen()
+    key = fn._cache._index_key(sig, codegen)
+    assert key[-1] == safe_cache.package_fingerprint()
+    monkeypatch.setattr(safe_cache, "package_fingerprint", lambda: "another source")
+    assert fn._cache._index_key(sig, codegen)[:-1] == key[:-1]
+    assert fn._cache._index_key(sig, codegen)[-1] == "another source"

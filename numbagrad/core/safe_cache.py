@@ -9,11 +9,16 @@ must name the function and signature that asked for it (the compiled code's own 
 qualified name and argument types, which Numba keeps in it).
 """
 
+import functools
+import hashlib
 import os
 import sys
 import warnings
+from pathlib import Path
 
 from numba.core.registry import CPUDispatcher
+
+_PACKAGE = Path(__file__).resolve().parent.parent
 
 
 class SafeCache:
@@ -70,12 +75,34 @@ class SafeCache:
                       f"({why}); compiling it again.", UserWarning, stacklevel=2)
 
 
+@functools.cache
+def package_fingerprint():
+    """A hash of the package's source files. Numba keys a cache entry on its function's own
+    file and bytecode, not on the constants and helpers it takes from other modules (a node
+    field's offset in core/tape.py): the package's own functions add this to their key."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(str(path.relative_to(_PACKAGE)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:32]
+
+
+def _in_package(py_func):
+    module = py_func.__module__ or ""
+    return module == _PACKAGE.name or module.startswith(_PACKAGE.name + ".")
+
+
 def guard(compiled):
     """Give ``compiled`` (an @njit dispatcher or a ``CFunc`` with caching enabled) a
-    SafeCache; returns it."""
+    SafeCache; returns it. A function of the package itself also gets the package's
+    fingerprint in its entries' key (generated kernels hash what they depend on instead)."""
     cache = getattr(compiled, "_cache", None)
     if cache is not None and hasattr(cache, "_cache_file") and not isinstance(cache, SafeCache):
         py_func = getattr(compiled, "py_func", None) or compiled._pyfunc
+        if _in_package(py_func):
+            numba_key = cache._index_key
+            cache._index_key = lambda sig, codegen: (*numba_key(sig, codegen),
+                                                     package_fingerprint())
         compiled._cache = SafeCache(cache, py_func)
     return compiled
 
