@@ -37,6 +37,14 @@ def _sign(a):
     return s
 
 
+def _integral(fn):
+    """``fn`` (floor, rint) on floats; integers are their own value, in their own dtype."""
+    def forward(a):
+        return fn(a) if a.dtype.kind == "f" else a.copy()
+    forward.__name__ = fn.__name__
+    return forward
+
+
 def _erf(a):
     from scipy.special import erf  # imported on first use: scipy.special costs 0.3 s
 
@@ -130,6 +138,11 @@ defop("native_dropout", "MulBackward0", 1, grads=("g * f0 if m else 0.0",),
       samples=[Sample((s,), {}, "lib.nn.functional.dropout(x0, p=1.0)") for s in [(), (5,)]])
 defop("sign", "SignBackward0", 1, forward=_sign, grads=("0.0",), fwd="sgn(a)",
       torch="sign")
+# piecewise constant: torch records them (the result requires grad) with a zero derivative
+defop("floor", "FloorBackward0", 1, forward=_integral(np.floor), grads=("0.0",),
+      fwd="floor(a)", torch="floor")
+defop("round", "RoundBackward0", 1, forward=_integral(np.rint), grads=("0.0",),
+      fwd="rint(a)", torch="round")  # to even on ties, as torch's nearbyint
 defop("clamp", "ClampBackward1", 1,
       forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype, copy=False),
       grads=("g if (a >= f0 and a <= f1) else 0.0",), fwd="min(max(a, f0), f1)",

@@ -11,7 +11,7 @@ from .registry import BY_NAME
 
 # ops that keep integer dtypes (the rest compute in the default float dtype)
 _INT_OK = {"neg", "abs", "sign", "relu", "clamp", "clone", "masked_fill", "maximum", "minimum",
-           "add", "sub", "mul", "where", "pow_scalar", "pow"}
+           "add", "sub", "mul", "where", "pow_scalar", "pow", "floor", "round"}
 
 
 def to_dtype(t, dt):
@@ -168,20 +168,22 @@ def warmup(ops):
 
 
 def _bool_unary(name, x):
-    """torch's answers for -, abs and sign of a bool tensor (NumPy's neg raises TypeError)."""
+    """torch's answers for -, abs, sign, floor and round of a bool tensor (NumPy's neg
+    raises TypeError)."""
     if name == "neg":
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                            "you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    if name == "abs":
-        raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
+    if name in ("abs", "floor", "round"):
+        kernel = "abs_cpu" if name == "abs" else name + "_vml_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
     return _make(x._array().copy())  # sign
 
 
 def unary(name, x, *fattrs):
     op = BY_NAME[name]
     dt = x.dtype
-    if dt is dtypes.bool_ and name in ("neg", "abs", "sign"):
+    if dt is dtypes.bool_ and name in ("neg", "abs", "sign", "floor", "round"):
         return _bool_unary(name, x)
     if not dt.is_floating_point and name not in _INT_OK:
         x = to_dtype(x, dtypes.get_default_dtype())
@@ -349,7 +351,7 @@ def _unary_fn(name):
 
 
 UNARY_PUBLIC = ("neg", "erf", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sin", "cos",
-                "tan", "tanh", "sigmoid", "relu", "silu", "sign")
+                "tan", "tanh", "sigmoid", "relu", "silu", "sign", "floor", "round")
 globals().update({name: _unary_fn(name) for name in UNARY_PUBLIC})
 
 

@@ -1,0 +1,136 @@
+"""Math ops held to torch 2.13 at their edges (NaN, infinities, signed zeros, empty dims, bad
+arguments): the same values, dtypes, requires_grad and gradients, eager, through the big-node
+path and in compiled replay, or the same exception type with torch's message."""
+
+import math
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+from numbagrad.core import tape as tape_mod
+
+torch = pytest.importorskip("torch")
+
+NAN, INF = math.nan, math.inf
+
+
+def _outcome(lib, fn):
+    """``fn(lib)`` as comparable data: a nested list of values, or (type name, message)."""
+    try:
+        out = fn(lib)
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return type(e).__name__, str(e)
+    return _plain(out)
+
+
+def _plain(v):
+    if isinstance(v, (tuple, list)):
+        return [_plain(u) for u in v]
+    if hasattr(v, "detach"):
+        return ("tensor", list(v.shape), str(v.dtype).replace("torch.", ""),
+                bool(v.requires_grad), np.asarray(v.detach().numpy(), np.float64))
+    return v
+
+
+def _agree(a, b):
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_agree(u, w) for u, w in zip(a, b))
+    if isinstance(a, tuple) and isinstance(b, tuple) and a[:1] == b[:1] == ("tensor",):
+        return a[:4] == b[:4] and np.allclose(a[4], b[4], rtol=1e-6, atol=1e-12, equal_nan=True)
+    return a == b
+
+
+def same_as_torch(fn):
+    ours, theirs = _outcome(ng, fn), _outcome(torch, fn)
+    assert _agree(ours, theirs), f"numbagrad: {ours}\ntorch:     {theirs}"
+    return ours
+
+
+@pytest.fixture(params=["small", "big"])
+def path(request, monkeypatch):
+    """Every case twice: nodes differentiated in the sweep, and every node a big one."""
+    if request.param == "big":
+        monkeypatch.setattr(tape_mod, "BIG", 0)
+    return request.param
+
+
+def grads(f, *data, dtype="float64", cot=None):
+    """``fn(lib)`` for same_as_torch: f's value and the gradients of its inputs (None where
+    torch leaves None), the value's sum differentiated, or ``cot`` given as its gradient."""
+    def fn(lib):
+        xs = [lib.tensor(d, dtype=getattr(lib, dtype), requires_grad=True) for d in data]
+        y = f(lib, *xs)
+        if cot is None:
+            y.sum().backward()
+        else:
+            y.backward(lib.full(y.shape, cot, dtype=y.dtype))
+        return [y] + [x.grad for x in xs]
+    return fn
+
+
+def replayed_grad(f, x):
+    """f's gradient at ``x`` by compiled replay (traced on other values), with torch's."""
+    compiled = ng.compile(ng.func.grad(lambda t: f(ng, t).sum()))
+    compiled(x + 0.25)
+    ours = np.asarray(compiled(x))
+    xt = torch.tensor(x, requires_grad=True)
+    f(torch, xt).sum().backward()
+    return ours, xt.grad.numpy()
+
+
+def finite_difference_check(f, x, eps=1e-6):
+    """<grad f(x), v> against the central difference of f along a random v (float64)."""
+    v = np.random.default_rng(0).standard_normal(x.shape)
+    t = ng.tensor(x, requires_grad=True)
+    f(ng, t).sum().backward()
+    analytic = float(np.sum(t.grad.numpy() * v))
+
+    def at(s):
+        return float(f(ng, ng.tensor(x + s * v)).sum())
+    numeric = (at(eps) - at(-eps)) / (2 * eps)
+    assert abs(analytic - numeric) <= 1e-6 * (1 + abs(numeric)), (analytic, numeric)
+
+
+def assert_same_array(ours, theirs):
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=0, equal_nan=True)
+
+
+# ---- floor, round: recorded, with a zero derivative ------------------------------------------
+_ROUNDING = [2.5, 3.5, -0.5, -1.7, 0.0, NAN, INF, -INF, 1e300]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", ["floor", "round"])
+def test_floor_and_round_require_grad_with_a_zero_gradient(name, dtype, path):
+    same_as_torch(grads(lambda lib, x: getattr(x, name)() * x, _ROUNDING, dtype=dtype))
+    same_as_torch(grads(lambda lib, x: getattr(lib, name)(x), _ROUNDING, dtype=dtype, cot=NAN))
+    same_as_torch(grads(lambda lib, x: getattr(x, name)(), 2.5, dtype=dtype))
+    same_as_torch(grads(lambda lib, x: getattr(x, name)(), np.zeros((2, 0)), dtype=dtype))
+    same_as_torch(lambda lib: getattr(lib.tensor(2.5, requires_grad=True), name)().grad_fn.name())
+
+
+@pytest.mark.parametrize("name", ["floor", "round"])
+def test_floor_and_round_of_integers_and_bools(name):
+    same_as_torch(lambda lib: getattr(lib.tensor([-3, 2], dtype=lib.int32), name)())
+    same_as_torch(lambda lib: getattr(lib.tensor([True]), name)())
+
+
+@pytest.mark.parametrize("name", ["floor", "round"])
+def test_floor_and_round_in_compiled_replay_and_create_graph(name):
+    def f(lib, x):
+        return getattr(x, name)() * x + getattr(lib, name)(x * 3.0)
+    x = np.array([2.4, 3.3, -0.4, 1.2, -1.7])  # no tie nearby: smooth for the difference
+    ours, theirs = replayed_grad(f, x)
+    assert_same_array(ours, theirs)
+    finite_difference_check(f, x)
+    same_as_torch(lambda lib: _double_grad(lib, f, x))
+
+
+def _double_grad(lib, f, x):
+    """f's gradient by a differentiable backward, and the gradient of its sum."""
+    t = lib.tensor(x, requires_grad=True)
+    (g,) = lib.autograd.grad(f(lib, t).sum(), t, create_graph=True)
+    (h,) = lib.autograd.grad((g * g).sum(), t, allow_unused=True) if g.requires_grad else (None,)
+    return g, h
+
