@@ -134,3 +134,66 @@ def _double_grad(lib, f, x):
     (h,) = lib.autograd.grad((g * g).sum(), t, allow_unused=True) if g.requires_grad else (None,)
     return g, h
 
+
+# ---- pow ---------------------------------------------------------------------------------------
+_BASES = [-INF, -0.0, 0.0, INF, NAN, -2.0, 4.0, 0.3, -1.0]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("e", [0.5, -0.5, -1.0, 2.0, 3.0, -2.0, 0.0, 1.0, 1.5, -1.5, 4.0])
+def test_pow_by_a_number_is_torch_s_sqrt_rsqrt_products_or_pow(e, dtype, path):
+    """x ** e: torch computes 0.5 and -0.5 as sqrt and rsqrt (-inf -> nan, -0. -> -0., -inf),
+    3 and -2 as products, and the gradient's x ** (e - 1) the same way."""
+    same_as_torch(grads(lambda lib, x: x ** e, _BASES, dtype=dtype))
+    same_as_torch(grads(lambda lib, x: lib.pow(x, e), _BASES, dtype=dtype, cot=INF))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("e", [0.5, -0.5, 2.0, 0.0, 1.0, 1.5, -1.5, 2.5])
+def test_pow_of_two_tensors_is_c_pow_and_its_gradients_carry_nan(e, dtype, path):
+    """x ** t: C's pow, also in the base's gradient x ** (t - 1) (pow(-inf, 0.5) = inf); the
+    exponent's gradient is the upstream gradient times 0 at a base of 0, so a NaN upstream
+    stays NaN."""
+    exps = [e] * len(_BASES)
+    same_as_torch(grads(lambda lib, x, t: x ** t, _BASES, exps, dtype=dtype))
+    for cot in (NAN, INF):
+        same_as_torch(grads(lambda lib, x, t: lib.pow(x, t), _BASES, exps, dtype=dtype,
+                            cot=cot))
+
+
+def test_pow_reproducers():
+    def exponent_grad_at_base_0(lib):
+        x = lib.tensor(0.0, requires_grad=True)
+        e = lib.tensor(1.0, requires_grad=True)
+        (x ** e * NAN).backward()
+        return x.grad, e.grad
+
+    def base_grad_at_minus_inf(lib):
+        x = lib.tensor([-INF], requires_grad=True)
+        (x ** lib.tensor([1.5])).sum().backward()
+        return x.grad
+
+    same_as_torch(exponent_grad_at_base_0)
+    same_as_torch(base_grad_at_minus_inf)
+    same_as_torch(lambda lib: lib.tensor([-INF, -0.0]) ** -0.5)
+    same_as_torch(grads(lambda lib, x: x ** 0.5, [-INF, -0.0]))
+
+
+def test_number_to_a_tensor_power_exponent_gradient_carries_nan(path):
+    same_as_torch(grads(lambda lib, t: 0.0 ** t, [0.5, 0.0, -1.0, NAN], cot=NAN))
+    same_as_torch(grads(lambda lib, t: 2.0 ** t, [0.5, 0.0, -1.0, NAN, INF], cot=NAN))
+
+
+@pytest.mark.parametrize("e", [0.5, 1.5, -0.5, 3.0, 4.0, -1.0])
+def test_pow_replay_second_derivative_and_finite_differences(e):
+    def f(lib, x):
+        return x ** e + x ** lib.tensor(e - 0.5, dtype=x.dtype) + (e + 1.0) ** x
+
+    x = np.array([0.5, 2.0, 3.0, 1.25])
+    ours, theirs = replayed_grad(f, x)
+    assert_same_array(ours, theirs)
+    finite_difference_check(f, x)
+    same_as_torch(lambda lib: _double_grad(lib, f, x))
+    edge = np.array([-INF, -0.0, 0.0, INF, 4.0])
+    ours, theirs = replayed_grad(lambda lib, x: x ** e, edge)
+    assert_same_array(ours, theirs)

@@ -51,6 +51,8 @@ def sgn(x):
 
 @njit(cache=True, inline="always", error_model="numpy")
 def pw(x, e):
+    # torch's pow(tensor, number): these exponents are sqrt, rsqrt, products and reciprocals
+    # there (sqrt(-inf) is nan where pow(-inf, 0.5) is inf), the rest C's pow
     if e == 1.0:
         return x
     if e == 2.0:
@@ -61,6 +63,12 @@ def pw(x, e):
         return 1.0 / x
     if e == 0.5:
         return math.sqrt(x)
+    if e == -0.5:
+        return 1.0 / math.sqrt(x)
+    if e == 3.0:
+        return x * x * x
+    if e == -2.0:
+        return 1.0 / (x * x)
     return x ** e
 
 

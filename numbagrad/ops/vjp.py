@@ -184,7 +184,10 @@ def _unary(name):
     def fn(x):
         if isinstance(x, Tensor):
             return getattr(pointwise, name)(x)
-        return getattr(math, name)(x)
+        if name == "erf":
+            return math.erf(x)
+        with np.errstate(all="ignore"):  # of an attribute: log(0.) = -inf, as in the kernels
+            return float(getattr(np, name)(x))
     return fn
 
 
