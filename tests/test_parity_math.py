@@ -197,3 +197,23 @@ def test_pow_replay_second_derivative_and_finite_differences(e):
     edge = np.array([-INF, -0.0, 0.0, INF, 4.0])
     ours, theirs = replayed_grad(lambda lib, x: x ** e, edge)
     assert_same_array(ours, theirs)
+
+
+# ---- max/min/amax/amin over no elements ------------------------------------------------------
+@pytest.mark.parametrize("name", ["max", "min", "amax", "amin"])
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0,), (2, 0, 3)])
+@pytest.mark.parametrize("dim", [None, 0, 1, -1, -2, 5])
+def test_max_min_amax_amin_of_an_empty_dim_raise_torch_s_error(name, shape, dim):
+    def fn(lib):
+        x = lib.zeros(shape, requires_grad=True)
+        out = getattr(x, name)() if dim is None else getattr(lib, name)(x, dim, keepdim=True)
+        return list(out) if isinstance(out, tuple) else out
+    same_as_torch(fn)
+
+
+@pytest.mark.parametrize("name", ["amax", "amin"])
+@pytest.mark.parametrize("dims", [(0, 1), (-1, 0), (1, 1), (0, 0), (1, -2), (), (1,), (5, 0)])
+def test_amax_amin_check_an_empty_input_s_dims_in_order_as_given(name, dims):
+    """One by one, before repeats are refused, each named as given (-1, not 0)."""
+    for shape in [(0,), (0, 3), (3, 0)]:
+        same_as_torch(lambda lib: getattr(lib, name)(lib.zeros(shape), dims))

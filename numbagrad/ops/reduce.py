@@ -231,27 +231,29 @@ def min(x, dim=None, keepdim=False, *, other=None):  # noqa: A001
     return _extreme(x, dim, keepdim, False, other)
 
 
-def _nonempty(x, dim, dims, name):
-    """torch's errors for amax / amin over no elements (NumPy's ValueError names no op)."""
+def _nonempty(x, dim, name):
+    """torch's errors for amax / amin over no elements (NumPy's ValueError names no op),
+    checked as torch checks them: before the dims are deduplicated, one by one, each named
+    as given."""
     if x._data.size:
         return
     if dim == () or dim is None:
         raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
                            "== 0. Specify the reduction dim with the 'dim' argument.")
-    for d in dims:
-        if x.ndim and x.shape[d] == 0:
+    for d in (dim,) if isinstance(dim, int) else tuple(dim):
+        if x.shape[_dims(d, x.ndim, name)[0]] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def amax(x, dim=(), keepdim=False):
+    _nonempty(x, dim, "amax")
     dims = _dims(None if dim == () else dim, x.ndim, "amax")
-    _nonempty(x, dim, dims, "amax")
     return _reduce(AMAX, x, dims, keepdim, np.amax(x._data, axis=dims, keepdims=keepdim))
 
 
 def amin(x, dim=(), keepdim=False):
+    _nonempty(x, dim, "amin")
     dims = _dims(None if dim == () else dim, x.ndim, "amin")
-    _nonempty(x, dim, dims, "amin")
     return _reduce(AMIN, x, dims, keepdim, np.amin(x._data, axis=dims, keepdims=keepdim))
 
 
