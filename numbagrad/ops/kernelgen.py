@@ -35,6 +35,7 @@ from numpy import floor, rint  # noqa: F401 - floats, where math's give ints
 # the replay's, the fused loops'): equal results by construction, and they vectorize
 from numbagrad.ops.vmath import vexp as exp, vlog as log, vsigmoid as sigmoid  # noqa: F401
 from numbagrad.ops.vmath import vtanh as tanh  # noqa: F401
+from numbagrad.ops.vmath import pw, sgn  # noqa: F401
 
 import numpy as np
 from numba import carray, njit, prange  # noqa: F401
@@ -42,34 +43,6 @@ from numbagrad.ops.kernel_abi import _pointer, tape_arrays  # noqa: F401
 from numbagrad.ops.kernels import *  # noqa: F401,F403
 from numbagrad.ops.kernels import bcast_index, numel
 from numbagrad.ops.replay_kernels import *  # noqa: F401,F403
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def sgn(x):
-    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)  # torch: sgn(NaN) = sgn(-0.0) = 0
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def pw(x, e):
-    # torch's pow(tensor, number): these exponents are sqrt, rsqrt, products and reciprocals
-    # there (sqrt(-inf) is nan where pow(-inf, 0.5) is inf), the rest C's pow
-    if e == 1.0:
-        return x
-    if e == 2.0:
-        return x * x
-    if e == 0.0:
-        return 1.0
-    if e == -1.0:
-        return 1.0 / x
-    if e == 0.5:
-        return math.sqrt(x)
-    if e == -0.5:
-        return 1.0 / math.sqrt(x)
-    if e == 3.0:
-        return x * x * x
-    if e == -2.0:
-        return 1.0 / (x * x)
-    return x ** e
 
 
 @njit(cache=True, inline="always", error_model="numpy")
