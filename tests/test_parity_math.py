@@ -320,3 +320,71 @@ def test_norm_p0_has_a_zero_gradient():
     x = ng.tensor([1.0, 0.0, -2.0], requires_grad=True)
     (x.norm(p=0) + x.sum()).backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0, 1.0])
+
+
+# ---- masked_fill -----------------------------------------------------------------------------
+def _masked_fill_grads(xs, ms, value, tensor_value):
+    def fn(lib):
+        x = lib.tensor(xs, requires_grad=True)
+        v = lib.tensor(value, dtype=lib.float64, requires_grad=True) if tensor_value else value
+        y = x.masked_fill(lib.tensor(ms), v)
+        (y * (lib.arange(y.numel(), dtype=y.dtype).reshape(y.shape) + 1)).sum().backward()
+        return [y, y.grad_fn.name(), x.grad] + ([v.grad] if tensor_value else [])
+    return fn
+
+
+@pytest.mark.parametrize("tensor_value", [False, True], ids=["number", "tensor"])
+def test_masked_fill_broadcasts_to_the_mask_and_a_tensor_value_gets_a_gradient(
+        tensor_value, path):
+    """The out-of-place form broadcasts self to a bigger mask; a 0-d tensor value is an
+    input (MaskedFillBackward1): its gradient is the sum over the filled positions."""
+    for xs, ms in [([1.0, 2.0, 3.0], [True, False, True]), ([1.0, 2.0], [[True], [False]]),
+                   (3.0, [[True], [False]]), ([[1.0, 2.0]], [True, True]), (2.0, True)]:
+        same_as_torch(_masked_fill_grads(xs, ms, 2.5, tensor_value))
+    same_as_torch(lambda lib: lib.ones(2).masked_fill(lib.tensor([True, False, True]), 0.0))
+    same_as_torch(lambda lib: lib.ones(2).masked_fill_(lib.tensor([[True], [False]]), 0.0))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.tensor([1, 2]).masked_fill(lib.tensor([True, False]), NAN),
+    lambda lib: lib.tensor([1, 2]).masked_fill(lib.tensor([True, False]), INF),
+    lambda lib: lib.tensor([1, 2]).masked_fill(lib.tensor([True, False]), 2.7),
+    lambda lib: lib.tensor([1, 2], dtype=lib.int32).masked_fill(lib.tensor([True, False]), 2**40),
+    lambda lib: lib.tensor([1, 2], dtype=lib.int32).masked_fill(lib.tensor([True, False]),
+                                                                lib.tensor(NAN)),
+    lambda lib: lib.ones(2).masked_fill(lib.tensor([True, False]), 1e300),
+    lambda lib: lib.ones(2).masked_fill(lib.tensor([True, False]), NAN),
+    lambda lib: lib.tensor([True, False]).masked_fill(lib.tensor([True, False]), 1e300),
+    lambda lib: lib.ones(2).masked_fill(lib.tensor([1, 0]), 0.0),
+    lambda lib: lib.ones(2).masked_fill(lib.tensor([True, False]), lib.tensor([1.0])),
+    lambda lib: lib.zeros(2, dtype=lib.int64).fill_(NAN),
+])
+def test_masked_fill_value_and_mask_checks(call):
+    same_as_torch(call)
+
+
+def test_masked_fill_of_a_string_is_a_type_error():
+    for lib in (ng, torch):
+        with pytest.raises(TypeError, match="masked_fill"):
+            lib.ones(2).masked_fill(lib.tensor([True, False]), "a")
+
+
+def test_masked_fill_tensor_value_in_compiled_replay_and_create_graph():
+    def f(lib, x, v):
+        y = x.masked_fill(lib.tensor([True, False, True]), v * 2.0)
+        return (y * y * lib.tensor([1.0, 2.0, 3.0], dtype=x.dtype)).sum()
+
+    x, v = np.array([1.0, 2.0, 3.0]), np.array(0.5)
+    compiled = ng.compile(ng.func.grad(lambda a, b: f(ng, a, b), argnums=(0, 1)))
+    compiled(x + 1.0, v + 1.0)
+    ours = compiled(x, v)
+    xt, vt = (torch.tensor(a, requires_grad=True) for a in (x, v))
+    f(torch, xt, vt).backward()
+    assert_same_array(ours[0], xt.grad.numpy())
+    assert_same_array(ours[1], vt.grad.numpy())
+
+    def second(lib):
+        xs, vs = (lib.tensor(a, requires_grad=True) for a in (x, v))
+        gx, gv = lib.autograd.grad(f(lib, xs, vs), (xs, vs), create_graph=True)
+        return [gx, gv] + list(lib.autograd.grad((gx * gx).sum() + gv, (xs, vs)))
+    same_as_torch(second)

@@ -298,11 +298,16 @@ def masked_fill(x, mask, value):
     m = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
-                           f"dtype {dtypes.from_numpy_dtype(m.dtype)}")
+                           f"dtype {dtypes.from_numpy_dtype(m.dtype).c_name}")
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")
+    if not isinstance(value, (Tensor, int, float, np.number, np.bool_)):
+        raise TypeError(f"masked_fill() received an invalid combination of arguments - got "
+                        f"(Tensor, {type(value).__name__}), but expected one of:\n"
+                        " * (Tensor mask, Tensor value)\n * (Tensor mask, Number value)\n")
     v = value.item() if isinstance(value, Tensor) else value
+    _check_fits(v, x.dtype)
     shape = broadcast_shapes(m.shape, x.shape)
     if shape != tuple(x.shape):
         # torch broadcasts self against the mask: the gradient sums back over the new dims
@@ -311,7 +316,29 @@ def masked_fill(x, mask, value):
     out = np.where(m, np.asarray(v, x._data.dtype), x._data)
     out = np.ascontiguousarray(out) if out.ndim else out[()]
     mask_flat = np.broadcast_to(m, shape).reshape(-1).astype(np.int64)
+    if isinstance(value, Tensor):  # a tensor value gets the masked positions' gradient
+        return record(BY_NAME["masked_fill_tensor"], out, (x, to_dtype(value, x.dtype)),
+                      mask_flat)
     return record(BY_NAME["masked_fill"], out, (x,), mask_flat, (float(v),))
+
+
+# the C++ type torch's overflow check names
+_FILL_TYPE_NAMES = {"int64": "int64_t", "int32": "int", "float32": "float", "float64": "double"}
+
+
+def _check_fits(v, dt):
+    """torch's check of a fill value: it must be representable in ``dt`` (NaN and inf only
+    in a float, no float32 beyond its range); bools take anything."""
+    if dt is dtypes.bool_:
+        return
+    if dt.is_floating_point:
+        fits = not np.isfinite(v) or np.abs(v) <= np.finfo(dt.np).max  # (abs: the op here)
+    else:
+        info = np.iinfo(dt.np)
+        fits = bool(np.isfinite(v)) and info.min <= v <= info.max
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_FILL_TYPE_NAMES[dt.name]} "
+                           "without overflow")
 
 
 def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
