@@ -171,7 +171,7 @@ defop("masked_fill", "MaskedFillBackward0", 1, grads=("0.0 if m else g",),
 # masked_fill with a 0-d tensor value: the value gets the gradient of the filled positions
 defop("masked_fill_tensor", "MaskedFillBackward1", 2, grads=("0.0 if m else g", "g if m else 0.0"),
       fwd="b if m else a",
-      samples=[Sample((s, ()), {}, "x0.masked_fill(x0 > 0, x1)") for s in [(), (6,), (2, 3)]])
+      samples=[Sample((s, ()), {}, "x0.masked_fill(x0 > 0, x1)") for s in [(1,), (6,), (2, 3)]])
 
 # ---- binary ----------------------------------------------------------------------------
 # (operator.* rather than np.* ufuncs: same result on arrays, ~10x cheaper on 0-d scalars)
