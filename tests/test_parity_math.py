@@ -388,3 +388,35 @@ def test_masked_fill_tensor_value_in_compiled_replay_and_create_graph():
         gx, gv = lib.autograd.grad(f(lib, xs, vs), (xs, vs), create_graph=True)
         return [gx, gv] + list(lib.autograd.grad((gx * gx).sum() + gv, (xs, vs)))
     same_as_torch(second)
+
+
+# ---- where ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.where(lib.tensor([1.0, 0.0]), lib.ones(2), lib.zeros(2)),
+    lambda lib: lib.where(lib.tensor(1.0, dtype=lib.float64), lib.ones(2), lib.zeros(2)),
+    lambda lib: lib.where(lib.tensor([1, 0], dtype=lib.int32), lib.ones(2), lib.zeros(2)),
+    lambda lib: lib.ones(2).where(lib.tensor([1.0, 0.0]), lib.zeros(2)),
+    lambda lib: lib.where(lib.tensor([True, False]), 1, 0),
+    lambda lib: lib.where(lib.tensor([True, False]), 1, 0.5),
+    lambda lib: lib.where(lib.tensor([True, False]), True, False),
+    lambda lib: lib.where(lib.tensor([True, False]), 1, True),
+    lambda lib: lib.where(lib.tensor([True, False]), lib.tensor([1, 2], dtype=lib.int32), 2.5),
+    lambda lib: lib.where(lib.tensor([True, False]), lib.tensor(1.5, dtype=lib.float64),
+                          lib.ones(2)),
+    lambda lib: lib.where(lib.tensor([True, False, True]), lib.ones(2), lib.zeros(2)),
+    lambda lib: list(lib.where(lib.tensor([[1.0, 0.0], [0.0, 2.0]]))),
+    lambda lib: list(lib.where(lib.tensor(True))),
+    lambda lib: list(lib.where(lib.tensor(False))),
+    lambda lib: list(lib.where(lib.zeros(0, 2))),
+])
+def test_where_condition_dtype_number_operands_and_the_one_argument_form(call):
+    same_as_torch(call)
+
+
+@pytest.mark.parametrize("condition", [[True, False], True], ids=["list", "bool"])
+def test_where_of_a_condition_that_is_no_tensor_is_a_type_error(condition):
+    for lib in (ng, torch):
+        with pytest.raises(TypeError, match="where"):
+            lib.where(condition, lib.ones(2), lib.zeros(2))
+    with pytest.raises(TypeError, match="where"):
+        ng.where(ng.tensor([True, False]), ng.ones(2))

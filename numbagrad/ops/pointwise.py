@@ -274,19 +274,24 @@ def pow(x, e):  # noqa: A001 - torch's name
     return binary("pow", x, e)
 
 
-def where(condition, x, y):
-    if isinstance(condition, Tensor) and condition.dtype is not dtypes.bool_:
+def where(condition, x=None, y=None):
+    if x is None and y is None:  # torch.where(condition): the indices of the nonzeros
+        data = np.atleast_1d(np.asarray(condition._data))
+        return tuple(_make(i.astype(np.int64)) for i in np.nonzero(data))
+    if not isinstance(condition, Tensor) or x is None or y is None:
+        got = ", ".join(type(a).__name__ for a in (condition, x, y) if a is not None)
+        raise TypeError(f"where() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:\n * (Tensor condition)\n * (Tensor condition, "
+                        "Tensor input, Tensor other, *, Tensor out = None)\n * (Tensor "
+                        "condition, Number self, Tensor other)\n * (Tensor condition, Tensor "
+                        "input, Number other)\n * (Tensor condition, Number self, Number other)\n")
+    if condition.dtype is not dtypes.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {condition.dtype.scalar_name}")
-    cond = np.asarray(condition._data if isinstance(condition, Tensor) else condition, bool)
-    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-        x = _operand(x, dtypes.get_default_dtype())
-    ref = x if isinstance(x, Tensor) else y
-    other = y if ref is x else x
-    kinds = [(ref.dtype, ref.ndim)]
-    kinds.append((other.dtype, other.ndim) if isinstance(other, Tensor) else
-                 (dtypes.scalar_dtype(other), None))
-    dt = dtypes.result_type(*kinds)
+    cond = np.asarray(condition._data)
+    # two numbers too: torch.where(c, 1, 0) is int64, (c, 1, 0.5) the default float
+    dt = dtypes.result_type(*[(t.dtype, t.ndim) if isinstance(t, Tensor) else
+                              (dtypes.scalar_dtype(t), None) for t in (x, y)])
     tx, ty = _operand(x, dt), _operand(y, dt)
     shape = broadcast_shapes(cond.shape, np.shape(tx._data), np.shape(ty._data))
     out = torch_layout(np.where(cond, tx._data, ty._data), (cond, tx._data, ty._data))
