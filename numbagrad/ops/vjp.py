@@ -184,10 +184,11 @@ def _unary(name):
     def fn(x):
         if isinstance(x, Tensor):
             return getattr(pointwise, name)(x)
-        if name == "erf":
-            return math.erf(x)
-        with np.errstate(all="ignore"):  # of an attribute: log(0.) = -inf, as in the kernels
-            return float(getattr(np, name)(x))
+        try:
+            return getattr(math, name)(x)
+        except (ValueError, OverflowError):  # log(0.) is -inf, as in the kernels: no error
+            with np.errstate(all="ignore"):
+                return float(getattr(np, name)(x))
     return fn
 
 
