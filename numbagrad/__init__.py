@@ -23,9 +23,9 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 from . import autograd
 from . import func  # noqa: F401 - torch.func
 from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
-from .ops.pointwise import (abs, add, clamp, clip, cos, div, divide, erf, exp, expm1, log, log1p,
-                            maximum, minimum, mul, multiply, neg, pow, relu, rsqrt, sigmoid, sign,
-                            sin, sqrt, sub, subtract, tan, tanh, true_divide, where)
+from .ops.pointwise import (abs, add, clamp, clip, cos, div, divide, erf, exp, expm1, floor, log,
+                            log1p, maximum, minimum, mul, multiply, neg, pow, relu, round, rsqrt,
+                            sigmoid, sign, sin, sqrt, sub, subtract, tan, tanh, true_divide, where)
 from .ops.reduce import (amax, amin, log_softmax, logsumexp, max, mean, min, norm, prod,
                          softmax, std, sum, var)
 from .ops.shape import (broadcast_to, cat, chunk, flatten, narrow, permute, repeat, reshape,

@@ -212,8 +212,8 @@ Tensor.any = lambda self, dim=None: _make(np.asarray(np.any(self._data, axis=dim
 Tensor.isnan = lambda self: _make(np.asarray(np.isnan(self._data)))
 Tensor.isfinite = lambda self: _make(np.asarray(np.isfinite(self._data)))
 Tensor.nonzero = lambda self: _make(np.argwhere(np.asarray(self._data)).astype(np.int64))
-Tensor.floor = lambda self: _make(np.asarray(np.floor(self._data)))
-Tensor.round = lambda self: _make(np.asarray(np.round(self._data)))
+Tensor.floor = pointwise.floor
+Tensor.round = pointwise.round
 
 
 # ---- dtype conversions --------------------------------------------------------------------------

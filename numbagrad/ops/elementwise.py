@@ -3,11 +3,12 @@
 Formulas are scalar Python expressions (see registry.py for the names they may use). Each
 derivative pins torch's convention at kinks: relu'(0) = 0, abs'(0) = 0, clamp passes the
 gradient at the bounds, maximum/minimum split it evenly on ties, pow's exponent gradient is
-0 where the base is 0. At NaN they test what torch's scalar kernels test, so that the
-comparison that NaN fails picks torch's branch: relu, elu, hardtanh and maximum/minimum pass
-the gradient through a NaN, clamp drops it, sign(NaN) = 0. (torch's vectorized loops of
-hardtanh and elu, on longer tensors, from 8 float64 or 16 float32 elements for hardtanh,
-disagree with its own scalar ones at NaN: 0 and NaN.)
+the upstream gradient times 0 where the base is 0 (a NaN upstream stays NaN). At NaN they
+test what torch's scalar kernels test, so that the comparison that NaN fails picks torch's
+branch: relu, elu, hardtanh and maximum/minimum pass the gradient through a NaN, clamp drops
+it, sign(NaN) = 0. (torch's vectorized loops of hardtanh and elu, on longer tensors, from 8
+float64 or 16 float32 elements for hardtanh, disagree with its own scalar ones at NaN: 0 and
+NaN.) Products in a formula are grouped as torch groups them: g * (b * ...).
 """
 
 import operator
@@ -35,6 +36,14 @@ def _sign(a):
     if s.dtype.kind == "f":  # torch's sign(NaN) is 0, NumPy's NaN
         s = np.where(s == s, s, s.dtype.type(0))[()]
     return s
+
+
+def _integral(fn):
+    """``fn`` (floor, rint) on floats; integers are their own value, in their own dtype."""
+    def forward(a):
+        return fn(a) if a.dtype.kind == "f" else a.copy()
+    forward.__name__ = fn.__name__
+    return forward
 
 
 def _erf(a):
@@ -130,6 +139,11 @@ defop("native_dropout", "MulBackward0", 1, grads=("g * f0 if m else 0.0",),
       samples=[Sample((s,), {}, "lib.nn.functional.dropout(x0, p=1.0)") for s in [(), (5,)]])
 defop("sign", "SignBackward0", 1, forward=_sign, grads=("0.0",), fwd="sgn(a)",
       torch="sign")
+# piecewise constant: torch records them (the result requires grad) with a zero derivative
+defop("floor", "FloorBackward0", 1, forward=_integral(np.floor), grads=("0.0",),
+      fwd="floor(a)", torch="floor")
+defop("round", "RoundBackward0", 1, forward=_integral(np.rint), grads=("0.0",),
+      fwd="rint(a)", torch="round")  # to even on ties, as torch's nearbyint
 defop("clamp", "ClampBackward1", 1,
       forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype, copy=False),
       grads=("g if (a >= f0 and a <= f1) else 0.0",), fwd="min(max(a, f0), f1)",
@@ -137,13 +151,13 @@ defop("clamp", "ClampBackward1", 1,
                for kw in ({"min": -0.5, "max": 0.5}, {"min": 0.1}, {"max": -0.2})])
 defop("pow_scalar", "PowBackward0", 1,
       forward=lambda a, e: a ** a.dtype.type(e),  # the operator: NumPy squares fast
-      grads=("0.0 if f0 == 0.0 else g * f0 * pw(a, f0 - 1.0)",), fwd="pw(a, f0)",
+      grads=("0.0 if f0 == 0.0 else g * (f0 * pw(a, f0 - 1.0))",), fwd="pw(a, f0)",
       domain=POS,
       samples=[Sample((s,), {"e": e}, "x0 ** kw['e']") for s in [(), (5,)]
                for e in (2, 3, 0.5, -1.5, 0)])
 defop("rpow_scalar", "PowBackward2", 1,
       forward=lambda a, base: np.power(a.dtype.type(base), a),
-      grads=("0.0 if (f0 == 0.0 and a >= 0.0) else g * y * log(f0)",), fwd="f0 ** a",
+      grads=("g * (0.0 if (f0 == 0.0 and a >= 0.0) else y * log(f0))",), fwd="f0 ** a",
       samples=[Sample((s,), {"base": c}, "kw['base'] ** x0") for s in [(), (5,)]
                for c in (2.0, 0.5)])
 defop("to_copy", "ToCopyBackward0", 1, grads=("g",), fwd="a",
@@ -154,6 +168,10 @@ defop("masked_fill", "MaskedFillBackward0", 1, grads=("0.0 if m else g",),
       fwd="f0 if m else a",
       samples=[Sample((s, s), {}, "x0.masked_fill(x1 > 0, 0.5)")
                for s in [(), (6,), (2, 3)]])
+# masked_fill with a 0-d tensor value: the value gets the gradient of the filled positions
+defop("masked_fill_tensor", "MaskedFillBackward1", 2, grads=("0.0 if m else g", "g if m else 0.0"),
+      fwd="b if m else a",
+      samples=[Sample((s, ()), {}, "x0.masked_fill(x0 > 0, x1)") for s in [(1,), (6,), (2, 3)]])
 
 # ---- binary ----------------------------------------------------------------------------
 # (operator.* rather than np.* ufuncs: same result on arrays, ~10x cheaper on 0-d scalars)
@@ -165,8 +183,8 @@ defop("mul", "MulBackward0", 2, forward=operator.mul, grads=("g * b", "g * a"),
 defop("div", "DivBackward0", 2, forward=operator.truediv,
       grads=("g / b", "-g * ((a / b) / b)"), fwd="a / b", torch="div", domain=POS)
 defop("pow", "PowBackward1", 2, forward=_power,
-      grads=("0.0 if b == 0.0 else g * b * pw(a, b - 1.0)",
-             "0.0 if (a == 0.0 and b >= 0.0) else g * y * log(a)"),
+      grads=("0.0 if b == 0.0 else g * (b * a ** (b - 1.0))",
+             "g * (0.0 if (a == 0.0 and b >= 0.0) else y * log(a))"),
       fwd="a ** b", torch="pow", domain=POS)
 defop("maximum", "MaximumBackward0", 2, forward=np.maximum,
       grads=("0.0 if a < b else (0.5 * g if a == b else g)",

@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from .gemm import SMALL_MM, product
+from .vmath import pw, sgn
 
 
 @njit(cache=True, error_model="numpy")
@@ -315,26 +316,34 @@ def std_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
 
 @njit(cache=True, error_model="numpy")
 def norm_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
+    # torch's norm_backward term by term (its NaN and inf results too): y = 0 zeroes
+    # g / y ** (p - 1), not g; p = 0 has no gradient
     p = fat[0]
+    if p == 0.0:
+        return
     j = bcast_index(iat, sh0)
-    if p == np.inf:
+    if abs(p) == np.inf:  # the gradient is shared by the extremes, and NaNs
         count = np.zeros(g.shape[0])
         for k in range(x0.shape[0]):
-            if abs(x0[k]) == y[j[k]]:
+            if abs(x0[k]) == y[j[k]] or x0[k] != x0[k]:
                 count[j[k]] += 1.0
     for k in range(x0.shape[0]):
         q = j[k]
         x = x0[k]
-        if p == 2.0:
-            if y[q] != 0.0:
-                gx0[k] += g[q] * x / y[q]
-        elif p == 1.0:
-            gx0[k] += g[q] * np.sign(x)
-        elif p == np.inf:
-            if abs(x) == y[q] and y[q] != 0.0:
-                gx0[k] += g[q] * np.sign(x) / count[q]
-        elif y[q] != 0.0:
-            gx0[k] += g[q] * x * abs(x) ** (p - 2.0) / y[q] ** (p - 1.0)
+        n = y[q]
+        if p == 1.0:
+            gx0[k] += sgn(x) * g[q]
+        elif p == 2.0:
+            gx0[k] += g[q] * (0.0 if n == 0.0 else x / n)
+        elif abs(p) == np.inf:
+            top = 1.0 if (abs(x) == n or x != x) else 0.0
+            gx0[k] += sgn(x) * ((g[q] / count[q]) * top)
+        elif p < 1.0:
+            gx0[k] += sgn(x) * (0.0 if x == 0.0 else pw(abs(x), p - 1.0)) * g[q] * \
+                pw(n, 1.0 - p)
+        else:
+            scaled = sgn(x) * pw(abs(x), p - 1.0) if p < 2.0 else x * pw(abs(x), p - 2.0)
+            gx0[k] += scaled * (0.0 if n == 0.0 else g[q] / pw(n, p - 1.0))
 
 
 @njit(cache=True, error_model="numpy")

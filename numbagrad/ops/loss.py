@@ -934,7 +934,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # n
     else:
         # xlogy(target, target), 0 where target == 0 (log sees 1 there: its derivative stays
         # finite, where torch's is nan)
-        out = target * log(where(np.asarray(target._data) == 0, 1.0, target)) - target * input
+        out = target * log(where(_make(np.asarray(target._data) == 0), 1.0, target)) - \
+            target * input
     if red == _MEAN:
         out = _mean(out)
     elif red == _SUM:
@@ -973,7 +974,7 @@ def _mse_vjp(ctx, g):
 def _smooth_vjp(ctx, g):
     d = ctx.x(0) - ctx.x(1)
     p = ctx.fat[1]
-    inside = np.abs(np.asarray(d._data)) < p
+    inside = _make(np.abs(np.asarray(d._data)) < p)
     if ctx.op is SMOOTH_L1_LOSS:
         slope = where(inside, d / p, sign(d))
     else:

@@ -11,7 +11,7 @@ from .registry import BY_NAME
 
 # ops that keep integer dtypes (the rest compute in the default float dtype)
 _INT_OK = {"neg", "abs", "sign", "relu", "clamp", "clone", "masked_fill", "maximum", "minimum",
-           "add", "sub", "mul", "where", "pow_scalar", "pow"}
+           "add", "sub", "mul", "where", "pow_scalar", "pow", "floor", "round"}
 
 
 def to_dtype(t, dt):
@@ -168,20 +168,22 @@ def warmup(ops):
 
 
 def _bool_unary(name, x):
-    """torch's answers for -, abs and sign of a bool tensor (NumPy's neg raises TypeError)."""
+    """torch's answers for -, abs, sign, floor and round of a bool tensor (NumPy's neg
+    raises TypeError)."""
     if name == "neg":
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                            "you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    if name == "abs":
-        raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
+    if name in ("abs", "floor", "round"):
+        kernel = "abs_cpu" if name == "abs" else name + "_vml_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
     return _make(x._array().copy())  # sign
 
 
 def unary(name, x, *fattrs):
     op = BY_NAME[name]
     dt = x.dtype
-    if dt is dtypes.bool_ and name in ("neg", "abs", "sign"):
+    if dt is dtypes.bool_ and name in ("neg", "abs", "sign", "floor", "round"):
         return _bool_unary(name, x)
     if not dt.is_floating_point and name not in _INT_OK:
         x = to_dtype(x, dtypes.get_default_dtype())
@@ -272,19 +274,24 @@ def pow(x, e):  # noqa: A001 - torch's name
     return binary("pow", x, e)
 
 
-def where(condition, x, y):
-    if isinstance(condition, Tensor) and condition.dtype is not dtypes.bool_:
+def where(condition, x=None, y=None):
+    if x is None and y is None:  # torch.where(condition): the indices of the nonzeros
+        data = np.atleast_1d(np.asarray(condition._data))
+        return tuple(_make(i.astype(np.int64)) for i in np.nonzero(data))
+    if not isinstance(condition, Tensor) or x is None or y is None:
+        got = ", ".join(type(a).__name__ for a in (condition, x, y) if a is not None)
+        raise TypeError(f"where() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:\n * (Tensor condition)\n * (Tensor condition, "
+                        "Tensor input, Tensor other, *, Tensor out = None)\n * (Tensor "
+                        "condition, Number self, Tensor other)\n * (Tensor condition, Tensor "
+                        "input, Number other)\n * (Tensor condition, Number self, Number other)\n")
+    if condition.dtype is not dtypes.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {condition.dtype.scalar_name}")
-    cond = np.asarray(condition._data if isinstance(condition, Tensor) else condition, bool)
-    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-        x = _operand(x, dtypes.get_default_dtype())
-    ref = x if isinstance(x, Tensor) else y
-    other = y if ref is x else x
-    kinds = [(ref.dtype, ref.ndim)]
-    kinds.append((other.dtype, other.ndim) if isinstance(other, Tensor) else
-                 (dtypes.scalar_dtype(other), None))
-    dt = dtypes.result_type(*kinds)
+    cond = np.asarray(condition._data)
+    # two numbers too: torch.where(c, 1, 0) is int64, (c, 1, 0.5) the default float
+    dt = dtypes.result_type(*[(t.dtype, t.ndim) if isinstance(t, Tensor) else
+                              (dtypes.scalar_dtype(t), None) for t in (x, y)])
     tx, ty = _operand(x, dt), _operand(y, dt)
     shape = broadcast_shapes(cond.shape, np.shape(tx._data), np.shape(ty._data))
     out = torch_layout(np.where(cond, tx._data, ty._data), (cond, tx._data, ty._data))
@@ -296,11 +303,16 @@ def masked_fill(x, mask, value):
     m = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
-                           f"dtype {dtypes.from_numpy_dtype(m.dtype)}")
+                           f"dtype {dtypes.from_numpy_dtype(m.dtype).c_name}")
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")
+    if not isinstance(value, (Tensor, int, float, np.number, np.bool_)):
+        raise TypeError(f"masked_fill() received an invalid combination of arguments - got "
+                        f"(Tensor, {type(value).__name__}), but expected one of:\n"
+                        " * (Tensor mask, Tensor value)\n * (Tensor mask, Number value)\n")
     v = value.item() if isinstance(value, Tensor) else value
+    _check_fits(v, x.dtype)
     shape = broadcast_shapes(m.shape, x.shape)
     if shape != tuple(x.shape):
         # torch broadcasts self against the mask: the gradient sums back over the new dims
@@ -309,7 +321,29 @@ def masked_fill(x, mask, value):
     out = np.where(m, np.asarray(v, x._data.dtype), x._data)
     out = np.ascontiguousarray(out) if out.ndim else out[()]
     mask_flat = np.broadcast_to(m, shape).reshape(-1).astype(np.int64)
+    if isinstance(value, Tensor):  # a tensor value gets the masked positions' gradient
+        return record(BY_NAME["masked_fill_tensor"], out, (x, to_dtype(value, x.dtype)),
+                      mask_flat)
     return record(BY_NAME["masked_fill"], out, (x,), mask_flat, (float(v),))
+
+
+# the C++ type torch's overflow check names
+_FILL_TYPE_NAMES = {"int64": "int64_t", "int32": "int", "float32": "float", "float64": "double"}
+
+
+def _check_fits(v, dt):
+    """torch's check of a fill value: it must be representable in ``dt`` (NaN and inf only
+    in a float, no float32 beyond its range); bools take anything."""
+    if dt is dtypes.bool_:
+        return
+    if dt.is_floating_point:
+        fits = not np.isfinite(v) or np.abs(v) <= np.finfo(dt.np).max  # (abs: the op here)
+    else:
+        info = np.iinfo(dt.np)
+        fits = bool(np.isfinite(v)) and info.min <= v <= info.max
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_FILL_TYPE_NAMES[dt.name]} "
+                           "without overflow")
 
 
 def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
@@ -349,7 +383,7 @@ def _unary_fn(name):
 
 
 UNARY_PUBLIC = ("neg", "erf", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sin", "cos",
-                "tan", "tanh", "sigmoid", "relu", "silu", "sign")
+                "tan", "tanh", "sigmoid", "relu", "silu", "sign", "floor", "round")
 globals().update({name: _unary_fn(name) for name in UNARY_PUBLIC})
 
 

@@ -111,8 +111,6 @@ def _group_value(op, x, dims, fat):
     in ``x``'s dtype."""
     data = np.asarray(x._data)
     kept = _kept(data.shape, dims)
-    if not data.size and op is NORM and fat[0] == np.inf:
-        return np.amax(data, axis=dims)  # NumPy's error: a max of nothing has no value
     if op in (SUM, SUM_DIM) and data.flags.c_contiguous and _trailing(data.shape, dims):
         # each group is one contiguous run: np.sum adds it pairwise, as the kernel does
         # (the same bits), and the kernel's compile waits for a replay that needs it
@@ -231,27 +229,29 @@ def min(x, dim=None, keepdim=False, *, other=None):  # noqa: A001
     return _extreme(x, dim, keepdim, False, other)
 
 
-def _nonempty(x, dim, dims, name):
-    """torch's errors for amax / amin over no elements (NumPy's ValueError names no op)."""
+def _nonempty(x, dim, name):
+    """torch's errors for amax / amin over no elements (NumPy's ValueError names no op),
+    checked as torch checks them: before the dims are deduplicated, one by one, each named
+    as given."""
     if x._data.size:
         return
     if dim == () or dim is None:
         raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
                            "== 0. Specify the reduction dim with the 'dim' argument.")
-    for d in dims:
-        if x.ndim and x.shape[d] == 0:
+    for d in (dim,) if isinstance(dim, int) else tuple(dim):
+        if x.shape[_dims(d, x.ndim, name)[0]] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def amax(x, dim=(), keepdim=False):
+    _nonempty(x, dim, "amax")
     dims = _dims(None if dim == () else dim, x.ndim, "amax")
-    _nonempty(x, dim, dims, "amax")
     return _reduce(AMAX, x, dims, keepdim, np.amax(x._data, axis=dims, keepdims=keepdim))
 
 
 def amin(x, dim=(), keepdim=False):
+    _nonempty(x, dim, "amin")
     dims = _dims(None if dim == () else dim, x.ndim, "amin")
-    _nonempty(x, dim, dims, "amin")
     return _reduce(AMIN, x, dims, keepdim, np.amin(x._data, axis=dims, keepdims=keepdim))
 
 
@@ -299,14 +299,74 @@ def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
-    p = 2.0 if p in ("fro", None) else float(p)
+    """torch.norm: a vector norm (``linalg.vector_norm``) of the dims given, all for None or
+    (); "fro" over at most two dims is the 2-norm, any other string is a matrix norm."""
+    if isinstance(p, str):
+        if p != "fro" or not (dim is None or isinstance(dim, int) or len(dim) <= 2):
+            _matrix_norm(x, p, dim, dtype)
+        p = 2.0
+    p = 2.0 if p is None else float(p)
     if not x.dtype.is_floating_point:  # torch takes no norm of integers
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {x.dtype.scalar_name}")
+    if not isinstance(dim, int) and dim is not None and len(dim) == 0:
+        dim = None
+    if x.numel() == 0 and (p < 0.0 or p == np.inf):
+        _no_identity(x, p, dim)
+    if dtype is not None:
+        x = to_dtype(x, _norm_dtype(x, dtypes.as_dtype(dtype), "linalg.vector_norm"))
     x = _float_input(x)
     dims = _dims(dim, x.ndim, "norm")
-    # inf: max |x|; 2: sqrt(sum x^2); 0: count of nonzeros; else sum(|x|^p)^(1/p)
+    # inf: max |x|; -inf: min |x|; 2: sqrt(sum x^2); 0: count of nonzeros; else
+    # sum(|x|^p)^(1/p)
     return _reduce(NORM, x, dims, keepdim, _group_value(NORM, x, dims, (p,)), (p,))
+
+
+def _no_identity(x, p, dim):
+    """torch's errors for a norm with no identity (p < 0, inf) over an empty dim."""
+    what = f"linalg.vector_norm cannot compute the {p:g} norm on"
+    if dim is None:
+        raise RuntimeError(f"{what} an empty tensor because the operation does not have an "
+                           "identity")
+    for d in (dim,) if isinstance(dim, int) else dim:
+        if x.shape[_dims(d, x.ndim, "norm")[0]] == 0:
+            raise RuntimeError(f"{what} the dimension {d}because this dimension is empty and "
+                               "the operation does not have an identity")  # torch's spacing
+
+
+def _norm_dtype(x, dt, name):
+    if not dt.is_floating_point:
+        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
+                           f"{dt.scalar_name}")
+    if dtypes.promote(x.dtype, dt) is not dt:
+        raise RuntimeError(f"{name}: the dtype of the input ({x.dtype.scalar_name}) should be "
+                           f"convertible without narrowing to the specified dtype "
+                           f"({dt.scalar_name})")
+    return dt
+
+
+def _matrix_norm(x, p, dim, dtype):
+    """torch's checks of a matrix norm (torch.norm with a string other than "fro" over at
+    most two dims); past them, the nuclear norm, which numbagrad does not compute."""
+    if p not in ("fro", "nuc"):
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    if x.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {x.dtype.scalar_name}")
+    dims = list(range(x.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    if len(dims) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(map(str, dims))}")
+    d0, d1 = (_dims(d, x.ndim, "norm")[0] for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    if dtype is not None:
+        _norm_dtype(x, dtypes.as_dtype(dtype), "linalg.matrix_norm")
+    raise NotImplementedError(f"norm(p='nuc'): the nuclear norm (the sum of the singular "
+                              f"values over dims ({d0}, {d1})) is not supported by numbagrad")
 
 
 def _softmax_value(data, d, log):

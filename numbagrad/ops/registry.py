@@ -50,7 +50,7 @@ from ..core import tape
 
 SAVE_NAMES = ("x0", "x1", "x2", "y", "n")  # n: a saved number or mask (saves_number)
 # formula functions that are exact or correctly rounded in any dtype
-_ONE_ROUNDING_CALLS = {"abs", "min", "max", "sgn", "sqrt"}
+_ONE_ROUNDING_CALLS = {"abs", "min", "max", "sgn", "sqrt", "floor", "rint"}
 
 
 @dataclass(frozen=True)

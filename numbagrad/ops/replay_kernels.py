@@ -590,14 +590,14 @@ def std_fw(y, x0, sh_y, sh0, iat, fat):
 
 @njit(cache=True, error_model="numpy")
 def norm_fw(y, x0, sh_y, sh0, iat, fat):
-    # fat[0] = p: inf -> max |x|, 2 -> sqrt(sum x^2), 0 -> count of nonzeros, else
-    # sum(|x|^p)^(1/p), as eager
+    # fat[0] = p: inf -> max |x|, -inf -> min |x|, 2 -> sqrt(sum x^2), 0 -> count of
+    # nonzeros, else sum(|x|^p)^(1/p), as eager
     p = fat[0]
     a = np.empty(x0.shape[0])
     for k in range(x0.shape[0]):
         a[k] = abs(x0[k])
-    if p == np.inf:
-        _extreme_fw(y, a, sh0, iat, True)
+    if abs(p) == np.inf:
+        _extreme_fw(y, a, sh0, iat, p > 0.0)
         return
     for k in range(a.shape[0]):
         if p == 2.0:

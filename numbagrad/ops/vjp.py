@@ -184,7 +184,11 @@ def _unary(name):
     def fn(x):
         if isinstance(x, Tensor):
             return getattr(pointwise, name)(x)
-        return getattr(math, name)(x)
+        try:
+            return getattr(math, name)(x)
+        except (ValueError, OverflowError):  # log(0.) is -inf, as in the kernels: no error
+            with np.errstate(all="ignore"):
+                return float(getattr(np, name)(x))
     return fn
 
 
@@ -466,22 +470,29 @@ def _std_vjp(ctx, g):
 
 @vjp_rule(NORM)
 def _norm_vjp(ctx, g):
+    """torch's norm_backward op for op (kernels.norm_bw), so the second derivative is its."""
     p = ctx.fat[0]
     x, y = ctx.x(0), ctx.y
+    if p == 0.0:
+        return [None]
     gk = _kept_grad(ctx, g)
     if p == 1.0:
-        return [gk * sign(x)]
+        return [sign(x) * gk]
     yk = _kept_value(ctx, y)
+    kept = np.asarray(y._data).reshape(tuple(int(s) for s in ctx.iat))
+    at_zero = const(kept == 0, bool)
     if p == 2.0:
-        return [_masked(ctx, gk * x / yk, y)]
-    if p == np.inf:
-        xa = np.abs(np.asarray(x._data))
-        top = (xa == np.asarray(y._data).reshape(tuple(ctx.iat))) & (xa != 0)
-        share = top / np.maximum(np.sum(top, axis=_dims_of(ctx), keepdims=True), 1)
-        return [gk * sign(x) * const(share, xa.dtype)]
-    if p == 0.0:
-        return [gk * 0.0]
-    return [_masked(ctx, gk * x * _abs(x) ** (p - 2.0) / yk ** (p - 1.0), y)]
+        return [gk * where(at_zero, 0.0, x / yk)]
+    xd = np.asarray(x._data)
+    if abs(p) == np.inf:  # shared by the extremes, and NaNs
+        top = (np.abs(xd) == kept) | np.isnan(xd)
+        count = np.sum(top, axis=_dims_of(ctx), keepdims=True)
+        return [sign(x) * ((gk / const(count, xd.dtype)) * const(top, xd.dtype))]
+    if p < 1.0:
+        scaled = sign(x) * where(const(xd == 0, bool), 0.0, _abs(x) ** (p - 1.0))
+        return [scaled * gk * yk ** (1.0 - p)]
+    scaled = sign(x) * _abs(x) ** (p - 1.0) if p < 2.0 else x * _abs(x) ** (p - 2.0)
+    return [scaled * where(at_zero, 0.0, gk / yk ** (p - 1.0))]
 
 
 @vjp_rule(PROD, PROD_DIM)

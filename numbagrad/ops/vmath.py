@@ -18,6 +18,9 @@ Accuracy (tests/test_vmath.py, against NumPy over the whole float range, infinit
 signed zeros and subnormals): exp and log within 1 ulp, tanh and sigmoid within 2 ulp of
 float64; float32 results are computed in float64 and rounded once.
 The reductions are Cody-Waite with the rational approximations of Cephes (S. L. Moshier).
+
+Also torch's sign and pow(tensor, number) (``sgn``, ``pw``), for the generated kernels and
+the structured ones alike.
 """
 
 import math
@@ -159,3 +162,34 @@ def vsigmoid(x):
     d = 1.0 + e
     y = (1.0 if x >= 0.0 else e) / d
     return y if x == x else x
+
+
+# ---- torch's sign and pow(tensor, number) --------------------------------------------------
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def sgn(x):
+    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)  # torch: sgn(NaN) = sgn(-0.0) = 0
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def pw(x, e):
+    # torch's pow(tensor, number): these exponents are sqrt, rsqrt, products and reciprocals
+    # there (sqrt(-inf) is nan where pow(-inf, 0.5) is inf), the rest C's pow
+    if e == 1.0:
+        return x
+    if e == 2.0:
+        return x * x
+    if e == 0.0:
+        return 1.0
+    if e == -1.0:
+        return 1.0 / x
+    if e == 0.5:
+        return math.sqrt(x)
+    if e == -0.5:
+        return 1.0 / math.sqrt(x)
+    if e == 3.0:
+        return x * x * x
+    if e == -2.0:
+        return 1.0 / (x * x)
+    return x ** e
