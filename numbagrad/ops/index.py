@@ -126,51 +126,74 @@ def getitem(x, index):
     return record(INDEX, out, (x,), flat.reshape(-1))
 
 
-def _check_index(idx, d, size, op):
-    """torch's bounds: an index is in [0, size) (no wrapping of negative ones, as NumPy's)."""
+def _index_tensor(index, op):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    return index._array()
+
+
+def _first_out_of_range(idx, size):
+    """The first index (C order) outside [0, size): torch wraps no negative one here."""
     bad = (idx < 0) | (idx >= size)
-    if bad.any():
-        if op == "index_select":
-            raise IndexError("index out of range in self")
-        raise RuntimeError(f"index {int(idx[bad].flat[0])} is out of bounds for dimension {d} "
-                           f"with size {size}")
+    return int(idx[bad].flat[0]) if bad.any() else None
 
 
 def gather(x, dim, index):
     d = _wrap(dim, x.ndim)
-    idx = index._array() if isinstance(index, Tensor) else np.asarray(index)
+    idx = _index_tensor(index, "gather")
+    data = x._array()
+    if idx.size == 0:  # torch checks nothing then: an empty result of the index's shape
+        return record(GATHER, np.empty(idx.shape, data.dtype), (x,), np.empty(0, np.int64))
     if idx.dtype not in (np.int64, np.int32):  # torch takes int32 indices too
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
-    idx = idx.astype(np.int64, copy=False)
-    if idx.ndim != max(x.ndim, 1):
+    # torch reads a 0-d tensor as one of shape (1,) here, for the input and the index
+    nd = max(data.ndim, 1)
+    if max(idx.ndim, 1) != nd:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    data = x._array()
-    for k in range(data.ndim):  # else NumPy's broadcast error below, naming no op
-        if k != d and idx.shape[k] > data.shape[k]:
+    data1 = data.reshape(data.shape or (1,))
+    idx1 = idx.reshape(idx.shape or (1,)).astype(np.int64, copy=False)
+    for k in range(nd):  # else NumPy's broadcast error below, naming no op
+        if k != d and idx1.shape[k] > data1.shape[k]:
             raise RuntimeError(f"Size does not match at dimension {k} expected index "
                                f"{list(idx.shape)} to be no larger than self "
                                f"{list(data.shape)} apart from dimension {d}")
-    _check_index(idx, d, data.shape[d] if data.ndim else 1, "gather")
+    bad = _first_out_of_range(idx1, data1.shape[d])
+    if bad is not None:
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size "
+                           f"{data1.shape[d]}")
     # torch's gather allows index smaller than the input in non-gather dims
-    sl = tuple(slice(0, idx.shape[k]) if k != d else slice(None) for k in range(data.ndim))
-    positions = np.arange(data.size).reshape(data.shape)[sl]
-    flat = np.take_along_axis(positions, idx, d)
-    out = np.take_along_axis(data[sl], idx, d)
+    sl = tuple(slice(0, idx1.shape[k]) if k != d else slice(None) for k in range(nd))
+    positions = np.arange(data.size).reshape(data1.shape)[sl]
+    flat = np.take_along_axis(positions, idx1, d)
+    out = np.take_along_axis(data1[sl], idx1, d).reshape(idx.shape)
     return record(GATHER, out, (x,), flat.reshape(-1))
 
 
 def index_select(x, dim, index):
     d = _wrap(dim, x.ndim)
-    idx = index._array() if isinstance(index, Tensor) else np.asarray(index)
+    idx = _index_tensor(index, "index_select")
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    if x.ndim == 0 and idx.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{idx.size} value(s)")
     if idx.dtype not in (np.int64, np.int32):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     data = x._array()
-    _check_index(idx, d, data.shape[d] if data.ndim else 1, "index_select")
+    idx = idx.reshape(-1)  # a 0-d index selects as [i] does: the dim stays
+    size = data.shape[d] if data.ndim else 1
+    bad = _first_out_of_range(idx, size)
+    if data.ndim > 1 and idx.size and data.size == 0 and size == 0:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if bad is not None:
+        # torch's kernels: the dim-1 and empty-input paths of a matrix check as RuntimeError
+        if data.ndim > 1 and (d == 1 or data.size == 0):
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} "
+                               f"axis_dim={size}")
+        raise IndexError("index out of range in self")
     out = np.take(data, idx, axis=d)
     flat = np.take(np.arange(data.size).reshape(data.shape), idx, axis=d)
-    if data.ndim == 0 and out.size == 1:  # torch keeps a 0-d input's shape
+    if data.ndim == 0:  # torch keeps a 0-d input's shape
         out = out.reshape(())
     return record(INDEX_SELECT, out, (x,), flat.reshape(-1))
 
