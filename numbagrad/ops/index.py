@@ -1,9 +1,11 @@
-"""Indexing: basic (int, slice, None, Ellipsis) as one strided view; advanced (integer arrays,
-bool masks), gather and index_select as flat index maps; __setitem__ on non-leaf tensors."""
+"""Indexing, the index read as torch reads it (index_rules.py): basic (int, slice, None,
+Ellipsis) as one strided view; advanced (integer arrays, bool masks), gather and index_select
+as flat index maps; __setitem__ on non-leaf tensors."""
 
 import numpy as np
 
 from ..tensor import Tensor, _make  # noqa: F401
+from .index_rules import resolve
 from .pointwise import _operand, to_dtype
 from .record import record
 from .registry import Sample, defop
@@ -34,66 +36,6 @@ COPY_SLICES = defop("copy_slices", "CopySlices", 2, replay="index_put_fw", kerne
                                     "_setitem(lib, x0 * 1, (slice(0, 2), 1), x1)")])
 
 
-def _normalize(index):
-    """NumPy index from a torch index: Tensors become arrays; a list stays advanced."""
-    if not isinstance(index, tuple):
-        index = (index,)
-    out = []
-    for i in index:
-        if isinstance(i, Tensor):
-            a = i._array()
-            if a.dtype.kind == "f":
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            out.append(a)
-        elif isinstance(i, list):
-            a = np.asarray(i)
-            out.append(a.astype(np.int64) if a.size == 0 else a)  # [] selects nothing, as in torch
-        elif isinstance(i, str):  # torch's TypeError (it reads the str as tensor data)
-            raise TypeError("only integers, slices, ellipsis, None and long, int, byte or bool "
-                            "tensors are valid indices (got str)")
-        else:
-            out.append(i)
-    return _drop_trailing_ellipses(tuple(out))
-
-
-def _drop_trailing_ellipses(index):
-    """torch reads an ellipsis after the first as covering no dim when only None or
-    ellipses follow it (``x[..., 0, ...]`` is ``x[..., 0]``); NumPy refuses a second one."""
-    first = next((k for k, i in enumerate(index) if i is Ellipsis), None)
-    if first is None:
-        return index
-    keep = list(index[:first + 1])
-    rest = index[first + 1:]
-    for k, i in enumerate(rest):
-        if i is Ellipsis and all(j is None or j is Ellipsis for j in rest[k:]):
-            continue
-        keep.append(i)
-    return tuple(keep)
-
-
-def _is_basic(index):
-    return all(i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice))
-               for i in index)
-
-
-def _check_basic(shape, index):
-    nd = sum(1 for i in index if i is not None and i is not Ellipsis)
-    if nd > len(shape):
-        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
-    # track the dim each int index addresses, for torch's out-of-bounds message
-    dim = 0
-    for i in index:
-        if i is Ellipsis:
-            dim += len(shape) - nd
-            continue
-        if i is None:
-            continue
-        if isinstance(i, (int, np.integer)) and not -shape[dim] <= i < shape[dim]:
-            raise IndexError(f"index {i} is out of bounds for dimension {dim} with size "
-                             f"{shape[dim]}")
-        dim += 1
-
-
 def _basic_op(index):
     """torch applies the indices left to right; the grad_fn is that of the last real one."""
     last = SLICE
@@ -108,21 +50,12 @@ def _basic_op(index):
 
 
 def getitem(x, index):
-    idx = _normalize(index)
-    if _is_basic(idx):
-        for i in idx:
-            if isinstance(i, slice) and i.step is not None and i.step <= 0:
-                raise ValueError("step must be greater than zero")
-        _check_basic(x.shape, idx)
-        if not any(i is Ellipsis for i in idx):
-            idx = idx + (Ellipsis,)  # NumPy then returns a 0-d view, never a scalar copy
-        return as_view(_basic_op(idx), x, lambda a: a[idx])
+    basic, adv, _ = resolve(x.shape, index)
+    if adv is None:
+        return as_view(_basic_op(basic), x, lambda a: a[basic])
     data = x._array()
-    try:
-        out = data[idx]
-        flat = np.arange(data.size).reshape(data.shape)[idx]
-    except IndexError as e:
-        raise IndexError(str(e).replace("array", "tensor")) from None
+    out = data[basic][adv]
+    flat = np.arange(data.size).reshape(data.shape)[basic][adv]
     return record(INDEX, out, (x,), flat.reshape(-1))
 
 
@@ -198,23 +131,44 @@ def index_select(x, dim, index):
     return record(INDEX_SELECT, out, (x,), flat.reshape(-1))
 
 
+def _write(data, basic, adv, value, region):
+    """data[basic][adv] = value in place, torch's error when value does not broadcast."""
+    target = data[basic]
+    try:
+        if adv is None:
+            target[...] = value
+        else:
+            target[adv] = value
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(value))} "
+                           f"cannot be broadcast to indexing result of shape "
+                           f"{list(region)}") from None
+
+
+def assign(x, index, value):
+    """``x[index] = value`` on x's array (no graph), index read as torch reads it."""
+    data = x._array()
+    basic, adv, _ = resolve(data.shape, index)
+    if isinstance(value, Tensor):
+        value = value._data
+    region = data[basic].shape if adv is None else data[basic][adv].shape
+    _write(data, basic, adv, value, region)
+
+
 def setitem(x, index, value):
     """``x[index] = value``: in place for the value; recorded as CopySlices when grads flow."""
-    idx = _normalize(index)
+    basic, adv, _ = resolve(x.shape, index)
     v = _operand(value, x.dtype) if not isinstance(value, Tensor) else value
     if v.dtype is not x.dtype:
         v = to_dtype(v, x.dtype)
     data = x._array()
-    positions = np.arange(data.size).reshape(data.shape)[idx]
+    positions = np.arange(data.size).reshape(data.shape)[basic]
+    if adv is not None:
+        positions = positions[adv]
     new = data.copy()
-    try:
-        new[idx] = v._data
-    except ValueError:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.shape)} cannot be "
-                           f"broadcast to indexing result of shape "
-                           f"{list(np.shape(positions))}") from None
-    region = np.shape(positions)
-    flat = np.asarray(positions).reshape(-1)
+    _write(new, basic, adv, v._data, positions.shape)
+    region = positions.shape
+    flat = positions.reshape(-1)
     # iat = [ndim of the written region, its shape..., flat positions written in x]
     return record(COPY_SLICES, new, (x, v), (len(region), *region, *flat.tolist()))
 
