@@ -364,6 +364,8 @@ Tensor.copy_ = _copy_
 
 
 def _setitem(self, idx, value):
+    if idx is False:  # torch writes nothing and checks nothing
+        return
     if grad_mode.state.enabled and (self._requires_grad or
                                     (isinstance(value, Tensor) and value._requires_grad)):
         return _inplace(self, lambda s: index.setitem(s, idx, value))

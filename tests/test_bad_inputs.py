@@ -284,7 +284,6 @@ _OWN_MESSAGE = {
     "unflatten_two_inferred": "only one dimension can be inferred",
     "expand_negative": "expand: the expanded size of the tensor (-2)",
     "index_str": "are valid indices (got str)",
-    "setitem_shape_mismatch": "value tensor of shape [3]",
     "setitem_leaf_requires_grad": "leaf Variable that requires grad",
     "masked_fill_float_mask": "masked_fill_ only supports boolean masks",
     "clamp_inplace_int_float_bound": "can't be cast to the desired output type",

@@ -297,8 +297,8 @@ def _f64(lib, *shape):
 
 
 def _assigned(index, value, grad):
-    """x[index] = value on a float64 (2, 3, 4) tensor: the result, and with grad the gradients
-    of x (a leaf under it) and of the value."""
+    """x[index] = value on a float64 (2, 3, 4) tensor: the result, and with grad the gradients of
+    x (a leaf under it) and of the value."""
     def run(lib):
         leaf = lib.tensor(np.arange(24.0).reshape(2, 3, 4), requires_grad=grad)
         x = leaf * 1
@@ -321,6 +321,16 @@ def _assigned(index, value, grad):
     (lambda lib: (slice(None), [1, 5]), lambda lib: _f64(lib)),
     (lambda lib: lib.ones(3, dtype=lib.bool), lambda lib: _f64(lib)),
     (lambda lib: (0, True), lambda lib: _f64(lib, 1, 3, 4)),
+    (lambda lib: lib.tensor([True, False]), lambda lib: lib.tensor(2)),  # one mask fills,
+    (lambda lib: [True, False], lambda lib: lib.tensor([2.5])),  # converting
+    (lambda lib: (0, lib.tensor([True, False, True])), lambda lib: _f64(lib, 1, 1)),
+    (lambda lib: True, lambda lib: lib.arange(4)),  # a lone True copies, converting
+    (lambda lib: False, lambda lib: lib.arange(5)),  # a lone False writes nothing
+    (lambda lib: (True,), lambda lib: lib.tensor(2)),  # index_put_: dtypes must match
+    (lambda lib: [0, 1], lambda lib: lib.tensor(2.5)),
+    (lambda lib: lib.tensor([0]), lambda lib: lib.ones(3, 4, dtype=lib.int64)),
+    (lambda lib: 0, lambda lib: lib.ones(5)),
+    (lambda lib: 0, lambda lib: lib.ones(2, 1, 4)),
     (lambda lib: (0, [0, 1]), lambda lib: _f64(lib, 3, 4)),
 ])
 def test_setitem_reads_the_index_as_getitem_does(index, value, grad):

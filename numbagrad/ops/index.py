@@ -4,6 +4,7 @@ as flat index maps; __setitem__ on non-leaf tensors."""
 
 import numpy as np
 
+from ..dtypes import from_numpy_dtype
 from ..tensor import Tensor, _make  # noqa: F401
 from .index_rules import resolve
 from .pointwise import _operand, to_dtype
@@ -140,15 +141,54 @@ def _write(data, basic, adv, value, region):
         else:
             target[adv] = value
     except ValueError:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(value))} "
-                           f"cannot be broadcast to indexing result of shape "
-                           f"{list(region)}") from None
+        raise _mismatch(np.asarray(value), region, adv is None) from None
+
+
+def _mismatch(value, region, basic):
+    """torch's error for a value that does not broadcast to the written region: index_put_'s,
+    or (basic indexing) copy_'s expand of the value stripped of its leading 1s."""
+    if not basic:
+        return RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot "
+                            f"be broadcast to indexing result of shape {list(region)}")
+    shape = list(value.shape)
+    while shape and shape[0] == 1:
+        shape.pop(0)
+    if len(shape) > len(region):
+        name = from_numpy_dtype(value.dtype).scalar_name
+        return RuntimeError(f"expand(torch.{name}Tensor{{{shape}}}, size={list(region)}): the "
+                            f"number of sizes provided ({len(region)}) must be greater or equal "
+                            f"to the number of dimensions in the tensor ({len(shape)})")
+    lead = len(region) - len(shape)
+    for i in range(len(region) - 1, lead - 1, -1):  # torch checks from the last dim backwards
+        cur = shape[i - lead]
+        if cur != 1 and cur != region[i]:
+            break
+    return RuntimeError(f"The expanded size of the tensor ({region[i]}) must match the existing "
+                        f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
+                        f"{list(region)}.  Tensor sizes: {shape}")
+
+
+def _setitem_index(index):
+    """torch assigns through a lone True as through None: a copy (x[False] = v is a no-op)."""
+    return None if index is True else index
+
+
+def _check_put_dtype(adv, one_mask, value, dtype):
+    """index_put_ (an advanced index) takes a tensor only of the destination's dtype; a basic
+    index copies, and one mask with a one-element value fills, converting."""
+    if one_mask and isinstance(value, Tensor) and value.numel() == 1:
+        return
+    if adv is not None and isinstance(value, Tensor) and value.dtype is not dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{dtype.scalar_name} for the destination and "
+                           f"{value.dtype.scalar_name} for the source.")
 
 
 def assign(x, index, value):
     """``x[index] = value`` on x's array (no graph), index read as torch reads it."""
     data = x._array()
-    basic, adv, _ = resolve(data.shape, index)
+    basic, adv, one_mask = resolve(data.shape, _setitem_index(index))
+    _check_put_dtype(adv, one_mask, value, x.dtype)
     if isinstance(value, Tensor):
         value = value._data
     region = data[basic].shape if adv is None else data[basic][adv].shape
@@ -157,16 +197,16 @@ def assign(x, index, value):
 
 def setitem(x, index, value):
     """``x[index] = value``: in place for the value; recorded as CopySlices when grads flow."""
-    basic, adv, _ = resolve(x.shape, index)
-    v = _operand(value, x.dtype) if not isinstance(value, Tensor) else value
-    if v.dtype is not x.dtype:
-        v = to_dtype(v, x.dtype)
+    basic, adv, one_mask = resolve(x.shape, _setitem_index(index))
+    _check_put_dtype(adv, one_mask, value, x.dtype)
+    given = _operand(value, x.dtype) if not isinstance(value, Tensor) else value
     data = x._array()
     positions = np.arange(data.size).reshape(data.shape)[basic]
     if adv is not None:
         positions = positions[adv]
     new = data.copy()
-    _write(new, basic, adv, v._data, positions.shape)
+    _write(new, basic, adv, given._data, positions.shape)  # errors name the given dtype
+    v = given if given.dtype is x.dtype else to_dtype(given, x.dtype)
     region = positions.shape
     flat = positions.reshape(-1)
     # iat = [ndim of the written region, its shape..., flat positions written in x]
