@@ -364,16 +364,12 @@ Tensor.copy_ = _copy_
 
 
 def _setitem(self, idx, value):
+    if idx is False:  # torch writes nothing and checks nothing
+        return
     if grad_mode.state.enabled and (self._requires_grad or
                                     (isinstance(value, Tensor) and value._requires_grad)):
         return _inplace(self, lambda s: index.setitem(s, idx, value))
-    v = value._data if isinstance(value, Tensor) else value
-    data = self._array()
-    try:
-        data[index._normalize(idx)] = v
-    except ValueError:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(v))} cannot be "
-                           "broadcast to indexing result") from None
+    index.assign(self, idx, value)
     _bump_version(self)
 
 

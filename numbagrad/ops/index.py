@@ -1,9 +1,12 @@
-"""Indexing: basic (int, slice, None, Ellipsis) as one strided view; advanced (integer arrays,
-bool masks), gather and index_select as flat index maps; __setitem__ on non-leaf tensors."""
+"""Indexing, the index read as torch reads it (index_rules.py): basic (int, slice, None,
+Ellipsis) as one strided view; advanced (integer arrays, bool masks), gather and index_select
+as flat index maps; __setitem__ on non-leaf tensors."""
 
 import numpy as np
 
+from ..dtypes import from_numpy_dtype
 from ..tensor import Tensor, _make  # noqa: F401
+from .index_rules import resolve
 from .pointwise import _operand, to_dtype
 from .record import record
 from .registry import Sample, defop
@@ -34,66 +37,6 @@ COPY_SLICES = defop("copy_slices", "CopySlices", 2, replay="index_put_fw", kerne
                                     "_setitem(lib, x0 * 1, (slice(0, 2), 1), x1)")])
 
 
-def _normalize(index):
-    """NumPy index from a torch index: Tensors become arrays; a list stays advanced."""
-    if not isinstance(index, tuple):
-        index = (index,)
-    out = []
-    for i in index:
-        if isinstance(i, Tensor):
-            a = i._array()
-            if a.dtype.kind == "f":
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            out.append(a)
-        elif isinstance(i, list):
-            a = np.asarray(i)
-            out.append(a.astype(np.int64) if a.size == 0 else a)  # [] selects nothing, as in torch
-        elif isinstance(i, str):  # torch's TypeError (it reads the str as tensor data)
-            raise TypeError("only integers, slices, ellipsis, None and long, int, byte or bool "
-                            "tensors are valid indices (got str)")
-        else:
-            out.append(i)
-    return _drop_trailing_ellipses(tuple(out))
-
-
-def _drop_trailing_ellipses(index):
-    """torch reads an ellipsis after the first as covering no dim when only None or
-    ellipses follow it (``x[..., 0, ...]`` is ``x[..., 0]``); NumPy refuses a second one."""
-    first = next((k for k, i in enumerate(index) if i is Ellipsis), None)
-    if first is None:
-        return index
-    keep = list(index[:first + 1])
-    rest = index[first + 1:]
-    for k, i in enumerate(rest):
-        if i is Ellipsis and all(j is None or j is Ellipsis for j in rest[k:]):
-            continue
-        keep.append(i)
-    return tuple(keep)
-
-
-def _is_basic(index):
-    return all(i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice))
-               for i in index)
-
-
-def _check_basic(shape, index):
-    nd = sum(1 for i in index if i is not None and i is not Ellipsis)
-    if nd > len(shape):
-        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
-    # track the dim each int index addresses, for torch's out-of-bounds message
-    dim = 0
-    for i in index:
-        if i is Ellipsis:
-            dim += len(shape) - nd
-            continue
-        if i is None:
-            continue
-        if isinstance(i, (int, np.integer)) and not -shape[dim] <= i < shape[dim]:
-            raise IndexError(f"index {i} is out of bounds for dimension {dim} with size "
-                             f"{shape[dim]}")
-        dim += 1
-
-
 def _basic_op(index):
     """torch applies the indices left to right; the grad_fn is that of the last real one."""
     last = SLICE
@@ -108,90 +51,164 @@ def _basic_op(index):
 
 
 def getitem(x, index):
-    idx = _normalize(index)
-    if _is_basic(idx):
-        for i in idx:
-            if isinstance(i, slice) and i.step is not None and i.step <= 0:
-                raise ValueError("step must be greater than zero")
-        _check_basic(x.shape, idx)
-        if not any(i is Ellipsis for i in idx):
-            idx = idx + (Ellipsis,)  # NumPy then returns a 0-d view, never a scalar copy
-        return as_view(_basic_op(idx), x, lambda a: a[idx])
+    basic, adv, _ = resolve(x.shape, index)
+    if adv is None:
+        return as_view(_basic_op(basic), x, lambda a: a[basic])
     data = x._array()
-    try:
-        out = data[idx]
-        flat = np.arange(data.size).reshape(data.shape)[idx]
-    except IndexError as e:
-        raise IndexError(str(e).replace("array", "tensor")) from None
+    out = data[basic][adv]
+    flat = np.arange(data.size).reshape(data.shape)[basic][adv]
     return record(INDEX, out, (x,), flat.reshape(-1))
 
 
-def _check_index(idx, d, size, op):
-    """torch's bounds: an index is in [0, size) (no wrapping of negative ones, as NumPy's)."""
+def _index_tensor(index, op):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    return index._array()
+
+
+def _first_out_of_range(idx, size):
+    """The first index (C order) outside [0, size): torch wraps no negative one here."""
     bad = (idx < 0) | (idx >= size)
-    if bad.any():
-        if op == "index_select":
-            raise IndexError("index out of range in self")
-        raise RuntimeError(f"index {int(idx[bad].flat[0])} is out of bounds for dimension {d} "
-                           f"with size {size}")
+    return int(idx[bad].flat[0]) if bad.any() else None
 
 
 def gather(x, dim, index):
     d = _wrap(dim, x.ndim)
-    idx = index._array() if isinstance(index, Tensor) else np.asarray(index)
+    idx = _index_tensor(index, "gather")
+    data = x._array()
+    if idx.size == 0:  # torch checks nothing then: an empty result of the index's shape
+        return record(GATHER, np.empty(idx.shape, data.dtype), (x,), np.empty(0, np.int64))
     if idx.dtype not in (np.int64, np.int32):  # torch takes int32 indices too
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
-    idx = idx.astype(np.int64, copy=False)
-    if idx.ndim != max(x.ndim, 1):
+    # torch reads a 0-d tensor as one of shape (1,) here, for the input and the index
+    nd = max(data.ndim, 1)
+    if max(idx.ndim, 1) != nd:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    data = x._array()
-    for k in range(data.ndim):  # else NumPy's broadcast error below, naming no op
-        if k != d and idx.shape[k] > data.shape[k]:
+    data1 = data.reshape(data.shape or (1,))
+    idx1 = idx.reshape(idx.shape or (1,)).astype(np.int64, copy=False)
+    for k in range(nd):  # else NumPy's broadcast error below, naming no op
+        if k != d and idx1.shape[k] > data1.shape[k]:
             raise RuntimeError(f"Size does not match at dimension {k} expected index "
                                f"{list(idx.shape)} to be no larger than self "
                                f"{list(data.shape)} apart from dimension {d}")
-    _check_index(idx, d, data.shape[d] if data.ndim else 1, "gather")
+    bad = _first_out_of_range(idx1, data1.shape[d])
+    if bad is not None:
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size "
+                           f"{data1.shape[d]}")
     # torch's gather allows index smaller than the input in non-gather dims
-    sl = tuple(slice(0, idx.shape[k]) if k != d else slice(None) for k in range(data.ndim))
-    positions = np.arange(data.size).reshape(data.shape)[sl]
-    flat = np.take_along_axis(positions, idx, d)
-    out = np.take_along_axis(data[sl], idx, d)
+    sl = tuple(slice(0, idx1.shape[k]) if k != d else slice(None) for k in range(nd))
+    positions = np.arange(data.size).reshape(data1.shape)[sl]
+    flat = np.take_along_axis(positions, idx1, d)
+    out = np.take_along_axis(data1[sl], idx1, d).reshape(idx.shape)
     return record(GATHER, out, (x,), flat.reshape(-1))
 
 
 def index_select(x, dim, index):
     d = _wrap(dim, x.ndim)
-    idx = index._array() if isinstance(index, Tensor) else np.asarray(index)
+    idx = _index_tensor(index, "index_select")
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    if x.ndim == 0 and idx.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{idx.size} value(s)")
     if idx.dtype not in (np.int64, np.int32):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     data = x._array()
-    _check_index(idx, d, data.shape[d] if data.ndim else 1, "index_select")
+    idx = idx.reshape(-1)  # a 0-d index selects as [i] does: the dim stays
+    size = data.shape[d] if data.ndim else 1
+    bad = _first_out_of_range(idx, size)
+    if data.ndim > 1 and idx.size and data.size == 0 and size == 0:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if bad is not None:
+        # torch's kernels: the dim-1 and empty-input paths of a matrix check as RuntimeError
+        if data.ndim > 1 and (d == 1 or data.size == 0):
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} "
+                               f"axis_dim={size}")
+        raise IndexError("index out of range in self")
     out = np.take(data, idx, axis=d)
     flat = np.take(np.arange(data.size).reshape(data.shape), idx, axis=d)
-    if data.ndim == 0 and out.size == 1:  # torch keeps a 0-d input's shape
+    if data.ndim == 0:  # torch keeps a 0-d input's shape
         out = out.reshape(())
     return record(INDEX_SELECT, out, (x,), flat.reshape(-1))
 
 
+def _write(data, basic, adv, value, region):
+    """data[basic][adv] = value in place, torch's error when value does not broadcast."""
+    target = data[basic]
+    try:
+        if adv is None:
+            target[...] = value
+        else:
+            target[adv] = value
+    except ValueError:
+        raise _mismatch(np.asarray(value), region, adv is None) from None
+
+
+def _mismatch(value, region, basic):
+    """torch's error for a value that does not broadcast to the written region: index_put_'s,
+    or (basic indexing) copy_'s expand of the value stripped of its leading 1s."""
+    if not basic:
+        return RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot "
+                            f"be broadcast to indexing result of shape {list(region)}")
+    shape = list(value.shape)
+    while shape and shape[0] == 1:
+        shape.pop(0)
+    if len(shape) > len(region):
+        name = from_numpy_dtype(value.dtype).scalar_name
+        return RuntimeError(f"expand(torch.{name}Tensor{{{shape}}}, size={list(region)}): the "
+                            f"number of sizes provided ({len(region)}) must be greater or equal "
+                            f"to the number of dimensions in the tensor ({len(shape)})")
+    lead = len(region) - len(shape)
+    for i in range(len(region) - 1, lead - 1, -1):  # torch checks from the last dim backwards
+        cur = shape[i - lead]
+        if cur != 1 and cur != region[i]:
+            break
+    return RuntimeError(f"The expanded size of the tensor ({region[i]}) must match the existing "
+                        f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
+                        f"{list(region)}.  Tensor sizes: {shape}")
+
+
+def _setitem_index(index):
+    """torch assigns through a lone True as through None: a copy (x[False] = v is a no-op)."""
+    return None if index is True else index
+
+
+def _check_put_dtype(adv, one_mask, value, dtype):
+    """index_put_ (an advanced index) takes a tensor only of the destination's dtype; a basic
+    index copies, and one mask with a one-element value fills, converting."""
+    if one_mask and isinstance(value, Tensor) and value.numel() == 1:
+        return
+    if adv is not None and isinstance(value, Tensor) and value.dtype is not dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{dtype.scalar_name} for the destination and "
+                           f"{value.dtype.scalar_name} for the source.")
+
+
+def assign(x, index, value):
+    """``x[index] = value`` on x's array (no graph), index read as torch reads it."""
+    data = x._array()
+    basic, adv, one_mask = resolve(data.shape, _setitem_index(index))
+    _check_put_dtype(adv, one_mask, value, x.dtype)
+    if isinstance(value, Tensor):
+        value = value._data
+    region = data[basic].shape if adv is None else data[basic][adv].shape
+    _write(data, basic, adv, value, region)
+
+
 def setitem(x, index, value):
     """``x[index] = value``: in place for the value; recorded as CopySlices when grads flow."""
-    idx = _normalize(index)
-    v = _operand(value, x.dtype) if not isinstance(value, Tensor) else value
-    if v.dtype is not x.dtype:
-        v = to_dtype(v, x.dtype)
+    basic, adv, one_mask = resolve(x.shape, _setitem_index(index))
+    _check_put_dtype(adv, one_mask, value, x.dtype)
+    given = _operand(value, x.dtype) if not isinstance(value, Tensor) else value
     data = x._array()
-    positions = np.arange(data.size).reshape(data.shape)[idx]
+    positions = np.arange(data.size).reshape(data.shape)[basic]
+    if adv is not None:
+        positions = positions[adv]
     new = data.copy()
-    try:
-        new[idx] = v._data
-    except ValueError:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.shape)} cannot be "
-                           f"broadcast to indexing result of shape "
-                           f"{list(np.shape(positions))}") from None
-    region = np.shape(positions)
-    flat = np.asarray(positions).reshape(-1)
+    _write(new, basic, adv, given._data, positions.shape)  # errors name the given dtype
+    v = given if given.dtype is x.dtype else to_dtype(given, x.dtype)
+    region = positions.shape
+    flat = positions.reshape(-1)
     # iat = [ndim of the written region, its shape..., flat positions written in x]
     return record(COPY_SLICES, new, (x, v), (len(region), *region, *flat.tolist()))
 
