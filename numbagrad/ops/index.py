@@ -51,6 +51,12 @@ def _basic_op(index):
 
 
 def getitem(x, index):
+    rows = _rows_in_range(x, index)
+    if rows is not None:  # the common x[int tensor]: NumPy reads it as torch does
+        data = x._array()
+        row = data.size // data.shape[0]  # elements per row: the flat map costs the result's size
+        flat = (rows % data.shape[0])[..., None] * row + np.arange(row)
+        return record(INDEX, data[rows], (x,), flat.reshape(-1))
     basic, adv, _ = resolve(x.shape, index)
     if adv is None:
         return as_view(_basic_op(basic), x, lambda a: a[basic])
@@ -58,6 +64,22 @@ def getitem(x, index):
     out = data[basic][adv]
     flat = np.arange(data.size).reshape(data.shape)[basic][adv]
     return record(INDEX, out, (x,), flat.reshape(-1))
+
+
+def _rows_in_range(x, index):
+    """``index``'s array when it is a nonempty integer tensor whose indices are all rows of x
+    (the case torch and NumPy read alike, with nothing to report), else None."""
+    if not isinstance(index, Tensor):
+        return None
+    a = index._data
+    if not (isinstance(a, np.ndarray) and a.ndim and a.size and a.dtype in _INT_INDEX and
+            x._data.ndim):
+        return None
+    n = x._data.shape[0]
+    return a if -n <= a.min() and a.max() < n else None
+
+
+_INT_INDEX = (np.dtype(np.int64), np.dtype(np.int32))
 
 
 def _index_tensor(index, op):
