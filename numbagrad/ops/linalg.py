@@ -8,7 +8,7 @@ from . import gemm
 from .pointwise import binary, to_dtype
 from .record import record, shape_error_broadcast
 from .registry import Sample, Unwritten, defop, vjp_rule
-from .shape import UNSAFE_VIEW, expand, reshape, transpose, unsqueeze
+from .shape import UNSAFE_VIEW, expand, expanded_shape, reshape, transpose, unsqueeze
 from .shape import t as _t
 from .vjp import unbroadcast, unbroadcast_array
 
@@ -170,26 +170,19 @@ def bmm(a, b):
 
 
 def addmm(c, a, b, *, beta=1, alpha=1):
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims_of(a)} and "
-                           f"{_dims_of(b)})")
-    out_shape = (a.shape[0], b.shape[1])
-    if c.ndim > 2:  # torch expands self to the product's shape, which cannot drop dims
-        raise RuntimeError(f"expand(torch.{c.dtype.scalar_name}Tensor{{{list(c.shape)}}}, "
-                           f"size={list(out_shape)}): the number of sizes provided (2) must be "
-                           f"greater or equal to the number of dimensions in the tensor "
-                           f"({c.ndim})")
-    try:
-        np.broadcast_shapes(c.shape, out_shape)
-    except ValueError:
-        raise RuntimeError(f"The expanded size of the tensor ({out_shape[-1]}) must match the "
-                           f"existing size ({c.shape[-1]}) at non-singleton dimension 1.  Target "
-                           f"sizes: {list(out_shape)}.  Tensor sizes: {list(c.shape)}") from None
-    # torch's order: the added tensor against mat2, then mat1 against mat2 (no promotion)
+    # torch's order: the dtypes (no promotion), the ranks, the inner sizes, then self
+    # expanded to the product's shape (even with beta = 0, where its values are ignored)
     for first, name in ((c, "self"), (a, "mat1")):
         if first.dtype is not b.dtype:
             raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
                                f"{first.dtype.scalar_name} and {b.dtype.scalar_name}")
+    for m, name in ((a, "mat1"), (b, "mat2")):
+        if m.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims_of(a)} and "
+                           f"{_dims_of(b)})")
+    expanded_shape(c, (a.shape[0], b.shape[1]))
     a, b = _common(a, b)
     return record(ADDMM, _addmm_value(c._array(), a._array(), b._array(), beta, alpha),
                   (c, a, b), (), (float(beta), float(alpha)))
