@@ -30,6 +30,7 @@ from ..ops.loss import (  # noqa: F401
 )
 from ..ops.norm import batch_norm, embedding, layer_norm  # noqa: F401
 from ..ops.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
+from ..ops.pointwise import torch_layout as _torch_layout
 from ..ops.pointwise import unary as _unary
 from ..ops.record import record as _record
 from ..ops.reduce import log_softmax, softmax  # noqa: F401
@@ -97,6 +98,7 @@ def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
     keep = _gen().random(data.shape) >= p if p < 1.0 else np.zeros(data.shape, bool)
     scale = 1.0 / (1.0 - p) if p < 1.0 else 0.0
     out = np.where(keep, data * data.dtype.type(scale), data.dtype.type(0)).astype(data.dtype)
+    out = _torch_layout(out, (data, keep))  # torch's is input * mask, laid out as the input
     return _record(_BY_NAME["native_dropout"], out, (input,), keep.reshape(-1).astype(np.int64),
                   (scale,))
 

@@ -4,7 +4,7 @@ bool masks), gather and index_select as flat index maps; __setitem__ on non-leaf
 import numpy as np
 
 from ..tensor import Tensor, _make  # noqa: F401
-from .pointwise import _operand, to_dtype
+from .pointwise import _operand, to_dtype, torch_order
 from .record import record
 from .registry import Sample, defop
 from .shape import SELECT, SLICE, UNSQUEEZE, _wrap, as_view
@@ -44,7 +44,8 @@ def _normalize(index):
             a = i._array()
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            out.append(a)
+            # torch reads a 0-d integer tensor as an int: it selects (a view)
+            out.append(int(a) if a.ndim == 0 and a.dtype.kind == "i" else a)
         elif isinstance(i, list):
             a = np.asarray(i)
             out.append(a.astype(np.int64) if a.size == 0 else a)  # [] selects nothing, as in torch
@@ -119,11 +120,107 @@ def getitem(x, index):
         return as_view(_basic_op(idx), x, lambda a: a[idx])
     data = x._array()
     try:
-        out = data[idx]
-        flat = np.arange(data.size).reshape(data.shape)[idx]
+        out = _advanced(data, idx, layout=True)
+        flat = _advanced(np.arange(data.size).reshape(data.shape), idx)
     except IndexError as e:
         raise IndexError(str(e).replace("array", "tensor")) from None
     return record(INDEX, out, (x,), flat.reshape(-1))
+
+
+def _advanced(data, idx, layout=False):
+    """``data[idx]`` for an index with arrays, as torch computes it: the ints, slices and
+    None first, as a view (an int selects its dim even beside the arrays, where NumPy would
+    broadcast it with them), then the arrays over that view; with ``layout``, the result
+    laid out as torch's kernel lays it (_index_layout)."""
+    if sum(_dims_indexed(i) for i in idx) > data.ndim or not all(map(_plain, idx)):
+        return data[idx]  # (NumPy's errors)
+    basic, arrays = [], []
+    for i in idx:
+        if i is Ellipsis:
+            rest = data.ndim - sum(_dims_indexed(j) for j in idx)
+            basic.extend([slice(None)] * rest)
+            arrays.extend([slice(None)] * rest)
+        elif isinstance(i, np.ndarray):
+            basic.extend([slice(None)] * _dims_indexed(i))
+            arrays.append(i)
+        elif i is None or isinstance(i, slice):
+            basic.append(i)
+            arrays.append(slice(None))
+        else:
+            basic.append(i)  # an int selects: no dim left for the arrays
+    view = data[tuple(basic) + (Ellipsis,)]
+    out = view[tuple(arrays)]
+    return _index_layout(view, arrays, out) if layout else out
+
+
+def _dims_indexed(i):
+    """How many dims of the indexed array an index item consumes."""
+    if i is None or i is Ellipsis:
+        return 0
+    return i.ndim if isinstance(i, np.ndarray) and i.dtype == np.bool_ else 1
+
+
+def _plain(i):
+    """An index item _advanced handles; NumPy does the others (a 0-d or Python bool adds a
+    dim, as in torch; a float raises)."""
+    if isinstance(i, np.ndarray):
+        return i.ndim > 0
+    return i is None or i is Ellipsis or isinstance(i, slice) or (
+        isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)))
+
+
+def _index_layout(view, arrays, out):
+    """``out = view[arrays]`` in the layout torch's index kernel gives it: TensorIterator's
+    order (pointwise.torch_order) over the view restrided to the result's shape (stride 0
+    along the indexed dims) and the broadcast index tensors (a mask's, its nonzero columns);
+    NumPy lays out an index on a dim past the first its own way."""
+    if out.ndim < 2 or not out.size:
+        return out
+    cols, at, d = [], [], 0  # the index arrays, and the view dims they index
+    for a in arrays:
+        if isinstance(a, slice):
+            d += 1
+            continue
+        if a.dtype == np.bool_:  # torch indexes with the columns of nonzero(): stride a.ndim
+            n = int(np.count_nonzero(a))
+            cols += [_Strided((n,), (a.ndim,))] * a.ndim
+            at += list(range(d, d + a.ndim))
+            d += a.ndim
+        else:
+            cols.append(_Strided(a.shape, tuple(s // a.itemsize for s in a.strides)))
+            at.append(d)
+            d += 1
+    b = np.broadcast_shapes(*[c.shape for c in cols])
+    cols = [_Strided(b, _broadcast_strides(c, b)) for c in cols]
+    rest = [k for k in range(view.ndim) if k not in at]
+    front = at != list(range(at[0], at[-1] + 1))  # torch moves split indexed dims first
+    before = [] if front else [k for k in rest if k < at[0]]
+    after = [k for k in rest if k not in before]
+    shape = tuple(view.shape[k] for k in before) + b + tuple(view.shape[k] for k in after)
+    if shape != out.shape:
+        return out
+    src = _Strided(shape, tuple(view.strides[k] for k in before) + (0,) * len(b) +
+                   tuple(view.strides[k] for k in after))
+    pad = ((0,) * len(before), (0,) * len(after))
+    ops = [src] + [_Strided(shape, pad[0] + c.strides + pad[1]) for c in cols]
+    order = torch_order(shape, ops) or list(range(len(shape)))
+    moved = out.transpose(order)
+    if moved.flags.c_contiguous:
+        return out
+    return np.ascontiguousarray(moved).transpose(np.argsort(order))
+
+
+class _Strided:
+    """A shape and strides, as torch_order reads an operand's."""
+
+    def __init__(self, shape, strides):
+        self.shape, self.strides, self.ndim = tuple(shape), tuple(strides), len(shape)
+
+
+def _broadcast_strides(a, shape):
+    lead = len(shape) - a.ndim
+    return tuple(0 if k < lead or a.shape[k - lead] != n else a.strides[k - lead]
+                 for k, n in enumerate(shape))
 
 
 def _check_index(idx, d, size, op):

@@ -379,7 +379,9 @@ def repeat(x, *sizes, repeats=None):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{next(n for n in out if n < 0)}: {out}")
     sizes = [max(r, 0) for r in sizes]
-    return record(REPEAT, np.tile(x._array().reshape(full), sizes), (x,))
+    # (C-ordered, as torch's; NumPy's tile of one copy keeps a strided input's layout)
+    out = np.ascontiguousarray(np.tile(x._array().reshape(full), sizes))
+    return record(REPEAT, out, (x,))
 
 
 def _same_dtype(tensors):
@@ -426,9 +428,19 @@ def cat(tensors, dim=0):
                                    f"Expected size {ref.shape[k]} but got size {t.shape[k]} for "
                                    f"tensor number {i} in the list.")
     tensors = _same_dtype(tensors)
-    out = np.concatenate([t._array() for t, skip in zip(tensors, legacy) if not skip], axis=d)
+    arrays = [t._array() for t, skip in zip(tensors, legacy) if not skip]
+    shape = ref.shape[:d] + (sum(a.shape[d] for a in arrays),) + ref.shape[d + 1:]
+    out = _c_ordered(np.concatenate, arrays, d, shape)
     offsets = np.cumsum([0] + [0 if skip else t.shape[d] for t, skip in zip(tensors, legacy)])
     return record(CAT, out, tensors, (d, *offsets[:-1].tolist()))
+
+
+def _c_ordered(join, arrays, axis, shape):
+    """``join(arrays, axis)`` (np.concatenate, np.stack) into a C-ordered result, as torch
+    lays out cat's and stack's (NumPy's follows strided inputs' layout)."""
+    if all(a.flags.c_contiguous for a in arrays):
+        return join(arrays, axis=axis)
+    return join(arrays, axis=axis, out=np.empty(shape, arrays[0].dtype))
 
 
 def stack(tensors, dim=0):
@@ -442,7 +454,8 @@ def stack(tensors, dim=0):
                                f"entry {i}")
     d = _wrap(dim, tensors[0].ndim + 1)
     parts = _same_dtype(tensors)
-    out = np.stack([t._array() for t in parts], axis=d)
+    shape = parts[0].shape[:d] + (len(parts),) + parts[0].shape[d:]
+    out = _c_ordered(np.stack, [t._array() for t in parts], d, shape)
     return record(STACK, out, parts, (d,))
 
 
