@@ -321,6 +321,11 @@ def _perm(lib):
     return lib.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1)
 
 
+def _channels_last(lib):
+    return lib.arange(120.0).reshape(2, 3, 4, 5).permute(0, 2, 3, 1).contiguous().permute(
+        0, 3, 1, 2)
+
+
 _LAYOUTS = {
     "index dim 1": lambda lib: lib.arange(6.0).reshape(2, 3)[:, [0, 1, 0]],
     "index dim 1 of 3": lambda lib: lib.arange(24.0).reshape(2, 3, 4)[:, [0, 2]],
@@ -334,6 +339,10 @@ _LAYOUTS = {
     "cat": lambda lib: lib.cat([_perm(lib), _perm(lib)], 1),
     "stack": lambda lib: lib.stack([_perm(lib), _perm(lib)], -1),
     "repeat": lambda lib: _perm(lib).repeat(1, 1, 1),
+    "cat channels-last": lambda lib: lib.cat([_channels_last(lib), _channels_last(lib)], 2),
+    "cat channels-last and not": lambda lib: lib.cat([_channels_last(lib), lib.zeros(1, 3, 4, 5)]),
+    "stack channels-last": lambda lib: lib.stack([_channels_last(lib)] * 2, 1),
+    "stack channels-last, new last dim": lambda lib: lib.stack([_channels_last(lib)] * 2, 4),
     "amax": lambda lib: lib.arange(24.0).reshape(2, 3, 4)[..., [0, 2, 1]].amax(0),
     "max": lambda lib: lib.arange(24.0).reshape(2, 3, 4).mT.max(0)[0],
     "dropout": lambda lib: F[lib].dropout(_perm(lib), 0.5),

@@ -430,17 +430,40 @@ def cat(tensors, dim=0):
     tensors = _same_dtype(tensors)
     arrays = [t._array() for t, skip in zip(tensors, legacy) if not skip]
     shape = ref.shape[:d] + (sum(a.shape[d] for a in arrays),) + ref.shape[d + 1:]
-    out = _c_ordered(np.concatenate, arrays, d, shape)
+    # (a legacy empty input, as any input not channels-last, makes torch's result C-ordered)
+    out = _joined(np.concatenate, arrays, d, shape, None if any(legacy) else shape)
     offsets = np.cumsum([0] + [0 if skip else t.shape[d] for t, skip in zip(tensors, legacy)])
     return record(CAT, out, tensors, (d, *offsets[:-1].tolist()))
 
 
-def _c_ordered(join, arrays, axis, shape):
-    """``join(arrays, axis)`` (np.concatenate, np.stack) into a C-ordered result, as torch
-    lays out cat's and stack's (NumPy's follows strided inputs' layout)."""
+def _joined(join, arrays, axis, shape, cat_shape):
+    """``join(arrays, axis)`` (np.concatenate, np.stack) laid out as torch's cat: channels-last
+    when every input is a channels-last 4-d tensor (stack: the cat along that dim, of shape
+    ``cat_shape``, viewed), else C-ordered. NumPy's result follows strided inputs its own way."""
     if all(a.flags.c_contiguous for a in arrays):
         return join(arrays, axis=axis)
-    return join(arrays, axis=axis, out=np.empty(shape, arrays[0].dtype))
+    out = np.empty(shape, arrays[0].dtype)
+    if cat_shape is not None and len(cat_shape) == 4 and all(map(_channels_last, arrays)):
+        n, c, h, w = cat_shape
+        out = np.empty((n, h, w, c), arrays[0].dtype).transpose(0, 3, 1, 2)
+        out.shape = shape  # (stack splits one dim in two: a view)
+    return join(arrays, axis=axis, out=out)
+
+
+def _channels_last(a):
+    """torch's test of a 4-d tensor's strides for the channels-last format (the order
+    C, W, H, N from the innermost; ambiguous cases, a size-1 C, read as C order)."""
+    if a.ndim != 4:
+        return False
+    strides = [st // a.itemsize for st in a.strides]
+    if strides[1] == 0:
+        return False
+    low = 0
+    for d in (1, 3, 2, 0):
+        if a.shape[d] == 0 or strides[d] < low or d == 0 and low == strides[1]:
+            return False
+        low = strides[d] * max(a.shape[d], 1)
+    return True
 
 
 def stack(tensors, dim=0):
@@ -455,7 +478,11 @@ def stack(tensors, dim=0):
     d = _wrap(dim, tensors[0].ndim + 1)
     parts = _same_dtype(tensors)
     shape = parts[0].shape[:d] + (len(parts),) + parts[0].shape[d:]
-    out = _c_ordered(np.stack, [t._array() for t in parts], d, shape)
+    arrays = [t._array() for t in parts]
+    # (torch's stack along an existing dim is a cat into a view of the result)
+    cat_shape = None if d == arrays[0].ndim else \
+        arrays[0].shape[:d] + (len(arrays) * arrays[0].shape[d],) + arrays[0].shape[d + 1:]
+    out = _joined(np.stack, arrays, d, shape, cat_shape)
     return record(STACK, out, parts, (d,))
 
 
