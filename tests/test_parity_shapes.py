@@ -154,6 +154,8 @@ def test_repeat_checks_the_result_sizes_only(nodes):
     same_as_torch(lambda lib: lib.ones(2, 0).repeat(2, -3, 0))
     same_as_torch(lambda lib: lib.ones(3).repeat(-1, -1, -1))
     same_as_torch(lambda lib: lib.ones(2, 1).repeat(-1, -1, -1))
+    grads_as_torch(lambda lib, x: x.repeat(()), [()])  # (stays 0-d)
+    grads_as_torch(lambda lib, x: x.T.repeat(1, 2), [(2, 3)])
     # (torch's own backward of such a repeat fails reshaping to a -1 beside a 0; numbagrad's
     # gives the empty gradient)
     x = ng.ones(0, 2, requires_grad=True)

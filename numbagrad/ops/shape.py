@@ -379,8 +379,9 @@ def repeat(x, *sizes, repeats=None):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{next(n for n in out if n < 0)}: {out}")
     sizes = [max(r, 0) for r in sizes]
-    # (C-ordered, as torch's; NumPy's tile of one copy keeps a strided input's layout)
-    out = np.ascontiguousarray(np.tile(x._array().reshape(full), sizes))
+    out = np.tile(x._array().reshape(full), sizes)
+    if not out.flags.c_contiguous:  # C-ordered, as torch's (NumPy's copy keeps x's layout)
+        out = np.ascontiguousarray(out)
     return record(REPEAT, out, (x,))
 
 
