@@ -1,5 +1,7 @@
 """Tensor's operators and methods, bound to the op front ends; in-place ops and their checks."""
 
+import warnings
+
 import numpy as np
 
 from . import dtypes
@@ -151,6 +153,10 @@ Tensor.T = property(shape.reverse_dims)
 
 
 def _mT(self):
+    if self.ndim == 0:  # torch returns the tensor itself, with a deprecation warning
+        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity "
+                      "in these cases.", UserWarning, stacklevel=2)
+        return self
     if self.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                            f"Got {self.ndim}-D tensor.")

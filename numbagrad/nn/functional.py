@@ -30,6 +30,7 @@ from ..ops.loss import (  # noqa: F401
 )
 from ..ops.norm import batch_norm, embedding, layer_norm  # noqa: F401
 from ..ops.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
+from ..ops.pointwise import torch_layout as _torch_layout
 from ..ops.pointwise import unary as _unary
 from ..ops.record import record as _record
 from ..ops.reduce import log_softmax, softmax  # noqa: F401
@@ -60,8 +61,9 @@ def mish(x, inplace=False):
 
 
 def linear(input, weight, bias=None):  # noqa: A002 - torch's names
-    """torch's F.linear: addmm for 2-d input with a bias (AddmmBackward0), the same on the
-    flattened rows plus a view otherwise; matmul without a bias."""
+    """torch's F.linear: addmm for 2-d input with a bias (AddmmBackward0); for other inputs,
+    the same on the rows folded, then a view, or matmul then the bias added in place (as
+    torch chooses); matmul without a bias."""
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
@@ -72,9 +74,17 @@ def linear(input, weight, bias=None):  # noqa: A002 - torch's names
         return out
     if input.ndim == 2:
         return _addmm(bias, input, _weight_t(weight))
-    # (the row count spelled out: -1 cannot be inferred beside a size-0 last dim)
-    rows = _reshape(input, (int(np.prod(input.shape[:-1])), input.shape[-1]))
-    return _reshape(_addmm(bias, rows, _weight_t(weight)), (*input.shape[:-1], weight.shape[0]))
+    # torch folds the rows into one addmm for a contiguous input and a contiguous bias that
+    # is 1-d, or 1-d once its dims of size 1 are dropped
+    fusable = bias.ndim == 1 or sum(s != 1 for s in bias.shape) == 1
+    if fusable and bias.is_contiguous() and input.is_contiguous():
+        # (the row count spelled out: -1 cannot be inferred beside a size-0 last dim)
+        rows = _reshape(input, (int(np.prod(input.shape[:-1])), input.shape[-1]))
+        out = _addmm(bias, rows, _weight_t(weight))
+        return _reshape(out, (*input.shape[:-1], out.shape[1]))
+    # torch's other case: the product, then the bias added in place (so it may broadcast, be
+    # of another dtype, or not fit the product: add_'s errors)
+    return _matmul(input, _weight_t(weight)).add_(bias)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
@@ -88,6 +98,7 @@ def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
     keep = _gen().random(data.shape) >= p if p < 1.0 else np.zeros(data.shape, bool)
     scale = 1.0 / (1.0 - p) if p < 1.0 else 0.0
     out = np.where(keep, data * data.dtype.type(scale), data.dtype.type(0)).astype(data.dtype)
+    out = _torch_layout(out, (data, keep))  # torch's is input * mask, laid out as the input
     return _record(_BY_NAME["native_dropout"], out, (input,), keep.reshape(-1).astype(np.int64),
                   (scale,))
 

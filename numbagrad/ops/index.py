@@ -7,7 +7,7 @@ import numpy as np
 from ..dtypes import from_numpy_dtype
 from ..tensor import Tensor, _make  # noqa: F401
 from .index_rules import resolve
-from .pointwise import _operand, to_dtype
+from .pointwise import _operand, to_dtype, torch_order
 from .record import record
 from .registry import Sample, defop
 from .shape import SELECT, SLICE, UNSQUEEZE, _wrap, as_view
@@ -61,7 +61,8 @@ def getitem(x, index):
     if adv is None:
         return as_view(_basic_op(basic), x, lambda a: a[basic])
     data = x._array()
-    out = data[basic][adv]
+    view = data[basic]
+    out = _index_layout(view, adv, view[adv])
     flat = np.arange(data.size).reshape(data.shape)[basic][adv]
     return record(INDEX, out, (x,), flat.reshape(-1))
 
@@ -72,14 +73,69 @@ def _rows_in_range(x, index):
     if not isinstance(index, Tensor):
         return None
     a = index._data
+    d = x._data
     if not (isinstance(a, np.ndarray) and a.ndim and a.size and a.dtype in _INT_INDEX and
-            x._data.ndim):
+            d.ndim and (d.ndim == 1 or d.flags.c_contiguous)):  # (torch's layout: C order)
         return None
     n = x._data.shape[0]
     return a if -n <= a.min() and a.max() < n else None
 
 
 _INT_INDEX = (np.dtype(np.int64), np.dtype(np.int32))
+
+
+def _index_layout(view, arrays, out):
+    """``out = view[arrays]`` in the layout torch's index kernel gives it: TensorIterator's
+    order (pointwise.torch_order) over the view restrided to the result's shape (stride 0
+    along the indexed dims) and the broadcast index tensors (a mask's, its nonzero columns);
+    NumPy lays out an index on a dim past the first its own way."""
+    if out.ndim < 2 or not out.size:
+        return out
+    cols, at, d = [], [], 0  # the index arrays, and the view dims they index
+    for a in arrays:
+        if isinstance(a, slice):
+            d += 1
+            continue
+        if a.dtype == np.bool_:  # torch indexes with the columns of nonzero(): stride a.ndim
+            n = int(np.count_nonzero(a))
+            cols += [_Strided((n,), (a.ndim,))] * a.ndim
+            at += list(range(d, d + a.ndim))
+            d += a.ndim
+        else:
+            cols.append(_Strided(a.shape, tuple(s // a.itemsize for s in a.strides)))
+            at.append(d)
+            d += 1
+    b = np.broadcast_shapes(*[c.shape for c in cols])
+    cols = [_Strided(b, _broadcast_strides(c, b)) for c in cols]
+    rest = [k for k in range(view.ndim) if k not in at]
+    front = at != list(range(at[0], at[-1] + 1))  # torch moves split indexed dims first
+    before = [] if front else [k for k in rest if k < at[0]]
+    after = [k for k in rest if k not in before]
+    shape = tuple(view.shape[k] for k in before) + b + tuple(view.shape[k] for k in after)
+    if shape != out.shape:
+        return out
+    src = _Strided(shape, tuple(view.strides[k] for k in before) + (0,) * len(b) +
+                   tuple(view.strides[k] for k in after))
+    pad = ((0,) * len(before), (0,) * len(after))
+    ops = [src] + [_Strided(shape, pad[0] + c.strides + pad[1]) for c in cols]
+    order = torch_order(shape, ops) or list(range(len(shape)))
+    moved = out.transpose(order)
+    if moved.flags.c_contiguous:
+        return out
+    return np.ascontiguousarray(moved).transpose(np.argsort(order))
+
+
+class _Strided:
+    """A shape and strides, as torch_order reads an operand's."""
+
+    def __init__(self, shape, strides):
+        self.shape, self.strides, self.ndim = tuple(shape), tuple(strides), len(shape)
+
+
+def _broadcast_strides(a, shape):
+    lead = len(shape) - a.ndim
+    return tuple(0 if k < lead or a.shape[k - lead] != n else a.strides[k - lead]
+                 for k, n in enumerate(shape))
 
 
 def _index_tensor(index, op):

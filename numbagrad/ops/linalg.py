@@ -8,7 +8,16 @@ from . import gemm
 from .pointwise import binary, to_dtype
 from .record import record, shape_error_broadcast
 from .registry import Sample, Unwritten, defop, vjp_rule
-from .shape import UNSAFE_VIEW, expand, reshape, transpose, unsqueeze
+from .shape import (
+    UNSAFE_VIEW,
+    contiguous,
+    expand,
+    expanded_shape,
+    reshape,
+    squeeze,
+    transpose,
+    unsqueeze,
+)
 from .shape import t as _t
 from .vjp import unbroadcast, unbroadcast_array
 
@@ -110,10 +119,10 @@ def _dims_of(x):
     return "x".join(str(s) for s in x.shape)
 
 
-def _common(a, b):
+def _common(a, b, message=None):
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{a.dtype.c_name} != {b.dtype.c_name}")
+        raise RuntimeError(message or f"expected m1 and m2 to have the same dtype, but got: "
+                                      f"{a.dtype.c_name} != {b.dtype.c_name}")
     if not a.dtype.is_floating_point:
         return a, b  # integer products are computed by NumPy and never recorded
     return to_dtype(a, a.dtype), to_dtype(b, b.dtype)
@@ -137,7 +146,9 @@ def mv(a, v):
             raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat ({_dims_of(a)}), "
                                f"vec ({v.shape[0]})")
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
-    a, v = _common(a, v)
+    # (torch's mv is addmv into a result of the vector's dtype)
+    a, v = _common(a, v, f"addmv input tensors must have the same dtype, but got "
+                         f"{v.dtype.scalar_name}, {a.dtype.scalar_name}, and {v.dtype.scalar_name}")
     return record(MV, _product(a._array(), v._array()[:, None]).reshape(-1), (a, v))
 
 
@@ -148,7 +159,8 @@ def dot(a, b):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
                            f"[{b.shape[0]}] to have the same number of elements, but got "
                            f"{a.shape[0]} and {b.shape[0]} elements respectively")
-    a, b = _common(a, b)
+    a, b = _common(a, b, f"dot : expected both vectors to have same dtype, but found "
+                         f"{a.dtype.scalar_name} and {b.dtype.scalar_name}")
     return record(DOT, _product(a._array()[None, :], b._array()[:, None])[0, 0], (a, b))
 
 
@@ -160,7 +172,12 @@ def bmm(a, b):
     if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
-    a, b = _common(a, b)
+    if a.dtype is not b.dtype and (not a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]):
+        # torch's result takes batch2's dtype, and its kernel, which checks the dtypes, does
+        # not run for an empty result or an empty sum (zeros)
+        a = to_dtype(a, b.dtype)
+    a, b = _common(a, b, f"expected scalar type {a.dtype.scalar_name} but found "
+                         f"{b.dtype.scalar_name}")
     x, w = a._array(), b._array()
     if x.dtype.kind != "f":
         return record(BMM, np.matmul(x, w), (a, b))
@@ -170,26 +187,19 @@ def bmm(a, b):
 
 
 def addmm(c, a, b, *, beta=1, alpha=1):
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims_of(a)} and "
-                           f"{_dims_of(b)})")
-    out_shape = (a.shape[0], b.shape[1])
-    if c.ndim > 2:  # torch expands self to the product's shape, which cannot drop dims
-        raise RuntimeError(f"expand(torch.{c.dtype.scalar_name}Tensor{{{list(c.shape)}}}, "
-                           f"size={list(out_shape)}): the number of sizes provided (2) must be "
-                           f"greater or equal to the number of dimensions in the tensor "
-                           f"({c.ndim})")
-    try:
-        np.broadcast_shapes(c.shape, out_shape)
-    except ValueError:
-        raise RuntimeError(f"The expanded size of the tensor ({out_shape[-1]}) must match the "
-                           f"existing size ({c.shape[-1]}) at non-singleton dimension 1.  Target "
-                           f"sizes: {list(out_shape)}.  Tensor sizes: {list(c.shape)}") from None
-    # torch's order: the added tensor against mat2, then mat1 against mat2 (no promotion)
+    # torch's order: the dtypes (no promotion), the ranks, the inner sizes, then self
+    # expanded to the product's shape (even with beta = 0, where its values are ignored)
     for first, name in ((c, "self"), (a, "mat1")):
         if first.dtype is not b.dtype:
             raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
                                f"{first.dtype.scalar_name} and {b.dtype.scalar_name}")
+    for m, name in ((a, "mat1"), (b, "mat2")):
+        if m.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims_of(a)} and "
+                           f"{_dims_of(b)})")
+    expanded_shape(c, (a.shape[0], b.shape[1]))
     a, b = _common(a, b)
     return record(ADDMM, _addmm_value(c._array(), a._array(), b._array(), beta, alpha),
                   (c, a, b), (), (float(beta), float(alpha)))
@@ -261,33 +271,68 @@ def matmul(a, b):
         return record(MATMUL_SQUEEZE, prod._array().reshape(b.shape[1:]), (prod,))
     if a.ndim == 2 and b.ndim == 2:
         return mm(a, b)
+    if _should_fold(a, b):
+        return _folded(a, b)
+    if a.ndim == 3 and b.ndim == 3 and a.shape[0] != b.shape[0]:
+        # torch folds a batch of one that requires grad rather than expand it for bmm
+        if a.shape[0] == 1 and a.requires_grad:
+            return matmul(squeeze(a, 0), b)
+        if b.shape[0] == 1 and b.requires_grad:
+            return matmul(a, squeeze(b, 0))
     # batched: broadcast the batch dims, fold them, bmm, unfold (UnsafeViewBackward0)
-    a2 = unsqueeze(a, 0) if a.ndim == 1 else a
-    b2 = unsqueeze(b, -1) if b.ndim == 1 else b
-    n, k = a2.shape[-2:]
-    k2, m = b2.shape[-2:]
-    batch_a, batch_b = a2.shape[:-2], b2.shape[:-2]
-    if k != k2:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{int(np.prod(batch_b or (1,)))}, {k}] but got: "
-                           f"[{int(np.prod(batch_b or (1,)))}, {k2}].")
+    n, k = a.shape[-2:] if a.ndim > 1 else (1, a.shape[0])
+    k2, m = b.shape[-2:] if b.ndim > 1 else (b.shape[0], 1)
+    batch_a, batch_b = a.shape[:-2], b.shape[:-2]
     try:
         batch = tuple(np.broadcast_shapes(batch_a, batch_b))
     except ValueError:
         raise shape_error_broadcast(batch_a, batch_b) from None
     bsz = int(np.prod(batch)) if batch else 1
-    if not batch_b and b.ndim == 2:
-        # (..., n, k) @ (k, m): one mm over the folded rows, as torch folds it
-        # (the row count spelled out: -1 cannot be inferred beside a size-0 k)
-        out = mm(reshape(a2, int(np.prod(a2.shape[:-1])), k), b2)
+    if k != k2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{bsz}, {k}] but got: [{bsz}, {k2}].")
+    ea = reshape(a if batch_a == batch and a.ndim >= 3 else expand(a, *batch, n, k), bsz, n, k)
+    if b.ndim == 1:  # (torch: the vector expanded and folded, a column for bmm, squeezed back)
+        out = squeeze(bmm(ea, unsqueeze(reshape(expand(b, *batch, k), bsz, k), 2)), -1)
     else:
-        ea = reshape(expand(a2, *batch, n, k), bsz, n, k) if batch_a != batch or a2.ndim < 3 \
-            else reshape(a2, bsz, n, k)
-        eb = reshape(expand(b2, *batch, k, m), bsz, k, m) if batch_b != batch or b2.ndim < 3 \
-            else reshape(b2, bsz, k, m)
-        out = bmm(ea, eb)
+        out = bmm(ea, reshape(b if batch_b == batch and b.ndim >= 3 else
+                              expand(b, *batch, k, m), bsz, k, m))
     shape = batch + ((n,) if a.ndim > 1 else ()) + ((m,) if b.ndim > 1 else ())
     return _unsafe_view(out, shape)
+
+
+def _should_fold(a, b):
+    """torch's choice (should_fold) of one mm or mv over the larger operand's rows, folded,
+    instead of bmm: it depends on requires_grad and on whether the fold is a view; the
+    dtypes (and so the errors) of an empty product differ between the two."""
+    flip = b.ndim > a.ndim  # the larger one is then folded as b.mT
+    big, small = (b, a) if flip else (a, b)
+    if big.ndim < 3 or small.ndim > 2:
+        return False
+    if small.requires_grad:  # (b, n, k) @ (k, m): a (k, m) gradient, not (b, k, m) summed
+        return True
+    if a.ndim == 2:
+        return False
+    data = big._array()
+    if not data.size:
+        return True
+    shape, strides = list(data.shape), [st // data.itemsize for st in data.strides]
+    if flip:
+        shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+
+def _folded(a, b):
+    """``a @ b`` as one mm (or mv) over the rows of the larger operand's batch, folded (the
+    row count spelled out: -1 cannot be inferred beside a size-0 last dim)."""
+    flip = b.ndim > a.ndim  # then b.mT @ a.T, transposed back (and made contiguous)
+    big = transpose(b, -1, -2) if flip else a
+    small = (_t(a) if a.ndim == 2 else a) if flip else b
+    rows = reshape(big, int(np.prod(big.shape[:-1])), big.shape[-1])
+    if small.ndim == 1:
+        return _unsafe_view(mv(rows, small), big.shape[:-1])
+    out = _unsafe_view(mm(rows, small), big.shape[:-1] + small.shape[1:])
+    return contiguous(transpose(out, -1, -2)) if flip else out
 
 
 def _unsafe_view(x, shape):

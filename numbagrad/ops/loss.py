@@ -40,6 +40,7 @@ from .pointwise import (
     sigmoid,
     sign,
     to_dtype,
+    torch_layout,
     unary,
     where,
 )
@@ -455,7 +456,8 @@ def _pointwise(op, kernel_name, input, target, red, param=None, out_input_dtype=
     # the replay kernel's value (record.replay_value): eager and replay agree to the bit
     value = replay_value(op, (xv, tv), n if red == _NONE else 1, ct.np, (red,), fat)
     out_dt = input.dtype if out_input_dtype else ct
-    value = value.reshape(xv.shape) if red == _NONE else value[0]
+    # (unreduced: laid out as torch's elementwise kernel lays it out from strided operands)
+    value = torch_layout(value.reshape(xv.shape), (xv, tv)) if red == _NONE else value[0]
     value = np.asarray(value).astype(out_dt.np)
     return record(op, value if value.ndim else value[()], (x, t), (red,), fat)
 
@@ -583,6 +585,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     with np.errstate(divide="ignore", invalid="ignore"):
         value = (tv - 1) * np.maximum(np.log1p(-xv), dt.type(-100)) \
             - tv * np.maximum(np.log(xv), dt.type(-100))
+    value = torch_layout(value, (xv, tv))  # (as torch's elementwise kernel, unreduced)
     iat, wv = [red, -1], ()
     if weight is not None:
         w = np.asarray(weight._data)

@@ -98,6 +98,8 @@ def _reduce(op, x, dims, keepdim, value, fat=()):
                                     tuple(s for i, s in enumerate(x.shape) if i not in dims))
     if out.ndim == 0:
         out = out[()]  # 0-d results are NumPy scalars, as a ufunc's would be
+    elif not out.flags.c_contiguous:  # torch's reductions are C-ordered (NumPy's follow x's)
+        out = np.ascontiguousarray(out)
     return record(op, out, (x,), kept, fat)
 
 
@@ -209,6 +211,8 @@ def _extreme(x, dim, keepdim, is_max, other=None):
     if not keepdim and data.ndim:
         values = values.squeeze(d)
         idx_k = idx_k.squeeze(d)
+    if values.ndim:  # C-ordered, as torch's (np.ascontiguousarray makes a 0-d array 1-d)
+        values, idx_k = np.ascontiguousarray(values), np.ascontiguousarray(idx_k)
     # iat: the flat input position of each output (what the backward reads), then the kept
     # shape (compiled replay recomputes the positions: they are data)
     iat = np.concatenate([flat.reshape(-1), np.array(_kept(x.shape, (d,)), np.int64)])

@@ -158,9 +158,9 @@ def view(x, *args, size=None):
 
 
 def flatten(x, start_dim=0, end_dim=-1):
+    s, e = _wrap(start_dim, x.ndim), _wrap(end_dim, x.ndim)
     if x.ndim == 0:
         return reshape(x, 1)
-    s, e = _wrap(start_dim, x.ndim), _wrap(end_dim, x.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = x.shape[:s] + (int(np.prod(x.shape[s:e + 1])),) + x.shape[e + 1:]
@@ -183,8 +183,12 @@ def unflatten(x, dim, sizes):
 def squeeze(x, dim=None):
     if dim is None:
         return as_view(SQUEEZE, x, lambda a: a.reshape([s for s in a.shape if s != 1]))
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    dims = {_wrap(d, x.ndim) for d in dims}  # a 0-d tensor takes dims -1 and 0 only
+    dims = []
+    for d in (dim,) if isinstance(dim, int) else dim:  # checked in turn, as torch does
+        d = _wrap(d, x.ndim)  # a 0-d tensor takes dims -1 and 0 only
+        if d in dims:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        dims.append(d)
     keep = [s for i, s in enumerate(x.shape) if not (i in dims and s == 1)]
     return as_view(SQUEEZE_DIM if isinstance(dim, int) else SQUEEZE_DIMS, x,
                    lambda a: a.reshape(keep))
@@ -232,8 +236,24 @@ def reverse_dims(x):
     return as_view(PERMUTE, x, lambda a: a.T)
 
 
-def expand(x, *sizes):
-    sizes = _shape_args(sizes)
+def _sizes_argument(op, name, args, kw):
+    """The sizes of ``x.op(*args)`` or ``x.op(name=...)``: torch's TypeError for neither."""
+    if kw is not None:
+        if args:
+            raise TypeError(f"{op}() got multiple values for argument '{name}'")
+        args = (kw,)
+    if not args:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "{name}"')
+    return _shape_args(args)
+
+
+def expand(x, *sizes, size=None):
+    target = expanded_shape(x, _sizes_argument("expand", "size", sizes, size))
+    return as_view(EXPAND, x, lambda a: np.broadcast_to(a, target))
+
+
+def expanded_shape(x, sizes):
+    """The shape ``x.expand(*sizes)`` has, or torch's error for it."""
     if len(sizes) < x.ndim:
         raise RuntimeError(f"expand(torch.{x.dtype.scalar_name}Tensor{{{list(x.shape)}}}, "
                            f"size={list(sizes)}): "
@@ -245,9 +265,6 @@ def expand(x, *sizes):
     for i in range(len(sizes) - 1, -1, -1):  # torch checks from the last dim backwards
         s = sizes[i]
         cur = x.shape[i - lead] if i >= lead else 1
-        if s < -1:
-            raise RuntimeError(f"expand: the expanded size of the tensor ({s}) must be -1 or "
-                               f"non-negative.  Target sizes: {list(sizes)}")
         if s == -1:
             if i < lead:
                 raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
@@ -259,16 +276,20 @@ def expand(x, *sizes):
                 f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                 f"{list(x.shape)}")
         target[i] = s
-    target = tuple(target)
-    return as_view(EXPAND, x, lambda a: np.broadcast_to(a, target))
+    # last, as torch (whose own error here is an overflow of the element count)
+    if any(s < 0 for s in target):
+        raise RuntimeError(f"expand: the expanded size of the tensor "
+                           f"({next(s for s in target if s < 0)}) must be -1 or non-negative.  "
+                           f"Target sizes: {list(sizes)}")
+    return tuple(target)
 
 
 def broadcast_to(x, shape):
-    return expand(x, *shape)
+    return expand(x, size=shape)
 
 
 def expand_as(x, other):
-    return expand(x, *other.shape)
+    return expand(x, size=other.shape)
 
 
 def narrow(x, dim, start, length):
@@ -302,24 +323,26 @@ def _split_at(x, sizes, d, op):
 def split(x, split_size_or_sections, dim=0):
     if x.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
-    d = _wrap(dim, x.ndim)
-    n = x.shape[d]
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
-        if s < 0:
+        if s < 0:  # (torch checks it before the dim)
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
+        d = _wrap(dim, x.ndim)
+        n = x.shape[d]
         if s == 0 and n:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {n}")
         sizes = [min(s, n - i) for i in range(0, n, s)] if n else [0]
         return _split_at(x, sizes, d, SPLIT)
+    d = _wrap(dim, x.ndim)
+    n = x.shape[d]
     sizes = list(split_size_or_sections)
     if any(s < 0 for s in sizes):
         raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
                            f"entries, but got split_sizes={sizes}")
     if sum(sizes) != n:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
-                           f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+                           f"tensor's size at dimension {dim}), but got split_sizes={sizes}")
     return _split_at(x, sizes, d, SPLIT_SIZES)
 
 
@@ -336,26 +359,30 @@ def chunk(x, chunks, dim=0):
 
 
 def unbind(x, dim=0):
-    if x.ndim == 0:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap(dim, x.ndim)
+    if x.ndim == 0:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     # (the Ellipsis keeps NumPy from returning a scalar copy for 0-d parts: a view is needed)
     return tuple(as_view(UNBIND, x, lambda a, i=i: a[(slice(None),) * d + (i, Ellipsis)])
                  for i in range(x.shape[d]))
 
 
-def repeat(x, *sizes):
-    sizes = _shape_args(sizes)
+def repeat(x, *sizes, repeats=None):
+    sizes = _sizes_argument("repeat", "repeats", sizes, repeats)
     if len(sizes) < x.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
-    if any(s < 0 for s in sizes):  # torch's error for the result's size (NumPy's names no op)
-        full = (1,) * (len(sizes) - x.ndim) + x.shape
-        out = [a * b for a, b in zip(full, sizes)]
+    full = (1,) * (len(sizes) - x.ndim) + x.shape
+    out = [a * b for a, b in zip(full, sizes)]
+    # torch checks only the result's sizes: a negative count of an empty dim gives 0
+    if any(n < 0 for n in out):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
-                           f"{min(out)}: {out}")
-    data = x._array().reshape((1,) * (len(sizes) - x.ndim) + x.shape)
-    return record(REPEAT, np.tile(data, sizes), (x,))
+                           f"{next(n for n in out if n < 0)}: {out}")
+    sizes = [max(r, 0) for r in sizes]
+    out = np.tile(x._array().reshape(full), sizes)
+    if not out.flags.c_contiguous:  # C-ordered, as torch's (NumPy's copy keeps x's layout)
+        out = np.ascontiguousarray(out)
+    return record(REPEAT, out, (x,))
 
 
 def _same_dtype(tensors):
@@ -390,7 +417,9 @@ def cat(tensors, dim=0):
                       (0,) * (1 + len(parts)))
     ref = parts[0]
     d = _wrap(dim, ref.ndim)
-    for i, t in enumerate(parts):
+    for i, t in enumerate(tensors):  # (the message counts the skipped ones too)
+        if legacy[i]:
+            continue
         if t.ndim != ref.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and "
                                f"{t.ndim}")
@@ -400,9 +429,42 @@ def cat(tensors, dim=0):
                                    f"Expected size {ref.shape[k]} but got size {t.shape[k]} for "
                                    f"tensor number {i} in the list.")
     tensors = _same_dtype(tensors)
-    out = np.concatenate([t._array() for t, skip in zip(tensors, legacy) if not skip], axis=d)
+    arrays = [t._array() for t, skip in zip(tensors, legacy) if not skip]
+    shape = ref.shape[:d] + (sum(a.shape[d] for a in arrays),) + ref.shape[d + 1:]
+    # (a legacy empty input, as any input not channels-last, makes torch's result C-ordered)
+    out = _joined(np.concatenate, arrays, d, shape, None if any(legacy) else shape)
     offsets = np.cumsum([0] + [0 if skip else t.shape[d] for t, skip in zip(tensors, legacy)])
     return record(CAT, out, tensors, (d, *offsets[:-1].tolist()))
+
+
+def _joined(join, arrays, axis, shape, cat_shape):
+    """``join(arrays, axis)`` (np.concatenate, np.stack) laid out as torch's cat: channels-last
+    when every input is a channels-last 4-d tensor (stack: the cat along that dim, of shape
+    ``cat_shape``, viewed), else C-ordered. NumPy's result follows strided inputs its own way."""
+    if all(a.flags.c_contiguous for a in arrays):
+        return join(arrays, axis=axis)
+    out = np.empty(shape, arrays[0].dtype)
+    if cat_shape is not None and len(cat_shape) == 4 and all(map(_channels_last, arrays)):
+        n, c, h, w = cat_shape
+        out = np.empty((n, h, w, c), arrays[0].dtype).transpose(0, 3, 1, 2)
+        out.shape = shape  # (stack splits one dim in two: a view)
+    return join(arrays, axis=axis, out=out)
+
+
+def _channels_last(a):
+    """torch's test of a 4-d tensor's strides for the channels-last format (the order
+    C, W, H, N from the innermost; ambiguous cases, a size-1 C, read as C order)."""
+    if a.ndim != 4:
+        return False
+    strides = [st // a.itemsize for st in a.strides]
+    if strides[1] == 0:
+        return False
+    low = 0
+    for d in (1, 3, 2, 0):
+        if a.shape[d] == 0 or strides[d] < low or d == 0 and low == strides[1]:
+            return False
+        low = strides[d] * max(a.shape[d], 1)
+    return True
 
 
 def stack(tensors, dim=0):
@@ -416,7 +478,12 @@ def stack(tensors, dim=0):
                                f"entry {i}")
     d = _wrap(dim, tensors[0].ndim + 1)
     parts = _same_dtype(tensors)
-    out = np.stack([t._array() for t in parts], axis=d)
+    shape = parts[0].shape[:d] + (len(parts),) + parts[0].shape[d:]
+    arrays = [t._array() for t in parts]
+    # (torch's stack along an existing dim is a cat into a view of the result)
+    cat_shape = None if d == arrays[0].ndim else \
+        arrays[0].shape[:d] + (len(arrays) * arrays[0].shape[d],) + arrays[0].shape[d + 1:]
+    out = _joined(np.stack, arrays, d, shape, cat_shape)
     return record(STACK, out, parts, (d,))
 
 
