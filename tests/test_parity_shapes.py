@@ -395,3 +395,15 @@ def test_a_0d_integer_tensor_index_selects_a_view():
     y = x[:, ng.tensor(1)]
     assert y.grad_fn.name() == "SelectBackward0" and y._base is x
     same_as_torch(lambda lib: lib.ones(2, 3)[lib.tensor(5)])
+
+
+@pytest.mark.parametrize("other", [(2, 4, 1), (2, 4, 3), (4, 2)])
+def test_in_place_on_a_folded_product(other):
+    """torch's folded matmul may return a view of a temporary; in-place ops on it work."""
+    def run(lib):
+        x = lib.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+        y = x @ lib.tensor(np.linspace(-1.0, 1.0, int(np.prod(other))).reshape(other))
+        y.add_(1.0)
+        (y * y).sum().backward()
+        return y, x.grad
+    same_as_torch(run)

@@ -9,7 +9,9 @@ from .pointwise import binary, to_dtype
 from .record import record, shape_error_broadcast
 from .registry import Sample, Unwritten, defop, vjp_rule
 from .shape import (
+    TRANSPOSE,
     UNSAFE_VIEW,
+    as_view,
     contiguous,
     expand,
     expanded_shape,
@@ -332,7 +334,17 @@ def _folded(a, b):
     if small.ndim == 1:
         return _unsafe_view(mv(rows, small), big.shape[:-1])
     out = _unsafe_view(mm(rows, small), big.shape[:-1] + small.shape[1:])
-    return contiguous(transpose(out, -1, -2)) if flip else out
+    if not flip:
+        return out
+    if np.swapaxes(out._array(), -1, -2).flags.c_contiguous:
+        # torch returns the transpose itself, a view of a temporary: a copy here, so that
+        # in-place ops on the product stay legal (numbagrad has none on views needing grad)
+        return as_view(TRANSPOSE, out, _swap_last, copy=True)
+    return contiguous(transpose(out, -1, -2))
+
+
+def _swap_last(a):
+    return np.swapaxes(a, -1, -2)
 
 
 def _unsafe_view(x, shape):

@@ -92,14 +92,18 @@ for _op in (UNSQUEEZE, PERMUTE, TRANSPOSE, T, SELECT, SLICE, SPLIT, SPLIT_SIZES,
     _op.numpy_bw = _view_numpy
 
 
-def as_view(op, x, fn, *, map_shape=None, same_start=False):
-    """Record ``fn`` (a NumPy view function) applied to ``x`` as the view op ``op``."""
+def as_view(op, x, fn, *, map_shape=None, same_start=False, copy=False):
+    """Record ``fn`` (a NumPy view function) applied to ``x`` as the view op ``op``; with
+    ``copy``, its result is a contiguous copy and no view of ``x`` (as torch's _unsafe_view
+    of a temporary: in-place ops on it are then ordinary ones)."""
     data = x._array()
     out = fn(data)
     if op.kernel == _VIEW and (x._requires_grad and grad_mode.state.enabled):
         iat = view_map(data.shape, fn, data, out, same_start)
     else:
         iat = ()  # not recorded: no map needed
+    if copy:
+        return record(op, np.ascontiguousarray(out), (x,), iat)
     t = record(op, out, (x,), iat)
     note_view(t, x, fn)
     return t
