@@ -83,60 +83,7 @@ MAX_NUMEL = 512  # a step making a bigger value is dropped: small programs, fast
 # type or None, `s.p` the drawn parameters). The CI test does not generate them; the `fuzz`
 # test does, and names the ones a failing program holds. Each has a reproducer (L is numbagrad
 # or torch, F its nn.functional) and both answers. A fix removes its entry.
-KNOWN_MISMATCHES = {
-    # L.tensor(1.).squeeze(1); L.tensor(1.).transpose(-2, 2)   numbagrad 1.; torch IndexError
-    # L.tensor(1.).movedim(0, 0)   numbagrad ZeroDivisionError; torch 1.
-    # L.ones(2, 3).movedim(2, 0)   numbagrad shape (2, 3); torch IndexError
-    # L.ones(1, 1).squeeze((1, 1))   numbagrad shape (1,); torch RuntimeError
-    # L.ones(2, 3).flatten(1, 0)   numbagrad shape (2, 1, 3); torch RuntimeError
-    # L.tensor(2.).flatten(1, 0)   numbagrad [2.]; torch IndexError
-    # L.ones(3).mT   numbagrad IndexError; torch RuntimeError
-    "dim checks: 0-d squeeze/transpose, movedim, repeated, flatten(1, 0), mT": lambda s:
-        s.op in ("squeeze", "transpose") and s.x[0].ndim == 0 and s.err or
-        s.op == "movedim" and (s.err or s.x[0].ndim == 0) or
-        s.op == "squeeze" and s.err == "RuntimeError" or s.op == "flatten" and s.err or
-        s.code.endswith(".mT") and s.x[0].ndim < 2,
-    # L.ones(1).repeat(2, -1); L.tensor(1.).expand(-2)   numbagrad ValueError; torch
-    #   RuntimeError
-    # L.ones(3).split(0); L.ones(3).chunk(0)   numbagrad ValueError, ZeroDivisionError; torch
-    #   RuntimeError
-    "repeat/expand/split/chunk argument errors": lambda s: s.op == "repeat" and
-        min(s.p["reps"]) < 0 or s.op == "split" and s.err or
-        s.op == "expand" and s.err and min(s.p["size"], default=0) < -1,
-    # L.cat([L.ones(2), L.zeros(0, dtype=L.float64)])   numbagrad float32; torch float64
-    # b = L.zeros(0, requires_grad=True); L.cat([L.ones(2), b]).requires_grad
-    #   numbagrad False; torch True (the legacy empty input is dropped, not concatenated;
-    #   with L.ones(2, requires_grad=True) first, b.grad is None, torch's tensor([]))
-    "cat with an empty (0,) tensor":
-        lambda s: s.op == "cat" and any(tuple(t.shape) == (0,) for t in s.x),
-    # L.ones(3, 2, 0) @ L.ones(0, 0)   numbagrad RuntimeError (a reshape); torch shape (3, 2, 0)
-    # F.linear(L.ones(3, 2, 0), L.ones(4, 0))   numbagrad RuntimeError; torch zeros (3, 2, 4)
-    "matmul/linear with empty dims": lambda s: s.op in ("matmul", "linear") and
-        any(t.numel() == 0 for t in s.x),
-    # L.addmm(L.ones(1, 2, 2), L.ones(2, 1), L.ones(1, 2))   numbagrad shape (2, 2); torch
-    #   RuntimeError
-    # L.addmm(L.ones(2), L.ones(0, 1), L.ones(1, 1))   numbagrad ValueError; torch RuntimeError
-    "addmm's input: 3 dims accepted, broadcast error type":
-        lambda s: s.op == "addmm" and (s.x[0].ndim > 2 or s.err),
-    # with NUMBAGRAD_BIG_THRESHOLD=0 (every node big):
-    # x = L.ones(1, requires_grad=True); L.addmm(x, L.ones(1, 1), L.ones(1, 2)).sum().backward()
-    #   numbagrad ValueError (non-broadcastable output operand); torch x.grad [2.]
-    "addmm backward of a (1,) input through big nodes": lambda s: s.big and
-        s.op == "addmm" and tuple(s.x[0].shape) == (1,),
-    # L.bmm(L.ones(1, 0, 1), L.ones(1, 1, 1, dtype=L.float64))   numbagrad RuntimeError (dtypes);
-    #   torch shape (1, 0, 1)
-    "bmm of an empty batch in two dtypes": lambda s: s.op == "bmm" and
-        s.x[0].dtype != s.x[1].dtype and any(t.numel() == 0 for t in s.x),
-    # L.exp(L.ones(3, 2).T).view(-1)   numbagrad a (6,) view; torch RuntimeError (exp keeps the
-    #   transposed strides); the other way round: L.ones(2, 3)[:, [0, 1, 0]].view(-1) and
-    #   L.ones(2, 2, 2).permute(1, 0, 2).masked_fill(L.tensor([True, False]), 0.).view(-1)
-    #   numbagrad RuntimeError; torch a view
-    "view() of a value laid out otherwise": lambda s: s.op == "view" and s.strided,
-    # F.linear(L.ones(2, 1, 2)[..., :1], L.ones(3, 1), L.ones(3, dtype=L.float64))
-    #   numbagrad RuntimeError (dtypes); torch a float32 (2, 1, 3) (a strided 3-d input)
-    "F.linear with a bias of another dtype": lambda s: s.op == "linear" and len(s.x) == 3 and
-        len({t.dtype for t in s.x}) > 1 and s.x[0].ndim >= 3,
-}
+KNOWN_MISMATCHES = {}
 
 
 # Where torch disagrees with itself, so that no answer is torch's: never generated (README,
