@@ -68,6 +68,8 @@ DELIBERATE_DIFFERENCES = {
     "torch's vectorized loops": "README Limitations: where torch's vectorized and scalar "
                                 "loops disagree (hardtanh/elu gradients at NaN, float32 "
                                 "gelu(inf)), numbagrad follows the scalar one: NOT_GENERATED",
+    "torch's accidents": "README Limitations: a negative repeat count of an empty dim, whose "
+                         "backward torch cannot run: NOT_GENERATED",
     "API numbagrad lacks": "not generated: tensor clamp bounds, movedim with "
                            "tuples, Tensor.broadcast_to (unsupported, not wrong)",
 }
@@ -86,8 +88,8 @@ MAX_NUMEL = 512  # a step making a bigger value is dropped: small programs, fast
 KNOWN_MISMATCHES = {}
 
 
-# Where torch disagrees with itself, so that no answer is torch's: never generated (README,
-# Limitations). Each has its reproducer as above.
+# Where torch disagrees with itself, or its answer is an accident, so that no answer is
+# torch's: never generated (README, Limitations). Each has its reproducer as above.
 NOT_GENERATED = {
     # x = L.full((16,), nan, requires_grad=True); F.hardtanh(x * 1).sum().backward(); x.grad[0]
     #   numbagrad 1.; torch 0. (float64 elu: nan). torch's own answer depends on the element's
@@ -99,6 +101,11 @@ NOT_GENERATED = {
     #   F.gelu(L.tensor([inf])) is inf in torch too)
     "gelu(inf) in float32 (torch: vectorized loop)": lambda s: s.op == "gelu" and
         s.x[0].dtype == torch.float32 and bool(s.x[0].isinf().any()),
+    # x = L.zeros(0, requires_grad=True); x.repeat(1, 1, -1).sum().backward()
+    #   numbagrad x.grad tensor([]); torch RuntimeError from its backward's reshape (the
+    #   forward accepts a negative count of an empty dim, the backward does not)
+    "repeat with a negative count (torch: its backward fails)": lambda s: s.op == "repeat" and
+        min(s.p["reps"]) < 0,
 }
 
 # ------------------------------------------------------------------------------- drawing
