@@ -2,41 +2,15 @@
 give torch's values, shapes, dtypes and gradients (through small and big nodes), or torch's
 exception type with torch's message."""
 
-import warnings
 
 import numpy as np
 import pytest
+from torch_oracle import same_as_torch
 
 import numbagrad as ng
 from numbagrad.core import tape
 
 torch = pytest.importorskip("torch")
-
-
-def _outcome(lib, fn):
-    """``fn(lib)`` as comparable data: a nested list of values, or (type name, message)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out = fn(lib)
-    except Exception as e:  # noqa: BLE001 - the type is what is compared
-        return type(e).__name__, str(e)
-    return _plain(out)
-
-
-def _plain(v):
-    if isinstance(v, (tuple, list)):
-        return [_plain(u) for u in v]
-    if hasattr(v, "detach"):
-        return ("tensor", list(v.shape), str(v.dtype).replace("torch.", ""),
-                np.asarray(v.detach().numpy(), np.float64).round(12).tolist())
-    return v
-
-
-def same_as_torch(fn):
-    ours, theirs = _outcome(ng, fn), _outcome(torch, fn)
-    assert ours == theirs, f"numbagrad: {ours}\ntorch:     {theirs}"
-    return ours
 
 
 @pytest.fixture(params=["small", "big"])

@@ -2,10 +2,11 @@
 mixed-dtype products (torch's dispatch decides which product runs, and so the dtype or the
 error), addmm's and F.linear's bias, and the layout of results (whether view() works)."""
 
-import warnings
 
 import numpy as np
 import pytest
+import torch_oracle as oracle
+from torch_oracle import same_type_as_torch
 
 import numbagrad as ng
 import numbagrad.nn.functional as ng_functional
@@ -15,36 +16,8 @@ torch = pytest.importorskip("torch")
 F = {ng: ng_functional, torch: torch.nn.functional}
 
 
-def _outcome(lib, fn):
-    """``fn(lib)`` as comparable data: a nested list of values, or (type name, message)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out = fn(lib)
-    except Exception as e:  # noqa: BLE001 - the type is what is compared
-        return type(e).__name__, str(e)
-    return _plain(out)
-
-
-def _plain(v):
-    if isinstance(v, (tuple, list)):
-        return [_plain(u) for u in v]
-    if hasattr(v, "detach"):
-        return ("tensor", list(v.shape), str(v.dtype).replace("torch.", ""),
-                np.asarray(v.detach().numpy(), np.float64).round(5).tolist())
-    return v
-
-
 def same_as_torch(fn):
-    ours, theirs = _outcome(ng, fn), _outcome(torch, fn)
-    assert ours == theirs, f"numbagrad: {ours}\ntorch:     {theirs}"
-    return ours
-
-
-def same_type_as_torch(fn):
-    """The exception type only, where torch's message is an accident of its implementation."""
-    ours, theirs = _outcome(ng, fn), _outcome(torch, fn)
-    assert isinstance(theirs[0], str) and ours[0] == theirs[0], f"{ours}\n{theirs}"
+    return oracle.same_as_torch(fn, decimals=5)
 
 
 def _run(lib, fn, arrays, requires_grad):
@@ -363,8 +336,8 @@ def test_results_are_laid_out_as_torch_lays_them(name):
     fn = _LAYOUTS[name]
     torch.manual_seed(0)
     assert _strides_order(ng, fn(ng)) == _strides_order(torch, fn(torch))
-    assert _outcome(ng, lambda lib: fn(lib).view(-1))[0] == \
-        _outcome(torch, lambda lib: fn(lib).view(-1))[0]
+    assert oracle.outcome(ng, lambda lib: fn(lib).view(-1), oracle.rounded)[0] == \
+        oracle.outcome(torch, lambda lib: fn(lib).view(-1), oracle.rounded)[0]
 
 
 def test_view_of_an_index_result_reproducer():

@@ -4,36 +4,13 @@ the op, the shapes and what was expected)."""
 
 import numpy as np
 import pytest
+from torch_oracle import same_as_torch
 
 import numbagrad as ng
 
 torch = pytest.importorskip("torch")
 
 NAN = float("nan")
-
-
-def _outcome(lib, fn):
-    """``fn(lib)`` as comparable data: a nested list of values, or (type name, message)."""
-    try:
-        out = fn(lib)
-    except Exception as e:  # noqa: BLE001 - the type is what is compared
-        return type(e).__name__, str(e)
-    return _plain(out)
-
-
-def _plain(v):
-    if isinstance(v, (tuple, list)):
-        return [_plain(u) for u in v]
-    if hasattr(v, "detach"):
-        return ("tensor", list(v.shape), str(v.dtype).replace("torch.", ""),
-                np.asarray(v.detach().numpy(), np.float64).round(12).tolist())
-    return v
-
-
-def same_as_torch(fn):
-    ours, theirs = _outcome(ng, fn), _outcome(torch, fn)
-    assert ours == theirs, f"numbagrad: {ours}\ntorch:     {theirs}"
-    return ours
 
 
 def close(a, b):
