@@ -83,8 +83,9 @@ def _tuple_postprocess(res, to_unpack):
 
 def _grad_preprocess(inputs, create_graph, need_graph):
     """New Tensor objects for the inputs (so the function's own captures of the same tensors are
-    told apart, torch issue 32576): a differentiable view when ``create_graph`` must keep the
-    input's history, a detached tensor requiring grad iff ``need_graph`` otherwise."""
+    told apart, as torch.autograd.functional does): a differentiable view when
+    ``create_graph`` must keep the input's history, a detached tensor requiring grad iff
+    ``need_graph`` otherwise."""
     res = []
     for inp in inputs:
         if create_graph and inp.requires_grad:
