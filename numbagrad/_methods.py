@@ -4,10 +4,21 @@ import warnings
 
 import numpy as np
 
-from . import dtypes
+from . import creation, dtypes
 from .autograd import api
 from .core import grad_mode
-from .ops import index, linalg, pointwise, reduce, shape
+from .ops import (
+    index,
+    linalg,
+    linalg_api,
+    math_api,
+    pointwise,
+    reduce,
+    scan_api,
+    shape,
+    shape_api,
+    special_api,
+)
 from .ops.record import fresh_view, record, shape_error_broadcast
 from .ops.registry import BY_NAME, OPS
 from .tensor import Tensor, _make
@@ -380,3 +391,9 @@ def _setitem(self, idx, value):
 
 
 Tensor.__setitem__ = _setitem
+
+
+# ---- the wider torch API: each area's module lists the methods it adds ------------------------
+for _module in (math_api, special_api, scan_api, linalg_api, shape_api, creation):
+    for _name, _fn in _module.TENSOR_METHODS.items():
+        setattr(Tensor, _name, _fn)

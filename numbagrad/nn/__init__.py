@@ -3,18 +3,29 @@
 from . import (
     functional,  # noqa: F401
     init,  # noqa: F401
+    utils,  # noqa: F401
 )
+from .activation import *  # noqa: F401,F403
+from .activation import __all__ as _activation
+from .attention import *  # noqa: F401,F403
+from .attention import __all__ as _attention
 from .conv import *  # noqa: F401,F403
 from .conv import __all__ as _conv
 from .layers import *  # noqa: F401,F403
 from .layers import __all__ as _layers
 from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _losses
+from .loss_more import *  # noqa: F401,F403
+from .loss_more import __all__ as _loss_more
 from .module import Module, Parameter
 from .normalization import *  # noqa: F401,F403
 from .normalization import __all__ as _normalization
 from .recurrent import *  # noqa: F401,F403
 from .recurrent import __all__ as _recurrent
+from .spatial import *  # noqa: F401,F403
+from .spatial import __all__ as _spatial
+from .transformer import *  # noqa: F401,F403
+from .transformer import __all__ as _transformer
 
 __all__ = ["Module", "Parameter", "functional", "init", *_conv, *_layers, *_losses, *_normalization,
-           *_recurrent]
+           *_recurrent, *_activation, *_attention, *_loss_more, *_spatial, *_transformer, "utils"]

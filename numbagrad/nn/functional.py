@@ -4,6 +4,8 @@ and are re-exported here once declared)."""
 import numpy as np
 
 from ..factories import _gen
+from ..ops.activations_api import *  # noqa: F401,F403
+from ..ops.attention_ops import *  # noqa: F401,F403
 from ..ops.conv_functional import (  # noqa: F401
     adaptive_avg_pool2d,
     avg_pool2d,
@@ -28,6 +30,7 @@ from ..ops.loss import (  # noqa: F401
     nll_loss,
     smooth_l1_loss,
 )
+from ..ops.margin_losses import *  # noqa: F401,F403
 from ..ops.norm import batch_norm, embedding, layer_norm  # noqa: F401
 from ..ops.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
 from ..ops.pointwise import torch_layout as _torch_layout
@@ -38,6 +41,7 @@ from ..ops.registry import BY_NAME as _BY_NAME
 from ..ops.shape import permute as _permute
 from ..ops.shape import reshape as _reshape
 from ..ops.shape import unsqueeze as _unsqueeze
+from ..ops.spatial import *  # noqa: F401,F403
 
 
 def silu(x):

@@ -36,6 +36,8 @@ from numpy import floor, rint  # noqa: F401 - floats, where math's give ints
 from numbagrad.ops.vmath import vexp as exp, vlog as log, vsigmoid as sigmoid  # noqa: F401
 from numbagrad.ops.vmath import vtanh as tanh  # noqa: F401
 from numbagrad.ops.vmath import pw, sgn  # noqa: F401
+from numbagrad.ops.scalar_math import *  # noqa: F401,F403
+from numbagrad.ops.scalar_special import *  # noqa: F401,F403
 
 import numpy as np
 from numba import carray, njit, prange  # noqa: F401

@@ -153,6 +153,9 @@ class OpDef:
 
 
 OPS: list[OpDef] = []
+# Tensor-level functions that derivative formulas may call beyond vjp.py's own (name ->
+# function over Tensors and numbers), registered by the modules that declare such ops
+FORMULA_FUNCTIONS: dict = {}
 BY_NAME: dict[str, OpDef] = {}
 
 

@@ -56,7 +56,7 @@ from .reduce import (
 from .reduce import mean as _mean
 from .reduce import prod as _prod
 from .reduce import sum as _sum
-from .registry import vjp_rule
+from .registry import FORMULA_FUNCTIONS, vjp_rule
 from .shape import (
     AS_STRIDED,
     CAT,
@@ -268,7 +268,7 @@ def formula_function(formula):
         fn_def = ast.parse("def derivative(g, a, b, y, f0, f1, m):\n    return 0")
         fn_def.body[0].body[0].value = body
         code = compile(ast.fix_missing_locations(fn_def), f"<derivative {formula!r}>", "exec")
-        namespace = dict(_NAMES)
+        namespace = {**_NAMES, **FORMULA_FUNCTIONS}
         exec(code, namespace)  # noqa: S102 - formulas come from the op table
         fn = _compiled[formula] = namespace["derivative"]
     return fn

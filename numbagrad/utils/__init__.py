@@ -1,5 +1,5 @@
 """numbagrad.utils: torch.utils's data loading (``numbagrad.utils.data``)."""
 
-from . import data  # noqa: F401
+from . import checkpoint, data  # noqa: F401
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]

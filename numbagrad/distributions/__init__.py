@@ -1,0 +1,3 @@
+"""numbagrad.distributions: torch.distributions."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""numbagrad.linalg: torch.linalg."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""nn.MultiheadAttention."""
+
+__all__ = []

@@ -1,0 +1,4 @@
+"""The Transformer layers: TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer,
+TransformerDecoder, Transformer."""
+
+__all__ = []

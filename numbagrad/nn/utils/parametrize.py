@@ -1,0 +1,3 @@
+"""numbagrad.nn.utils.parametrize: register_parametrization."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""Losses beyond the basics: margin, ranking, embedding, Poisson and Gaussian NLL, CTC."""
+
+__all__ = []

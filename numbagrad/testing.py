@@ -1,0 +1,3 @@
+"""numbagrad.testing: torch.testing.assert_close."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""numbagrad.utils.checkpoint: torch.utils.checkpoint."""
+
+__all__ = []
