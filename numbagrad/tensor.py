@@ -5,77 +5,11 @@ import warnings
 import numpy as np
 
 from . import _format, dtypes
-from .core.tape import BRIDGE_CODE, CONST_CODE, FLAG_HOOK, LEAF_CODE
+from .core.tape import FLAG_HOOK
+from .grad_fn import AccumulateGrad, GradFn, HookHandle, grad_fn_of  # noqa: F401
 from .size import Size
 
 _DTYPE_OF = {d.np: d for d in dtypes.ALL}
-_QUALIFIED = {"CopySlices", "CopyBackwards", "AccumulateGrad"}
-
-
-class GradFn:
-    """What ``tensor.grad_fn`` returns: names the node as torch does, and walks the graph."""
-
-    __slots__ = ("_tape", "_node")
-
-    def __init__(self, tape, node):
-        self._tape = tape
-        self._node = node
-
-    def _short_name(self):
-        return self._tape.grad_fn_name(self._node)
-
-    def name(self):
-        # torch qualifies the nodes it implements by hand (CopySlices, AccumulateGrad)
-        short = self._short_name()
-        return f"torch::autograd::{short}" if short in _QUALIFIED else short
-
-    def __repr__(self):
-        custom = self._tape.names and self._node in self._tape.names
-        prefix = "torch.autograd.function." if custom else ""  # a custom Function's node
-        return f"<{prefix}{self._short_name()} object at {hex(id(self))}>"
-
-    def __eq__(self, other):
-        return isinstance(other, GradFn) and other._tape is self._tape and \
-            other._node == self._node
-
-    def __hash__(self):
-        return hash((id(self._tape), self._node))
-
-    @property
-    def next_functions(self):
-        tape = self._tape
-        out = []
-        for a in tape.arg_nodes(self._node):
-            code = tape.code(a)
-            if not tape.needs_grad(a):
-                out.append((None, 0))
-            elif code == BRIDGE_CODE:
-                out.append((GradFn(*tape.bridges[a]), 0))
-            elif code == LEAF_CODE:
-                out.append((AccumulateGrad(tape, a), 0))
-            elif code != CONST_CODE:  # the source ops are the only ones without inputs
-                out.append((GradFn(tape, a), 0))
-            else:
-                out.append((None, 0))
-        return tuple(out)
-
-
-class AccumulateGrad(GradFn):
-    __slots__ = ()
-
-    def _short_name(self):
-        return "AccumulateGrad"
-
-    @property
-    def variable(self):
-        for node, t in self._tape.leaves:
-            if node == self._node:
-                return t
-        return None
-
-    @property
-    def next_functions(self):
-        return ()
 
 
 class Tensor:
@@ -213,7 +147,7 @@ class Tensor:
 
     @property
     def grad_fn(self):
-        return None if self._tape is None else GradFn(self._tape, self._node)
+        return None if self._tape is None else grad_fn_of(self._tape, self._node)
 
     @property
     def grad(self):
@@ -259,7 +193,7 @@ class Tensor:
         if self._tape is not None:
             self._tape.hooks[self._node] = (hooks, self._data.shape, self._data.dtype)
             self._tape.set_flag(self._node, FLAG_HOOK)
-        return _HookHandle(hooks, hook)
+        return HookHandle(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
         """Call ``hook(tensor)`` after a backward has accumulated into this leaf's ``.grad``
@@ -273,7 +207,7 @@ class Tensor:
         if hooks is None:
             hooks = self._post_hooks = []
         hooks.append(hook)
-        return _HookHandle(hooks, hook)
+        return HookHandle(hooks, hook)
 
     @property
     def retains_grad(self):
@@ -363,17 +297,6 @@ class Tensor:
 
     def __reduce__(self):
         return (_rebuild, (np.array(self._data), self._requires_grad))
-
-
-class _HookHandle:
-    __slots__ = ("_hooks", "_hook")
-
-    def __init__(self, hooks, hook):
-        self._hooks, self._hook = hooks, hook
-
-    def remove(self):
-        if self._hook in self._hooks:
-            self._hooks.remove(self._hook)
 
 
 def _to_numpy(data, dtype=None, copy=True):

@@ -114,6 +114,10 @@ def test_against_torch(op, i, sample, dtype, path):
     assert (out.grad_fn is None) == (out_t.grad_fn is None)
     if out_t.grad_fn is not None:
         assert out.grad_fn.name() == out_t.grad_fn.name()
+        assert type(out.grad_fn).__name__ == type(out_t.grad_fn).__name__
+        # the inputs torch lists, None where no gradient flows (a Python number operand)
+        assert [f is None for f, _ in out.grad_fn.next_functions] == \
+            [f is None for f, _ in out_t.grad_fn.next_functions]
     for mine, theirs in zip(grads, grads_t):
         assert (mine is None) == (theirs is None)
         if theirs is not None:

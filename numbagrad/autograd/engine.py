@@ -23,6 +23,7 @@ from ..core.tape import (
     NODE_FIELDS,
     retire,
 )
+from ..grad_fn import NONE_OPERANDS
 from ..ops import kernelgen, op_kernels, registry
 from ..ops.registry import Unwritten
 from ..tensor import Tensor, _accumulate_grad, _make, post_accumulate
@@ -319,6 +320,44 @@ class _Run:
         if tape.hooks and i in tape.hooks:
             hooks, shape, dtype = tape.hooks[i]
             self.run_hooks(i, hooks, shape, dtype)
+        post = tape.node_post_hooks.get(i) if tape.node_post_hooks else None
+        if post:
+            self._node_with_post_hooks(i, post)
+            return
+        self._node_derivative(i)
+
+    def _node_with_post_hooks(self, i, hooks):
+        """Run node i's derivative into zeroed input adjoints, so that what it sends each
+        input (torch's grad_inputs) can be shown to ``hook(grad_inputs, grad_outputs)`` and
+        replaced, then added to what the inputs had."""
+        tape = self.tape
+        args = tape.arg_nodes(i)
+        wanted = [a if self.nodes[a, F_FLAGS] & FLAG_NEEDS_GRAD else None for a in args]
+        before = {a: self.adjoint(a).copy() for a in wanted if a is not None}
+        for a in before:
+            self.adjoint(a)[:] = 0.0
+        self._node_derivative(i)
+
+        def as_tensor(node):
+            return _make(self.adjoint(node).reshape(tape.shape_of(node)).astype(
+                tape.float_dtype(node)))
+        grad_inputs = tuple(None if a is None else as_tensor(a) for a in wanted)
+        extra = NONE_OPERANDS.get(tape.code(i))  # torch lists a number operand's None too
+        if extra:
+            grad_inputs = (None, *grad_inputs) if extra == "first" else (*grad_inputs, None)
+        grad_outputs = (as_tensor(i),)
+        for hook in list(hooks):
+            result = hook(grad_inputs, grad_outputs)
+            if result is not None:
+                grad_inputs = tuple(result)
+        for a in before:  # (an input used twice got both its gradients in one adjoint)
+            g = grad_inputs[wanted.index(a) + (extra == "first")]
+            self.adjoint(a)[:] = before[a] + (0.0 if g is None else
+                                               np.asarray(g._data, np.float64).reshape(-1))
+            self.touched[a] = 1
+
+    def _node_derivative(self, i):
+        tape = self.tape
         if tape.functions:
             call = tape.functions.get(i)
             if call is not None:

@@ -221,6 +221,9 @@ class Function:
                 t = gather_flat(node_t, np.arange(off, off + int(np.prod(shape))), shape)
                 t = to_dtype(t, dtype)
                 t._tape.names[t._node] = call.name
+                if t._tape.output_of is None:
+                    t._tape.output_of = {}
+                t._tape.output_of[t._node] = (node, k)  # all outputs share the call's grad_fn
                 fresh[k] = t
         # a saved output is the recorded one, so a second derivative flows through it
         recorded = {id(outs[k]): fresh[k] for k in diff}

@@ -219,12 +219,6 @@ class Sequential(Module):
             self._modules[str(i)] = m
         return self
 
-    def __repr__(self):
-        lines = _repeated_repr(self._modules)
-        if not lines:
-            return "Sequential()"
-        return "Sequential(\n  " + "\n  ".join(lines) + "\n)"
-
 
 class ModuleList(Module):
     def __init__(self, modules=None):

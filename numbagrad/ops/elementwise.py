@@ -135,7 +135,7 @@ defop("mish", "MishBackward0", 1, forward=lambda a: a * np.tanh(_softplus(a, 1.0
 # dropout's kept positions are the mask m; f0 = 1 / (1 - p). torch's CPU dropout multiplies
 # by the scaled mask, hence MulBackward0. (Random masks differ from torch's: p=1 samples.)
 defop("native_dropout", "MulBackward0", 1, grads=("g * f0 if m else 0.0",),
-      fwd="a * f0 if m else 0.0", saves_number=True,
+      fwd="a * f0 if m else 0.0", saves_number=True, none_operand="last",
       samples=[Sample((s,), {}, "lib.nn.functional.dropout(x0, p=1.0)") for s in [(), (5,)]])
 defop("sign", "SignBackward0", 1, forward=_sign, grads=("0.0",), fwd="sgn(a)",
       torch="sign")
@@ -200,17 +200,17 @@ def _scalar_samples(*calls):
 
 
 defop("add_scalar", "AddBackward0", 1, forward=lambda a, c: a + a.dtype.type(c), grads=("g",),
-      fwd="a + f0", samples=_scalar_samples("x0 + 1.5", "2 + x0"))
+      fwd="a + f0", none_operand="last", samples=_scalar_samples("x0 + 1.5", "2 + x0"))
 defop("sub_scalar", "SubBackward0", 1, forward=lambda a, c: a - a.dtype.type(c), grads=("g",),
-      fwd="a - f0", samples=_scalar_samples("x0 - 0.5"))
+      fwd="a - f0", none_operand="last", samples=_scalar_samples("x0 - 0.5"))
 defop("rsub_scalar", "RsubBackward1", 1, forward=lambda a, c: a.dtype.type(c) - a,
       grads=("-g",), fwd="f0 - a", samples=_scalar_samples("1.5 - x0"))
 defop("mul_scalar", "MulBackward0", 1, forward=lambda a, c: a * a.dtype.type(c),
       grads=("g * f0",), fwd="a * f0", saves_number=True,
-      samples=_scalar_samples("x0 * 1.5", "-2 * x0"))
+      none_operand="last", samples=_scalar_samples("x0 * 1.5", "-2 * x0"))
 defop("div_scalar", "DivBackward0", 1, forward=lambda a, c: a / a.dtype.type(c),
       grads=("g / f0",), fwd="a / f0", saves_number=True,
-      samples=_scalar_samples("x0 / 4.0", "x0 / -3"))
+      none_operand="last", samples=_scalar_samples("x0 / 4.0", "x0 / -3"))
 
 # self.copy_(src): the old value of self gets no gradient, src gets it unbroadcast
 defop("copy", "CopyBackwards", 2, grads=("0.0", "g"), fwd="b",

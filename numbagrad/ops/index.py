@@ -26,7 +26,8 @@ INDEX_SELECT = defop("index_select", "IndexSelectBackward0", 1, replay="index_fw
                                      "x0.index_select(1, lib.tensor([3, 0, 3]))")])
 # The adjoint of every gather above: y = zeros(shape); y.flat[iat[k]] += x.flat[k]. It is
 # what their differentiable derivatives record (create_graph), as torch's index_add does.
-INDEX_ADD_FLAT = defop("index_add_flat", "IndexAddBackward0", 1, replay="gather_flat_fw",
+INDEX_ADD_FLAT = defop("index_add_flat", "IndexAddBackward0", 1, none_operand="first",
+                       replay="gather_flat_fw",
                        kernel="gather_flat_bw",
                        samples=[Sample(((4,),), {}, "_index_add(lib, x0, [0, 2, 2, 4], 5)"),
                                 Sample(((3,),), {}, "_index_add(lib, x0, [1, 1, 1], 2)")])

@@ -47,6 +47,7 @@ from functools import cached_property
 import numpy as np
 
 from ..core import tape
+from ..grad_fn import NONE_OPERANDS
 
 SAVE_NAMES = ("x0", "x1", "x2", "y", "n")  # n: a saved number or mask (saves_number)
 # formula functions that are exact or correctly rounded in any dtype
@@ -100,6 +101,9 @@ class OpDef:
     # the derivative reads what torch keeps as a saved tensor though it is no input or output
     # (``x * 2``'s wrapped number, dropout's mask): a second backward through it fails
     saves_number: bool = False
+    # torch's node also lists an operand that is no node here (the Python number of
+    # ``x + 2``, dropout's mask) as (None, 0): "last" or "first" in next_functions
+    none_operand: str = ""
     _reads: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -167,6 +171,8 @@ def defop(name, grad_fn, arity, **kw):
     OPS.append(op)
     BY_NAME[name] = op
     tape.GRAD_FN_NAMES.append(grad_fn)
+    if op.none_operand:
+        NONE_OPERANDS[op.code] = op.none_operand
     return op
 
 
