@@ -187,12 +187,16 @@ def test_second_derivatives(op, i, sample):
         pytest.skip("output is not differentiable")
     w = [rng.standard_normal(a.shape) for a in arrays]
     firsts, seconds = _grads_with_graph(ng, op, sample, arrays, g, w)
-    firsts_t, seconds_t = _grads_with_graph(torch, op, sample, arrays, g, w)
     tol = dict(rtol=1e-9, atol=1e-11)
     for mine, sweep in zip(firsts, fast):
         assert (mine is None) == (sweep is None)
         if sweep is not None:
             np.testing.assert_allclose(mine, sweep, **tol)
+    try:
+        firsts_t, seconds_t = _grads_with_graph(torch, op, sample, arrays, g, w)
+    except RuntimeError as e:  # torch has no second derivative here (hardsigmoid): ours is
+        assert "is not implemented" in str(e)  # checked by the gradgradcheck test below
+        return
     for mine, theirs in zip(seconds, seconds_t):
         np.testing.assert_allclose(mine, theirs, **tol)
 

@@ -1,3 +1,53 @@
-"""Activation modules beyond the basics: ReLU6, PReLU, SELU, Hardswish, GLU, Softmin and kin."""
+"""Activation modules beyond the basics: ReLU6, PReLU, SELU, CELU, Hardswish, GLU, Softmin and
+kin (torch's constructor arguments, defaults and reprs)."""
 
-__all__ = []
+from ..factories import full
+from . import functional as F  # noqa: N812 - torch's idiom
+from .layers import _activation
+from .module import Module, Parameter
+
+
+def _inplace_repr(m):
+    return "inplace=True" if m.inplace else ""
+
+
+ReLU6 = _activation("ReLU6", F.relu6, ("inplace",), (False,), _inplace_repr)
+SELU = _activation("SELU", F.selu, ("inplace",), (False,), _inplace_repr)
+CELU = _activation("CELU", F.celu, ("alpha", "inplace"), (1.0, False),
+                   lambda m: f"alpha={m.alpha}" + (", inplace=True" if m.inplace else ""))
+Softsign = _activation("Softsign", F.softsign)
+Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid, ("inplace",), (False,), lambda m: "")
+Hardswish = _activation("Hardswish", F.hardswish, ("inplace",), (False,), lambda m: "")
+LogSigmoid = _activation("LogSigmoid", F.logsigmoid)
+Tanhshrink = _activation("Tanhshrink", F.tanhshrink)
+Softshrink = _activation("Softshrink", F.softshrink, ("lambd",), (0.5,), lambda m: str(m.lambd))
+Hardshrink = _activation("Hardshrink", F.hardshrink, ("lambd",), (0.5,), lambda m: str(m.lambd))
+Threshold = _activation("Threshold", F.threshold, ("threshold", "value", "inplace"),
+                        (None, None, False),
+                        lambda m: f"threshold={m.threshold}, value={m.value}"
+                        + (", inplace=True" if m.inplace else ""))
+Softmin = _activation("Softmin", F.softmin, ("dim",), (None,), lambda m: f"dim={m.dim}")
+GLU = _activation("GLU", F.glu, ("dim",), (-1,), lambda m: f"dim={m.dim}")
+
+
+class PReLU(Module):
+    """x where positive, else a learned slope times x (one slope, or one per channel)."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(full((num_parameters,), init, dtype=dtype))
+
+    def reset_parameters(self):
+        self.weight.data.fill_(self.init)
+
+    def forward(self, input):  # noqa: A002 - torch's names
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+__all__ = ["ReLU6", "SELU", "CELU", "Softsign", "Hardsigmoid", "Hardswish", "LogSigmoid",
+           "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "Softmin", "GLU", "PReLU"]
