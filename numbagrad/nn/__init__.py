@@ -17,9 +17,11 @@ from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _losses
 from .loss_more import *  # noqa: F401,F403
 from .loss_more import __all__ as _loss_more
-from .module import Module, Parameter
+from .module import Buffer, Module, Parameter
 from .normalization import *  # noqa: F401,F403
 from .normalization import __all__ as _normalization
+from .param_containers import *  # noqa: F401,F403
+from .param_containers import __all__ as _param_containers
 from .recurrent import *  # noqa: F401,F403
 from .recurrent import __all__ as _recurrent
 from .spatial import *  # noqa: F401,F403
@@ -27,5 +29,6 @@ from .spatial import __all__ as _spatial
 from .transformer import *  # noqa: F401,F403
 from .transformer import __all__ as _transformer
 
-__all__ = ["Module", "Parameter", "functional", "init", *_conv, *_layers, *_losses, *_normalization,
-           *_recurrent, *_activation, *_attention, *_loss_more, *_spatial, *_transformer, "utils"]
+__all__ = ["Buffer", "Module", "Parameter", "functional", "init", *_param_containers, *_conv,
+           *_layers, *_losses, *_normalization, *_recurrent, *_activation, *_attention,
+           *_loss_more, *_spatial, *_transformer, "utils"]

@@ -1,6 +1,7 @@
 """nn.Module and nn.Parameter, as torch.nn's: registration by attribute assignment, the
 named_* walks, train/eval, state_dict/load_state_dict, forward hooks and torch's reprs."""
 
+import weakref
 from collections import OrderedDict, namedtuple
 
 import numpy as np
@@ -28,6 +29,29 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + Tensor.__repr__(self)
 
     __str__ = __repr__
+
+
+class _BufferMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and id(obj) in _BUFFER_MARKS
+
+
+# id(tensor) -> persistent, for the tensors nn.Buffer made (torch marks the tensor itself;
+# numbagrad's Tensor has fixed slots); an entry goes with its tensor
+_BUFFER_MARKS = {}
+
+
+class Buffer(metaclass=_BufferMeta):
+    """torch.nn.Buffer: ``module.name = nn.Buffer(t)`` registers ``t`` (detached, sharing its
+    memory) as a buffer, persistent in the state_dict unless ``persistent=False``."""
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            data = Tensor(np.empty(0, np.float32))
+        t = data.detach().requires_grad_(data.requires_grad)
+        _BUFFER_MARKS[id(t)] = persistent
+        weakref.finalize(t, _BUFFER_MARKS.pop, id(t), None)
+        return t
 
 
 class _HandleDict:
@@ -117,6 +141,9 @@ class Module:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
             params[name] = None
+        elif _BUFFER_MARKS and id(value) in _BUFFER_MARKS and isinstance(value, Tensor):
+            self.__dict__.pop(name, None)
+            self.register_buffer(name, value, persistent=_BUFFER_MARKS[id(value)])
         elif isinstance(value, Module):
             modules = self.__dict__.get("_modules")
             if modules is None:
