@@ -18,12 +18,12 @@ import threading
 import numpy as np
 from numba import njit
 
-from . import func as func_mod
 from .autograd import eager_nodes, fusion, replay_scalar, sweep
 from .autograd.engine import FREED_MSG
 from .core import grad_mode
 from .core import tape as tape_mod
 from .core.tape import FLAG_HOOK, column
+from .func import transforms as func_mod
 from .ops import kernel_abi, registry
 from .ops.index import gather_flat
 from .ops.pointwise import to_dtype

@@ -23,8 +23,10 @@ from .anomaly import (
 from .api import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
+from .variable import Variable
 
-__all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "gradcheck",
+__all__ = ["Variable", "backward", "grad", "Function", "FunctionCtx", "once_differentiable",
+           "gradcheck",
            "gradgradcheck", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode"]

@@ -36,11 +36,11 @@ import threading
 
 import numpy as np
 
-from . import autograd, dtypes
-from .core.grad_mode import enable_grad, is_grad_enabled
-from .factories import as_tensor, from_numpy, tensor, zeros, zeros_like
-from .ops.shape import stack
-from .tensor import Tensor
+from .. import autograd, dtypes
+from ..core.grad_mode import enable_grad, is_grad_enabled
+from ..factories import as_tensor, from_numpy, tensor, zeros, zeros_like
+from ..ops.shape import stack
+from ..tensor import Tensor
 
 __all__ = ["grad", "grad_and_value", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd",
            "hessian"]
