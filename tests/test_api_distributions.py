@@ -228,6 +228,20 @@ ERRORS = [
     "D.Binomial(T([3., 4.]), T([0.3, 0.2])).entropy()",
     "D.Independent(D.Normal(T([0., 1.]), T([1., 2.])), 1)",
     "D.Normal(T([0.]), T([1.])).perplexity()",
+    "D.Dirichlet(T([0.5, 0.7])).mode",
+    "D.Dirichlet(T([2.5, 0.7])).mode",
+    "D.MultivariateNormal(T([0., 1.]), scale_tril=T([[1., 0.], [0.5, 2.]])).expand((3,))"
+    ".log_prob(T([[0.1, 0.2]]))",
+    "D.MultivariateNormal(T([0., 1.]), precision_matrix=T([[1., 0.3], [0.3, 2.]])).scale_tril",
+    "D.MultivariateNormal(T([[0., 1.], [1., 2.]]), covariance_matrix=T([[1., 0.], [0., 2.]]))"
+    ".variance",
+    "D.Independent(D.Normal(T([[0., 1.]]), T([[1., 2.]])), 1).expand((3,)).log_prob(T([0.1, 0.2]))",
+    "D.RelaxedOneHotCategorical(T(0.5), probs=T([0.2, 0.8])).expand((2,)).batch_shape",
+    "D.LogNormal(T([0., 1.]), 1.).expand((2, 2)).mean",
+    "D.transforms.ExpTransform() == D.transforms.ExpTransform()",
+    "D.transforms.AffineTransform(0., 2.).log_abs_det_jacobian(T([1.]), T([2.]))",
+    "D.Categorical(T([[0.2, 0.8], [0.5, 0.5]])).sample((3,)).shape",
+    "D.Bernoulli(0.3).sample((4,)).dtype",
 ]
 
 
@@ -240,8 +254,8 @@ def test_errors_reprs_and_small_results_match_torch(call):
 
 
 def _plain(v):
-    return repr(v) if isinstance(v, (ng.distributions.Distribution,
-                                     torch.distributions.Distribution)) else v
+    return repr(v) if isinstance(v, (ng.distributions.Distribution, ng.dtype,
+                                     torch.distributions.Distribution, torch.dtype)) else v
 
 
 N = 20000

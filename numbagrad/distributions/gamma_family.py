@@ -139,8 +139,8 @@ class Dirichlet(Distribution):
         mode = concentrationm1 / concentrationm1.sum(-1, True)
         c = np.asarray(self.concentration._data)
         all_below_one = (c < 1).all(-1, keepdims=True)
-        if all_below_one.any():  # mass at the corner of the largest concentration
-            corner = np.eye(c.shape[-1], dtype=c.dtype)[np.argmax(c, -1)]
+        if all_below_one.any():  # a corner: torch's argmax of the (NaN) ratios picks the first
+            corner = np.eye(c.shape[-1], dtype=c.dtype)[np.argmax(np.asarray(mode._data), -1)]
             mode = where(_tensor(np.broadcast_to(all_below_one, c.shape), None),
                          _tensor(corner, self.concentration.dtype), mode)
         return mode
