@@ -49,6 +49,30 @@ class _StandardGamma(Function):
         return grad * _tensor(dx, concentration.dtype)
 
 
+class _RegularizedLowerGamma(Function):
+    """P(a, x) = gammainc(a, x), differentiable in x only (as torch's igamma)."""
+
+    @staticmethod
+    def forward(ctx, a, x):
+        from scipy.special import gammainc  # on first use: scipy.special costs 0.3 s
+
+        ctx.save_for_backward(a, x)
+        return _tensor(gammainc(np.asarray(a._data), np.asarray(x._data)), x.dtype)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad):
+        from scipy.special import gammaln
+
+        a, x = ctx.saved_tensors
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+        av, xv = np.asarray(a._data, np.float64), np.asarray(x._data, np.float64)
+        with np.errstate(all="ignore"):
+            density = np.exp((av - 1) * np.log(xv) - xv - gammaln(av))
+        return None, grad * _tensor(density, x.dtype)
+
+
 def standard_gamma(concentration):
     """Gamma(concentration, 1) draws, differentiable in the concentration."""
     return _StandardGamma.apply(concentration)
@@ -94,6 +118,12 @@ class Gamma(Distribution):
             self._validate_sample(value)
         return (xlogy(self.concentration, self.rate) + xlogy(self.concentration - 1, value)
                 - self.rate * value - lgamma(self.concentration))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        a, x = broadcast_all(self.concentration, self.rate * value)
+        return _RegularizedLowerGamma.apply(a, x)
 
     def entropy(self):
         return (self.concentration - log(self.rate) + lgamma(self.concentration)
