@@ -21,7 +21,17 @@ from numba.core.ccallback import CFunc
 from numba.core.registry import CPUDispatcher
 
 from ..core import compile_pool, gc_pause, progress, safe_cache
-from . import codecache, kernel_abi, kernelgen, kernels, registry, replay_kernels, vmath
+from . import (
+    codecache,
+    kernel_abi,
+    kernelgen,
+    kernels,
+    registry,
+    replay_kernels,
+    scalar_math,
+    scalar_special,
+    vmath,
+)
 from .kernel_abi import KERNEL_SIG
 
 # the rows of the one block of tables (a replay's ``tables``); "small_ok" and "own_f32" are
@@ -46,7 +56,8 @@ def _helper_namespace():
     global _namespace
     if _namespace is None:
         ns = {}
-        for mod in (kernels, replay_kernels):
+        # (the scalar modules too: the header star-imports them, a change must rename)
+        for mod in (kernels, replay_kernels, scalar_math, scalar_special):
             ns.update({k: v for k, v in vars(mod).items() if isinstance(v, CPUDispatcher)})
         ns.update(exp=vmath.vexp, log=vmath.vlog, sigmoid=vmath.vsigmoid, tanh=vmath.vtanh,
                   tape_arrays=kernel_abi.tape_arrays)
