@@ -1,3 +1,186 @@
-"""Losses beyond the basics: margin, ranking, embedding, Poisson and Gaussian NLL, CTC."""
+"""Losses beyond the basics: margin, ranking, embedding, Poisson and Gaussian NLL, composed
+from table ops as torch composes them (aten/native/Loss.cpp and torch.nn.functional), so
+their values, gradients and second derivatives are torch's. The ones torch runs as one
+kernel (soft_margin_loss, multi_margin_loss) end here in the reduction's node instead of
+torch's SoftMarginLossBackward0 / MultiMarginLossBackward0 (README: Limitations)."""
 
-__all__ = []
+import math
+
+import numpy as np
+
+from ..tensor import Tensor, _make
+from .activations_api import logsigmoid
+from .index import gather
+from .loss import _legacy
+from .pointwise import clamp, exp, log, log1p, minimum, sqrt, where
+from .reduce import mean, norm
+from .reduce import sum as _sum
+from .shape import unsqueeze
+
+
+def _reduce(loss, reduction):
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return mean(loss)
+    if reduction == "sum":
+        return _sum(loss)
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _clamp_min0(x):
+    return clamp(x, min=0.0)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction="mean"):
+    """mean(max(0, -target * (input1 - input2) + margin))."""
+    reduction = _legacy(size_average, reduce, reduction)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
+                           f"dimension but got sizes: input1: {input1.shape}, input2: "
+                           f"{input2.shape}, target: {target.shape} ")
+    return _reduce(_clamp_min0(-target * (input1 - input2) + margin), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,  # noqa: A002
+                         reduction="mean"):
+    """input where target is 1, max(0, margin - input) where it is -1."""
+    reduction = _legacy(size_average, reduce, reduction)
+    zeros = _make(np.zeros_like(np.asarray(input._data)))
+    margin_clamp = _clamp_min0(margin - input)
+    output_margin = where(target != 1, margin_clamp, zeros)
+    output_self = where(target != -1, input, zeros)
+    return _reduce(output_margin + output_self, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):  # noqa: A002
+    """mean(log(1 + exp(-target * input)))."""
+    reduction = _legacy(size_average, reduce, reduction)
+    return _reduce(log1p(exp(-target * input)), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None,  # noqa: A002
+                                reduce=None, reduction="mean"):
+    """Per sample, the mean over classes of the binary cross-entropy of sigmoid(input)."""
+    reduction = _legacy(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.ndim - 1
+    loss = _sum(loss, class_dim) / input.shape[class_dim]
+    return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
+                          reduce=None, reduction="mean"):
+    """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
+    reduction = _legacy(size_average, reduce, reduction)
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"cosine_embedding_loss : All input tensors should have same "
+                           f"dimension but got sizes: input1: {input1.shape}, input2: "
+                           f"{input2.shape}, target: {target.shape} ")
+    dim = input1.ndim - 1
+    eps = 1e-12
+    prod_sum = _sum(input1 * input2, dim)
+    mag1 = _sum(input1 * input1, dim) + eps
+    mag2 = _sum(input2 * input2, dim) + eps
+    cos = prod_sum / sqrt(mag1 * mag2)
+    zeros = _make(np.zeros_like(np.asarray(cos._data)))
+    output_pos = where(target == 1, 1 - cos, zeros)
+    output_neg = where(target == -1, _clamp_min0(cos - margin), zeros)
+    return _reduce(output_pos + output_neg, reduction)
+
+
+def _pairwise_distance(x1, x2, p, eps):
+    """torch.pairwise_distance: norm(x1 - x2 + eps, p) over the last dim."""
+    dim = max(x1.ndim, x2.ndim) - 1
+    return norm(x1 - x2 + eps, p, dim=dim)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """mean(max(0, margin + d(anchor, positive) - d(anchor, negative)))."""
+    reduction = _legacy(size_average, reduce, reduction)
+    dims = (anchor.ndim, positive.ndim, negative.ndim)
+    if len(set(dims)) != 1:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {dims[0]}D, "
+                           f"positive {dims[1]}D, and negative {dims[2]}D inputs")
+    dist_pos = _pairwise_distance(anchor, positive, p, eps)
+    dist_neg = _pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = minimum(dist_neg, _pairwise_distance(positive, negative, p, eps))
+    return _reduce(_clamp_min0(margin + dist_pos - dist_neg), reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None,  # noqa: A002
+                     eps=1e-8, reduce=None, reduction="mean"):
+    """exp(input) - target * input (log_input), else input - target * log(input + eps);
+    ``full`` adds Stirling's term where target > 1."""
+    reduction = _legacy(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if log_input:
+        loss = exp(input) - target * input
+    else:
+        loss = input - target * log(input + eps)
+    if full:
+        t = np.asarray(target._data)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stirling = t * np.log(t) - t + 0.5 * np.log(2 * np.pi * t)
+        loss = loss + _make(np.where(t <= 1, 0, stirling).astype(t.dtype))
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):  # noqa: A002
+    """0.5 * (log(var) + (input - target)^2 / var), var clamped below at eps (without
+    gradient through the clamp, as torch)."""
+    if not isinstance(var, Tensor):
+        var = _make(np.full(input.shape, float(var), np.asarray(input._data).dtype))
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = unsqueeze(var, -1)
+        elif tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    if np.any(np.asarray(var._data) < 0):
+        raise ValueError("var has negative entry/entries")
+    v = np.asarray(var._data)
+    var = var + _make(np.maximum(v, eps) - v)  # the clamp, not differentiated
+    loss = 0.5 * (log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,  # noqa: A002
+                      reduce=None, reduction="mean"):
+    """Per sample: sum over classes j != y of max(0, margin - x[y] + x[j])^p, over the class
+    count (times weight[y])."""
+    reduction = _legacy(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = unsqueeze(input, 0) if input.ndim == 1 else input
+    t = np.asarray(target._data).reshape(-1)
+    n, c = x.shape
+    x_y = gather(x, 1, _make(t.reshape(-1, 1).astype(np.int64)))
+    z = _clamp_min0(margin - x_y + x)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * unsqueeze(_make(np.asarray(weight._data)[t]), 1)
+    off_target = np.ones((n, c), np.asarray(x._data).dtype)
+    off_target[np.arange(n), t] = 0
+    loss = _sum(z * _make(off_target), 1) / c
+    if input.ndim == 1:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+__all__ = ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+           "multilabel_soft_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
+           "poisson_nll_loss", "gaussian_nll_loss", "multi_margin_loss"]
