@@ -50,6 +50,10 @@ def _float_mask(mask, dtype):
     return _make(np.where(keep, 0.0, _NEG_INF).astype(dtype.np))
 
 
+def _c_name(t):
+    return t.dtype.scalar_name.lower()  # torch's C++ spelling: float, double
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(q k^T * scale + mask) v over the last two dims; a boolean mask marks the
@@ -57,8 +61,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     safe softmax); dropout_p applies whenever it is > 0, as torch's."""
     if not (query.dtype is key.dtype is value.dtype):
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
-                           f"query.dtype: {query.dtype.scalar_name} key.dtype: "
-                           f"{key.dtype.scalar_name} and value.dtype: {value.dtype.scalar_name}"
+                           f"query.dtype: {_c_name(query)} key.dtype: {_c_name(key)} and "
+                           f"value.dtype: {_c_name(value)}"
                            " instead.")
     if not query.dtype.is_floating_point:
         raise RuntimeError("scaled_dot_product_attention: query must be a floating-point "
@@ -185,7 +189,7 @@ def _check_mha_shapes(query, key, value, key_padding_mask, attn_mask, num_heads)
                 expected = (num_heads, query.shape[0], key.shape[0])
                 if tuple(attn_mask.shape) != expected:
                     raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
-                                         f"{tuple(attn_mask.shape)}")
+                                         f"{attn_mask.shape}")
         return False
     raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
                          f"{query.ndim}-D query tensor")
@@ -227,22 +231,22 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
     if use_separate_proj_weight:
         if tuple(key.shape[:2]) != tuple(value.shape[:2]):
-            raise AssertionError(f"key's sequence and batch dims {tuple(key.shape[:2])} do not "
-                                 f"match value's {tuple(value.shape[:2])}")
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not "
+                                 f"match value's {value.shape[:2]}")
     elif tuple(key.shape) != tuple(value.shape):
-        raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape "
-                             f"{tuple(value.shape)}")
+        raise AssertionError(f"key shape {key.shape} does not match value shape "
+                             f"{value.shape}")
     q, k, v = _in_projection(query, key, value, embed_dim, in_proj_weight, in_proj_bias,
                              use_separate_proj_weight, q_proj_weight, k_proj_weight,
                              v_proj_weight)
     if attn_mask is not None:
         if attn_mask.ndim == 2:
             if tuple(attn_mask.shape) != (tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, "
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, "
                                    f"but should be {(tgt_len, src_len)}.")
             attn_mask = unsqueeze(attn_mask, 0)
         elif tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
-            raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(attn_mask.shape)}, but "
+            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
                                f"should be {(bsz * num_heads, tgt_len, src_len)}.")
     if bias_k is not None and bias_v is not None:
         if static_k is not None or static_v is not None:
@@ -265,7 +269,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if key_padding_mask is not None:
         if tuple(key_padding_mask.shape) != (bsz, src_len):
             raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but "
-                                 f"got {tuple(key_padding_mask.shape)}")
+                                 f"got {key_padding_mask.shape}")
         kpm = reshape(expand(reshape(key_padding_mask, (bsz, 1, 1, src_len)),
                              (bsz, num_heads, 1, src_len)), (bsz * num_heads, 1, src_len))
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
