@@ -156,7 +156,7 @@ def _check_module(build, arrays, call=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch's nested-tensor notes
         theirs = build(torch).double()
-    ours = build(ng).double()
+        ours = build(ng).double()
     assert [(k, tuple(v.shape)) for k, v in ours.state_dict().items()] == \
         [(k, tuple(v.shape)) for k, v in theirs.state_dict().items()]
     assert repr(ours) == repr(theirs)
@@ -196,6 +196,33 @@ def test_encoder_decoder_stacks_and_transformer():
                   {"tgt_mask": CAUSAL5[:4, :4], "src_key_padding_mask": PADDING})
 
 
+def test_encoder_inference_pads_with_zeros_as_torch():
+    """torch's eval path (nested tensors) zeroes the padded positions; ours does the same."""
+    x = RNG.standard_normal((3, 5, E))
+    padding = np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0], [0, 0, 0, 0, 1]], bool)
+
+    def fn(lib):
+        torch.manual_seed(0)
+        m = lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(
+            E, HEADS, FF, batch_first=True, dtype=lib.float64), 2)
+        if lib is ng:
+            m.load_state_dict(state)
+        m.eval()
+        with lib.no_grad():
+            return m(lib.tensor(x), src_key_padding_mask=lib.tensor(padding))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.manual_seed(0)
+        state = {k: v.numpy() for k, v in torch.nn.TransformerEncoder(
+            torch.nn.TransformerEncoderLayer(E, HEADS, FF, batch_first=True,
+                                             dtype=torch.float64), 2).state_dict().items()}
+        out = same_as_torch(fn, decimals=10)
+    assert out[3][0][3] == [0.0] * E
+    with pytest.warns(UserWarning, match="use_nested_tensor is False because encoder_layer"):
+        ng.nn.TransformerEncoder(ng.nn.TransformerEncoderLayer(E, HEADS, FF), 1)
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
 def test_transformer_helpers_and_errors():
     same_as_torch(lambda lib: lib.nn.Transformer.generate_square_subsequent_mask(4))
     same_as_torch(lambda lib: lib.nn.Transformer.generate_square_subsequent_mask(

@@ -3,15 +3,17 @@ TransformerDecoder, Transformer, with torch's submodule names (so torch's state_
 and torch's slow path (the one it takes in training; its eval fast path computes the same)."""
 
 import copy
+import warnings
 
 import numpy as np
 
 from .. import dtypes
+from ..core import grad_mode
 from ..tensor import _make
 from . import functional as F  # noqa: N812 - torch's idiom
 from . import init
 from .attention import MultiheadAttention
-from .layers import Dropout, Linear, ModuleList
+from .layers import GELU, Dropout, Linear, ModuleList, ReLU
 from .module import Module
 from .normalization import LayerNorm
 
@@ -51,8 +53,36 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None):
     return make_causal
 
 
-def _activation_of(activation):
-    return _get_activation_fn(activation) if isinstance(activation, str) else activation
+def _activation_of(layer, activation):
+    """The activation function, and torch's note of whether it is relu (1) or gelu (2)."""
+    activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
+    kind = 1 if activation is F.relu or isinstance(activation, ReLU) else \
+        2 if activation is F.gelu or isinstance(activation, GELU) else 0
+    layer.activation_relu_or_gelu = kind
+    return activation
+
+
+def _why_no_nested_tensor(layer):
+    """torch's reasons (TransformerEncoder.__init__) not to take its nested-tensor path."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return f"{name}.norm_first was True"
+    if not layer.self_attn.batch_first:
+        return (f"{name}.self_attn.batch_first was not True(use batch_first for better "
+                "inference performance)")
+    if not layer.self_attn._qkv_same_embed_dim:
+        return f"{name}.self_attn._qkv_same_embed_dim was not True"
+    if layer.self_attn.in_proj_bias is None:
+        return f"{name}.self_attn was passed bias=False"
+    if not layer.activation_relu_or_gelu:
+        return f"{name}.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return f"{name}.norm1.eps was not equal to {name}.norm2.eps"
+    if layer.self_attn.num_heads % 2 == 1:
+        return f"{name}.self_attn.num_heads is odd"
+    return ""
 
 
 class TransformerEncoderLayer(Module):
@@ -70,7 +100,7 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
-        self.activation = _activation_of(activation)
+        self.activation = _activation_of(self, activation)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         x = src
@@ -99,10 +129,14 @@ class TransformerEncoder(Module):
         self.layers = _get_clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
-        # nested tensors are torch's inference speed-up only: the values are the same here
         self.enable_nested_tensor = enable_nested_tensor
         self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
+        why_not = _why_no_nested_tensor(encoder_layer)
+        if enable_nested_tensor and why_not:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why_not}", stacklevel=2)
+            self.use_nested_tensor = False
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         first = self.layers[0] if len(self.layers) else None
@@ -112,9 +146,34 @@ class TransformerEncoder(Module):
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal,
                          src_key_padding_mask=src_key_padding_mask)
+        if self._takes_nested_path(src, mask, src_key_padding_mask):
+            # torch's inference path runs each sequence on its own tokens and pads with 0
+            keep = ~np.asarray(_padding_as_bool(src_key_padding_mask))
+            output = output * _make(keep[..., None].astype(output.dtype.np))
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+    def _takes_nested_path(self, src, mask, key_padding_mask):
+        """Whether torch would take its nested-tensor path (eval, no gradients, a 3-d input,
+        a padding mask at the ends of the rows and no attention mask)."""
+        if not self.use_nested_tensor or len(self.layers) == 0 or self.layers[0].training:
+            return False
+        if src.ndim != 3 or key_padding_mask is None or mask is not None:
+            return False
+        pad = np.asarray(_padding_as_bool(key_padding_mask))
+        left_aligned = not np.any(pad[:, :-1] & ~pad[:, 1:])
+        if self.mask_check and not left_aligned:
+            return False
+        params = [src, *self.layers[0].parameters()]
+        return not (grad_mode.state.enabled and any(p.requires_grad for p in params))
+
+
+def _padding_as_bool(mask):
+    """A key padding mask as booleans (True = padding), from its bool or float form."""
+    data = np.asarray(mask._array())
+    return data if data.dtype == np.bool_ else np.isneginf(data)
 
 
 class TransformerDecoderLayer(Module):
@@ -136,7 +195,7 @@ class TransformerDecoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
-        self.activation = _activation_of(activation)
+        self.activation = _activation_of(self, activation)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
