@@ -76,6 +76,12 @@ def test_sdpa_dropout_and_errors():
         is_causal=True))
     same_as_torch(lambda lib: lib.nn.functional.scaled_dot_product_attention(
         lib.tensor(Q), lib.tensor(K).float(), lib.tensor(V)))
+    same_as_torch(lambda lib: lib.nn.functional.scaled_dot_product_attention(
+        lib.zeros(4), lib.zeros(4), lib.zeros(4)))
+    for mask_dtype in ("int64", "float32"):
+        same_as_torch(lambda lib: lib.nn.functional.scaled_dot_product_attention(
+            lib.tensor(Q), lib.tensor(K), lib.tensor(V),
+            attn_mask=lib.zeros(3, 5, dtype=getattr(lib, mask_dtype))))
 
 
 # ---- MultiheadAttention and multi_head_attention_forward --------------------------------------
@@ -147,6 +153,12 @@ def test_multihead_attention_errors():
         attn_mask=lib.zeros(4, 4))[0])
     same_as_torch(lambda lib: lib.nn.MultiheadAttention(E, HEADS)(
         lib.zeros(4, 3, E), lib.zeros(4, 3, E), lib.zeros(4, 3, E), is_causal=True)[0])
+    for shape in ((3, 4), (2, 5)):
+        same_as_torch(lambda lib: lib.nn.MultiheadAttention(E, HEADS)(
+            lib.zeros(4, 3, E), lib.zeros(5, 3, E), lib.zeros(5, 3, E),
+            key_padding_mask=lib.zeros(*shape, dtype=lib.bool))[0])
+    same_as_torch(lambda lib: lib.nn.MultiheadAttention(E, HEADS)(
+        lib.zeros(4, 3, E), lib.zeros(5, 3, E), lib.zeros(5, 2, E))[0])
 
 
 # ---- Transformer layers -----------------------------------------------------------------------

@@ -154,6 +154,10 @@ def test_errors_match_torch():
     same_as_torch(lambda lib: make(lib, "RNN")(lib.tensor(np.zeros((1, T, B, I))))[0])
     same_as_torch(lambda lib: make(lib)(lib.tensor(x), (lib.tensor(np.zeros((1, B, H))),
                                                         lib.tensor(np.zeros((1, B, 2)))))[0])
+    same_as_torch(lambda lib: make(lib)(lib.tensor(x), (lib.tensor(np.zeros((1, B, 2))),
+                                                        lib.tensor(np.zeros((1, B, H)))))[0])
+    same_as_torch(lambda lib: make(lib)(lib.tensor(x).float())[0])
+    same_as_torch(lambda lib: make(lib, "GRU")(lib.tensor(np.zeros((0, B, I))))[0])
     same_as_torch(lambda lib: lib.nn.LSTM(I, H, proj_size=H))
     same_as_torch(lambda lib: lib.nn.RNN(I, H, nonlinearity="sigmoid"))
 
@@ -204,6 +208,12 @@ def test_pack_and_pad_packed(batch_first):
 
 
 def test_packing_errors():
+    same_as_torch(lambda lib: lib.nn.utils.rnn.pad_sequence([lib.zeros(2, 3),
+                                                            lib.zeros(3, 2)]))
+    same_as_torch(lambda lib: lib.nn.utils.rnn.pad_sequence([lib.zeros(2, 3),
+                                                            lib.ones(3, 3).double()]))
+    same_as_torch(lambda lib: lib.nn.utils.rnn.pad_sequence(lib.zeros(2, 3),
+                                                            padding_side="middle"))
     same_as_torch(lambda lib: lib.nn.utils.rnn.pack_sequence(_seqs(lib)))
     same_as_torch(lambda lib: lib.nn.utils.rnn.pack_padded_sequence(
         lib.zeros(5, 3, 2), [5, 0, 0]))

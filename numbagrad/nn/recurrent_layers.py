@@ -142,6 +142,11 @@ class RNNBase(Module):
                 "LSTM": _lstm_step}[self.mode]
 
     def _check_input(self, input, batch_sizes):  # noqa: A002 - torch's names
+        weight = self.weight_ih_l0
+        if input.dtype is not weight.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                             f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
+                             f"convert model: model.to({input.dtype})")
         expected = 2 if batch_sizes is not None else 3
         if input.ndim != expected:
             raise RuntimeError(f"input must have {expected} dimensions, got {input.ndim}")
@@ -151,9 +156,7 @@ class RNNBase(Module):
 
     def _check_hidden(self, hx, expected, what="hidden"):
         if tuple(hx.shape) != expected:
-            msg = "Expected hidden size {}, got {}" if what == "hidden" else \
-                "Expected hidden[1] size {}, got {}"
-            raise RuntimeError(msg.format(expected, list(hx.shape)))
+            raise RuntimeError(f"Expected {what} size {expected}, got {list(hx.shape)}")
 
     def _run(self, rows, batch_sizes, hs, cs):
         """rows: the inputs of all time steps, step after step (batch_sizes[t] rows each);
@@ -198,6 +201,8 @@ class RNNBase(Module):
             if self.batch_first and not unbatched:
                 x = x.transpose(0, 1)
             self._check_input(x, None)
+            if x.shape[0] == 0:
+                raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
             batch, sorted_indices, unsorted_indices = x.shape[1], None, None
             batch_sizes = [batch] * x.shape[0]
         dt = input.data.dtype if packed else input.dtype
@@ -229,9 +234,9 @@ class RNNBase(Module):
             if sorted_indices is not None:  # the states follow the sequences into sorted order
                 h0 = index_select(h0, 1, sorted_indices)
                 c0 = index_select(c0, 1, sorted_indices) if lstm else None
-            self._check_hidden(h0, hidden_shape)
+            self._check_hidden(h0, hidden_shape, "hidden[0]" if lstm else "hidden")
             if lstm:
-                self._check_hidden(c0, cell_shape, "cell")
+                self._check_hidden(c0, cell_shape, "hidden[1]")
         rows = data if packed else x.reshape(-1, x.shape[-1])
         outs, h_n, c_n = self._run(rows, batch_sizes, unbind(h0, 0),
                                    unbind(c0, 0) if lstm else None)

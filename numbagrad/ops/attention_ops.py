@@ -51,7 +51,7 @@ def _float_mask(mask, dtype):
 
 
 def _c_name(t):
-    return t.dtype.scalar_name.lower()  # torch's C++ spelling: float, double
+    return t.dtype.c_name  # torch's C++ spelling: float, double, long int
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
@@ -64,15 +64,20 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                            f"query.dtype: {_c_name(query)} key.dtype: {_c_name(key)} and "
                            f"value.dtype: {_c_name(value)}"
                            " instead.")
+    if min(query.ndim, key.ndim, value.ndim) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, "
+                           f"but got query.dim: {query.ndim} key.dim: {key.ndim} and value.dim:"
+                           f" {value.ndim} instead.")
     if not query.dtype.is_floating_point:
-        raise RuntimeError("scaled_dot_product_attention: query must be a floating-point "
-                           f"tensor, got {query.dtype.scalar_name}")
+        raise RuntimeError(f"expected scalar type Float but found {query.dtype.scalar_name}")
+    if attn_mask is not None and \
+            attn_mask.dtype not in (dtypes.bool_, dtypes.float32, query.dtype):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {_c_name(attn_mask)} and  "
+                           f"query.dtype: {_c_name(query)} instead.")
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                            "set when is_causal=True")
-    if min(query.ndim, key.ndim, value.ndim) < 2:
-        raise RuntimeError("scaled_dot_product_attention: query, key and value must be at "
-                           "least 2-D")
     target, source = query.shape[-2], key.shape[-2]
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
@@ -267,9 +272,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         key_padding_mask = _pad_last(key_padding_mask)
     src_len = k.shape[1]
     if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (bsz, src_len):
-            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but "
-                                 f"got {key_padding_mask.shape}")
+        for d, want in enumerate((bsz, src_len)):
+            if key_padding_mask.shape[d] != want:
+                raise AssertionError(f"Expected key_padded_mask.shape[{d}] to be {want}, but "
+                                     f"got {key_padding_mask.shape[d]}")
         kpm = reshape(expand(reshape(key_padding_mask, (bsz, 1, 1, src_len)),
                              (bsz, num_heads, 1, src_len)), (bsz * num_heads, 1, src_len))
         attn_mask = kpm if attn_mask is None else attn_mask + kpm

@@ -146,11 +146,18 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         raise RuntimeError("pad_sequence: Expected iterable for input sequences, but got arg "
                            f"of type: {type(sequences)}") from None
     if padding_side not in ("left", "right"):
-        raise ValueError(f"Expected padding_side to be one of left or right, but got "
+        raise RuntimeError(f"Expected padding_side to be one of left or right, but got "
                          f"{padding_side}.")
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
     trailing = tuple(sequences[0].shape[1:])
+    for s in sequences[1:]:
+        if tuple(s.shape[1:]) != trailing:  # torch's copy into the padded slice fails
+            d = next(i for i in range(len(trailing), 0, -1)
+                     if i > s.ndim - 1 or s.shape[i] != trailing[i - 1])
+            got = s.shape[d] if d < s.ndim else 1
+            raise RuntimeError(f"The size of tensor a ({trailing[d - 1]}) must match the size "
+                               f"of tensor b ({got}) at non-singleton dimension {d}")
     lengths = [s.shape[0] for s in sequences]
     steps, total = max(lengths), sum(lengths)
     picks = np.full((steps, len(sequences)), total, np.int64)
@@ -161,9 +168,9 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         start += n
     if batch_first:
         picks = picks.T
-    dt = sequences[0].dtype
+    dt = sequences[0].dtype  # the first sequence's dtype, as torch's
     filler = _make(np.full((1, *trailing), padding_value, dt.np))
-    joined = cat([*sequences, filler], 0)
+    joined = cat([s if s.dtype is dt else s.to(dt) for s in (*sequences, filler)], 0)
     out = index_select(joined, 0, _int64(picks))
     return reshape(out, (*picks.shape, *trailing))
 
