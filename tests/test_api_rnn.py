@@ -101,6 +101,23 @@ def test_relu_rnn_and_lstm_projections():
     _check("LSTM", packed=LENGTHS, **kw)
 
 
+@pytest.mark.parametrize("cls", ["RNN", "GRU", "LSTM"])
+def test_grad_fn_names(cls):
+    def names(lib):
+        torch.manual_seed(0)
+        result = []
+        for kw in (dict(), dict(bidirectional=True, num_layers=2)):
+            m = getattr(lib.nn, cls)(I, H, dtype=lib.float64, **kw)
+            out, h = m(lib.tensor(X))
+            unbatched, _ = m(lib.tensor(X[:, 0]))
+            packed, _ = m(lib.nn.utils.rnn.pack_sequence([lib.tensor(X[:3, 0]),
+                                                          lib.tensor(X[:2, 1])]))
+            states = h if isinstance(h, tuple) else (h,)
+            result += [t.grad_fn.name() for t in (out, *states, unbatched, packed.data)]
+        return result
+    same_as_torch(names)
+
+
 @pytest.mark.parametrize("kw", [dict(), dict(num_layers=2, bidirectional=True, bias=False),
                                 dict(proj_size=2, batch_first=True, dropout=0.5, num_layers=3)])
 def test_parameter_names_shapes_repr_and_init(kw):

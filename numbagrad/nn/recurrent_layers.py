@@ -160,9 +160,10 @@ class RNNBase(Module):
 
     def _run(self, rows, batch_sizes, hs, cs):
         """rows: the inputs of all time steps, step after step (batch_sizes[t] rows each);
-        hs, cs: the L*D initial states. Returns the last layer's output rows and the final
-        states (L*D, B, *)."""
+        hs, cs: the L*D initial states. Returns the last layer's output ((T, B, *) for a
+        padded batch, packed rows otherwise) and the final states (L*D, B, *)."""
         directions = 2 if self.bidirectional else 1
+        padded = len(set(batch_sizes)) == 1
         step = self._step_fn()
         h_last, c_last = [], []
         for layer in range(self.num_layers):
@@ -173,13 +174,15 @@ class RNNBase(Module):
                                                 self._layer_weights(layer, direction),
                                                 hs[index], cs[index] if cs else None, step,
                                                 direction == 1)
-                outs_by_dir.append(cat(outs, 0) if len(outs) > 1 else outs[0])
+                # torch's layout: the steps stacked (padded) or concatenated (packed)
+                outs_by_dir.append(stack(outs, 0) if padded else cat(outs, 0))
                 h_last.append(h_n)
                 c_last.append(c_n)
-            rows = cat(outs_by_dir, 1) if directions == 2 else outs_by_dir[0]
+            output = cat(outs_by_dir, -1) if directions == 2 else outs_by_dir[0]
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                rows = F.dropout(rows, self.dropout, True)
-        return rows, stack(h_last, 0), stack(c_last, 0) if cs else None
+                output = F.dropout(output, self.dropout, True)
+            rows = output.reshape(-1, output.shape[-1]) if padded else output
+        return output, stack(h_last, 0), stack(c_last, 0) if cs else None
 
     def forward(self, input, hx=None):  # noqa: A002, C901 - torch's names; one entry point
         lstm = self.mode == "LSTM"
@@ -246,7 +249,7 @@ class RNNBase(Module):
                 h_n = index_select(h_n, 1, unsorted_indices)
                 c_n = index_select(c_n, 1, unsorted_indices) if lstm else None
         else:
-            output = outs.reshape(len(batch_sizes), batch, outs.shape[-1])
+            output = outs
             if unbatched:
                 output = squeeze(output, 1)
                 h_n = squeeze(h_n, 1)
