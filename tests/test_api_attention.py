@@ -60,8 +60,11 @@ def test_sdpa_grouped_query_attention_and_gradcheck():
         lib.tensor(q), lib.tensor(k), lib.tensor(k), enable_gqa=True))
     args = tuple(ng.tensor(a[0], requires_grad=True) for a in (Q, K, V))
     mask = ng.tensor(BOOL_MASK)
-    assert ng.autograd.gradcheck(
-        lambda *t: ng.nn.functional.scaled_dot_product_attention(*t, attn_mask=mask), args)
+    def attend(*t):
+        return ng.nn.functional.scaled_dot_product_attention(*t, attn_mask=mask)
+    assert ng.autograd.gradcheck(attend, args)
+    small = tuple(ng.tensor(a[0][:, :2], requires_grad=True) for a in (Q, K, V))
+    assert ng.autograd.gradgradcheck(attend, small)
 
 
 def test_sdpa_dropout_and_errors():

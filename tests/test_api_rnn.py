@@ -101,6 +101,15 @@ def test_relu_rnn_and_lstm_projections():
     _check("LSTM", packed=LENGTHS, **kw)
 
 
+@pytest.mark.parametrize("cls", ["GRU", "LSTM"])
+def test_gradcheck_and_gradgradcheck(cls):
+    ng.manual_seed(0)
+    m = getattr(ng.nn, cls)(2, 3, dtype=ng.float64)
+    x = ng.tensor(X[:3, :2, :2], requires_grad=True)
+    assert ng.autograd.gradcheck(lambda x: m(x)[0], (x,))
+    assert ng.autograd.gradgradcheck(lambda x: m(x)[0], (x,))
+
+
 @pytest.mark.parametrize("cls", ["RNN", "GRU", "LSTM"])
 def test_grad_fn_names(cls):
     def names(lib):
