@@ -83,6 +83,7 @@ def test_values_and_gradients(cls, layers, bidirectional, bias):
 def test_packed_input_with_initial_state(cls):
     kw = dict(input_size=I, hidden_size=H, num_layers=2, bidirectional=True)
     _check(cls, hx=_states(cls, 2, 2), packed=LENGTHS, **kw)
+    _check(cls, packed=[T] * B, input_size=I, hidden_size=H)  # no sequence ends early
 
 
 @pytest.mark.parametrize("cls", ["GRU", "LSTM"])

@@ -158,12 +158,11 @@ class RNNBase(Module):
         if tuple(hx.shape) != expected:
             raise RuntimeError(f"Expected {what} size {expected}, got {list(hx.shape)}")
 
-    def _run(self, rows, batch_sizes, hs, cs):
+    def _run(self, rows, batch_sizes, hs, cs, padded):
         """rows: the inputs of all time steps, step after step (batch_sizes[t] rows each);
         hs, cs: the L*D initial states. Returns the last layer's output ((T, B, *) for a
         padded batch, packed rows otherwise) and the final states (L*D, B, *)."""
         directions = 2 if self.bidirectional else 1
-        padded = len(set(batch_sizes)) == 1
         step = self._step_fn()
         h_last, c_last = [], []
         for layer in range(self.num_layers):
@@ -242,7 +241,7 @@ class RNNBase(Module):
                 self._check_hidden(c0, cell_shape, "hidden[1]")
         rows = data if packed else x.reshape(-1, x.shape[-1])
         outs, h_n, c_n = self._run(rows, batch_sizes, unbind(h0, 0),
-                                   unbind(c0, 0) if lstm else None)
+                                   unbind(c0, 0) if lstm else None, not packed)
         if packed:
             output = PackedSequence(outs, batch_sizes_t, sorted_indices, unsorted_indices)
             if unsorted_indices is not None:
