@@ -8,6 +8,7 @@ from ..factories import zeros
 from . import functional as F  # noqa: N812 - torch's idiom
 from .layers import _uniform
 from .module import Module, Parameter
+from .recurrent_layers import GRU, LSTM, RNN, RNNBase
 
 
 class _CellBase(Module):
@@ -124,4 +125,4 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-__all__ = ["RNNCell", "GRUCell", "LSTMCell", "Bilinear"]
+__all__ = ["RNNCell", "GRUCell", "LSTMCell", "Bilinear", "RNNBase", "RNN", "LSTM", "GRU"]
