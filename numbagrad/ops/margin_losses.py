@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..tensor import Tensor, _make
+from ..tensor import _make
 from .activations_api import logsigmoid
 from .index import gather
 from .loss import _legacy
@@ -134,23 +134,24 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):  # noqa: A002
-    """0.5 * (log(var) + (input - target)^2 / var), var clamped below at eps (without
-    gradient through the clamp, as torch)."""
-    if not isinstance(var, Tensor):
-        var = _make(np.full(input.shape, float(var), np.asarray(input._data).dtype))
+    """0.5 * (log(var) + (input - target)^2 / var), var clamped below at eps (the clamp
+    not differentiated, as torch)."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = _make(np.full(input.shape, var, np.asarray(input._data).dtype))
+    elif np.any(np.asarray(var._data) < 0):
+        raise ValueError("var has negative entry/entries")
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
             var = unsqueeze(var, -1)
-        elif tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1:
-            pass
-        else:
+        elif input.ndim != var.ndim or sum(y for x, y in zip(input.shape, var.shape)
+                                           if x != y) != 1:
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    if np.any(np.asarray(var._data) < 0):
-        raise ValueError("var has negative entry/entries")
     v = np.asarray(var._data)
-    var = var + _make(np.maximum(v, eps) - v)  # the clamp, not differentiated
+    var = var + _make(np.maximum(v, eps) - v)  # the clamp, not differentiated (0 elsewhere)
     loss = 0.5 * (log(var) + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
@@ -164,6 +165,10 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     reduction = _legacy(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.requires_grad:
+        raise RuntimeError("The function 'multi_margin_loss' is not differentiable with "
+                           "respect to argument 'weight'. This input cannot have "
+                           "requires_grad True.")
     x = unsqueeze(input, 0) if input.ndim == 1 else input
     t = np.asarray(target._data).reshape(-1)
     n, c = x.shape
