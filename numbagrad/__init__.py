@@ -1,5 +1,6 @@
 """numbagrad: PyTorch's autograd API on NumPy arrays, differentiated by a compiled tape sweep."""
 
+import importlib
 import warnings as _warnings
 
 # torch computes 1/0 = inf and log(0) = -inf without a word; NumPy warns. Silence NumPy's
@@ -47,7 +48,8 @@ from .ops.scan_api import *  # noqa: F401,F403
 from .ops.linalg_api import *  # noqa: F401,F403
 from .ops.shape_api import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
-from . import distributions, linalg, testing  # noqa: F401
+from . import linalg  # noqa: F401
+from .nn.functional import torch_dropout as dropout
 
 float32 = float = _dtypes.float32
 float64 = double = _dtypes.float64
@@ -83,3 +85,12 @@ from .core import safe_cache as _safe_cache
 _safe_cache.guard_loaded()  # every cached @njit function of the package heals a bad entry
 
 __version__ = "0.1.0"
+
+# imported on first use: import time is part of every user's cold start
+_LAZY_SUBMODULES = {"distributions", "testing"}
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'numbagrad' has no attribute '{name}'")
