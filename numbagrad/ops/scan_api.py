@@ -4,12 +4,16 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor, _make
-from . import pointwise, reduce, scan_ops, scan_select, shape
+from . import pointwise, reduce, scan_misc, scan_ops, scan_quantile, scan_select, scan_stats, shape
 from .reduce import numpy_aliases
 
 __all__ = ["all", "any", "count_nonzero", "cumsum", "cumprod", "logcumsumexp", "cummax",
            "cummin", "diff", "trace", "nansum", "nanmean", "sort", "argsort", "msort", "topk",
-           "kthvalue", "median", "nanmedian", "mode"]
+           "kthvalue", "median", "nanmedian", "mode", "std_mean", "var_mean", "aminmax",
+           "quantile", "nanquantile", "unique", "unique_consecutive", "bincount", "histc",
+           "bucketize", "searchsorted"]
+# torch has these as functions only
+_NO_METHOD = ("std_mean", "var_mean", "bucketize", "searchsorted")
 
 
 def _truth(name, np_fn):
@@ -54,6 +58,17 @@ kthvalue = numpy_aliases(scan_select.kthvalue, "kthvalue")
 median = numpy_aliases(scan_select.median, "median")
 nanmedian = numpy_aliases(scan_select.nanmedian, "nanmedian")
 mode = numpy_aliases(scan_select.mode, "mode")
+std_mean = numpy_aliases(scan_stats.std_mean, "std_mean")
+var_mean = numpy_aliases(scan_stats.var_mean, "var_mean")
+aminmax = numpy_aliases(scan_stats.aminmax, "aminmax")
+quantile = numpy_aliases(scan_quantile.quantile, "quantile")
+nanquantile = numpy_aliases(scan_quantile.nanquantile, "nanquantile")
+unique = scan_misc.unique
+unique_consecutive = scan_misc.unique_consecutive
+bincount = scan_misc.bincount
+histc = scan_misc.histc
+bucketize = scan_misc.bucketize
+searchsorted = scan_misc.searchsorted
 
 
 @numpy_aliases
@@ -104,5 +119,4 @@ def _diff_operand(t, x, d):
 
 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
-TENSOR_METHODS = {name: globals()[name] for name in __all__ if name not in ("msort",)}
-TENSOR_METHODS["msort"] = msort
+TENSOR_METHODS = {name: globals()[name] for name in __all__ if name not in _NO_METHOD}
