@@ -22,7 +22,9 @@ def _plain(v):
         return [type(v).__name__.replace("_return", "")] + [_plain(u) for u in v]
     if hasattr(v, "detach"):
         a = np.asarray(v.detach().numpy())
-        vals = a.astype(np.float64).round(12) if a.dtype.kind in "fc" else a
+        # float32: to a few ulps (a composite like quantile's lerp rounds its own way)
+        decimals = 5 if a.dtype == np.float32 else 12
+        vals = a.astype(np.float64).round(decimals) if a.dtype.kind in "fc" else a
         return (list(v.shape), str(v.dtype).replace("torch.", ""),
                 np.where(np.isnan(vals), "nan", vals.astype(str)).tolist()
                 if a.dtype.kind == "f" else vals.tolist())
@@ -98,6 +100,54 @@ VALUE_CASES = {
     "any_dim": lambda t: t.tensor(_INTS).any(dim=0),
     "count_nonzero": lambda t: t.count_nonzero(t.tensor(_INTS)),
     "count_nonzero_dims": lambda t: t.count_nonzero(t.tensor(_C) > 0, dim=(0, 1)),
+    "std_mean": lambda t: t.std_mean(t.tensor(_C), dim=1, keepdim=True),
+    "std_mean_unbiased_positional": lambda t: t.std_mean(t.tensor(_M), False),
+    "var_mean": lambda t: t.var_mean(t.tensor(_C), (0, 2), correction=0),
+    "var_mean_all": lambda t: t.var_mean(t.tensor(_M)),
+    "aminmax": lambda t: t.aminmax(t.tensor(_M)),
+    "aminmax_dim": lambda t: t.tensor(_C).aminmax(dim=1, keepdim=True),
+    "aminmax_int": lambda t: t.aminmax(t.tensor(_INTS), dim=0),
+    "quantile": lambda t: t.quantile(t.tensor(_C), 0.3),
+    "quantile_dim_keepdim": lambda t: t.tensor(_C).quantile(0.75, dim=1, keepdim=True),
+    "quantile_q_tensor": lambda t: t.quantile(t.tensor(_M), t.tensor([0.1, 0.5, 1.0],
+                                                                     dtype=t.float64), dim=0),
+    "quantile_nan": lambda t: t.quantile(t.tensor([[1.0, float("nan"), 2.0], [3.0, 1.0, 2.0]]),
+                                         0.5, dim=1),
+    "nanquantile": lambda t: t.nanquantile(t.tensor([[1.0, float("nan"), 2.0, 5.0],
+                                                     [float("nan")] * 4]), 0.4, dim=1),
+    "quantile_lower": lambda t: t.quantile(t.tensor(_M), 0.37, interpolation="lower"),
+    "quantile_higher": lambda t: t.quantile(t.tensor(_M), 0.37, 1, interpolation="higher"),
+    "quantile_nearest": lambda t: t.quantile(t.arange(4.0), t.tensor([0.5, 1 / 6]),
+                                             interpolation="nearest"),
+    "quantile_midpoint": lambda t: t.quantile(t.tensor(_C), 0.2, -1, interpolation="midpoint"),
+    "quantile_float32": lambda t: t.quantile(t.tensor(_C, dtype=t.float32), 0.3, 0),
+    "unique": lambda t: t.unique(t.tensor([3.0, 1, 2, 3, 1, 5])),
+    "unique_inverse_counts": lambda t: t.unique(t.tensor(_INTS), return_inverse=True,
+                                                return_counts=True),
+    "unique_dim": lambda t: t.tensor([[1, 2], [1, 2], [0, 5]]).unique(dim=0, return_inverse=True,
+                                                                      return_counts=True),
+    "unique_consecutive": lambda t: t.unique_consecutive(t.tensor([1, 1, 2, 2, 3, 1, 1]),
+                                                         return_inverse=True,
+                                                         return_counts=True),
+    "unique_consecutive_dim": lambda t: t.tensor([[1, 1, 2], [1, 1, 3]]).unique_consecutive(
+        dim=1, return_counts=True),
+    "bincount": lambda t: t.bincount(t.tensor([1, 1, 3])),
+    "bincount_weights": lambda t: t.bincount(t.tensor([1, 1, 3]), weights=t.tensor([0.5, 0.5, 1]),
+                                             minlength=6),
+    "bincount_empty": lambda t: t.bincount(t.tensor([], dtype=t.int64)),
+    "histc": lambda t: t.histc(t.tensor([1.0, 2, 1, 4]), bins=4, min=0, max=3),
+    "histc_auto_range": lambda t: t.tensor(_C).histc(bins=7),
+    "histc_one_value": lambda t: t.histc(t.tensor([2.0, 2.0]), bins=3),
+    "bucketize": lambda t: t.bucketize(t.tensor([[3, 6, 9], [1, 2, 10]]), t.tensor([1, 3, 5, 7, 9])),
+    "bucketize_right_int32": lambda t: t.bucketize(t.tensor([3.0, 6.0]), t.tensor([1.0, 3.0]),
+                                                   right=True, out_int32=True),
+    "searchsorted": lambda t: t.searchsorted(t.tensor([1, 3, 5, 7, 9]), t.tensor([[3, 6, 9]])),
+    "searchsorted_side": lambda t: t.searchsorted(t.tensor([1, 3, 5, 7, 9]), t.tensor([3, 9]),
+                                                  side="right"),
+    "searchsorted_rows": lambda t: t.searchsorted(t.tensor([[1, 3, 5], [2, 4, 6]]),
+                                                  t.tensor([[3], [3]]), right=True),
+    "searchsorted_sorter": lambda t: t.searchsorted(t.tensor([5, 1, 3]), t.tensor([2, 4]),
+                                                    sorter=t.tensor([1, 2, 0])),
 }
 
 
@@ -151,6 +201,20 @@ ERROR_CASES = {
     "nanmean_int": lambda t: t.nanmean(t.tensor(_INTS)),
     "logcumsumexp_int": lambda t: t.logcumsumexp(t.tensor(_INTS), 0),
     "cumsum_bad_dim": lambda t: t.cumsum(t.tensor(_M), 3),
+    "std_mean_int": lambda t: t.std_mean(t.tensor(_INTS)),
+    "aminmax_empty": lambda t: t.aminmax(t.zeros(0)),
+    "aminmax_empty_dim": lambda t: t.aminmax(t.zeros(2, 0), dim=1),
+    "quantile_q_range": lambda t: t.quantile(t.tensor(_M), 1.5),
+    "quantile_q_dtype": lambda t: t.quantile(t.tensor(_M), t.tensor([0.5])),
+    "quantile_int": lambda t: t.quantile(t.tensor(_INTS), 0.5),
+    "quantile_mode": lambda t: t.quantile(t.tensor(_M), 0.5, interpolation="foo"),
+    "quantile_q_2d": lambda t: t.quantile(t.tensor(_M), t.tensor([[0.5]], dtype=t.float64)),
+    "quantile_empty": lambda t: t.quantile(t.zeros(0), 0.5),
+    "bincount_negative": lambda t: t.bincount(t.tensor([-1])),
+    "bincount_float": lambda t: t.bincount(t.tensor([1.0])),
+    "histc_int": lambda t: t.histc(t.tensor([1, 2])),
+    "searchsorted_side_bad": lambda t: t.searchsorted(t.tensor([1, 2]), t.tensor([1]),
+                                                      side="middle"),
 }
 
 
@@ -179,6 +243,13 @@ GRAD_CASES = {
     "diff": lambda t, x: t.diff(x, n=2, dim=1),
     "nansum": lambda t, x: t.nansum(t.log(x), 1),
     "nanmean": lambda t, x: t.nanmean(t.log(x)),
+    "std_mean": lambda t, x: t.std_mean(x, 1)[0] * t.std_mean(x, 1)[1],
+    "var_mean": lambda t, x: t.var_mean(x)[0] + t.var_mean(x)[1] * 3,
+    "aminmax": lambda t, x: t.aminmax(x, dim=0)[0] - 2 * t.aminmax(x, dim=0)[1],
+    "quantile": lambda t, x: t.quantile(x, 0.3, dim=1),
+    "quantile_q_tensor": lambda t, x: t.quantile(x, t.tensor([0.25, 0.6], dtype=t.float64)),
+    "nanquantile_nearest": lambda t, x: t.nanquantile(t.log(x), 0.6, 0,
+                                                      interpolation="nearest"),
 }
 
 
@@ -202,7 +273,7 @@ def test_gradients_and_grad_fn(name):
 
 
 @pytest.mark.parametrize("name", ["cumsum", "cumprod", "cumprod_zeros", "logcumsumexp",
-                                  "sort", "median", "cummax", "trace"])
+                                  "sort", "median", "cummax", "trace", "quantile", "std_mean"])
 def test_gradcheck_and_gradgradcheck(name):
     fn = GRAD_CASES[name]
     x = ng.tensor(np.abs(_M) + 0.5 if name == "cumprod_zeros" else _M, requires_grad=True)
