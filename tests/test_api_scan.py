@@ -121,6 +121,10 @@ VALUE_CASES = {
                                              interpolation="nearest"),
     "quantile_midpoint": lambda t: t.quantile(t.tensor(_C), 0.2, -1, interpolation="midpoint"),
     "quantile_float32": lambda t: t.quantile(t.tensor(_C, dtype=t.float32), 0.3, 0),
+    "dist": lambda t: t.dist(t.tensor(_M), t.tensor(_M[0])),
+    "dist_p": lambda t: t.tensor(_C).dist(t.tensor(_M), p=3),
+    "dist_inf_f32": lambda t: t.dist(t.tensor(_M, dtype=t.float32), t.zeros(4), float("inf")),
+    "dist_promote": lambda t: t.dist(t.tensor(_M, dtype=t.float32), t.tensor(_M[1])),
     "unique": lambda t: t.unique(t.tensor([3.0, 1, 2, 3, 1, 5])),
     "unique_inverse_counts": lambda t: t.unique(t.tensor(_INTS), return_inverse=True,
                                                 return_counts=True),
@@ -213,6 +217,8 @@ ERROR_CASES = {
     "bincount_negative": lambda t: t.bincount(t.tensor([-1])),
     "bincount_float": lambda t: t.bincount(t.tensor([1.0])),
     "histc_int": lambda t: t.histc(t.tensor([1, 2])),
+    "dist_int": lambda t: t.dist(t.tensor([1, 2]), t.tensor([1, 3])),
+    "dist_shapes": lambda t: t.dist(t.tensor(_M), t.zeros(3)),
     "searchsorted_side_bad": lambda t: t.searchsorted(t.tensor([1, 2]), t.tensor([1]),
                                                       side="middle"),
 }
@@ -248,6 +254,9 @@ GRAD_CASES = {
     "aminmax": lambda t, x: t.aminmax(x, dim=0)[0] - 2 * t.aminmax(x, dim=0)[1],
     "quantile": lambda t, x: t.quantile(x, 0.3, dim=1),
     "quantile_q_tensor": lambda t, x: t.quantile(x, t.tensor([0.25, 0.6], dtype=t.float64)),
+    "dist": lambda t, x: t.dist(x, t.tensor(_M[1]) * 0.5),
+    "dist_p1": lambda t, x: x.dist(t.tensor(_M[2]), p=1),
+    "dist_inf": lambda t, x: t.dist(x, t.tensor(_M[0]) + 0.1, float("inf")),
     "nanquantile_nearest": lambda t, x: t.nanquantile(t.log(x), 0.6, 0,
                                                       interpolation="nearest"),
 }
@@ -273,7 +282,7 @@ def test_gradients_and_grad_fn(name):
 
 
 @pytest.mark.parametrize("name", ["cumsum", "cumprod", "cumprod_zeros", "logcumsumexp",
-                                  "sort", "median", "cummax", "trace", "quantile", "std_mean"])
+                                  "sort", "median", "cummax", "trace", "quantile", "std_mean", "dist"])
 def test_gradcheck_and_gradgradcheck(name):
     fn = GRAD_CASES[name]
     x = ng.tensor(np.abs(_M) + 0.5 if name == "cumprod_zeros" else _M, requires_grad=True)

@@ -11,7 +11,7 @@ __all__ = ["all", "any", "count_nonzero", "cumsum", "cumprod", "logcumsumexp", "
            "cummin", "diff", "trace", "nansum", "nanmean", "sort", "argsort", "msort", "topk",
            "kthvalue", "median", "nanmedian", "mode", "std_mean", "var_mean", "aminmax",
            "quantile", "nanquantile", "unique", "unique_consecutive", "bincount", "histc",
-           "bucketize", "searchsorted"]
+           "bucketize", "searchsorted", "dist"]
 # torch has these as functions only
 _NO_METHOD = ("std_mean", "var_mean", "bucketize", "searchsorted")
 
@@ -61,6 +61,7 @@ mode = numpy_aliases(scan_select.mode, "mode")
 std_mean = numpy_aliases(scan_stats.std_mean, "std_mean")
 var_mean = numpy_aliases(scan_stats.var_mean, "var_mean")
 aminmax = numpy_aliases(scan_stats.aminmax, "aminmax")
+dist = scan_stats.dist
 quantile = numpy_aliases(scan_quantile.quantile, "quantile")
 nanquantile = numpy_aliases(scan_quantile.nanquantile, "nanquantile")
 unique = scan_misc.unique

@@ -8,7 +8,8 @@ inner + j. ``iat[0]`` of a scan node is ``d``."""
 import numpy as np
 from numba import njit
 
-from .replay_kernels import group_sums_into
+from .kernels import bcast_index, norm_bw
+from .replay_kernels import group_sums_into, norm_fw
 
 
 @njit(cache=True, inline="always")
@@ -339,3 +340,34 @@ def nansum_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
                 break
             pos -= st[q] * coord[q]
             coord[q] = 0
+
+
+# ---- dist: the p-norm of x0 - x1 broadcast; iat: the broadcast shape, fat: (p, f32) ----
+@njit(cache=True, error_model="numpy")
+def _broadcast_difference(x0, x1, sh0, sh1, shape, f32):
+    # rounded as torch's x0 - x1 (f32: a float32 node, whose values come here in float64)
+    j0 = bcast_index(sh0, shape)
+    j1 = bcast_index(sh1, shape)
+    d = np.empty(j0.shape[0], x0.dtype)
+    for k in range(d.shape[0]):
+        v = x0[j0[k]] - x1[j1[k]]
+        d[k] = np.float32(v) if f32 else v
+    return d, j0, j1
+
+
+@njit(cache=True, error_model="numpy")
+def dist_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
+    d, _, _ = _broadcast_difference(x0, x1, sh0, sh1, iat, fat[1] != 0.0)
+    norm_fw(y, d, sh_y, iat, np.ones(iat.shape[0], np.int64), fat)
+
+
+@njit(cache=True, error_model="numpy")
+def dist_bw(g, y, x0, x1, gx0, gx1, sh_y, sh0, sh1, need0, need1, iat, fat):
+    d, j0, j1 = _broadcast_difference(x0, x1, sh0, sh1, iat, fat[1] != 0.0)
+    gd = np.zeros(d.shape[0])
+    norm_bw(g, y, d, gd, sh_y, iat, True, np.ones(iat.shape[0], np.int64), fat)
+    for k in range(d.shape[0]):
+        if need0:
+            gx0[j0[k]] += gd[k]
+        if need1:
+            gx1[j1[k]] -= gd[k]

@@ -1,13 +1,16 @@
-"""Two statistics at once: std_mean, var_mean and aminmax. torch computes each pair in one
+"""Two statistics at once: std_mean, var_mean and aminmax; and dist. torch computes each pair in one
 node; here each output has a node of its own, named as torch's, with the kernels, replay and
 derivative rule of the single statistic (reduce.py's records)."""
 
 import numpy as np
 
+from .. import dtypes
 from ..tensor import Tensor, _make  # noqa: F401
-from . import reduce
+from . import pointwise, reduce, scan_kernels
+from .record import broadcast_shapes, record, replay_value
 from .registry import Sample, defop, vjp_rule
 from .scan_select import aminmax_return
+from .vjp import VjpContext, unbroadcast
 
 
 def _samples(call, cases):
@@ -91,3 +94,45 @@ def aminmax(x, *, dim=None, keepdim=False):
     keep = keepdim and dim is not None
     return aminmax_return(reduce._reduce(AMINMAX_MIN, x, dims, keep, lo),
                           reduce._reduce(AMINMAX_MAX, x, dims, keep, hi))
+
+
+DIST = defop("dist", "DistBackward0", 2, replay=scan_kernels.dist_fw, replay_f32=True,
+             kernel=scan_kernels.dist_bw, saves=("x0", "x1", "y"),
+             samples=[Sample(((4,), (4,)), {}), Sample(((2, 3), (3,)), {"p": 1}),
+                      Sample(((3, 1), (1, 2)), {"p": 3.0}),
+                      Sample(((2, 3), (2, 3)), {"p": float("inf")}),
+                      Sample(((5,), ()), {"p": 0.5})])
+
+
+def dist(x, other, p=2):
+    x, other = _promoted(x, other)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {x.dtype.scalar_name} instead.")
+    shape = broadcast_shapes(x.shape, other.shape)
+    a, b = np.asarray(x._data), np.asarray(other._data)
+    dt = a.dtype
+    fat = (float(p), 1.0 if dt == np.float32 else 0.0)
+    value = replay_value(DIST, (a, b), 1, dt, shape, fat)
+    return record(DIST, np.asarray(value[0], dt)[()], (x, other), shape, fat)
+
+
+def _promoted(x, other):
+    dt = dtypes.promote(x.dtype, other.dtype)
+    return pointwise.to_dtype(x, dt), pointwise.to_dtype(other, dt)
+
+
+@vjp_rule(DIST)
+def _dist_vjp(ctx, g):
+    # torch's norm_backward of x0 - x1 (the norm's rule, on that difference), split
+    a, b = ctx.x(0), ctx.x(1)
+    shape = tuple(ctx.iat)
+    diff = a - b
+    dt = ctx.dtypes[0]
+    norm_ctx = VjpContext(reduce.NORM, [lambda: diff], lambda: ctx.y, (1,) * len(shape),
+                          ctx.fat[:1], (), [shape], [True], [dt])
+    gd = reduce.NORM.vjp(norm_ctx, g)[0]
+    if gd is None:
+        return [None, None]
+    return [unbroadcast(gd, ctx.shapes[0]) if ctx.needs[0] else None,
+            -unbroadcast(gd, ctx.shapes[1]) if ctx.needs[1] else None]
