@@ -52,6 +52,8 @@ VALUE_CASES = {
     "topk_0": lambda t: t.topk(t.tensor(_M), 0),
     "topk_int": lambda t: t.topk(t.tensor([4, 9, 1, 7]), 3),
     "kthvalue": lambda t: t.kthvalue(t.tensor(_M), 2),
+    "kthvalue_ties_nan": lambda t: t.kthvalue(t.tensor([[1.0, 2, 2, 2, 1, 0, 1],
+                                                    [3.0, float("nan"), 1, 1, 3, 3, 0]]), 4),
     "kthvalue_keepdim": lambda t: t.tensor(_C).kthvalue(1, dim=1, keepdim=True),
     "median_all": lambda t: t.median(t.tensor(_M)),
     "median_even": lambda t: t.tensor([4.0, 1.0, 3.0, 2.0]).median(),

@@ -176,6 +176,70 @@ def _order(v, descending):
     return idx
 
 
+@njit(cache=True, inline="always")
+def _gt_or_nan(a, b):
+    return (a != a and b == b) or a > b
+
+
+@njit(cache=True)
+def _kth_smallest(v, k):
+    """The local position of the k-th smallest (k from 0) of v, by torch's kthvalue:
+    quickselect with a median-of-three pivot on a copy (its ties land where torch's do)."""
+    arr = v.copy()
+    idx = np.arange(v.shape[0])
+    lo, hi = 0, v.shape[0] - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if _gt_or_nan(arr[lo], arr[hi]):
+                _swap(arr, idx, lo, hi)
+            break
+        _swap(arr, idx, lo + (hi - lo) // 2, lo + 1)
+        if _gt_or_nan(arr[lo + 1], arr[hi]):
+            _swap(arr, idx, lo + 1, hi)
+        if _gt_or_nan(arr[lo], arr[hi]):
+            _swap(arr, idx, lo, hi)
+        if _gt_or_nan(arr[lo + 1], arr[lo]):
+            _swap(arr, idx, lo + 1, lo)
+        i, j = lo + 1, hi
+        pivot = arr[lo]
+        while True:
+            i += 1
+            while _gt_or_nan(pivot, arr[i]):
+                i += 1
+            j -= 1
+            while _gt_or_nan(arr[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            _swap(arr, idx, i, j)
+        _swap(arr, idx, lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return idx[k]
+
+
+@njit(cache=True, inline="always")
+def _swap(arr, idx, i, j):
+    arr[i], arr[j] = arr[j], arr[i]
+    idx[i], idx[j] = idx[j], idx[i]
+
+
+@njit(cache=True)
+def kth_positions(x0, sh0, d, k):
+    """select_positions of kthvalue without the sorts (eager's: a smaller compile)."""
+    outer, n, inner = _lines(sh0, d)
+    pos = np.empty(outer * inner, np.int64)
+    v = np.empty(n, x0.dtype)
+    for o in range(outer):
+        for j in range(inner):
+            for i in range(n):
+                v[i] = x0[(o * n + i) * inner + j]
+            pos[o * inner + j] = (o * n + _kth_smallest(v, k - 1)) * inner + j
+    return pos
+
+
 @njit(cache=True)
 def _cumulative_extreme(v, is_max, out):
     # torch's rule: a NaN takes over (each new one), and a value equal to the extreme too
@@ -202,12 +266,13 @@ def _line_positions(v, kind, a, b, out):
             if v[i] != v[i]:  # a NaN propagates: its first one
                 out[0] = i
                 return
+    if kind == KTHVALUE:
+        out[0] = _kth_smallest(v, a - 1)
+        return
     order = _order(v, kind == TOPK and a != 0 or kind == SORT and a != 0)
     if kind == SORT or kind == TOPK:
         for i in range(out.shape[0]):
             out[i] = order[i]
-    elif kind == KTHVALUE:
-        out[0] = order[a - 1]
     elif kind == MEDIAN:
         out[0] = order[(n - 1) // 2]
     elif kind == NANMEDIAN:

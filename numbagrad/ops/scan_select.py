@@ -93,16 +93,18 @@ def _positions(x, kind, d, a=0, b=0):
     data = np.asarray(x._data)
     shape = data.shape
     lines = data.reshape(shape or (1,))
-    if kind in (MODE, CUMMAX, CUMMIN):
+    if kind in (MODE, CUMMAX, CUMMIN, KTHVALUE):
         flat = lines.reshape(-1)
         if flat.dtype == np.bool_:  # numba sorts no bools
             flat = flat.view(np.uint8)
         sh = np.asarray(lines.shape, np.int64)
         if kind == MODE:
             pos = scan_kernels.select_positions(flat, sh, kind, d, a, b)
+        elif kind == KTHVALUE:
+            pos = scan_kernels.kth_positions(flat, sh, d, a)
         else:
             pos = scan_kernels.cumulative_extreme_positions(flat, sh, d, kind == CUMMAX)
-        m = 1 if kind == MODE else lines.shape[d]
+        m = lines.shape[d] if kind in (CUMMAX, CUMMIN) else 1
         out_shape = lines.shape[:d] + (m,) + lines.shape[d + 1:]
         local = (pos // int(np.prod(lines.shape[d + 1:]))) % max(lines.shape[d], 1)
         local = local.reshape(out_shape)
@@ -116,7 +118,7 @@ def _positions(x, kind, d, a=0, b=0):
 
 
 def _local_order(lines, kind, d, a, b):
-    """Indices along d of a sort's, topk's, kthvalue's or median's picks (d kept)."""
+    """Indices along d of a sort's, topk's or median's picks (d kept)."""
     n = lines.shape[d]
     descending = a != 0 and kind in (SORT, TOPK)
     if descending:  # stable, equal values in order: the reversed line's order, reversed
@@ -127,8 +129,6 @@ def _local_order(lines, kind, d, a, b):
         return order
     if kind == TOPK:
         return np.take(order, np.arange(b), axis=d)
-    if kind == KTHVALUE:
-        return np.take(order, [a - 1], axis=d)
     nan = np.isnan(lines) if lines.dtype.kind == "f" else np.zeros(lines.shape, bool)
     if kind == MEDIAN:
         at = np.take(order, [(n - 1) // 2], axis=d)
