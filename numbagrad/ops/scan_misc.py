@@ -82,16 +82,15 @@ def histc(x, bins=100, min=0, max=0):  # noqa: A002
         name = dtypes.from_numpy_dtype(data.dtype).scalar_name
         raise NotImplementedError(f'"histogram_cpu" not implemented for \'{name}\'')
     if bins <= 0:
-        raise RuntimeError("torch.histc(): bins must be > 0, but got " + str(bins) +
-                           " for dimension 0")
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
+                           "dimension 0")
     lo, hi = float(min), float(max)
     if lo == hi and data.size:
         lo, hi = float(data.min()), float(data.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if lo > hi:
-        raise RuntimeError(f"torch.histc(): max must be larger than min, but got min {min} "
-                           f"and max {max}")
+        raise RuntimeError("torch.histc: max must be larger than min")
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise RuntimeError(f"torch.histc(): range of [{lo:g}, {hi:g}] is not finite")
     v = data.reshape(-1).astype(np.float64)

@@ -91,9 +91,8 @@ def aminmax(x, *, dim=None, keepdim=False):
             raise IndexError(f"aminmax: Expected reduction dim {dims[0]} to have non-zero size.")
     lo = np.amin(data, axis=dims, keepdims=keepdim)
     hi = np.amax(data, axis=dims, keepdims=keepdim)
-    keep = keepdim and dim is not None
-    return aminmax_return(reduce._reduce(AMINMAX_MIN, x, dims, keep, lo),
-                          reduce._reduce(AMINMAX_MAX, x, dims, keep, hi))
+    return aminmax_return(reduce._reduce(AMINMAX_MIN, x, dims, keepdim, lo),
+                          reduce._reduce(AMINMAX_MAX, x, dims, keepdim, hi))
 
 
 DIST = defop("dist", "DistBackward0", 2, replay=scan_kernels.dist_fw, replay_f32=True,
