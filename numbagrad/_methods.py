@@ -397,3 +397,13 @@ Tensor.__setitem__ = _setitem
 for _module in (math_api, special_api, scan_api, linalg_api, shape_api, creation):
     for _name, _fn in _module.TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)
+
+
+# ---- scan: in-place forms ---------------------------------------------------------------------
+Tensor.cumsum_ = lambda self, dim, *, dtype=None: _inplace(
+    self, lambda s: scan_api.cumsum(s, dim, dtype=dtype))
+Tensor.cumprod_ = lambda self, dim, *, dtype=None: _inplace(
+    self, lambda s: scan_api.cumprod(s, dim, dtype=dtype))
+# NumPy's axis= / keepdims= for the argmax and argmin above
+Tensor.argmax = reduce.numpy_aliases(Tensor.argmax, "argmax")
+Tensor.argmin = reduce.numpy_aliases(Tensor.argmin, "argmin")

@@ -173,7 +173,8 @@ def _step(program, i, op, dt, argn, needs, targets, dtypes, big):
     s.node, s.op, s.dt, s.argn, s.needs, s.targets = i, op, dt, argn, needs, targets
     _, s.read_y, s.read_x, s.kernel, _ = engine._node_plan(int(column(nodes, "code")[i]), needs)
     if op.replay_bw:  # recorded positions are the trace's: recompute them, as the sweep
-        s.kernel = getattr(replay_kernels, op.replay_bw)
+        s.kernel = (op.replay_bw if callable(op.replay_bw) else
+                    getattr(replay_kernels, op.replay_bw))
         s.read_y, s.read_x = True, (True,) * len(argn)  # from the values they read
     s.shape = _shape(nodes, shapes, i)
     s.arg_shapes = [_shape(nodes, shapes, a) for a in argn]

@@ -198,11 +198,16 @@ def kernel_name(op, parallel=False):
     """Name, in the op's module, of the @njit function computing ``op``'s backward."""
     if op.elementwise:
         return ew_name(op, parallel)
-    return op.kernel if isinstance(op.kernel, str) else op.kernel.__name__
+    return function_name(op.kernel)
 
 
 def fw_name(op):
-    return f"_fw_{op.name}" if op.elementwise else op.replay
+    return f"_fw_{op.name}" if op.elementwise else function_name(op.replay)
+
+
+def function_name(kernel):
+    """The name of a kernel given by name or as an @njit function (bound in the op's module)."""
+    return kernel if isinstance(kernel, str) else kernel.__name__
 
 
 def scalar_bw(op, n):
@@ -512,7 +517,7 @@ def op_source(op):
     if "bw" in kinds:
         parts.append(_function("bw", bw_body(op, kernel_name(op))))
     if kinds.get("rbw") == "rbw":
-        parts.append(_function("rbw", bw_body(op, op.replay_bw)))
+        parts.append(_function("rbw", bw_body(op, function_name(op.replay_bw))))
     if "fw" in kinds:
         parts.append(_function("fw", fw_body(op)))
     if "fw32" in kinds:

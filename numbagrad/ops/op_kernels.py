@@ -67,8 +67,8 @@ def _helper_namespace():
 
 def _bindings(op):
     """Kernels given as functions (ops declared outside the kernels modules): module globals."""
-    kernel = op.kernel
-    return {} if kernel is None or isinstance(kernel, str) else {kernel.__name__: kernel}
+    return {k.__name__: k for k in (op.kernel, op.replay, op.replay_bw)
+            if k is not None and not isinstance(k, str)}
 
 
 def module(op):

@@ -34,8 +34,8 @@ def replay_value(op, inputs, out_size, dtype, iat=(), fat=()):
     xs = [np.ascontiguousarray(a, dtype).reshape(-1) for a in inputs]
     shapes = [np.asarray(np.shape(a), np.int64) for a in inputs]
     y = np.empty(out_size, dtype)
-    getattr(replay_kernels, op.replay)(y, *xs, _NO_INTS, *shapes, np.asarray(iat, np.int64),
-                                       np.asarray(fat, np.float64))
+    kernel = op.replay if callable(op.replay) else getattr(replay_kernels, op.replay)
+    kernel(y, *xs, _NO_INTS, *shapes, np.asarray(iat, np.int64), np.asarray(fat, np.float64))
     return y
 
 

@@ -1,6 +1,8 @@
 """Reductions and softmax: records and front ends. ``iat`` of a node is the kept shape (the
 input's shape with reduced dims as 1), which maps every input element to its group."""
 
+import functools
+import inspect
 from collections import namedtuple
 
 import numpy as np
@@ -400,3 +402,29 @@ def _softmax(x, dim, dtype, log):
     value = _softmax_value(data, dims, log)
     value = value[()] if value.ndim == 0 else value
     return record(LOG_SOFTMAX if log else SOFTMAX, value, (x,), _kept(x.shape, dims))
+
+
+def numpy_aliases(fn, name=None):
+    """``fn`` taking NumPy's ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=``, as
+    torch's argument parser does; both spellings of one argument: torch's TypeError."""
+    name = name or fn.__name__
+    params = list(inspect.signature(fn).parameters)
+    at = {p: params.index(p) for p in ("dim", "keepdim") if p in params}
+
+    @functools.wraps(fn)
+    def aliased(*args, **kw):
+        if kw and ("axis" in kw or "keepdims" in kw):
+            for alias, real in (("axis", "dim"), ("keepdims", "keepdim")):
+                if alias in kw:
+                    if real in kw or len(args) > at.get(real, len(args)):
+                        raise TypeError(f"{name}() got an unexpected keyword argument "
+                                        f"'{alias}'")
+                    kw[real] = kw.pop(alias)
+        return fn(*args, **kw)
+    return aliased
+
+
+# (torch.norm takes neither alias)
+for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "logsumexp", "var", "std",
+              "softmax", "log_softmax"):
+    globals()[_name] = numpy_aliases(globals()[_name])

@@ -19,8 +19,10 @@ How an op is declared (see numbagrad/ops/elementwise.py etc. for the records):
   their ``forward`` stays as the NumPy reference the tests hold the kernels to.
 * ``fwd``       scalar formula of the forward (elementwise), for compiled replay.
 * ``replay``    structured ops: the name of their @njit forward kernel in
-  numbagrad/ops/replay_kernels.py (``fw(y, x0.., sh_y, sh0.., iat, fat)``), for compiled
-  replay (numbagrad.compile); None where an op has none yet (compile then says so).
+  numbagrad/ops/replay_kernels.py (``fw(y, x0.., sh_y, sh0.., iat, fat)``), or the @njit
+  function itself (ops declared outside the kernels modules, as ``kernel`` and
+  ``replay_bw`` may be), for compiled replay (numbagrad.compile); None where an op has none
+  yet (compile then says so).
 * ``replay_f32`` the op's eager value comes from its replay kernel in the input's dtype
   (``record.replay_value``), and replay runs its float32 nodes the same way, on float32
   copies of their inputs: eager and replay then agree to the last bit by construction.
