@@ -1,3 +1,7 @@
 """numbagrad.linalg: torch.linalg."""
 
-__all__ = []
+from .ops.linalg_node import LinAlgError
+from .ops.linalg_solvers import cholesky, det, inv, solve
+from .ops.linalg_solvers import linalg_slogdet as slogdet
+
+__all__ = ["LinAlgError", "cholesky", "det", "inv", "slogdet", "solve"]
