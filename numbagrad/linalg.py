@@ -12,8 +12,12 @@ from .ops.linalg_decomp import (
     svdvals,
 )
 from .ops.linalg_node import LinAlgError
+from .ops.linalg_norms import matrix_norm, norm, vector_norm
+from .ops.linalg_products import linalg_cross as cross
+from .ops.linalg_products import matrix_power, multi_dot, vecdot
 from .ops.linalg_solvers import cholesky, det, inv, solve
 from .ops.linalg_solvers import linalg_slogdet as slogdet
 
-__all__ = ["LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_exp",
-           "matrix_rank", "pinv", "qr", "slogdet", "solve", "svd", "svdvals"]
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq",
+           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
+           "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vecdot", "vector_norm"]

@@ -2,6 +2,19 @@
 front ends)."""
 
 from .linalg_decomp import matrix_exp, qr_deprecated, svd_deprecated
+from .linalg_einsum import einsum
+from .linalg_norms import matrix_norm, vector_norm  # noqa: F401 - numbagrad.linalg's
+from .linalg_products import (
+    addbmm,
+    addmv,
+    baddbmm,
+    cdist,
+    cross,
+    inner,
+    kron,
+    tensordot,
+    vdot,
+)
 from .linalg_solvers import (
     cholesky_deprecated,
     cholesky_inverse,
@@ -14,11 +27,14 @@ from .linalg_solvers import (
 
 cholesky, qr, svd = cholesky_deprecated, qr_deprecated, svd_deprecated
 
-__all__ = ["cholesky", "cholesky_inverse", "cholesky_solve", "det", "inverse", "logdet",
-           "matrix_exp", "qr", "slogdet", "svd"]
+__all__ = ["addbmm", "addmv", "baddbmm", "cdist", "cholesky", "cholesky_inverse",
+           "cholesky_solve", "cross", "det", "einsum", "inner", "inverse", "kron", "logdet",
+           "matrix_exp", "qr", "slogdet", "svd", "tensordot", "vdot"]
 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
-TENSOR_METHODS = {"cholesky": cholesky_deprecated, "cholesky_inverse": cholesky_inverse,
-                  "cholesky_solve": cholesky_solve, "det": det, "inverse": inverse,
-                  "logdet": logdet, "matrix_exp": matrix_exp, "qr": qr_deprecated,
-                  "slogdet": slogdet, "svd": svd_deprecated}
+TENSOR_METHODS = {"addbmm": addbmm, "addmv": addmv, "baddbmm": baddbmm,
+                  "cholesky": cholesky_deprecated, "cholesky_inverse": cholesky_inverse,
+                  "cholesky_solve": cholesky_solve, "cross": cross, "det": det,
+                  "inner": inner, "inverse": inverse, "kron": kron, "logdet": logdet,
+                  "matrix_exp": matrix_exp, "qr": qr_deprecated, "slogdet": slogdet,
+                  "svd": svd_deprecated, "vdot": vdot}
