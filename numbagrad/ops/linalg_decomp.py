@@ -257,6 +257,11 @@ def _pinv_rule(ctx, grads):
     return [pinv_vjp(ctx.inputs[0], ctx.outputs[0], g)]
 
 
+def pinverse(input, rcond=1e-15):  # noqa: A002 - torch's keyword name
+    """torch.pinverse: linalg.pinv with a relative tolerance ``rcond``."""
+    return pinv(input, rtol=rcond)
+
+
 def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803 - torch's keyword names
     check_float(A, "linalg.lstsq")
     if A.dtype is not B.dtype:
@@ -293,7 +298,9 @@ def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803 - torch's keyword nam
     sol = np.array(sols, a.dtype).reshape(batch + (cols, bm.shape[-1]))
     if vector:
         sol = sol[..., 0]
-    rank = np.array(ranks, np.int64).reshape(batch)
+    # gels assumes full rank and reports none
+    rank = np.array(ranks, np.int64).reshape(batch) if driver != "gels" else \
+        np.zeros((0,), np.int64)
     svals = np.array(svals, a.dtype).reshape(batch + (min(rows, cols),)) \
         if driver in ("gelsd", "gelss") else np.zeros((0,), a.dtype)
     full = all(rk == min(rows, cols) for rk in ranks)

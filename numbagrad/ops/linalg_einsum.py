@@ -20,14 +20,14 @@ def _parse(equation, operands):
     terms = lhs.split(",")
     if len(terms) != len(operands):
         more = "more" if len(operands) > len(terms) else "fewer"
-        raise ValueError(f"einsum(): {more} operands were provided than specified in the "
+        raise RuntimeError(f"einsum(): {more} operands were provided than specified in the "
                          "equation")
     labels_of, ell_ndim = [], 0
     for k, (term, op) in enumerate(zip(terms, operands)):
         letters = term.replace("...", "")
         if any(not c.isalpha() for c in letters):
             bad = next(c for c in letters if not c.isalpha())
-            raise ValueError(f"einsum(): invalid subscript given at index {eq.index(bad)} in "
+            raise RuntimeError(f"einsum(): invalid subscript given at index {eq.index(bad)} in "
                              f"the equation string, subscripts must be in [a-zA-Z]")
         if "..." in term:
             covered = op.ndim - len(letters)
@@ -51,12 +51,12 @@ def _parse(equation, operands):
         per_operand.append(head + ell_labels[ell_ndim - covered:] + tail)
     if arrow:
         if rhs.count("...") and not ell_ndim and not any("..." in t for t in terms):
-            raise ValueError("einsum(): ellipsis in the output without one in the inputs")
+            raise RuntimeError("einsum(): ellipsis in the output without one in the inputs")
         head, dots, tail = rhs.partition("...")
         out = list(head) + (ell_labels if dots else []) + list(tail)
         for c in out:
             if not any(c in labs for labs in per_operand):
-                raise ValueError(f"einsum(): output subscript {c} does not appear in the "
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
                                  "equation for any input operand")
     else:
         counts = {}

@@ -251,7 +251,7 @@ def tensordot(a, b, dims=2, out=None):
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+        da, db = list(range(-dims, 0)), list(range(dims))
     else:
         da, db = dims
         if hasattr(da, "tolist"):
@@ -260,13 +260,13 @@ def tensordot(a, b, dims=2, out=None):
         db = [db] if isinstance(db, int) else list(db)
     if len(da) != len(db):
         raise RuntimeError("both dimension lists should have same length")
-    da = [d % a.ndim if a.ndim else d for d in da]
-    db = [d % b.ndim if b.ndim else d for d in db]
     for i, j in zip(da, db):
         if a.shape[i] != b.shape[j]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} in "
                                f"dim {j}")
+    da = [d % a.ndim if a.ndim else d for d in da]
+    db = [d % b.ndim if b.ndim else d for d in db]
     free_a = [d for d in range(a.ndim) if d not in da]
     free_b = [d for d in range(b.ndim) if d not in db]
     k = int(np.prod([a.shape[d] for d in da], dtype=np.int64))
