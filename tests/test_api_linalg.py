@@ -318,3 +318,29 @@ def test_empty_and_batched_shapes():
                  "lib.linalg.solve(lib.eye(3).expand(2, 3, 3), lib.ones(3, 1))",
                  "lib.linalg.svdvals(lib.zeros(2, 0, 3))"):
         same_as_torch(lambda lib, c=call: eval(c, {"lib": lib}))
+
+
+def test_slogdet_of_a_singular_matrix_has_an_infinite_gradient():
+    singular = np.array([[1.0, 2], [2, 4]])
+    for lib in (ng, torch):
+        x = lib.tensor(singular, requires_grad=True)
+        y = lib.linalg.slogdet(x).logabsdet
+        assert y.item() == -np.inf
+        y.backward()
+        assert np.isinf(x.grad.numpy()).all()
+
+
+def test_saved_input_changed_in_place_is_refused():
+    for lib in (ng, torch):
+        x = lib.tensor(SQ[0], requires_grad=True)
+        y = lib.linalg.det(x)
+        with lib.no_grad():
+            x.mul_(2.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.backward()
+        # inv's derivative reads its output only: changing the input is harmless
+        x = lib.tensor(SQ[0], requires_grad=True)
+        y = lib.linalg.inv(x)
+        with lib.no_grad():
+            x.mul_(2.0)
+        y.sum().backward()

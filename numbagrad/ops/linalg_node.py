@@ -32,11 +32,13 @@ class LinAlgError(RuntimeError):
 
 class _Saved:
     """A tensor the rule reads, rebuilt connected to its graph on access without keeping the
-    tape alive (a leaf or a constant is kept itself: it holds no tape)."""
+    tape alive (a leaf or a constant is kept itself: it holds no tape); changed in place
+    since, it is refused as torch refuses a modified saved tensor."""
 
-    __slots__ = ("tensor", "data", "tape", "node")
+    __slots__ = ("tensor", "data", "tape", "node", "counter", "version")
 
     def __init__(self, t):
+        self.counter, self.version = t._vc, t._vc[0]
         if t._tape is None:
             self.tensor, self.tape = t, None
         else:
@@ -44,6 +46,15 @@ class _Saved:
                 t._node
 
     def get(self):
+        if self.counter[0] != self.version:
+            data = self.tensor._data if self.tensor is not None else self.data
+            kind = f"torch.{'Float' if np.asarray(data).dtype == np.float32 else 'Double'}Tensor"
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{kind} [{', '.join(map(str, np.shape(data)))}]] is at "
+                f"version {self.counter[0]}; expected version {self.version} instead. Hint: "
+                "enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
         if self.tensor is not None:
             return self.tensor
         tape = self.tape()

@@ -100,7 +100,16 @@ def _slogdet_rule(ctx, grads):
     g = grads[1]  # the sign is piecewise constant
     if g is None:
         return [None]
-    return [g.unsqueeze(-1).unsqueeze(-1) * inv(ctx.inputs[0]).mT]
+    m = ctx.inputs[0]
+    try:
+        inv_t = inv(m).mT
+    except LinAlgError:
+        # a singular matrix: log|det| is -inf there and its derivative, cof(A) / det(A),
+        # infinite (torch's signs come from its LU's rounding; these are the cofactors')
+        a = m._array()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv_t = const(_cofactors(a) / np.linalg.det(a)[..., None, None], a.dtype)
+    return [g.unsqueeze(-1).unsqueeze(-1) * inv_t]
 
 
 def logdet(A):  # noqa: N803 - torch's keyword names
