@@ -138,6 +138,16 @@ CASES = {
                                                                         WIDE[:, :4].copy())),
     "matrix_power": (lambda lib, a: lib.linalg.matrix_power(a, 3), (SQ[0],)),
     "matrix_power_neg": (lambda lib, a: lib.linalg.matrix_power(a, -2), (SQ[0],)),
+    "solve_triangular": (lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True),
+                         (SQ, RHS)),
+    "solve_triangular_right_unit": (
+        lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=False, left=False,
+                                                      unitriangular=True),
+        (SQ, RHS.transpose(0, 2, 1).copy())),
+    "inv_ex": (lambda lib, a: tuple(lib.linalg.inv_ex(a)), (SQ,)),
+    "cholesky_ex": (lambda lib, a: tuple(lib.linalg.cholesky_ex(a)), (SPD,)),
+    "solve_ex": (lambda lib, a, b: tuple(lib.linalg.solve_ex(a, b)), (SQ, RHS)),
+    "linalg.matmul": (lambda lib, a, b: lib.linalg.matmul(a, b), (SQ, RHS)),
     "cdist": (lambda lib, a, b: lib.cdist(a, b), (PTS1, PTS2)),
     "cdist_p1": (lambda lib, a, b: lib.cdist(a, b, p=1), (PTS1, PTS2)),
     "cdist_p3": (lambda lib, a, b: lib.cdist(a, b, p=3), (PTS1, PTS2)),
@@ -172,6 +182,8 @@ SECOND = {
     "matrix_exp": lambda x: ng.linalg.matrix_exp(x),
     "cross": lambda x: ng.linalg.cross(x, x * x + 1),
     "cdist": lambda x: ng.cdist(x, x * 0.5 + 1.0),
+    "solve_triangular": lambda x: ng.linalg.solve_triangular(x + 3 * ng.eye(3, dtype=ng.float64),
+                                                             x, upper=True),
 }
 
 
@@ -233,6 +245,21 @@ def _linalg_error(fn):
         fn(ng)
     assert isinstance(ours.value, RuntimeError)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_ex_forms_report_failures_in_info():
+    singular = np.ones((3, 3))
+    for call in ("lib.linalg.inv_ex(x).info", "lib.linalg.cholesky_ex(x).info",
+                 "lib.linalg.solve_ex(x, lib.ones(3)).info",
+                 "lib.linalg.solve_ex(x, lib.ones(3)).result.shape",
+                 "lib.linalg.solve_triangular(lib.zeros(2, 2), lib.ones(2, 1), upper=True).isnan()",
+                 "lib.linalg.solve_triangular(lib.zeros(2, 2), lib.ones(2, 1), upper=True).abs() > 1e300",
+                 "repr(lib.linalg.slogdet(lib.eye(2)))"):
+        same_as_torch(lambda lib, c=call: eval(c, {"lib": lib, "x": lib.tensor(singular)}))
+    _linalg_error(lambda lib: lib.linalg.inv_ex(lib.tensor(singular), check_errors=True))
+    _linalg_error(lambda lib: lib.linalg.cholesky_ex(lib.tensor(singular), check_errors=True))
+    _linalg_error(lambda lib: lib.linalg.solve_ex(lib.tensor(singular), lib.ones(3, 1).double(),
+                                                  check_errors=True))
 
 
 def test_linalg_errors():

@@ -1,6 +1,8 @@
 """What the linear algebra front ends share: torch's argument checks and messages, and small
 differentiable helpers (triangles, diagonals) the derivative rules are written with."""
 
+from collections import namedtuple
+
 import numpy as np
 
 from ..tensor import _make
@@ -85,3 +87,15 @@ def diag_embed(v):
 def as_batches(a):
     """``a`` (..., m, n) as (batch, m, n) (NumPy), for the loops LAPACK wrappers need."""
     return a.reshape(-1, *a.shape[-2:])
+
+
+def return_type(name, fields):
+    """A named tuple printed as torch's ``torch.return_types.<name>``."""
+    cls = namedtuple(name, fields)
+
+    def __repr__(self):  # noqa: N807 - the method's own name
+        parts = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"torch.return_types.{name}(\n{parts})"
+
+    cls.__repr__ = __repr__
+    return cls

@@ -2,22 +2,20 @@
 matrix_rank, matrix_exp): values from NumPy/SciPy, derivatives as torch's formulas written with
 numbagrad ops (linalg_node), so that second derivatives record too."""
 
-from collections import namedtuple
-
 import numpy as np
 
-from .linalg_common import check_float, check_matrix, check_square, const, diag_embed
+from .linalg_common import check_float, check_matrix, check_square, const, diag_embed, return_type
 from .linalg_node import record_node
 from .linalg_solvers import solve
 from .shape import cat, narrow
 from .vjp import unbroadcast
 
-QRResult = namedtuple("qr", ["Q", "R"])
-LinalgQRResult = namedtuple("linalg_qr", ["Q", "R"])
-SVDResult = namedtuple("svd", ["U", "S", "V"])
-LinalgSVDResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
-EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+QRResult = return_type("qr", ["Q", "R"])
+LinalgQRResult = return_type("linalg_qr", ["Q", "R"])
+SVDResult = return_type("svd", ["U", "S", "V"])
+LinalgSVDResult = return_type("linalg_svd", ["U", "S", "Vh"])
+EighResult = return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
+LstsqResult = return_type("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 
 
 def _zeros_like(t):

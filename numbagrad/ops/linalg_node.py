@@ -107,7 +107,10 @@ class _LinalgCall:
             # an output no gradient reached: undefined for the rule, as torch's (a zero one
             # would turn the rule's infinities at repeated eigenvalues into NaN)
             grads.append(part if len(self.specs) == 1 or np.any(part._data) else None)
-        out = self.rule(self.lctx, grads)
+        # at degenerate points (repeated eigenvalues) the rules divide by zero: torch's
+        # infinities and NaNs, without NumPy's warnings
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = self.rule(self.lctx, grads)
         return [None if gx is None else gx.reshape(tuple(shape)) if tuple(gx.shape) !=
                 tuple(shape) and int(np.prod(gx.shape)) == int(np.prod(shape)) else gx
                 for gx, shape in zip(out, shapes)]

@@ -2,7 +2,6 @@
 rules over numbagrad ops (linalg_node), with torch's grad_fn names, errors and named tuples."""
 
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from .linalg_common import (
     check_square,
     const,
     lapack_info,
+    return_type,
     singular_error,
 )
 from .linalg_node import record_node
@@ -20,8 +20,8 @@ from .pointwise import where
 from .record import shape_error_broadcast
 from .vjp import unbroadcast
 
-SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
-LinalgSlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+SlogdetResult = return_type("slogdet", ["sign", "logabsdet"])
+LinalgSlogdetResult = return_type("linalg_slogdet", ["sign", "logabsdet"])
 
 _INV_SINGULAR = ("The diagonal element {} is zero, the inversion could not be completed "
                  "because the input matrix is singular.")
@@ -29,13 +29,18 @@ _INV_SINGULAR = ("The diagonal element {} is zero, the inversion could not be co
 
 # ---- inverse ----------------------------------------------------------------------------------
 def inv(A):  # noqa: N803 - torch's keyword names
-    check_square(A, "linalg.inv")
-    a = A._array()
+    return inv_named(A, "linalg.inv")
+
+
+def inv_named(m, name):
+    """linalg.inv, its errors worded as ``name``'s (inv_ex's own)."""
+    check_square(m, name)
+    a = m._array()
     try:
         value = np.linalg.inv(a)
     except np.linalg.LinAlgError:
-        singular_error(a, "linalg.inv", _INV_SINGULAR)
-    return record_node("LinalgInvExBackward0", [value], [A], _inv_rule)[0]
+        singular_error(a, name, _INV_SINGULAR)
+    return record_node("LinalgInvExBackward0", [value], [m], _inv_rule)[0]
 
 
 def _inv_rule(ctx, grads):
@@ -121,17 +126,22 @@ def logdet(A):  # noqa: N803 - torch's keyword names
 
 
 # ---- solve ------------------------------------------------------------------------------------
-def _is_vector_rhs(m, rhs):
+def is_vector_rhs(m, rhs):
     return rhs.ndim == 1 or (rhs.ndim == m.ndim - 1 and tuple(rhs.shape) == tuple(m.shape[:-1]))
 
 
 def solve(A, B, *, left=True):  # noqa: N803 - torch's keyword names
+    return solve_named(A, B, left, "linalg.solve")
+
+
+def solve_named(A, B, left, name):  # noqa: N803
+    """linalg.solve, its singular error worded as ``name``'s (solve_ex's own)."""
     check_square(A, "linalg.solve")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
                            f"of type {A.dtype.scalar_name} and B of type {B.dtype.scalar_name} "
                            "instead")
-    vector = _is_vector_rhs(A, B)
+    vector = is_vector_rhs(A, B)
     a, b = A._array(), B._array()
     bm = b[..., None] if vector else b
     if not left:
@@ -154,7 +164,7 @@ def solve(A, B, *, left=True):  # noqa: N803 - torch's keyword names
     try:
         x = np.linalg.solve(ab, bb) if ab.size and bb.size else np.zeros(bb.shape, a.dtype)
     except np.linalg.LinAlgError:
-        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
+        raise LinAlgError(f"torch.{name}: The solver failed because the input matrix is "
                           "singular.") from None
     if not left:
         x = np.swapaxes(x, -1, -2)
@@ -186,6 +196,11 @@ def cholesky(A, upper=False):  # noqa: N803 - torch's keyword names
     return _cholesky(A, upper, "LinalgCholeskyExBackward0")
 
 
+def cholesky_named(m, upper, name):
+    """linalg.cholesky, its errors worded as ``name``'s (cholesky_ex's own)."""
+    return _cholesky(m, upper, "LinalgCholeskyExBackward0", name)
+
+
 def cholesky_deprecated(A, upper=False):  # noqa: N803 - torch's keyword names
     """torch.cholesky (deprecated in torch, which warns): its own grad_fn name."""
     warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
@@ -193,8 +208,8 @@ def cholesky_deprecated(A, upper=False):  # noqa: N803 - torch's keyword names
     return _cholesky(A, upper, "CholeskyBackward0")
 
 
-def _cholesky(m, upper, name):
-    check_square(m, "linalg.cholesky")
+def _cholesky(m, upper, node_name, name="linalg.cholesky"):
+    check_square(m, name)
     a = m._array()
     try:
         low = np.linalg.cholesky(a) if a.size else a.copy()
@@ -202,12 +217,12 @@ def _cholesky(m, upper, name):
         for k, info in enumerate(lapack_info(a, "potrf")):
             if info > 0:
                 raise LinAlgError(
-                    f"linalg.cholesky: {batch_prefix(a.shape, k)}The factorization could not be "
+                    f"{name}: {batch_prefix(a.shape, k)}The factorization could not be "
                     f"completed because the input is not positive-definite (the leading minor "
                     f"of order {info} is not positive-definite).") from None
         raise
     value = np.ascontiguousarray(np.swapaxes(low, -1, -2)) if upper else low
-    return record_node(name, [value], [m], _cholesky_rule, options=upper)[0]
+    return record_node(node_name, [value], [m], _cholesky_rule, options=upper)[0]
 
 
 def _cholesky_rule(ctx, grads):
