@@ -290,6 +290,16 @@ def test_linalg_errors():
     "lib.cdist(lib.ones(2, 3), lib.ones(2, 4))",
     "lib.baddbmm(lib.ones(2, 2), lib.ones(2, 2, 3), lib.ones(3, 3, 2))",
     "lib.linalg.multi_dot([lib.ones(2, 3)])",
+    "lib.linalg.vector_norm(lib.ones(3), 'fro')",
+    "lib.linalg.lstsq(lib.ones(3, 2), lib.ones(3, 1).double())",
+    "lib.addbmm(lib.ones(3, 3), lib.ones(2, 3, 2), lib.ones(3, 2, 3))",
+    "lib.addbmm(lib.ones(3, 3), lib.ones(2, 3, 2), lib.ones(2, 3, 3))",
+    "lib.addbmm(lib.ones(3, 5), lib.ones(2, 3, 2), lib.ones(2, 2, 3))",
+    "lib.addmv(lib.ones(4), lib.ones(3, 2), lib.ones(2))",
+    "lib.addmv(lib.ones(2, 3), lib.ones(3, 2), lib.ones(2))",
+    "lib.baddbmm(lib.ones(2, 3, 5), lib.ones(2, 3, 2), lib.ones(2, 2, 3))",
+    "lib.einsum('ij,jk->ik', lib.ones(2, 3), lib.ones(2, 3))",
+    "lib.logdet(lib.ones(2, 3))",
 ])
 def test_errors_as_torch(call):
     same_as_torch(lambda lib: eval(call, {"lib": lib}))
@@ -299,8 +309,8 @@ def test_errors_as_torch(call):
 def test_float32_results_stay_float32():
     for call in ("lib.linalg.inv(x)", "lib.linalg.det(x)", "lib.linalg.slogdet(x)",
                  "lib.linalg.eigh(x @ x.mT)", "lib.linalg.svd(x)", "lib.linalg.qr(x)",
-                 "lib.linalg.matrix_exp(x)", "lib.cdist(x, x)", "lib.einsum('ij,jk', x, x)",
-                 "lib.linalg.norm(x)"):
+                 "lib.linalg.matrix_exp(x)", "lib.cdist(x, x)", "lib.linalg.lstsq(x, x)",
+                 "lib.linalg.solve_triangular(x, x, upper=True)", "lib.vdot(x[0], x[1])"):
         same_as_torch(lambda lib, c=call: eval(c, {"lib": lib,
                                                   "x": lib.tensor(SQ[0], dtype=lib.float32)}),
                       decimals=4)

@@ -264,8 +264,8 @@ def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803 - torch's keyword nam
     check_float(A, "linalg.lstsq")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
-                           f"dtype, but got input's dtype {A.dtype.c_name} and other's dtype "
-                           f"{B.dtype.c_name}")
+                           f"dtype, but got input's dtype {A.dtype.scalar_name} and other's dtype "
+                           f"{B.dtype.scalar_name}")
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
     vector = B.ndim == A.ndim - 1

@@ -68,6 +68,21 @@ def _parse(equation, operands):
     return per_operand, out
 
 
+def _check_sizes(per_operand, operands):
+    """Each letter one size across the operands (1 broadcasts), as torch checks."""
+    seen = {}
+    for k, (labels, op) in enumerate(zip(per_operand, operands)):
+        for c, s in zip(labels, op.shape):
+            if ord(c) >= _ELLIPSIS_BASE:
+                continue
+            before = seen.get(c)
+            if before is not None and s != before and 1 not in (s, before):
+                raise RuntimeError(f"einsum(): subscript {c} has size {s} for operand {k} which "
+                                   f"does not broadcast with previously seen size {before}")
+            if before is None or before == 1:
+                seen[c] = s
+
+
 def _take_diagonals(x, labels):
     """Repeated labels of one operand: their diagonal, kept at the first occurrence."""
     while len(set(labels)) != len(labels):
@@ -91,6 +106,7 @@ def einsum(equation, *operands):
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
     per_operand, out = _parse(equation, operands)
+    _check_sizes(per_operand, operands)
     items = []
     for x, labels in zip(operands, per_operand):
         x, labels = _take_diagonals(x, labels)

@@ -14,7 +14,7 @@ from .shape import permute, unsqueeze
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 - torch's
     if isinstance(ord, str):
-        raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
+        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
     return _vector_norm(x, float(ord), dim, keepdim, dtype)
 
 

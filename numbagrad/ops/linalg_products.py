@@ -45,19 +45,16 @@ def _vdot_rule(ctx, grads):
 
 # ---- products with an added term --------------------------------------------------------------
 def addmv(input, mat, vec, *, beta=1, alpha=1):  # noqa: A002 - torch's keyword names
-    if mat.ndim != 2 or vec.ndim != 1 or mat.shape[1] != vec.shape[0]:
+    if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
-                           f"{vec.ndim}" if mat.ndim != 2 or vec.ndim != 1 else
-                           f"size mismatch, got input ({input.shape[0] if input.ndim else 1}), "
+                           f"{vec.ndim}")
+    if mat.shape[1] != vec.shape[0] or (input.ndim and input.shape[0] not in (1, mat.shape[0])):
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 1}), "
                            f"mat ({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
     _same_dtype((input, mat, vec), f"addmv input tensors must have the same dtype, but got "
                                    f"{input.dtype.scalar_name}, {mat.dtype.scalar_name}, and "
                                    f"{vec.dtype.scalar_name}")
     shape = (mat.shape[0],)
-    if shape_error_broadcast(input.shape, shape) is not None or input.ndim > 1:
-        raise RuntimeError(f"The expanded size of the tensor ({shape[0]}) must match the "
-                           f"existing size ({input.shape[-1]}) at non-singleton dimension 0.  "
-                           f"Target sizes: [{shape[0]}].  Tensor sizes: {list(input.shape)}")
     value = _added(input._array(), mat._array() @ vec._array(), beta, alpha, shape)
     return record_node("AddmvBackward0", [value], [input, mat, vec], _addmv_rule,
                        options=(beta, alpha))[0]
@@ -83,10 +80,31 @@ def _addmv_rule(ctx, grads):
             _scaled(g.unsqueeze(-1) * vec.unsqueeze(0), alpha), _scaled(mat.mT @ g, alpha)]
 
 
-def _check_batches(b1, b2):
+def _expand_error(input, shape):  # noqa: A002
+    """torch's message when ``input`` does not expand to the result's ``shape``."""
+    if input.ndim > len(shape):
+        return RuntimeError(f"The expanded size of the tensor ({len(shape)}) must be greater or "
+                            f"equal to the number of dimensions in the tensor ({input.ndim})")
+    lead = len(shape) - input.ndim
+    for d, s in enumerate(input.shape):
+        if s != 1 and s != shape[lead + d]:
+            return RuntimeError(
+                f"The expanded size of the tensor ({shape[lead + d]}) must match the existing "
+                f"size ({s}) at non-singleton dimension {lead + d}.  Target sizes: "
+                f"{list(shape)}.  Tensor sizes: {list(input.shape)}")
+    return None
+
+
+def _check_batches(b1, b2, summed=False):
     if b1.ndim != 3 or b2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor" if b1.ndim != 3 else
                            "batch2 must be a 3D tensor")
+    if summed and b1.shape[0] != b2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
+                           f"{b1.shape[0]} and {b2.shape[0]}")
+    if summed and b1.shape[2] != b2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({b1.shape[1]}x{b1.shape[2]} and "
+                           f"{b2.shape[1]}x{b2.shape[2]})")
     if b1.shape[0] != b2.shape[0] or b1.shape[2] != b2.shape[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{b1.shape[0]}, {b1.shape[2]}] but got: [{b2.shape[0]}, "
@@ -98,7 +116,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002 - torch's 
     _same_dtype((input, batch1, batch2), f"expected scalar type {input.dtype.scalar_name} but "
                                          f"found {batch1.dtype.scalar_name}")
     shape = (batch1.shape[0], batch1.shape[1], batch2.shape[2])
-    err = shape_error_broadcast(input.shape, shape)
+    err = _expand_error(input, shape)
     if err is not None:
         raise err
     value = _added(input._array(), batch1._array() @ batch2._array(), beta, alpha, shape)
@@ -115,11 +133,11 @@ def _baddbmm_rule(ctx, grads):
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002 - torch's keyword names
-    _check_batches(batch1, batch2)
+    _check_batches(batch1, batch2, summed=True)
     _same_dtype((input, batch1, batch2), f"expected scalar type {input.dtype.scalar_name} but "
                                          f"found {batch1.dtype.scalar_name}")
     shape = (batch1.shape[1], batch2.shape[2])
-    err = shape_error_broadcast(input.shape, shape)
+    err = _expand_error(input, shape)
     if err is not None:
         raise err
     product = (batch1._array() @ batch2._array()).sum(0)

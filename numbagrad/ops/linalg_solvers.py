@@ -120,7 +120,7 @@ def _slogdet_rule(ctx, grads):
 def logdet(A):  # noqa: N803 - torch's keyword names
     """log det(A): NaN for a negative determinant, -inf for a singular matrix (torch's
     composite: a where over slogdet, WhereBackward0)."""
-    check_square(A, "linalg.slogdet")
+    check_square(A, "logdet")
     sign, logabs = _slogdet(A, "linalg.slogdet", SlogdetResult)
     return where(sign < 0, const(np.nan, logabs._data.dtype), logabs)
 
