@@ -1,7 +1,43 @@
 """Linear algebra beyond products: einsum, tensordot, decompositions and solvers (torch.linalg's
 front ends)."""
 
-__all__ = []
+from .linalg_decomp import matrix_exp, pinverse, qr_deprecated, svd_deprecated
+from .linalg_einsum import einsum
+from .linalg_norms import matrix_norm, vector_norm  # noqa: F401 - numbagrad.linalg's
+from .linalg_products import (
+    addbmm,
+    addmv,
+    baddbmm,
+    cdist,
+    cross,
+    inner,
+    kron,
+    matrix_power,
+    tensordot,
+    vdot,
+)
+from .linalg_solvers import (
+    cholesky_deprecated,
+    cholesky_inverse,
+    cholesky_solve,
+    det,
+    inverse,
+    logdet,
+    slogdet,
+)
+
+cholesky, qr, svd = cholesky_deprecated, qr_deprecated, svd_deprecated
+
+__all__ = ["addbmm", "addmv", "baddbmm", "cdist", "cholesky", "cholesky_inverse",
+           "cholesky_solve", "cross", "det", "einsum", "inner", "inverse", "kron", "logdet",
+           "matrix_exp", "matrix_power", "pinverse", "qr", "slogdet", "svd", "tensordot",
+           "vdot"]
 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
-TENSOR_METHODS = {}
+TENSOR_METHODS = {"addbmm": addbmm, "addmv": addmv, "baddbmm": baddbmm,
+                  "cholesky": cholesky_deprecated, "cholesky_inverse": cholesky_inverse,
+                  "cholesky_solve": cholesky_solve, "cross": cross, "det": det,
+                  "inner": inner, "inverse": inverse, "kron": kron, "logdet": logdet,
+                  "matrix_exp": matrix_exp, "matrix_power": matrix_power,
+                  "pinverse": pinverse, "qr": qr_deprecated, "slogdet": slogdet,
+                  "svd": svd_deprecated, "vdot": vdot}

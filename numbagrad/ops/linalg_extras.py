@@ -1,0 +1,155 @@
+"""torch.linalg's triangular solve and the ``*_ex`` forms (inv_ex, cholesky_ex, solve_ex),
+which report a failure in an ``info`` tensor instead of raising."""
+
+import numpy as np
+
+from .linalg_common import check_square, const, lapack_info, return_type
+from .linalg_node import LinAlgError, record_node
+from .linalg_solvers import cholesky_named, inv_named, is_vector_rhs, solve_named
+from .record import shape_error_broadcast
+from .vjp import unbroadcast
+
+InvExResult = return_type("linalg_inv_ex", ["inverse", "info"])
+CholeskyExResult = return_type("linalg_cholesky_ex", ["L", "info"])
+SolveExResult = return_type("linalg_solve_ex", ["result", "info"])
+
+
+def _triangle(n, upper, unit, dtype):
+    mask = np.triu(np.ones((n, n))) if upper else np.tril(np.ones((n, n)))
+    if unit:
+        mask -= np.eye(n)
+    return mask.astype(dtype)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):  # noqa: N803 - torch's
+    check_square(A, "linalg.solve_triangular")
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
+                           f"but found A of type {A.dtype.scalar_name} and B of type "
+                           f"{B.dtype.scalar_name} instead")
+    a, b = A._array(), B._array()
+    n = a.shape[-1]
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        shape_b = f"{b.shape[-2]}x{b.shape[-1]}"
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {'AX = B' if left else 'XA = B'} ({n}x{n} and {shape_b})")
+    err = shape_error_broadcast(a.shape[:-2], b.shape[:-2])
+    if err is not None:
+        raise err
+    # only the triangle is read (and a unit diagonal assumed with unitriangular)
+    tri = a * _triangle(n, upper, unitriangular, a.dtype)
+    if unitriangular:
+        tri = tri + np.eye(n, dtype=a.dtype)
+    value = _triangular_value(tri, b, upper, left)
+    return record_node("LinalgSolveTriangularBackward0", [value], [A, B], _solve_triangular_rule,
+                       options=(upper, left, unitriangular))[0]
+
+
+def _triangular_value(tri, b, upper, left):
+    from scipy.linalg import solve_triangular as scipy_solve  # lazily: SciPy's import cost
+
+    if not left:  # X T = B: T^T X^T = B^T
+        return np.swapaxes(_triangular_value(np.swapaxes(tri, -1, -2), np.swapaxes(b, -1, -2),
+                                             not upper, True), -1, -2).copy()
+    batch = np.broadcast_shapes(tri.shape[:-2], b.shape[:-2])
+    tb = np.broadcast_to(tri, batch + tri.shape[-2:]).reshape(-1, *tri.shape[-2:])
+    bb = np.broadcast_to(b, batch + b.shape[-2:]).reshape(-1, *b.shape[-2:])
+    out = np.empty(bb.shape, b.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k in range(tb.shape[0]):
+            if bb[k].size:
+                out[k] = _substitute(tb[k], bb[k], upper, scipy_solve)
+    return out.reshape(batch + b.shape[-2:])
+
+
+def _substitute(t, b, upper, scipy_solve):
+    if np.all(np.diagonal(t) != 0):
+        return scipy_solve(t, b, lower=not upper, check_finite=False)
+    # a zero on the diagonal: the substitution's own infinities and NaNs (as torch's)
+    n = t.shape[0]
+    x = np.zeros(b.shape, b.dtype)
+    rows = range(n - 1, -1, -1) if upper else range(n)
+    for i in rows:
+        rest = t[i, i + 1:] @ x[i + 1:] if upper else t[i, :i] @ x[:i]
+        x[i] = (b[i] - rest) / t[i, i]
+    return x
+
+
+def _solve_triangular_rule(ctx, grads):
+    (g,) = grads
+    upper, left, unit = ctx.options
+    a, b = ctx.inputs
+    x = ctx.outputs[0]
+    # left: X = T^-1 B, gB = T^-T gX, gT = -gB X^T; right: X = B T^-1, gB = gX T^-T,
+    # gT = -X^T gB; gT kept to the triangle that was read
+    g_b = solve_triangular(a.mT, g, upper=not upper, left=left, unitriangular=unit)
+    g_t = -(g_b @ x.mT) if left else -(x.mT @ g_b)
+    g_t = g_t * const(_triangle(a.shape[-1], upper, unit, a._data.dtype), a._data.dtype)
+    return [unbroadcast(g_t, a.shape), unbroadcast(g_b, b.shape)]
+
+
+# ---- the *_ex forms: info instead of an error ------------------------------------------------
+def _info(value_shape, infos):
+    return const(np.array(infos, np.int32).reshape(value_shape), np.int32)
+
+
+def _no_errors(m):
+    return _info(m.shape[:-2], np.zeros(m.shape[:-2], np.int32))
+
+
+def inv_ex(A, *, check_errors=False):  # noqa: N803 - torch's keyword name
+    check_square(A, "linalg.inv_ex")
+    try:
+        return InvExResult(inv_named(A, "linalg.inv_ex"), _no_errors(A))
+    except LinAlgError:
+        if check_errors:
+            raise
+    a = A._array()
+    infos = [max(i, 0) for i in lapack_info(a, "getrf")]
+    return InvExResult(const(_nan_where_failed(a, infos, np.linalg.inv), a.dtype),
+                       _info(a.shape[:-2], infos))
+
+
+def _nan_where_failed(a, infos, fn):
+    """``fn`` of each matrix of ``a``, NaN for the ones that failed (torch's are garbage)."""
+    mats = a.reshape(-1, *a.shape[-2:])
+    out = np.full(mats.shape, np.nan, a.dtype)
+    for k, info in enumerate(infos):
+        if info == 0:
+            out[k] = fn(mats[k])
+    return out.reshape(a.shape)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):  # noqa: N803 - torch's keyword names
+    check_square(A, "linalg.cholesky_ex")
+    try:
+        return CholeskyExResult(cholesky_named(A, upper, "linalg.cholesky_ex"),
+                                _no_errors(A))
+    except LinAlgError:
+        if check_errors:
+            raise
+    a = A._array()
+    infos = [max(i, 0) for i in lapack_info(a, "potrf")]
+    low = _nan_where_failed(a, infos, np.linalg.cholesky)
+    value = np.swapaxes(low, -1, -2).copy() if upper else low
+    return CholeskyExResult(const(value, a.dtype), _info(a.shape[:-2], infos))
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):  # noqa: N803 - torch's keyword names
+    try:
+        result = solve_named(A, B, left, "linalg.solve_ex")
+    except LinAlgError:
+        if check_errors:
+            raise
+        a = A._array()
+        infos = [max(i, 0) for i in lapack_info(a, "getrf")]
+        if is_vector_rhs(A, B):
+            shape = np.broadcast_shapes(a.shape[:-2], B.shape[:-1]) + (a.shape[-1],)
+        else:
+            shape = np.broadcast_shapes(a.shape[:-2], B.shape[:-2]) + tuple(B.shape[-2:])
+        value = np.full(shape, np.nan, a.dtype)
+        return SolveExResult(const(value, a.dtype), _info(a.shape[:-2], infos))
+    return SolveExResult(result, _no_errors(A))
