@@ -19,7 +19,6 @@ from .shape_gather import (
     diag_embed,
     diagflat,
     diagonal,
-    flip,
     fliplr,
     flipud,
     masked_select,
@@ -30,6 +29,9 @@ from .shape_gather import (
     tril,
     triu,
     unfold,
+)
+from .shape_gather import (
+    flip as _flip_gather,
 )
 from .shape_scatter import (
     index_add,
@@ -333,13 +335,20 @@ def sum_to_size(x, *size):
     return reshape(out, size) if lead else out
 
 
-def _flip_method(x, *dims):
-    return flip(x, *dims)
+def _flip(x, *dims, dims_kw=None, **kw):
+    if "dims" in kw:  # torch's keyword
+        dims_kw = kw.pop("dims")
+    if kw:
+        raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kw))}'")
+    return _flip_gather(x, *dims, dims_kw=dims_kw)
+
+
+flip = _flip
 
 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
 TENSOR_METHODS = {
-    "flip": _flip_method, "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90,
+    "flip": _flip, "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90,
     "tril": tril, "triu": triu, "diag": diag, "diag_embed": diag_embed, "diagflat": diagflat,
     "diagonal": diagonal, "select": select, "unfold": unfold, "take": take,
     "masked_select": masked_select, "movedim": movedim, "moveaxis": moveaxis,

@@ -100,7 +100,9 @@ def _dims_list(dims, ndim):
     return out
 
 
-def flip(x, *dims):
+def flip(x, *dims, dims_kw=None):
+    if dims_kw is not None:
+        dims = (dims_kw,)
     if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)):
         dims = dims[0]
     dims = _dims_list(dims, x.ndim)
@@ -171,7 +173,7 @@ def masked_select(x, mask):
     m = mask._array()
     if m.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = broadcast_shapes(x.shape, m.shape)
+    shape = broadcast_shapes(m.shape, tuple(x.shape))
     if tuple(x.shape) != shape:
         x = expand(x, size=shape)  # torch's gradient sums back over the broadcast
     m = np.broadcast_to(m, shape)

@@ -186,8 +186,8 @@ def scatter(x, dim, index, src=None, *, value=None, reduce=None):
         if reduce is not None:
             return _reduced_no_grad(x, positions, np.full(positions.size, src), reduce)
         return _filled(SCATTER_VALUE, x, positions, src)
-    positions, ishape = _scatter_positions(x, dim, index, src, "scatter")
     _same_dtype(x, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    positions, ishape = _scatter_positions(x, dim, index, src, "scatter")
     part = _leading_part(src, ishape)
     if reduce is not None:
         return _reduced_no_grad(x, positions, part._array().reshape(-1), reduce,
@@ -209,8 +209,8 @@ def _reduced_no_grad(x, positions, values, reduce, needs=False):
 
 
 def scatter_add(x, dim, index, src):
-    positions, ishape = _scatter_positions(x, dim, index, src, "scatter_add")
     _same_dtype(x, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    positions, ishape = _scatter_positions(x, dim, index, src, "scatter_add")
     return _added(SCATTER_ADD, x, positions, _leading_part(src, ishape))
 
 
@@ -218,11 +218,12 @@ _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
 
 def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
+    _same_dtype(x, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # torch's aliases
     if reduce not in _REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
     positions, ishape = _scatter_positions(x, dim, index, src, "scatter_reduce")
-    _same_dtype(x, src, "scatter(): Expected self.dtype to be equal to src.dtype")
     part = _leading_part(src, ishape)
     data = x._array()
     covered = np.zeros(data.size, bool)
@@ -290,13 +291,13 @@ def _check_source(x, d, idx, source, op, sep):
 
 
 def index_add(x, dim, index, source, *, alpha=1):
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"index_add_(): self ({x.dtype.scalar_name}) and source "
+                           f"({source.dtype.scalar_name}) must have the same scalar type")
     d, idx = _index_along(x, dim, index, "index_add_",
                           message=f"index_add_(): Expected dtype int32/int64 for index but got: "
                                   f"{index.dtype.scalar_name}")
     _check_source(x, d, idx, source, "index_add_", ":")
-    if source.dtype is not x.dtype:
-        raise RuntimeError(f"index_add_(): self ({x.dtype.scalar_name}) and source "
-                           f"({source.dtype.scalar_name}) must have the same scalar type")
     if alpha != 1:
         source = binary("mul", source, alpha)
     return _added(INDEX_ADD, x, _along_positions(x, d, idx).reshape(-1),
@@ -304,15 +305,15 @@ def index_add(x, dim, index, source, *, alpha=1):
 
 
 def index_copy(x, dim, index, source):
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
+                           f"but got (self) {x.dtype.scalar_name} and (source) "
+                           f"{source.dtype.scalar_name}")
     d, idx = _index_along(x, dim, index, "index_copy_", dtypes_ok=(np.int64,),
                           message=f"index_copy_(): Expected a long tensor for index, but got "
                                   f"{index.dtype.scalar_name}",
                           error=IndexError, prefix="index_copy_(): ")
     _check_source(x, d, idx, source, "index_copy_", "")
-    if source.dtype is not x.dtype:
-        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
-                           f"but got (self) {x.dtype.scalar_name} and (source) "
-                           f"{source.dtype.scalar_name}")
     positions = _along_positions(x, d, idx).reshape(-1)
     return _overwrite(INDEX_COPY, x, positions, source)
 
@@ -332,14 +333,14 @@ def index_fill(x, dim, index, value):
 
 
 def masked_scatter(x, mask, source):
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{x.dtype.scalar_name} and {source.dtype.scalar_name}")
     m = mask._array() if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
                            f"dtype {from_numpy_dtype(m.dtype).scalar_name}")
-    if source.dtype is not x.dtype:
-        raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but "
-                           f"got{x.dtype.scalar_name} and {source.dtype.scalar_name}")
-    shape = broadcast_shapes(tuple(x.shape), m.shape)
+    shape = broadcast_shapes(m.shape, tuple(x.shape))
     if tuple(x.shape) != shape:
         x = expand(x, size=shape)
     positions = np.flatnonzero(np.broadcast_to(m, shape))
@@ -350,6 +351,10 @@ def masked_scatter(x, mask, source):
 
 
 def put(x, index, source, accumulate=False):
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {x.dtype.scalar_name} and source.dtype = "
+                           f"{source.dtype.scalar_name}")
     if not isinstance(index, Tensor) or index._array().dtype != np.int64:
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
                            f"{index.dtype.scalar_name}")
@@ -358,10 +363,6 @@ def put(x, index, source, accumulate=False):
         raise IndexError(f"put_(): Expected source and index to have the same number of "
                          f"elements, but got source.numel() = {source.numel()}, index.numel() "
                          f"= {idx.size}")
-    if source.dtype is not x.dtype:
-        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
-                           f"self.dtype = {x.dtype.scalar_name} and source.dtype = "
-                           f"{source.dtype.scalar_name}")
     n = x.numel()
     bad = (idx < -n) | (idx >= n)
     if bad.any():
