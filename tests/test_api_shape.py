@@ -98,6 +98,11 @@ GRAD_CASES = {
         0, lib.tensor([[0, 0, 2, 2]]), s, "sum", include_self=False), A34, A34[1:2]),
     "scatter_reduce_mean": (lambda lib, x, s: lib.scatter_reduce(
         x, 0, lib.tensor([[0, 0, 2, 2], [0, 1, 2, 2]]), s, "mean"), A34, A34[1:]),
+    "scatter_reduce_amax": (lambda lib, x, s: x.scatter_reduce(
+        1, lib.tensor([[0, 0], [3, 3], [1, 2]]), s, "amax"), A34, A34[:, 2:] * 0 + 0.2),
+    "scatter_reduce_amin": (lambda lib, x, s: lib.scatter_reduce(
+        x, 1, lib.tensor([[0, 0], [3, 3], [1, 2]]), s, "amin", include_self=False), A34,
+                            A34[:, :2] * -1),
     "index_add": (lambda lib, x, s: x.index_add(0, lib.tensor([2, 2]), s, alpha=0.5),
                   A34, A34[:2]),
     "index_copy": (lambda lib, x, s: lib.index_copy(x, 1, lib.tensor([3, 0]), s), A34,

@@ -210,7 +210,10 @@ def dsplit(x, indices_or_sections):
 
 # ---- repeats and broadcasts ------------------------------------------------------------------
 def tile(x, dims):
-    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"tile(): argument 'dims' (position 2) must be tuple of ints, not "
+                        f"{type(dims).__name__}")
+    dims = tuple(dims)
     dims = (1,) * (x.ndim - len(dims)) + dims
     return _shape.repeat(x, *dims)
 
@@ -219,7 +222,7 @@ def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
     if repeats is None:  # torch.repeat_interleave(repeats): each index repeated so often
         counts = x._array()
         if counts.ndim > 1:
-            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         if counts.size and counts.min() < 0:
             raise RuntimeError("repeats can not be negative")
         return _make(np.repeat(np.arange(counts.size, dtype=np.int64), counts.reshape(-1)))
@@ -256,13 +259,20 @@ def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
 
 
 def broadcast_shapes(*shapes):
-    dims = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes]
-    for s in dims:
-        for k in s:
-            if k < 0:
-                raise RuntimeError(f"Trying to create tensor with negative dimension {k}: "
-                                   f"{list(s)}")
-    return Size(_broadcast_shapes(*dims))
+    given = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes]
+    if any(k < 0 for s in given for k in s):
+        raise ValueError("Attempting to broadcast a dimension with negative length!")
+    result = [1] * max((len(s) for s in given), default=0)
+    for i, s in enumerate(given):  # torch's order of checks, and its message
+        for j in range(-1, -len(s) - 1, -1):
+            if s[j] == 1 or s[j] == result[j]:
+                continue
+            if result[j] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {s[j]} at "
+                                   f"{j}! Mismatching argument at index {i} had {shapes[i]}; but "
+                                   f"expected shape should be broadcastable to {result}")
+            result[j] = s[j]
+    return Size(result)
 
 
 def broadcast_tensors(*tensors):

@@ -137,9 +137,9 @@ def roll(x, shifts, dims=None):
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
-    dims = [_wrap(int(d), x.ndim) for d in dims]
     if x.ndim == 0:
-        return gathered(ROLL, x, lambda p: p)
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    dims = [_wrap(int(d), x.ndim) for d in dims]
     return gathered(ROLL, x, lambda p: np.roll(p, shifts, dims))
 
 

@@ -13,6 +13,7 @@ records whose kernels exist already:
 
 import numpy as np
 
+from ..core import grad_mode
 from ..dtypes import from_numpy_dtype
 from ..tensor import Tensor, _make
 from .index import gather_flat, index_add_flat
@@ -229,9 +230,10 @@ def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
     covered = np.zeros(data.size, bool)
     covered[positions] = True
     if reduce in ("prod", "amax", "amin"):
-        if x.requires_grad or part.requires_grad:
-            raise NotImplementedError(f"numbagrad: scatter_reduce with reduce='{reduce}' is not "
-                                      "differentiable here yet (sum and mean are)")
+        grads = grad_mode.state.enabled and (x.requires_grad or part.requires_grad)
+        if reduce == "prod" and grads:
+            raise NotImplementedError("numbagrad: scatter_reduce with reduce='prod' is not "
+                                      "differentiable here yet (sum, mean, amax, amin are)")
         ufunc = {"prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[reduce]
         out = data.copy().reshape(-1)
         if not include_self:
@@ -241,7 +243,10 @@ def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
                 first = (info.min if reduce == "amax" else info.max) if info else 0
             out[covered] = first
         ufunc.at(out, positions, part._array().reshape(-1))
-        return _make(out.reshape(data.shape))
+        out = out.reshape(data.shape)
+        if not grads:
+            return _make(out)
+        return _extreme_recorded(x, part, positions, covered, out, include_self)
     total = index_add_flat(part, positions, tuple(x.shape))
     if include_self:
         total = binary("add", total, x)
@@ -253,6 +258,24 @@ def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
         else:
             total = binary("div", total, _make(counts.astype(data.dtype)))
     out = np.where(covered.reshape(data.shape), total._array(), data)
+    return record(SCATTER_REDUCE, out, (x, total), covered.astype(np.int64))
+
+
+def _extreme_recorded(x, part, positions, covered, out, include_self):
+    """amax/amin with torch's gradient: shared evenly by the elements equal to the result
+    (self's included when include_self). The reduced input is the sum of those elements
+    weighted 1/count, whose value equals the result (to the last bit but for ties)."""
+    data = x._array().reshape(-1)
+    result = out.reshape(-1)
+    eq_src = part._array().reshape(-1) == result[positions]
+    eq_self = covered & (data == result) if include_self else np.zeros(data.size, bool)
+    count = np.bincount(positions, weights=eq_src, minlength=data.size) + eq_self
+    dt = data.dtype
+    w_src = (eq_src / count[positions]).astype(dt).reshape(part.shape)
+    w_self = np.where(eq_self, 1.0 / np.maximum(count, 1), 0.0).astype(dt).reshape(x.shape)
+    total = index_add_flat(binary("mul", part, _make(w_src)), positions, tuple(x.shape))
+    if include_self:
+        total = binary("add", total, binary("mul", x, _make(w_self)))
     return record(SCATTER_REDUCE, out, (x, total), covered.astype(np.int64))
 
 
@@ -284,7 +307,7 @@ def _check_source(x, d, idx, source, op, sep):
             f"{op}(): Number of indices ({idx.size}) should be equal to source.size(dim){sep} "
             f"({n}){'' if op == 'index_copy_' else f', for dim: {d}'}")
     others = [s for k, s in enumerate(x.shape) if k != d]
-    if [s for k, s in enumerate(source.shape) if k != d] != others:
+    if source.ndim != x.ndim or [s for k, s in enumerate(source.shape) if k != d] != others:
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {list(x.shape)} source.shape "
                            f"= {list(source.shape)}")
@@ -322,6 +345,8 @@ def index_fill(x, dim, index, value):
     d = _wrap(dim, x.ndim)
     if not isinstance(index, Tensor) or index._array().dtype != np.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
     idx = index._array().reshape(-1)
     n = x.shape[d] if x.ndim else 1
     bad = (idx < -n) | (idx >= n)
