@@ -400,7 +400,7 @@ for _module in (math_api, special_api, scan_api, linalg_api, shape_api, creation
 
 
 # ---- shape: in-place forms ----------------------------------------------------------------
-from .ops import shape_gather, shape_inplace, shape_scatter  # noqa: E402
+from .ops import shape_extra, shape_gather, shape_inplace, shape_scatter  # noqa: E402
 
 
 def _inplace_form(fn):
@@ -413,7 +413,7 @@ def _inplace_form(fn):
 for _fn in (shape_scatter.scatter, shape_scatter.scatter_add, shape_scatter.scatter_reduce,
             shape_scatter.index_add, shape_scatter.index_copy, shape_scatter.index_fill,
             shape_scatter.masked_scatter, shape_scatter.put, shape_gather.tril,
-            shape_gather.triu):
+            shape_gather.triu, shape_extra.index_put):
     setattr(Tensor, _fn.__name__ + "_", _inplace_form(_fn))
 
 

@@ -112,6 +112,20 @@ GRAD_CASES = {
     "put": (lambda lib, x, s: x.put(lib.tensor([1, -1, 4]), s), A34, A34[0, :3]),
     "put_accumulate": (lambda lib, x, s: lib.Tensor.put(x, lib.tensor([1, 1, 4]), s,
                                                         accumulate=True), A34, A34[0, :3]),
+    "index_put": (lambda lib, x, v: lib.index_put(x, (lib.tensor([0, 2]),), v), A34, A34[0]),
+    "index_put_acc": (lambda lib, x, v: x.index_put((lib.tensor([0, 0]), lib.tensor([1, 1])), v,
+                                                    accumulate=True), A34, A34[0, :1]),
+    "index_put_mask": (lambda lib, x, v: x.index_put((x > 0,), v), A34, A34[0, 0]),
+    "index_put_": (lambda lib, x, v: (x * 1).index_put_((lib.tensor([1]),), v), A34, A34[0]),
+    "select_scatter": (lambda lib, x, v: lib.select_scatter(x, v, 0, -1), A34, A34[0]),
+    "slice_scatter": (lambda lib, x, v: x.slice_scatter(v, 1, 1, None, 2), A34, A34[:, :2]),
+    "diagonal_scatter": (lambda lib, x, v: lib.diagonal_scatter(x, v, -1), A34, A34[0, :2]),
+    "narrow_copy": (lambda lib, x: lib.narrow_copy(x, 1, 1, 2), A34),
+    "block_diag": (lambda lib, x, y: lib.block_diag(x, y[0], y[1, 1]), A34, A34),
+    "ravel": (lambda lib, x: x.t().ravel(), A34),
+    "adjoint": (lambda lib, x: lib.adjoint(x), A34),
+    "cartesian_prod": (lambda lib, x, y: lib.cartesian_prod(x[0], y[1, :2], x[2, :1]), A34, A34),
+    "combinations": (lambda lib, x: lib.combinations(x[0], 3, with_replacement=True), A34),
 }
 
 
@@ -138,6 +152,9 @@ INT_CASES = {
         0, lib.tensor([0, 0, 2]), lib.tensor([3.0, 4.0, 5.0]), "prod"),
     "scatter_reduce_mean_int": lambda lib: lib.ones(3, dtype=lib.int64).scatter_reduce(
         0, lib.tensor([0, 0]), lib.tensor([2, 3]), "mean"),
+    "unravel_index": lambda lib: lib.unravel_index(lib.tensor([[5, -1], [13, 0]]), (3, 4)),
+    "block_diag_int": lambda lib: lib.block_diag(lib.ones(2, dtype=lib.int64), lib.ones(1, 1)),
+    "block_diag_none": lambda lib: lib.block_diag(),
     "detach": lambda lib: lib.detach(lib.ones(2, requires_grad=True) * 2),
 }
 
@@ -207,6 +224,17 @@ ERRORS = {
     "put_range": lambda lib: _x(lib).put(lib.tensor([0, 13]), lib.ones(2)),
     "put_count": lambda lib: _x(lib).put(lib.tensor([0, 1]), lib.ones(3)),
     "put_dtype": lambda lib: _x(lib).put(lib.tensor([0], dtype=lib.int32), lib.ones(1)),
+    "select_scatter_size": lambda lib: lib.select_scatter(lib.ones(3, 4), lib.ones(3), 0, 1),
+    "diagonal_scatter_size": lambda lib: lib.diagonal_scatter(lib.ones(3, 4), lib.ones(2), 1),
+    "index_put_dtype": lambda lib: lib.index_put(lib.ones(3), (lib.tensor([0]),),
+                                                 lib.ones(1, dtype=lib.float64)),
+    "index_put_shape": lambda lib: lib.index_put(lib.ones(3), (lib.tensor([0, 1]),),
+                                                 lib.ones(3)),
+    "narrow_copy_range": lambda lib: lib.narrow_copy(lib.ones(3), 0, 2, 2),
+    "combinations_1d": lambda lib: lib.combinations(lib.ones(2, 2)),
+    "adjoint_1d": lambda lib: lib.adjoint(lib.ones(2)),
+    "unravel_dtype": lambda lib: lib.unravel_index(lib.tensor([1.0]), (3,)),
+    "block_diag_3d": lambda lib: lib.block_diag(lib.ones(2, 2, 2)),
     "squeeze_leaf": lambda lib: lib.ones(1, 2, requires_grad=True).squeeze_(),
     "t_3d": lambda lib: lib.ones(1, 2, 3).t_(),
     "fill_diagonal_1d": lambda lib: lib.ones(3).fill_diagonal_(0.0),
@@ -230,6 +258,29 @@ def test_views_share_memory_as_torch():
         x.swapaxes(0, 1)[1].sub_(0.5)
         x.unfold(2, 2, 2)[..., 1].neg_()
         return x
+    same_as_torch(fn)
+
+
+def test_view_of_the_new_views_as_torch():
+    def fn(lib):
+        x = lib.arange(24.0).reshape(2, 3, 4)
+        out = [x.diagonal(0, 1, 2).view(-1), x.select(1, 1).view(2, 2, 2),
+               x.movedim(0, 1).reshape(-1), x.swapaxes(1, 2).is_contiguous()]
+        for bad in (lambda: x.unfold(2, 2, 1).view(-1), lambda: x.movedim(0, 2).view(-1)):
+            try:
+                bad()
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    same_as_torch(fn)
+
+
+def test_a_view_after_its_base_changed_in_place():
+    def fn(lib):
+        x = lib.ones(3, 3, requires_grad=True) * 1
+        d = x.diagonal()
+        x.mul_(2)
+        return d.grad_fn.name(), rounded(d * 1)
     same_as_torch(fn)
 
 

@@ -14,6 +14,19 @@ from .pointwise import unary
 from .record import broadcast_shapes as _broadcast_shapes
 from .reduce import sum as _sum
 from .shape import _wrap, cat, expand, narrow, permute, reshape, transpose, unsqueeze
+from .shape_extra import (
+    adjoint,
+    block_diag,
+    cartesian_prod,
+    combinations,
+    diagonal_scatter,
+    index_put,
+    narrow_copy,
+    ravel,
+    select_scatter,
+    slice_scatter,
+    unravel_index,
+)
 from .shape_gather import (
     diag,
     diag_embed,
@@ -51,7 +64,9 @@ __all__ = [
     "broadcast_shapes", "atleast_1d", "atleast_2d", "atleast_3d", "scatter", "scatter_add",
     "scatter_reduce", "index_add", "index_copy", "index_fill", "masked_select",
     "masked_scatter", "take", "take_along_dim", "nonzero", "argwhere", "select", "clone",
-    "detach", "diagonal", "tril", "triu", "diag", "diag_embed", "diagflat",
+    "detach", "diagonal", "tril", "triu", "diag", "diag_embed", "diagflat", "index_put",
+    "select_scatter", "slice_scatter", "diagonal_scatter", "narrow_copy", "block_diag", "ravel",
+    "adjoint", "cartesian_prod", "combinations", "unravel_index",
 ]
 
 
@@ -368,5 +383,8 @@ TENSOR_METHODS = {
     "vsplit": vsplit, "dsplit": dsplit, "sum_to_size": sum_to_size,
     "scatter": scatter, "scatter_add": scatter_add, "scatter_reduce": scatter_reduce,
     "index_add": index_add, "index_copy": index_copy, "index_fill": index_fill,
-    "masked_scatter": masked_scatter, "put": put,
+    "masked_scatter": masked_scatter, "put": put, "index_put": index_put,
+    "select_scatter": select_scatter, "slice_scatter": slice_scatter,
+    "diagonal_scatter": diagonal_scatter, "narrow_copy": narrow_copy, "ravel": ravel,
+    "adjoint": adjoint,
 }
