@@ -8,6 +8,8 @@ it, and its differentiable derivative is the matching flat index_add."""
 
 import numpy as np
 
+from ..core import grad_mode
+from ..tensor import _make
 from .index import gather_flat, index_add_flat
 from .record import broadcast_shapes, record
 from .registry import Sample, defop, vjp_rule
@@ -79,13 +81,14 @@ def _unfold_vjp(ctx, g):
 
 def gathered(op, x, positions_of):
     """``op`` of x as y.flat[k] = x.flat[p.flat[k]], p = ``positions_of`` applied to x's
-    C-order position grid (a NumPy function: np.flip, np.roll, ...); y is C-contiguous."""
+    C-order position grid (a NumPy function: np.flip, np.roll, ...); y is C-contiguous, and
+    ``positions_of`` applied to x's values themselves (no map is made when no graph is)."""
     data = x._array()
+    out = np.ascontiguousarray(positions_of(data))
+    if not (grad_mode.state.enabled and x.requires_grad):
+        return _make(out)
     grid = np.arange(data.size, dtype=np.int64).reshape(data.shape)
-    positions = np.asarray(positions_of(grid), np.int64)
-    flat = positions.reshape(-1)
-    out = data.reshape(-1)[flat].reshape(positions.shape)
-    return record(op, out, (x,), flat)
+    return record(op, out, (x,), np.asarray(positions_of(grid), np.int64).reshape(-1))
 
 
 def _dims_list(dims, ndim):
