@@ -17,7 +17,7 @@ from ..core import grad_mode
 from ..dtypes import from_numpy_dtype
 from ..tensor import Tensor, _make
 from .index import gather_flat, index_add_flat
-from .pointwise import binary
+from .pointwise import binary, to_dtype
 from .record import broadcast_shapes, record
 from .registry import Sample, defop, vjp_rule
 from .shape import _wrap, expand, narrow, reshape
@@ -67,6 +67,11 @@ SCATTER_VALUE = _masked("scatter_value", "ScatterBackward1", [
     Sample(((3, 4),), {}, f"x0.scatter(1, {_I}, 0.5)")])
 INDEX_FILL = _masked("index_fill", "IndexFillBackward0", [
     Sample(((3, 4),), {}, "x0.index_fill(1, lib.tensor([0, -1]), -1.5)")])
+# index_fill with a 0-d tensor value: the value gets the gradient of the filled positions
+INDEX_FILL_TENSOR = defop("index_fill_tensor", "IndexFillBackward1", 2,
+                          grads=("0.0 if m else g", "g if m else 0.0"), fwd="b if m else a",
+                          samples=[Sample(((3, 4), ()), {},
+                                          "x0.index_fill(1, lib.tensor([0, 0, 2]), x1)")])
 # y = m ? b : a, b the reduced values (sum or mean, self included or not)
 SCATTER_REDUCE = defop("scatter_reduce", "ScatterReduceBackward0", 2,
                        grads=("0.0 if m else g", "g if m else 0.0"), fwd="b if m else a",
@@ -163,17 +168,18 @@ def _added(op, x, positions, src):
 
 
 def _filled(op, x, positions, value):
-    if isinstance(value, Tensor):
-        if value.ndim:
-            raise RuntimeError(f"{op.name}_(): only supports 0-dimensional value tensor, but "
-                               f"got tensor with {value.ndim} dimension(s).")
-        if value.requires_grad:
-            raise NotImplementedError(f"numbagrad: {op.name} with a value tensor that requires "
-                                      "grad is not supported; pass a number")
-        value = value.item()
     data = x._array()
     mask = np.zeros(data.size, bool)
     mask[positions] = True
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"{op.name}_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s).")
+        if value.requires_grad and op is INDEX_FILL:
+            v = to_dtype(value, x.dtype)
+            out = np.where(mask.reshape(data.shape), v._array(), data)
+            return record(INDEX_FILL_TENSOR, out, (x, v), mask.astype(np.int64))
+        value = value.item()
     out = np.where(mask.reshape(data.shape), np.asarray(value).astype(data.dtype), data)
     return record(op, out, (x,), mask.astype(np.int64), (float(value),))
 
