@@ -68,6 +68,7 @@ GRAD_CASES = {
                          A234[:, :2]),
     "tile": (lambda lib, x: lib.tile(x, (2,)), A34),
     "tile_more": (lambda lib, x: x.tile((2, 1, 2)), A34),
+    "tile_varargs": (lambda lib, x: x.tile(2, 2), A34),
     "repeat_interleave": (lambda lib, x: lib.repeat_interleave(x, 2), A34),
     "repeat_interleave_dim": (lambda lib, x: x.repeat_interleave(3, dim=1), A34),
     "repeat_interleave_tensor": (lambda lib, x: lib.repeat_interleave(
@@ -90,6 +91,7 @@ GRAD_CASES = {
     "clone": (lambda lib, x: lib.clone(x), A34),
     "sum_to_size": (lambda lib, x: x.sum_to_size(4), A34),
     "sum_to_size_keep": (lambda lib, x: x.sum_to_size((3, 1)), A34),
+    "sum_to_size_kw": (lambda lib, x: x.sum_to_size(size=(1, 4)), A34),
     "scatter": (lambda lib, x, s: x.scatter(0, lib.tensor([[2, 0, 1, 0]]), s), A34, A34[:1]),
     "scatter_value": (lambda lib, x: lib.scatter(x, 1, lib.tensor([[3], [0], [1]]), 2.5), A34),
     "scatter_add": (lambda lib, x, s: lib.scatter_add(x, 1, lib.tensor([[0, 0], [3, 3], [1, 2]]),

@@ -342,7 +342,11 @@ def detach(x):
     return x.detach()
 
 
-def sum_to_size(x, *size):
+def sum_to_size(x, *size, **kw):
+    if "size" in kw:  # torch's keyword
+        size = (kw.pop("size"),)
+    if kw:
+        raise TypeError(f"sum_to_size() got an unexpected keyword argument '{next(iter(kw))}'")
     size = _shape._shape_args(size)
     lead = x.ndim - len(size)
     try:
@@ -371,13 +375,20 @@ def _flip(x, *dims, dims_kw=None, **kw):
 flip = _flip
 
 
+def _tile_method(x, *dims):
+    """x.tile(2, 3) as well as x.tile((2, 3)), as torch's method takes either."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = dims[0]
+    return tile(x, tuple(dims))
+
+
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
 TENSOR_METHODS = {
     "flip": _flip, "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90,
     "tril": tril, "triu": triu, "diag": diag, "diag_embed": diag_embed, "diagflat": diagflat,
     "diagonal": diagonal, "select": select, "unfold": unfold, "take": take,
     "masked_select": masked_select, "movedim": movedim, "moveaxis": moveaxis,
-    "swapaxes": swapaxes, "swapdims": swapdims, "tile": tile,
+    "swapaxes": swapaxes, "swapdims": swapdims, "tile": _tile_method,
     "repeat_interleave": repeat_interleave, "take_along_dim": take_along_dim,
     "nonzero": nonzero, "argwhere": argwhere, "tensor_split": tensor_split, "hsplit": hsplit,
     "vsplit": vsplit, "dsplit": dsplit, "sum_to_size": sum_to_size,
