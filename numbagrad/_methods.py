@@ -419,13 +419,14 @@ for _fn in (shape_scatter.scatter, shape_scatter.scatter_add, shape_scatter.scat
 
 def _view_inplace(make_view):
     """An in-place view op (t_, squeeze_, ...): the tensor itself becomes the view, on the
-    view's node, its version bumped, as torch changes a tensor's own sizes and strides."""
+    view's node, as torch changes a tensor's own sizes and strides. Its values are unchanged,
+    so its version is not bumped (torch's is): a node that saved it still has its array, and
+    views taken of it earlier keep their maps (a refresh would read them off the new layout)."""
     def op(self, *args):
         if grad_mode.state.enabled and self._tape is None and self._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
         view, fn = make_view(self, *args)
-        _bump_version(self)
         self._data = view._data
         if self._base is not None:  # a view stays one, its view functions extended
             self._view = ((*self._view[0], fn), self._vc[0])
