@@ -158,7 +158,8 @@ def _overwrite(op, x, positions, src):
     new = x._array().copy()
     new.reshape(-1)[positions] = src._array().reshape(-1)
     region = tuple(src.shape)
-    return record(op, new, (x, src), (len(region), *region, *positions.tolist()))
+    iat = np.concatenate([[len(region)], region, positions]).astype(np.int64)
+    return record(op, new, (x, src), iat)
 
 
 def _added(op, x, positions, src):
