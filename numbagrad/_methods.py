@@ -407,3 +407,67 @@ Tensor.cumprod_ = lambda self, dim, *, dtype=None: _inplace(
 # NumPy's axis= / keepdims= for the argmax and argmin above
 Tensor.argmax = reduce.numpy_aliases(Tensor.argmax, "argmax")
 Tensor.argmin = reduce.numpy_aliases(Tensor.argmin, "argmin")
+
+# ---- shape: in-place forms ----------------------------------------------------------------
+from .ops import shape_extra, shape_gather, shape_inplace, shape_scatter  # noqa: E402
+
+
+def _inplace_form(fn):
+    def op(self, *args, **kw):
+        return _inplace(self, lambda s: fn(s, *args, **kw))
+    op.__name__ = fn.__name__ + "_"
+    return op
+
+
+for _fn in (shape_scatter.scatter, shape_scatter.scatter_add, shape_scatter.scatter_reduce,
+            shape_scatter.index_add, shape_scatter.index_copy, shape_scatter.index_fill,
+            shape_scatter.masked_scatter, shape_scatter.put, shape_gather.tril,
+            shape_gather.triu, shape_extra.index_put):
+    setattr(Tensor, _fn.__name__ + "_", _inplace_form(_fn))
+
+
+def _view_inplace(make_view):
+    """An in-place view op (t_, squeeze_, ...): the tensor itself becomes the view, on the
+    view's node, as torch changes a tensor's own sizes and strides. Its values are unchanged,
+    so its version is not bumped (torch's is): a node that saved it still has its array, and
+    views taken of it earlier keep their maps (a refresh would read them off the new layout)."""
+    def op(self, *args):
+        if grad_mode.state.enabled and self._tape is None and self._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        view, fn = make_view(self, *args)
+        self._data = view._data
+        if self._base is not None:  # a view stays one, its view functions extended
+            self._view = ((*self._view[0], fn), self._vc[0])
+        if view._tape is not None:
+            self._rebase(view._tape, view._node)
+            self._requires_grad = True
+        return self
+    return op
+
+
+Tensor.squeeze_ = _view_inplace(shape_inplace.squeezed)
+Tensor.unsqueeze_ = _view_inplace(shape_inplace.unsqueezed)
+Tensor.t_ = _view_inplace(shape_inplace.t_view)
+Tensor.transpose_ = Tensor.swapaxes_ = Tensor.swapdims_ = \
+    _view_inplace(shape_inplace.transposed)
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    shape = self.shape
+    if self.ndim == 2:
+        rows, cols = shape
+        end = rows * cols if wrap and rows > cols + 1 else min(rows, cols) * cols
+        flat = np.arange(0, end, cols + 1)
+    else:
+        step = sum(int(np.prod(shape[k + 1:])) for k in range(self.ndim))
+        flat = np.arange(shape[0]) * step
+    Tensor.__setitem__(self, np.unravel_index(flat, shape), fill_value)
+    return self
+
+
+Tensor.fill_diagonal_ = _fill_diagonal_

@@ -6,25 +6,22 @@ import numpy as np
 from ..tensor import Tensor, _make
 from .index import gather
 from .pointwise import where
-from .registry import Sample, defop, vjp_rule
+from .registry import Sample
 from .scan_select import sort
-from .shape import SQUEEZE_DIMS, _wrap, as_view, permute, reshape, transpose, unsqueeze
+from .shape import _wrap, as_view, permute, reshape, transpose, unsqueeze
+from .shape_inplace import SQUEEZE_DIM_
 
-# torch's squeeze_(dims) of the result: a view op whose node torch names SqueezeBackward4
-SQUEEZE_INPLACE = defop("squeeze_dims_", "SqueezeBackward4", 1, replay="reshape_fw",
-                        kernel="reshape_bw", samples=[
-                            Sample(((3, 4),), {"q": 0.3}, "lib.quantile(x0, **kw)"),
-                            Sample(((3, 4),), {"q": 0.5, "dim": 1, "keepdim": True},
-                                   "lib.quantile(x0, **kw)"),
-                            Sample(((2, 5),), {"q": 0.25, "dim": 0, "interpolation": "midpoint"},
-                                   "lib.nanquantile(x0, **kw)"),
-                            Sample(((6,),), {"q": 0.4, "interpolation": "nearest"},
-                                   "lib.quantile(x0, **kw)")])
+# torch's squeeze_(dim) of the result: the in-place view op's node (SqueezeBackward4)
+SQUEEZE_INPLACE = SQUEEZE_DIM_
+SQUEEZE_INPLACE.samples += [
+    Sample(((3, 4),), {"q": 0.3}, "lib.quantile(x0, **kw)"),
+    Sample(((3, 4),), {"q": 0.5, "dim": 1, "keepdim": True}, "lib.quantile(x0, **kw)"),
+    Sample(((2, 5),), {"q": 0.25, "dim": 0, "interpolation": "midpoint"},
+           "lib.nanquantile(x0, **kw)"),
+    Sample(((6,),), {"q": 0.4, "interpolation": "nearest"}, "lib.quantile(x0, **kw)")]
 
 _MODES = ("linear", "lower", "higher", "midpoint", "nearest")
 
-
-vjp_rule(SQUEEZE_INPLACE)(SQUEEZE_DIMS.vjp)  # a reshape's rule (ops/vjp.py)
 
 
 def _checked_q(x, q, name):
