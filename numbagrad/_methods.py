@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from . import creation, dtypes
+from . import creation, creation_random, dtypes
 from .autograd import api
 from .core import grad_mode
 from .ops import (
@@ -397,3 +397,39 @@ Tensor.__setitem__ = _setitem
 for _module in (math_api, special_api, scan_api, linalg_api, shape_api, creation):
     for _name, _fn in _module.TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)
+
+
+# ---- creation: in-place forms
+def _inplace_fill(fill):
+    """A random fill (creation_random.INPLACE_FILLS) run through the in-place machinery."""
+    def method(self, *args, **kwargs):
+        return _inplace(self, fill(self, *args, **kwargs))
+    method.__name__ = fill.__name__
+    method.__doc__ = fill.__doc__
+    return method
+
+
+for _name, _fill in creation_random.INPLACE_FILLS.items():
+    setattr(Tensor, _name, _inplace_fill(_fill))
+
+
+def _apply_(self, fn):
+    if self._requires_grad:
+        raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
+                           "var.detach().apply_() instead.")
+    data = self._array()
+    flat = data.reshape(-1) if data.flags.c_contiguous else None
+    values = [fn(v) for v in data.reshape(-1).tolist()]
+    for v in values:
+        if not isinstance(v, (int, float, bool, np.number, np.bool_)):
+            raise TypeError(f"must be real number, not {type(v).__name__}")
+    new = np.asarray(values, np.float64 if data.dtype.kind == "f" else None)
+    if flat is not None:
+        flat[...] = new.astype(data.dtype) if data.dtype.kind != "f" else new
+    else:
+        data[...] = new.reshape(data.shape)
+    _bump_version(self)
+    return self
+
+
+Tensor.apply_ = _apply_
