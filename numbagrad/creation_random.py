@@ -53,6 +53,12 @@ RANDOM_TO_ = _zero_grad_op("random_to_", "RandomBackward1", 1, "(x0 * 1.0).rando
 RANDOM_ = _zero_grad_op("random_", "RandomBackward2", 1, "(x0 * 0.0).random_() * 0.0")
 
 
+def _value(draw, dtype):
+    """A draw as an op value in ``dtype``: 0-d results as NumPy scalars, as the ops give."""
+    a = np.asarray(draw).astype(dtype, copy=False)
+    return a[()] if a.ndim == 0 else a
+
+
 def _float_input(name, t, kernel):
     if not t.dtype.is_floating_point:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{t.dtype.scalar_name}\'')
@@ -86,7 +92,7 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
                            f">= to={high}")
     dt = dtypes.as_dtype(dtype) or input.dtype
     draw = _gen(generator).integers(low, high, tuple(input.shape))
-    return _finish(draw.astype(dt.np), requires_grad, device)
+    return _finish(np.asarray(draw, dt.np), requires_grad, device)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):  # noqa: A002
@@ -127,13 +133,13 @@ def bernoulli(input, p=None, *, generator=None, out=None):  # noqa: A002
     rng = _gen(generator)
     if p is not None:  # a constant probability: torch records no derivative for this form
         _check_probability(p)
-        return _make((rng.random(tuple(input.shape)) < p).astype(input._data.dtype))
+        return _make(np.asarray(rng.random(tuple(input.shape)) < p, input._data.dtype))
     probs = np.asarray(input._data)
     if not np.all((probs >= 0) & (probs <= 1)):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
                            "(Could this error message be improved?  If so, please report an "
                            "enhancement request to PyTorch.)")
-    draw = (rng.random(probs.shape) < probs).astype(probs.dtype)
+    draw = _value(rng.random(probs.shape) < probs, probs.dtype)
     return record(BERNOULLI, draw, (input,))
 
 
@@ -142,7 +148,7 @@ def poisson(input, generator=None):  # noqa: A002
     rates = np.asarray(input._data)
     if np.any(rates < 0):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    draw = _gen(generator).poisson(rates).astype(rates.dtype)
+    draw = _value(_gen(generator).poisson(rates), rates.dtype)
     return record(POISSON, draw, (input,))
 
 
@@ -158,7 +164,7 @@ def normal(mean, std=None, size=None, *, generator=None, out=None, dtype=None, d
         std = 1.0 if std is None else std
         _check_std(std)
         draw = _gen(generator).normal(float(mean), float(std), _shape((size,)))
-        return _finish(draw.astype(_dt(dtype)), requires_grad, device)
+        return _finish(np.asarray(draw, _dt(dtype)), requires_grad, device)
     if std is None:
         std = 1.0
     rng = _gen(generator)
@@ -170,19 +176,19 @@ def normal(mean, std=None, size=None, *, generator=None, out=None, dtype=None, d
             raise RuntimeError("normal expects all elements of std >= 0.0")
         shape = _normal_shape(mean, std)
         dt = np.result_type(mean._data, std._data)
-        draw = (rng.standard_normal(shape) * s + np.asarray(mean._data)).astype(dt)
+        draw = _value(rng.standard_normal(shape) * s + np.asarray(mean._data), dt)
         return record(NORMAL_T_T, draw, (mean, std))
     if mean_t:
         _float_input("normal", mean, "normal_kernel_cpu")
         _check_std(std)
         m = np.asarray(mean._data)
-        draw = (rng.standard_normal(m.shape) * std + m).astype(m.dtype)
+        draw = _value(rng.standard_normal(m.shape) * std + m, m.dtype)
         return record(NORMAL_T_F, draw, (mean,))
     _float_input("normal", std, "normal_kernel_cpu")
     s = np.asarray(std._data)
     if np.any(s < 0):
         raise RuntimeError("normal expects all elements of std >= 0.0")
-    draw = (rng.standard_normal(s.shape) * s + mean).astype(s.dtype)
+    draw = _value(rng.standard_normal(s.shape) * s + mean, s.dtype)
     return record(NORMAL_F_T, draw, (std,))
 
 

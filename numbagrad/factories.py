@@ -238,13 +238,14 @@ def _gen(generator=None):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     shape = _shape(size)
-    return _finish(_gen(generator).random(shape).astype(_dt(dtype)), requires_grad, device)
+    return _finish(np.asarray(_gen(generator).random(shape), _dt(dtype)), requires_grad,
+                   device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     shape = _shape(size)
-    return _finish(_gen(generator).standard_normal(shape).astype(_dt(dtype)), requires_grad,
-                   device)
+    return _finish(np.asarray(_gen(generator).standard_normal(shape), _dt(dtype)),
+                   requires_grad, device)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -258,7 +259,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
                            f">= to={high}")
     dt = dtypes.as_dtype(dtype) or dtypes.int64
     draw = _gen(generator).integers(low, high, _shape((size,)))
-    return _finish(draw.astype(dt.np), requires_grad, device)
+    return _finish(np.asarray(draw, dt.np), requires_grad, device)
 
 
 def rand_like(t, *, dtype=None, device=None, requires_grad=False):
