@@ -414,20 +414,18 @@ for _name, _fill in creation_random.INPLACE_FILLS.items():
 
 
 def _apply_(self, fn):
+    """``fn`` on each element (Python numbers in, a number out), written back in place."""
     if self._requires_grad:
         raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
                            "var.detach().apply_() instead.")
     data = self._array()
-    flat = data.reshape(-1) if data.flags.c_contiguous else None
     values = [fn(v) for v in data.reshape(-1).tolist()]
     for v in values:
         if not isinstance(v, (int, float, bool, np.number, np.bool_)):
             raise TypeError(f"must be real number, not {type(v).__name__}")
+    # floats through float64, integers as given: the cast to the tensor's dtype truncates
     new = np.asarray(values, np.float64 if data.dtype.kind == "f" else None)
-    if flat is not None:
-        flat[...] = new.astype(data.dtype) if data.dtype.kind != "f" else new
-    else:
-        data[...] = new.reshape(data.shape)
+    data[...] = new.reshape(data.shape).astype(data.dtype)
     _bump_version(self)
     return self
 

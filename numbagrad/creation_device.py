@@ -65,6 +65,14 @@ class device:  # noqa: N801 - named as torch.device
     def __reduce__(self):
         return (device, (self._type, self._index))
 
+    def __enter__(self):
+        # as torch's default-device context; only the CPU can be the default here
+        check_device(self)
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
 
 def _type_name(x):
     return "NoneType" if x is None else type(x).__name__
