@@ -211,6 +211,18 @@ def _deepcopy(self, memo):
     return new
 
 
+def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """Export through NumPy's DLPack (a CPU capsule sharing the memory)."""
+    if self._requires_grad:
+        raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+    kwargs = {} if max_version is None else {"max_version": max_version}
+    return self._array().__dlpack__(stream=None, copy=copy, **kwargs)
+
+
+def _dlpack_device(self):
+    return self._array().__dlpack_device__()
+
+
 def _is_shared(self):
     return False
 
@@ -229,5 +241,6 @@ TENSOR_METHODS = {
     "data_ptr": data_ptr, "nbytes": property(_nbytes),
     "itemsize": property(lambda self: self._data.itemsize), "resize_": resize_,
     "H": property(_H), "mH": property(_mH),
+    "__dlpack__": _dlpack, "__dlpack_device__": _dlpack_device,
     "is_complex": lambda self: False, "__contains__": _contains, "__deepcopy__": _deepcopy,
 }

@@ -477,3 +477,21 @@ def test_data_ptr_and_storage_views():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert t.share_memory_() is t
+
+
+def test_dlpack_shares_memory_with_torch_and_numpy():
+    t = ng.arange(6.0).reshape(2, 3)
+    theirs = torch.from_dlpack(t)
+    theirs[0, 0] = 9.0
+    assert t.tolist()[0][0] == 9.0 and np.from_dlpack(t.t()).shape == (3, 2)
+    assert tuple(t.__dlpack_device__()) == tuple(int(v) for v in
+                                                 torch.ones(1).__dlpack_device__())
+    same_as_torch(lambda lib: lib.ones(2, requires_grad=True).__dlpack__())
+
+
+def test_device_context_is_cpu_only():
+    with ng.device("cpu") as d:
+        assert repr(d) == "device(type='cpu')" and repr(ng.zeros(1).device) == repr(d)
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        with ng.device("cuda"):
+            pass
