@@ -118,7 +118,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 
 def _like(fn):
-    def like(t, *, dtype=None, device=None, requires_grad=False, **kw):
+    def like(t, *, dtype=None, layout=None, device=None, requires_grad=False,
+             memory_format=None, **kw):
         return fn(*t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad,
                   **kw)
     like.__name__ = fn.__name__ + "_like"
@@ -130,7 +131,8 @@ ones_like = _like(ones)
 empty_like = _like(empty)
 
 
-def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full_like(t, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
     return full(tuple(t.shape), fill_value, dtype=dtype or t.dtype, device=device,
                 requires_grad=requires_grad)
 
@@ -262,9 +264,13 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return _finish(np.asarray(draw, dt.np), requires_grad, device)
 
 
-def rand_like(t, *, dtype=None, device=None, requires_grad=False):
-    return rand(*t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+def rand_like(t, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    return rand(*t.shape, generator=generator, dtype=dtype or t.dtype, device=device,
+                requires_grad=requires_grad)
 
 
-def randn_like(t, *, dtype=None, device=None, requires_grad=False):
-    return randn(*t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+def randn_like(t, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    return randn(*t.shape, generator=generator, dtype=dtype or t.dtype, device=device,
+                 requires_grad=requires_grad)

@@ -91,6 +91,9 @@ torch.rand(2, generator=torch.Generator())
 torch.randn(2, 3, generator=torch.Generator(), dtype=torch.float64)
 torch.randint(0, 5, (2,), generator=torch.Generator())
 torch.randperm(4, generator=torch.Generator())
+torch.rand_like(torch.zeros(2), generator=torch.Generator(), device='cpu')
+torch.randn_like(torch.zeros(2, dtype=torch.float64), generator=torch.Generator())
+torch.zeros_like(torch.zeros(2), layout=None, memory_format=None)
 torch.normal(torch.zeros(3), 1., generator=torch.Generator())
 torch.Generator().get_state().dtype
 torch.set_rng_state(torch.zeros(3))
@@ -426,7 +429,7 @@ def test_sampling_follows_the_probabilities():
 # ---- gradients: the samplers' derivative is zero, as torch's ------------------------------------
 def test_sampling_nodes_pass_zero_gradients_as_torch():
     def run(lib):
-        m = lib.zeros(2, 1, dtype=lib.float64, requires_grad=True)
+        m = lib.zeros(3, dtype=lib.float64, requires_grad=True)
         s = lib.ones(3, dtype=lib.float64, requires_grad=True)
         x = lib.ones(3, dtype=lib.float64, requires_grad=True)
         y = x * 2
