@@ -117,6 +117,9 @@ def get_default_dtype():
 
 def set_default_dtype(d):
     d = as_dtype(d)
+    if d is float16:  # torch takes it; numbagrad's compiled kernels have no float16 loops
+        raise TypeError("numbagrad: torch.float16 as the default dtype is not supported (its "
+                        "compiled kernels run in float32 and float64)")
     if d not in (float32, float64):
         raise TypeError("only floating-point types are supported as the default type")
     _default.value = d

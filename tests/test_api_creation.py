@@ -498,3 +498,11 @@ def test_device_context_is_cpu_only():
     with pytest.raises(AssertionError, match="not compiled with CUDA"):
         with ng.device("cuda"):
             pass
+
+
+def test_default_dtype_stays_float32_or_float64():
+    with pytest.raises(TypeError, match="float16 as the default dtype is not supported"):
+        ng.set_default_dtype(ng.float16)
+    with pytest.raises(TypeError, match="bfloat16 is not supported"):
+        ng.set_default_dtype(ng.bfloat16)
+    assert ng.get_default_dtype() is ng.float32
