@@ -148,6 +148,8 @@ class Generator:
     DEFAULT_SEED = 67280421310721  # torch's seed of a new Generator
 
     def __init__(self, device="cpu"):
+        if str(device).startswith("cuda"):
+            raise RuntimeError("Cannot get CUDA generator without ATen_cuda library.")
         self.device = check_device(device)
         self._seed = self.DEFAULT_SEED
         self._np = np.random.default_rng(self._seed)

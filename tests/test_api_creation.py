@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
-from tests.torch_oracle import outcome, same_as_torch
+from tests.torch_oracle import outcome, same_as_torch, same_type_as_torch
 
 torch = pytest.importorskip("torch")
 
@@ -377,6 +377,8 @@ def test_threads_map_to_numba():
 
 # ---- generators -----------------------------------------------------------------------------
 def test_generators_reproduce_and_restore():
+    same_type_as_torch(lambda lib: lib.Generator(device="cuda"))
+    same_kind_as_torch("torch.Generator(device=torch.device('cpu')).device")
     g = ng.Generator()
     assert g.initial_seed() == torch.Generator().initial_seed()
     assert g.manual_seed(5) is g and g.initial_seed() == 5
