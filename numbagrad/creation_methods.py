@@ -242,5 +242,6 @@ TENSOR_METHODS = {
     "itemsize": property(lambda self: self._data.itemsize), "resize_": resize_,
     "H": property(_H), "mH": property(_mH),
     "__dlpack__": _dlpack, "__dlpack_device__": _dlpack_device,
-    "is_complex": lambda self: False, "__contains__": _contains, "__deepcopy__": _deepcopy,
+    "is_complex": lambda self: False, "is_signed": lambda self: self.dtype.is_signed,
+    "__contains__": _contains, "__deepcopy__": _deepcopy,
 }

@@ -17,6 +17,10 @@ def manual_seed_all(seed):
     """Nothing to seed without CUDA devices."""
 
 
+def empty_cache():
+    """Nothing cached without CUDA devices."""
+
+
 def is_initialized():
     return False
 

@@ -303,6 +303,60 @@ torch.backends.mps.is_available()
 """
 
 
+MISC = """
+repr(torch.get_default_device())
+torch.set_default_device('cpu')
+torch.cuda.empty_cache()
+torch.backends.cudnn.benchmark
+torch.backends.cudnn.deterministic
+torch.backends.cudnn.enabled
+torch.backends.cudnn.is_available()
+torch.backends.cudnn.version()
+torch.are_deterministic_algorithms_enabled()
+torch.is_deterministic_algorithms_warn_only_enabled()
+torch.use_deterministic_algorithms(1)
+torch.get_float32_matmul_precision()
+torch.asarray([1, 2])
+torch.asarray([1., 2.], dtype=torch.float64)
+torch.asarray(np.arange(3))
+torch.asarray(np.arange(3.), dtype=torch.float32)
+torch.asarray(np.arange(3.), dtype=torch.float32, copy=False)
+torch.asarray(torch.ones(2), dtype=torch.int64)
+torch.asarray(3.5)
+torch.asarray(torch.ones(2, requires_grad=True))
+torch.asarray([1.], requires_grad=True)
+torch.asarray([1.], device='cuda')
+(lambda t: torch.asarray(t) is t)(torch.ones(2))
+(lambda t: torch.asarray(t, requires_grad=False) is t)(torch.ones(2, requires_grad=True))
+(lambda t: torch.asarray(t, copy=True) is t)(torch.ones(2))
+(lambda t: torch.asarray(t, requires_grad=False))(torch.ones(2, requires_grad=True)*2)
+(lambda t: torch.asarray(t))(torch.ones(2, requires_grad=True)*2)
+(lambda t: torch.asarray(t, dtype=torch.float64))(torch.ones(2, requires_grad=True)*2)
+(lambda t: torch.asarray(t, copy=True))(torch.ones(2, requires_grad=True)*2)
+(lambda t: torch.asarray(t, copy=False, dtype=torch.float64))(torch.ones(2))
+(lambda t: torch.asarray(t, requires_grad=True))(torch.ones(2))
+(lambda t: torch.asarray(t, requires_grad=True) is t)(torch.ones(2))
+(lambda t: torch.asarray(t, requires_grad=True))(torch.ones(2, dtype=torch.int64))
+(lambda a: (torch.asarray(a).__setitem__(0, 5), a[0])[1])(np.zeros(2))
+torch.scalar_tensor(3)
+torch.scalar_tensor(3, dtype=torch.int64)
+torch.scalar_tensor(True)
+torch.scalar_tensor(2.5, requires_grad=True)
+torch.scalar_tensor(torch.tensor(2.))
+torch.scalar_tensor([1])
+torch.scalar_tensor('a')
+torch.ones(2).is_signed()
+torch.ones(2, dtype=torch.uint8).is_signed()
+torch.ones(2, dtype=torch.bool).is_signed()
+torch.asarray([1], requires_grad=True)
+"""
+
+
+@pytest.mark.parametrize("expr", [e for e in MISC.strip().splitlines()])
+def test_misc_as_torch(expr):
+    same_kind_as_torch(expr)
+
+
 @pytest.mark.parametrize("expr", [e for e in DEVICES.strip().splitlines()])
 def test_devices_as_torch(expr):
     same_kind_as_torch(expr)
@@ -500,6 +554,21 @@ def test_device_context_is_cpu_only():
     with pytest.raises(AssertionError, match="not compiled with CUDA"):
         with ng.device("cuda"):
             pass
+
+
+def test_switches_are_recorded():
+    try:
+        ng.use_deterministic_algorithms(True, warn_only=True)
+        assert ng.are_deterministic_algorithms_enabled()
+        assert ng.is_deterministic_algorithms_warn_only_enabled()
+        ng.set_float32_matmul_precision("high")
+        assert ng.get_float32_matmul_precision() == "high"
+        with pytest.warns(UserWarning, match="is not one of 'highest'"):
+            ng.set_float32_matmul_precision("foo")
+        assert ng.get_float32_matmul_precision() == "high"
+    finally:
+        ng.use_deterministic_algorithms(False)
+        ng.set_float32_matmul_precision("highest")
 
 
 def test_default_dtype_stays_float32_or_float64():

@@ -1,3 +1,3 @@
-"""torch.backends: the accelerator queries of a CPU-only build."""
+"""torch.backends: the accelerator queries and flags of a CPU-only build."""
 
-from . import mps  # noqa: F401
+from . import cudnn, mps  # noqa: F401
