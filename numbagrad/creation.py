@@ -8,8 +8,9 @@ import warnings
 import numba
 import numpy as np
 
-from . import backends, creation_misc, cuda, dtypes
+from . import backends, creation_legacy, creation_misc, cuda, dtypes
 from .creation_device import device
+from .creation_legacy import *  # noqa: F403 - torch.FloatTensor and kin
 from .creation_methods import TENSOR_METHODS as _METHOD_TABLE
 from .creation_misc import *  # noqa: F403 - asarray, scalar_tensor and the global switches
 from .creation_random import TENSOR_METHODS as _RANDOM_METHODS
@@ -230,7 +231,8 @@ __all__ = ["Generator", "backends", "bernoulli", "bfloat16", "can_cast", "comple
            "initial_seed", "int16", "int8", "is_complex", "is_floating_point", "logspace",
            "meshgrid", "multinomial", "normal", "poisson", "polar", "promote_types",
            "randint_like", "randperm", "seed", "set_num_threads", "set_rng_state", "short",
-           "tril_indices", "triu_indices", "uint8", *creation_misc.__all__]
+           "tril_indices", "triu_indices", "uint8", *creation_misc.__all__,
+           *creation_legacy.__all__]
 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
 TENSOR_METHODS = {**_METHOD_TABLE, **_RANDOM_METHODS}

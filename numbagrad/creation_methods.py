@@ -9,6 +9,7 @@ import numpy as np
 
 from . import creation_device, dtypes, factories
 from .creation_device import CPU, check_device
+from .creation_legacy import LegacyTensorType
 from .ops import pointwise, shape
 from .tensor import Tensor, _wrap_dim
 
@@ -66,6 +67,8 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
         if dtype not in _BY_TYPE_NAME:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = _BY_TYPE_NAME[dtype]
+    elif isinstance(dtype, LegacyTensorType):  # Tensor.type(torch.DoubleTensor)
+        dtype = dtype.dtype
     return pointwise.to_dtype(self, dtypes.as_dtype(dtype))
 
 

@@ -357,6 +357,43 @@ def test_misc_as_torch(expr):
     same_kind_as_torch(expr)
 
 
+LEGACY = """
+torch.FloatTensor([1, 2])
+torch.FloatTensor(2, 3)
+torch.LongTensor([1.7, 2])
+torch.LongTensor(3).shape
+torch.FloatTensor()
+torch.FloatTensor((2, 3))
+torch.FloatTensor(torch.ones(2, dtype=torch.int64))
+torch.FloatTensor(torch.Size([2, 3]))
+torch.BoolTensor([1, 0])
+torch.ByteTensor([1, 2])
+torch.CharTensor([1, 2])
+torch.ShortTensor([1, 2])
+torch.IntTensor([1, 2])
+torch.HalfTensor([1, 2])
+torch.DoubleTensor([1, 2])
+isinstance(torch.ones(2), torch.FloatTensor)
+isinstance(torch.ones(2), torch.DoubleTensor)
+isinstance(torch.ones(2, dtype=torch.int64), torch.LongTensor)
+isinstance(3, torch.LongTensor)
+torch.ones(2).type(torch.DoubleTensor)
+torch.FloatTensor.dtype
+repr(torch.FloatTensor)
+torch.FloatTensor(np.zeros(2))
+torch.FloatTensor(2.5)
+torch.FloatTensor('a')
+issubclass(torch.FloatTensor, torch.Tensor)
+torch.FloatTensor([1.], device='cuda')
+"""
+
+
+@pytest.mark.parametrize("expr", [e for e in LEGACY.strip().splitlines()])
+def test_legacy_tensor_types_as_torch(expr):
+    same_kind_as_torch(expr)
+    same_type_as_torch(lambda lib: lib.FloatTensor([1, 2], requires_grad=True))
+
+
 @pytest.mark.parametrize("expr", [e for e in DEVICES.strip().splitlines()])
 def test_devices_as_torch(expr):
     same_kind_as_torch(expr)
