@@ -391,6 +391,9 @@ torch.FloatTensor([1.], device='cuda')
 @pytest.mark.parametrize("expr", [e for e in LEGACY.strip().splitlines()])
 def test_legacy_tensor_types_as_torch(expr):
     same_kind_as_torch(expr)
+
+
+def test_legacy_constructor_takes_no_requires_grad():
     same_type_as_torch(lambda lib: lib.FloatTensor([1, 2], requires_grad=True))
 
 
