@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from . import creation, creation_random, dtypes
+from . import creation, dtypes
 from .autograd import api
 from .core import grad_mode
 from .ops import (
@@ -401,7 +401,7 @@ for _module in (math_api, special_api, scan_api, linalg_api, shape_api, creation
 
 # ---- creation: in-place forms
 def _inplace_fill(fill):
-    """A random fill (creation_random.INPLACE_FILLS) run through the in-place machinery."""
+    """A random fill (creation.INPLACE_FILLS) run through the in-place machinery."""
     def method(self, *args, **kwargs):
         return _inplace(self, fill(self, *args, **kwargs))
     method.__name__ = fill.__name__
@@ -409,7 +409,7 @@ def _inplace_fill(fill):
     return method
 
 
-for _name, _fill in creation_random.INPLACE_FILLS.items():
+for _name, _fill in creation.INPLACE_FILLS.items():
     setattr(Tensor, _name, _inplace_fill(_fill))
 
 

@@ -13,8 +13,8 @@ from .creation_device import device
 from .creation_legacy import *  # noqa: F403 - torch.FloatTensor and kin
 from .creation_methods import TENSOR_METHODS as _METHOD_TABLE
 from .creation_misc import *  # noqa: F403 - asarray, scalar_tensor and the global switches
-from .creation_random import TENSOR_METHODS as _RANDOM_METHODS
 from .creation_random import (
+    INPLACE_FILLS,  # noqa: F401 - bound by _methods' in-place block
     Generator,
     bernoulli,
     get_rng_state,
@@ -27,6 +27,7 @@ from .creation_random import (
     seed,
     set_rng_state,
 )
+from .creation_random import TENSOR_METHODS as _RANDOM_METHODS
 from .factories import _finish, linspace
 from .ops import shape
 from .tensor import Tensor

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from . import dtypes, factories
+from . import dtypes
 from .core import grad_mode
 from .factories import Generator, _dt, _finish, _gen, _shape, default_generator
 from .ops.record import record, shape_error_broadcast
@@ -337,4 +337,3 @@ INPLACE_FILLS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoul
 TENSOR_METHODS = {"bernoulli": lambda self, p=None, *, generator=None: bernoulli(
                       self, p, generator=generator),
                   "multinomial": multinomial}
-_ = factories  # the module whose generator these draw from
