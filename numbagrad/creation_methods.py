@@ -9,6 +9,7 @@ import numpy as np
 
 from . import creation_device, dtypes, factories
 from .creation_device import CPU, check_device
+from .creation_legacy import TYPES as _LEGACY_TYPES
 from .creation_legacy import LegacyTensorType
 from .ops import pointwise, shape
 from .tensor import Tensor, _wrap_dim
@@ -46,6 +47,11 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layo
                       UserWarning, stacklevel=2)
     return factories.tensor(data, dtype=dtype or self.dtype, device=device,
                             requires_grad=requires_grad)
+
+
+def new(self, *args, device=None):
+    """The legacy ``Tensor.new``: the legacy constructor of this tensor's dtype."""
+    return _LEGACY_TYPES[f"{self.dtype.scalar_name}Tensor"](*args, device=device)
 
 
 # ---- dtype casts ----------------------------------------------------------------------------
@@ -233,6 +239,7 @@ def _is_shared(self):
 TENSOR_METHODS = {
     "new_zeros": _new(factories.zeros), "new_ones": _new(factories.ones),
     "new_empty": _new(factories.empty), "new_full": new_full, "new_tensor": new_tensor,
+    "new": new,
     "half": _cast(dtypes.float16), "bfloat16": _cast(dtypes.bfloat16),
     "byte": _cast(dtypes.uint8), "char": _cast(dtypes.int8), "short": _cast(dtypes.int16),
     "type": type_, "to": to, "cuda": cuda, "pin_memory": pin_memory,

@@ -385,6 +385,12 @@ torch.FloatTensor(2.5)
 torch.FloatTensor('a')
 issubclass(torch.FloatTensor, torch.Tensor)
 torch.FloatTensor([1.], device='cuda')
+torch.ones(2).new(2, 3)
+torch.ones(2).new([1, 2])
+torch.ones(2, dtype=torch.int64).new([1.5, 2])
+torch.ones(2).new()
+torch.ones(2).new(torch.ones(2, dtype=torch.int64))
+torch.ones(2).new(torch.Size([3]))
 """
 
 
