@@ -471,3 +471,36 @@ def _fill_diagonal_(self, fill_value, wrap=False):
 
 
 Tensor.fill_diagonal_ = _fill_diagonal_
+
+# ---- creation: in-place forms
+def _inplace_fill(fill):
+    """A random fill (creation.INPLACE_FILLS) run through the in-place machinery."""
+    def method(self, *args, **kwargs):
+        return _inplace(self, fill(self, *args, **kwargs))
+    method.__name__ = fill.__name__
+    method.__doc__ = fill.__doc__
+    return method
+
+
+for _name, _fill in creation.INPLACE_FILLS.items():
+    setattr(Tensor, _name, _inplace_fill(_fill))
+
+
+def _apply_(self, fn):
+    """``fn`` on each element (Python numbers in, a number out), written back in place."""
+    if self._requires_grad:
+        raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
+                           "var.detach().apply_() instead.")
+    data = self._array()
+    values = [fn(v) for v in data.reshape(-1).tolist()]
+    for v in values:
+        if not isinstance(v, (int, float, bool, np.number, np.bool_)):
+            raise TypeError(f"must be real number, not {type(v).__name__}")
+    # floats through float64, integers as given: the cast to the tensor's dtype truncates
+    new = np.asarray(values, np.float64 if data.dtype.kind == "f" else None)
+    data[...] = new.reshape(data.shape).astype(data.dtype)
+    _bump_version(self)
+    return self
+
+
+Tensor.apply_ = _apply_

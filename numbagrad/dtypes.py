@@ -6,18 +6,24 @@ import numpy as np
 
 
 class dtype:  # noqa: N801 - named as torch.dtype
-    __slots__ = ("name", "np", "is_floating_point", "itemsize", "_rank", "scalar_name", "c_name")
+    __slots__ = ("name", "np", "is_floating_point", "itemsize", "_rank", "scalar_name", "c_name",
+                 "_kind", "abbr")
 
-    def __init__(self, name, np_dtype, is_floating_point, rank, scalar_name, c_name):
+    def __init__(self, name, np_dtype, is_floating_point, rank, scalar_name, c_name,
+                 itemsize=None, abbr=""):
         self.name = name
         # the names torch's error messages use: its ScalarType ("Float", as in
         # torch.FloatTensor) and the C++ type ("float")
         self.scalar_name = scalar_name
         self.c_name = c_name
-        self.np = np.dtype(np_dtype)
+        # None for bfloat16, which NumPy lacks: as_dtype refuses it (see UNSUPPORTED)
+        self.np = None if np_dtype is None else np.dtype(np_dtype)
         self.is_floating_point = is_floating_point
-        self.itemsize = self.np.itemsize
-        self._rank = rank  # position in the promotion lattice below
+        self.itemsize = self.np.itemsize if itemsize is None else itemsize
+        self._rank = rank  # position in the promotion order below (within a kind)
+        # promotion kind: 0 bool, 1 integer, 2 floating
+        self._kind = 2 if is_floating_point else (0 if name == "bool" else 1)
+        self.abbr = abbr
 
     def __repr__(self):
         return "torch." + self.name
@@ -27,22 +33,44 @@ class dtype:  # noqa: N801 - named as torch.dtype
 
     @property
     def is_signed(self):
-        return self.name != "bool"
+        return self.name not in ("bool", "uint8")
+
+    @property
+    def is_complex(self):
+        return False
+
+    def to_real(self):
+        return self
 
 
-bool_ = dtype("bool", np.bool_, False, 0, "Bool", "bool")
-int32 = dtype("int32", np.int32, False, 1, "Int", "int")
-int64 = dtype("int64", np.int64, False, 2, "Long", "long int")
-float32 = dtype("float32", np.float32, True, 3, "Float", "float")
-float64 = dtype("float64", np.float64, True, 4, "Double", "double")
+bool_ = dtype("bool", np.bool_, False, 0, "Bool", "bool", abbr="b8")
+uint8 = dtype("uint8", np.uint8, False, 1, "Byte", "unsigned char", abbr="u8")
+int8 = dtype("int8", np.int8, False, 1, "Char", "signed char", abbr="i8")
+int16 = dtype("int16", np.int16, False, 2, "Short", "short int", abbr="i16")
+int32 = dtype("int32", np.int32, False, 3, "Int", "int", abbr="i32")
+int64 = dtype("int64", np.int64, False, 4, "Long", "long int", abbr="i64")
+float16 = dtype("float16", np.float16, True, 1, "Half", "c10::Half", abbr="f16")
+bfloat16 = dtype("bfloat16", None, True, 1, "BFloat16", "c10::BFloat16", itemsize=2,
+                 abbr="bf16")
+float32 = dtype("float32", np.float32, True, 2, "Float", "float", abbr="f32")
+float64 = dtype("float64", np.float64, True, 3, "Double", "double", abbr="f64")
 
-ALL = (bool_, int32, int64, float32, float64)
+# the dtypes a tensor can hold (bfloat16 is a name only: NumPy has no such dtype)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+EVERY = ALL + (bfloat16,)
 _BY_NP = {d.np: d for d in ALL}
-_BY_RANK = {d._rank: d for d in ALL}
+UNSUPPORTED = (bfloat16,)
 
 
 def _by_name(name):
-    return {d.name: d for d in ALL}[name]
+    return {d.name: d for d in EVERY}[name]
+
+
+def refuse_unsupported(d):
+    if d in UNSUPPORTED:
+        raise TypeError(f"numbagrad: dtype torch.{d.name} is not supported (NumPy has no "
+                        f"{d.name} type); use torch.float32 or torch.float16")
+    return d
 
 
 def from_numpy_dtype(np_dtype):
@@ -56,14 +84,17 @@ def from_numpy_dtype(np_dtype):
                 "Conversion between byte orders is currently not supported.") from None
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only "
-            "supported types are: float64, float32, int64, int32, and bool."
+            "supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, "
+            "and bool."
         ) from None
 
 
 def as_dtype(d):
     """Accept our dtype, a NumPy dtype or Python type; return our dtype (None stays None)."""
-    if d is None or isinstance(d, dtype):
+    if d is None:
         return d
+    if isinstance(d, dtype):
+        return refuse_unsupported(d)
     if d is float:
         return float64
     if d is int:
@@ -86,17 +117,28 @@ def get_default_dtype():
 
 def set_default_dtype(d):
     d = as_dtype(d)
+    if d is float16:  # torch takes it; numbagrad's compiled kernels have no float16 loops
+        raise TypeError("numbagrad: torch.float16 as the default dtype is not supported (its "
+                        "compiled kernels run in float32 and float64)")
     if d not in (float32, float64):
         raise TypeError("only floating-point types are supported as the default type")
     _default.value = d
 
 
 def promote(a, b):
-    """Promote two dtypes: bool < int32 < int64 < float32 < float64 is a chain for our set."""
-    if a is None:
+    """torch.promote_types: the higher kind (bool < integer < floating) wins; within a kind
+    the wider type, except uint8 with a signed integer (the smallest signed type holding
+    both) and float16 with bfloat16 (float32)."""
+    if a is None or a is b:
         return b
     if b is None:
         return a
+    if a._kind != b._kind:
+        return a if a._kind > b._kind else b
+    if {a, b} == {uint8, int8}:
+        return int16
+    if {a, b} == {float16, bfloat16}:
+        return float32
     return a if a._rank >= b._rank else b
 
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from . import dtypes
 from .core.tape import traced_tape
+from .creation_device import check_device
 from .tensor import Tensor, _make, _to_numpy
 
 
@@ -32,7 +33,8 @@ def _shape(size):
     return shape
 
 
-def _finish(arr, requires_grad):
+def _finish(arr, requires_grad, device=None):
+    check_device(device)
     t = _make(arr)
     if requires_grad:
         t.requires_grad = True
@@ -40,10 +42,12 @@ def _finish(arr, requires_grad):
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False):
+    check_device(device)
     return _finish(_to_numpy(data, dtype), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
+    check_device(device)
     if isinstance(data, Tensor) and (dtype is None or dtypes.as_dtype(dtype) is data.dtype):
         return data
     return _make(_to_numpy(data, dtype, copy=False))
@@ -61,15 +65,15 @@ def _dt(dtype):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(np.zeros(_shape(size), _dt(dtype)), requires_grad)
+    return _finish(np.zeros(_shape(size), _dt(dtype)), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(np.ones(_shape(size), _dt(dtype)), requires_grad)
+    return _finish(np.ones(_shape(size), _dt(dtype)), requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(np.empty(_shape(size), _dt(dtype)), requires_grad)
+    return _finish(np.empty(_shape(size), _dt(dtype)), requires_grad, device)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -77,10 +81,11 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
         raise TypeError("full(): argument 'fill_value' (position 2) must be Number, not str")
     if dtype is None:
         dtype = dtypes.scalar_dtype(fill_value)
-    return _finish(np.full(_shape((size,)), fill_value, _dt(dtype)), requires_grad)
+    return _finish(np.full(_shape((size,)), fill_value, _dt(dtype)), requires_grad, device)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    check_device(device)
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
@@ -88,6 +93,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    check_device(device)
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -103,6 +109,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    check_device(device)
     if not hasattr(steps, "__index__"):
         raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:
@@ -111,8 +118,10 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 
 def _like(fn):
-    def like(t, *, dtype=None, device=None, requires_grad=False, **kw):
-        return fn(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, **kw)
+    def like(t, *, dtype=None, layout=None, device=None, requires_grad=False,
+             memory_format=None, **kw):
+        return fn(*t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad,
+                  **kw)
     like.__name__ = fn.__name__ + "_like"
     return like
 
@@ -122,11 +131,75 @@ ones_like = _like(ones)
 empty_like = _like(empty)
 
 
-def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False):
-    return full(tuple(t.shape), fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def full_like(t, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    return full(tuple(t.shape), fill_value, dtype=dtype or t.dtype, device=device,
+                requires_grad=requires_grad)
 
 
-# ---- random numbers: one generator per thread, seeded by manual_seed -----------------------
+# ---- random numbers: a generator per thread by default, seeded by manual_seed -------------
+_STATE_BYTES = 41  # PCG64's 128-bit state and increment, the cached uint32 and its flag
+
+
+class Generator:
+    """torch.Generator over NumPy's PCG64: the same interface (manual_seed, seed,
+    initial_seed, get_state, set_state), other numbers than torch's Mersenne Twister."""
+
+    DEFAULT_SEED = 67280421310721  # torch's seed of a new Generator
+
+    def __init__(self, device="cpu"):
+        if str(device).startswith("cuda"):
+            raise RuntimeError("Cannot get CUDA generator without ATen_cuda library.")
+        self.device = check_device(device)
+        self._seed = self.DEFAULT_SEED
+        self._np = np.random.default_rng(self._seed)
+
+    @property
+    def _numpy_generator(self):  # what nn.init and utils.data draw from
+        return self._np
+
+    def manual_seed(self, seed):
+        seed = int(seed)
+        if not -2 ** 63 <= seed < 2 ** 64:
+            raise ValueError("Overflow when unpacking long long")
+        self._seed = seed % 2 ** 64  # torch reads a negative seed as its unsigned bits
+        self._np = np.random.default_rng(self._seed)
+        return self
+
+    def seed(self):
+        """Seed from the operating system's entropy; returns the seed."""
+        self.manual_seed(int(np.random.SeedSequence().entropy) % 2 ** 64)
+        return self._seed
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        st = self._np.bit_generator.state
+        raw = b"".join(int(v).to_bytes(16, "little")
+                       for v in (st["state"]["state"], st["state"]["inc"]))
+        raw += bytes([st["has_uint32"]]) + int(st["uinteger"]).to_bytes(8, "little")
+        return _make(np.frombuffer(raw, np.uint8).copy())
+
+    def set_state(self, new_state):
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype is not dtypes.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        if new_state.numel() != _STATE_BYTES:
+            raise RuntimeError(f"Expected a numbagrad generator state of size {_STATE_BYTES} but "
+                               f"found the input RNG state size to be {new_state.numel()}")
+        raw = np.asarray(new_state._data).tobytes()
+        gen = np.random.default_rng()
+        gen.bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": int.from_bytes(raw[:16], "little"),
+                      "inc": int.from_bytes(raw[16:32], "little")},
+            "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:41], "little")}
+        self._np = gen
+        return self
+
+
 class _Rng(threading.local):
     gen = None
 
@@ -134,12 +207,23 @@ class _Rng(threading.local):
 _rng = _Rng()
 
 
-def manual_seed(seed):
-    _rng.gen = np.random.default_rng(int(seed))
+def default_generator():
+    """This thread's default Generator, seeded from the system's entropy on first use."""
+    if _rng.gen is None:
+        _rng.gen = Generator()
+        _rng.gen.seed()
     return _rng.gen
 
 
-def _gen():
+def manual_seed(seed):
+    gen = Generator()
+    gen.manual_seed(seed)
+    _rng.gen = gen
+    return gen
+
+
+def _gen(generator=None):
+    """The NumPy generator to draw from: ``generator``'s, else the default one."""
     if traced_tape() is not None:
         # a draw made while numbagrad.compile traces would be baked into the trace and
         # replayed, the same numbers, on every call: refuse rather than be silently wrong
@@ -148,20 +232,28 @@ def _gen():
             "randperm, nn.init) inside a compiled function would replay the trace's draws on "
             "every call; draw outside and pass the values as an argument, or call "
             "model.eval() to turn dropout off")
-    if _rng.gen is None:
-        _rng.gen = np.random.default_rng()
-    return _rng.gen
+    if generator is not None:
+        if not isinstance(generator, Generator):
+            raise TypeError(f"expected a torch.Generator, but got "
+                            f"{type(generator).__name__}")
+        return generator._np
+    return default_generator()._np
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
-    return _finish(_gen().random(_shape(size)).astype(_dt(dtype)), requires_grad)
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    shape = _shape(size)
+    return _finish(np.asarray(_gen(generator).random(shape), _dt(dtype)), requires_grad,
+                   device)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
-    return _finish(_gen().standard_normal(_shape(size)).astype(_dt(dtype)), requires_grad)
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    shape = _shape(size)
+    return _finish(np.asarray(_gen(generator).standard_normal(shape), _dt(dtype)),
+                   requires_grad, device)
 
 
-def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False):
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False):
     if high is None:
         low, high = 0, low
     elif size is None and isinstance(high, (tuple, list)):  # torch's randint(high, size)
@@ -170,12 +262,17 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     dt = dtypes.as_dtype(dtype) or dtypes.int64
-    return _finish(_gen().integers(low, high, _shape((size,))).astype(dt.np), requires_grad)
+    draw = _gen(generator).integers(low, high, _shape((size,)))
+    return _finish(np.asarray(draw, dt.np), requires_grad, device)
 
 
-def rand_like(t, *, dtype=None, requires_grad=False):
-    return rand(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def rand_like(t, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    return rand(*t.shape, generator=generator, dtype=dtype or t.dtype, device=device,
+                requires_grad=requires_grad)
 
 
-def randn_like(t, *, dtype=None, requires_grad=False):
-    return randn(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def randn_like(t, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    return randn(*t.shape, generator=generator, dtype=dtype or t.dtype, device=device,
+                 requires_grad=requires_grad)

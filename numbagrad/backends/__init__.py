@@ -1,0 +1,3 @@
+"""torch.backends: the accelerator queries and flags of a CPU-only build."""
+
+from . import cudnn, mps  # noqa: F401

@@ -1,0 +1,58 @@
+"""torch's legacy tensor types (torch.FloatTensor, torch.LongTensor, ...): constructors in
+their dtype, isinstance checks by dtype, and targets of ``Tensor.type``."""
+
+import numpy as np
+
+from . import dtypes, factories
+from .creation_device import check_device
+from .size import Size
+from .tensor import Tensor
+
+
+class LegacyTensorType(type):
+    """The metaclass: ``torch.FloatTensor`` is a class whose instances are float32 tensors."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+
+    def __repr__(cls):
+        return f"<class 'torch.{cls.__name__}'>"
+
+    def __call__(cls, *args, device=None):
+        kind = str(device).partition(":")[0] if device is not None else "cpu"
+        if kind != "cpu":
+            raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
+                               f"{kind} was passed")
+        check_device(device)
+        dt = cls.dtype
+        if not args:
+            return factories.empty(0, dtype=dt)
+        first = args[0]
+        if len(args) == 1 and isinstance(first, Tensor):
+            if first.dtype is not dt:
+                raise TypeError(f"expected {_options(dt)} (got {_options(first.dtype)})")
+            return first
+        if len(args) == 1 and isinstance(first, (list, tuple, np.ndarray)) and \
+                not isinstance(first, Size):
+            return factories.tensor(first, dtype=dt)
+        if isinstance(first, Size) or all(isinstance(a, (int, np.integer)) and
+                                          not isinstance(a, bool) for a in args):
+            # sizes: torch leaves the values uninitialized
+            return factories.empty(*(first if isinstance(first, Size) else args), dtype=dt)
+        if isinstance(first, str):
+            raise TypeError("new(): invalid data type 'str'")
+        raise TypeError(f"new(): data must be a sequence (got {type(first).__name__})")
+
+
+def _options(d):
+    return (f"TensorOptions(dtype={d.c_name}, device=cpu, layout=Strided, requires_grad=false "
+            "(default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
+def _legacy(d):
+    return LegacyTensorType(f"{d.scalar_name}Tensor", (), {"dtype": d, "__slots__": ()})
+
+
+TYPES = {f"{d.scalar_name}Tensor": _legacy(d) for d in dtypes.EVERY}
+__all__ = sorted(TYPES)
+globals().update(TYPES)

@@ -1,0 +1,257 @@
+"""Tensor methods of the creation area: new_* factories, dtype casts and type(), device
+moves (CPU only), memory layout queries (stride, storage_offset, nbytes), H/mH, membership,
+deepcopy and the storage no-ops."""
+
+import copy
+import warnings
+
+import numpy as np
+
+from . import creation_device, dtypes, factories
+from .creation_device import CPU, check_device
+from .creation_legacy import TYPES as _LEGACY_TYPES
+from .creation_legacy import LegacyTensorType
+from .ops import pointwise, shape
+from .tensor import Tensor, _wrap_dim
+
+
+# ---- new_* : a factory in this tensor's dtype (and device) -----------------------------------
+def _sizes(size):
+    return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+
+
+def _new(fn):
+    def new(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+            pin_memory=False):
+        return fn(*_sizes(size), dtype=dtype or self.dtype, device=device,
+                  requires_grad=requires_grad)
+    new.__name__ = "new_" + fn.__name__
+    return new
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+             layout=None, pin_memory=False):
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    return factories.full(tuple(size), fill_value, dtype=dtype or self.dtype, device=device,
+                          requires_grad=requires_grad)
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
+               pin_memory=False):
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                      "requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+    return factories.tensor(data, dtype=dtype or self.dtype, device=device,
+                            requires_grad=requires_grad)
+
+
+def new(self, *args, device=None):
+    """The legacy ``Tensor.new``: the legacy constructor of this tensor's dtype."""
+    return _LEGACY_TYPES[f"{self.dtype.scalar_name}Tensor"](*args, device=device)
+
+
+# ---- dtype casts ----------------------------------------------------------------------------
+def _cast(dt):
+    def cast(self, memory_format=None):
+        return pointwise.to_dtype(self, dtypes.refuse_unsupported(dt))
+    return cast
+
+
+_BY_TYPE_NAME = {f"torch.{d.scalar_name}Tensor": d for d in dtypes.EVERY}
+
+
+def type_(self, dtype=None, non_blocking=False, **kwargs):
+    """``type()``: torch's legacy type name ('torch.FloatTensor'); ``type(t)``: a cast to the
+    dtype ``t`` (a dtype or such a name)."""
+    if dtype is None:
+        return f"torch.{self.dtype.scalar_name}Tensor"
+    if isinstance(dtype, str):
+        if dtype not in _BY_TYPE_NAME:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = _BY_TYPE_NAME[dtype]
+    elif isinstance(dtype, LegacyTensorType):  # Tensor.type(torch.DoubleTensor)
+        dtype = dtype.dtype
+    return pointwise.to_dtype(self, dtypes.as_dtype(dtype))
+
+
+# ---- devices: the CPU is the only place data lives ------------------------------------------
+def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
+       memory_format=None):
+    for a in args:
+        if isinstance(a, dtypes.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, (str, int, creation_device.device)) and not isinstance(a, bool):
+            device = a  # check_device gives torch's error for a string naming no device
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got "
+                            f"({type(a).__name__}), but expected a dtype, device or Tensor")
+    check_device(device)
+    if dtype is None:
+        return self.clone() if copy else self
+    out = pointwise.to_dtype(self, dtypes.as_dtype(dtype))
+    return out.clone() if copy and out is self else out
+
+
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    if device is not None and isinstance(device, int):
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    raise AssertionError("Torch not compiled with CUDA enabled")
+
+
+def pin_memory(self, device=None):
+    raise RuntimeError("Cannot access accelerator device when none is available.")
+
+
+def get_device(self):
+    return -1  # torch's answer for a CPU tensor
+
+
+# ---- memory layout --------------------------------------------------------------------------
+def _root(arr):
+    while isinstance(arr.base, np.ndarray):
+        arr = arr.base
+    return arr
+
+
+def stride(self, dim=None):
+    data = self._data
+    if isinstance(data, np.ndarray):
+        strides = tuple(s // data.itemsize for s in data.strides)
+    else:
+        strides = ()
+    if dim is None:
+        return strides
+    return strides[_wrap_dim(dim, self.ndim)] if self.ndim else _stride_of_scalar(dim)
+
+
+def _stride_of_scalar(dim):
+    raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+
+
+def storage_offset(self):
+    data = self._data
+    if not isinstance(data, np.ndarray) or data.size == 0:
+        return 0
+    root = _root(data)
+    start = data.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return start // data.itemsize
+
+
+def data_ptr(self):
+    data = self._array()
+    return 0 if data.size == 0 else data.__array_interface__["data"][0]
+
+
+def _nbytes(self):
+    return self.numel() * self._data.itemsize
+
+
+def resize_(self, *size):
+    """Reshape in place to ``size``, keeping the leading elements (new ones are zero here;
+    torch leaves them uninitialized)."""
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    size = factories._int_sizes(_sizes(size))
+    if any(s < 0 for s in size):
+        raise RuntimeError("numel: integer multiplication overflow")
+    flat = np.asarray(self._data).reshape(-1)
+    n = int(np.prod(size, dtype=np.int64))
+    new = np.zeros(n, flat.dtype)
+    new[:min(n, flat.size)] = flat[:n]
+    self._data = new.reshape(size)
+    self._vc[0] += 1
+    return self
+
+
+# ---- conjugate transposes: the transposes, for real tensors -----------------------------------
+def _H(self):
+    if self.ndim not in (0, 2):
+        hint = (" For batches of matrices, consider using tensor.mH" if self.ndim > 2 else "")
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.ndim}-D tensor.{hint}")
+    return shape.transpose(self, 0, 1) if self.ndim == 2 else self
+
+
+def _mH(self):
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
+                           f"Got {self.ndim}-D tensor.")
+    return shape.transpose(self, -2, -1)
+
+
+# ---- Python protocols -----------------------------------------------------------------------
+def _contains(self, element):
+    if isinstance(element, Tensor):
+        value = element._data
+    elif isinstance(element, (int, float, bool, np.number, np.bool_)):
+        value = element
+    else:
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed "
+                           f"in a {type(element)}.")
+    return bool(np.any(np.asarray(self._data) == value))
+
+
+def _deepcopy(self, memo):
+    """A copy of a leaf with its data, requires_grad, .grad and class (nn.Parameter stays a
+    Parameter), as torch's deepcopy."""
+    if self._tape is not None:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                           "the deepcopy protocol at the moment.  If you were attempting to "
+                           "deepcopy a module, this may be because of a torch.nn.utils."
+                           "weight_norm usage, see https://github.com/pytorch/pytorch/pull/"
+                           "103001")
+    if id(self) in memo:
+        return memo[id(self)]
+    new = type(self).__new__(type(self))
+    Tensor.__init__(new, np.array(self._data))
+    new._requires_grad = self._requires_grad
+    memo[id(self)] = new
+    if self._grad is not None:
+        new._grad = copy.deepcopy(self._grad, memo)
+    extra = getattr(self, "__dict__", None)
+    if extra:
+        new.__dict__.update(copy.deepcopy(extra, memo))
+    return new
+
+
+def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """Export through NumPy's DLPack (a CPU capsule sharing the memory)."""
+    if self._requires_grad:
+        raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+    kwargs = {} if max_version is None else {"max_version": max_version}
+    return self._array().__dlpack__(stream=None, copy=copy, **kwargs)
+
+
+def _dlpack_device(self):
+    return self._array().__dlpack_device__()
+
+
+def _is_shared(self):
+    return False
+
+
+TENSOR_METHODS = {
+    "new_zeros": _new(factories.zeros), "new_ones": _new(factories.ones),
+    "new_empty": _new(factories.empty), "new_full": new_full, "new_tensor": new_tensor,
+    "new": new,
+    "half": _cast(dtypes.float16), "bfloat16": _cast(dtypes.bfloat16),
+    "byte": _cast(dtypes.uint8), "char": _cast(dtypes.int8), "short": _cast(dtypes.int16),
+    "type": type_, "to": to, "cuda": cuda, "pin_memory": pin_memory,
+    "cpu": lambda self, memory_format=None: self, "get_device": get_device,
+    "device": property(lambda self: CPU), "is_cpu": property(lambda self: True),
+    "is_pinned": lambda self, device=None: False,
+    "share_memory_": lambda self: self, "is_shared": _is_shared,
+    "ndimension": lambda self: self.ndim, "stride": stride, "storage_offset": storage_offset,
+    "data_ptr": data_ptr, "nbytes": property(_nbytes),
+    "itemsize": property(lambda self: self._data.itemsize), "resize_": resize_,
+    "H": property(_H), "mH": property(_mH),
+    "__dlpack__": _dlpack, "__dlpack_device__": _dlpack_device,
+    "is_complex": lambda self: False, "is_signed": lambda self: self.dtype.is_signed,
+    "__contains__": _contains, "__deepcopy__": _deepcopy,
+}
