@@ -82,7 +82,7 @@ def _window_argmax(x0, iat, k):
 def window_max_fw(y, x0, sh_y, sh0, iat, fat):
     for k in range(y.shape[0]):
         at = _window_argmax(x0, iat, k)
-        y[k] = x0[at] if at >= 0 else -np.inf
+        y[k] = x0[at] if at >= 0 else 0.0  # an empty window (an empty bag): 0, as torch
 
 
 @njit(cache=True, error_model="numpy")

@@ -113,6 +113,17 @@ MAX_POOL3D = defop(
              _s("max_pool3d(x0, (1, 2, 2), stride=1, padding=(0, 1, 0), dilation=(1, 1, 2))",
                 (2, 3, 3, 4))])
 
+EMBEDDING_BAG = _rows_op("embedding_bag", "EmbeddingBagBackward0", [
+    Sample(((6, 3),), {}, _F + "embedding_bag(lib.tensor([1, 2, 4, 5, 4, 3]), x0, "
+           "lib.tensor([0, 3, 3]))"),
+    Sample(((5, 2),), {"mode": "sum"}, _F + "embedding_bag(lib.tensor([[1, 2], [4, 1]]), x0, "
+           "**kw)")])
+EMBEDDING_BAG_MAX = defop(
+    "embedding_bag_max", "EmbeddingBagBackward0", 1, replay="window_max_fw",
+    kernel=window_max_bw, saves=("x0",), domain=_MAX_DOMAIN,
+    samples=[Sample(((6, 3),), {"mode": "max"}, _F + "embedding_bag(lib.tensor([1, 2, 4, 5, 4, "
+                    "3]), x0, lib.tensor([0, 2]), **kw)")])
+
 # ---- group norm ------------------------------------------------------------------------------
 GROUP_NORM = defop(
     "group_norm", "NativeGroupNormBackward0", 3, replay="group_norm_fw", kernel=group_norm_bw,
@@ -126,8 +137,8 @@ GATHER_OPS = (CONSTANT_PAD, CIRCULAR_PAD, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, IM2COL
               *REFLECTION_PAD.values(), *REPLICATION_PAD.values(), *UPSAMPLE_NEAREST.values(),
               *UPSAMPLE_NEAREST_EXACT.values())
 ROWS_OPS = (UPSAMPLE_LINEAR1D, UPSAMPLE_BILINEAR2D, UPSAMPLE_BICUBIC2D, UPSAMPLE_TRILINEAR3D,
-            COL2IM, AVG_POOL3D, ADAPTIVE_AVG_POOL3D)
-MAX_OPS = (ADAPTIVE_MAX_POOL2D, ADAPTIVE_MAX_POOL3D, MAX_POOL3D)
+            COL2IM, AVG_POOL3D, ADAPTIVE_AVG_POOL3D, EMBEDDING_BAG)
+MAX_OPS = (ADAPTIVE_MAX_POOL2D, ADAPTIVE_MAX_POOL3D, MAX_POOL3D, EMBEDDING_BAG_MAX)
 
 
 # ---- building the maps -----------------------------------------------------------------------
@@ -194,13 +205,14 @@ def record_rows(op, x, cols, weights, out_shape):
 
 def window_argmax(values, cols):
     """Flat input positions of each row's maximum (the first, or the first NaN; -1 for an
-    empty row), and the maxima (-inf for an empty row)."""
+    empty row), and the maxima (0 for an empty row)."""
+    if cols.shape[1] == 0 or values.size == 0:
+        return np.full(cols.shape[0], -1, np.int64), np.zeros(cols.shape[0], values.dtype)
     picked = np.where(cols >= 0, values[np.maximum(cols, 0)], -np.inf)
-    if cols.shape[1] == 0:
-        return np.full(cols.shape[0], -1, np.int64), np.full(cols.shape[0], -np.inf)
     r = np.argmax(picked, axis=1)  # NaN counts as the maximum, the first one wins
     at = cols[np.arange(cols.shape[0]), r]
-    return at, picked[np.arange(cols.shape[0]), r]
+    at = np.where(cols.max(1) >= 0, at, -1)
+    return at, np.where(at >= 0, picked[np.arange(cols.shape[0]), r], 0)
 
 
 def record_window_max(op, x, cols, out_shape):
