@@ -28,7 +28,8 @@ def _bags(idx, offsets, include_last_offset):
         raise ValueError("offsets has to be a 1D Tensor")
     if off.size and off[0] != 0:
         raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
-                           f"has to start from position 0. However, got {int(off[0])}")
+                           f"has to start from position 0. However, got {int(off[0])}\n"
+                           f"[ torch.LongTensor{{}} ]")
     if include_last_offset:
         starts, ends = off[:-1], off[1:]
     else:

@@ -90,7 +90,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         spatial = int(np.prod(x.shape[2:])) if x.ndim > 2 else 1
         if spatial == 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input "
-                             f"size {list(x.shape)}")
+                             f"size {x.shape}")
     n, c = x.shape[0], x.shape[1]
     flat = x.reshape(1, n * c, *x.shape[2:])
     w = weight.repeat(n) if weight is not None else None
@@ -111,7 +111,9 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     x = input
     dim = x.ndim
     if dim < 3:
-        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+        # (torch's message keeps its source's line-continuation indent)
+        raise ValueError(f"Expected 3D or higher dimensionality{' ' * 26}input (got {dim} "
+                         f"dimensions)")
     if x.numel() == 0:
         return x
     div = x.mul(x)

@@ -227,7 +227,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
     if ck % kk:
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product "
                            f"of kernel_size, but got input.size(1)={ck} and kernel_size="
-                           f"({kernel[0]}, {kernel[1]})")
+                           f"({kernel[0]}, {kernel[1]}).")
     c = ck // kk
     cols, oh, ow = _im2col_positions((n, c, h, w), kernel, dilation, padding, stride)
     if oh * ow != blocks:
