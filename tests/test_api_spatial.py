@@ -110,6 +110,11 @@ CASES = {
     "embedding_bag_sum": (lambda lib, w: lib.nn.functional.embedding_bag(
         lib.tensor([1, 2, 4, 2]), w, lib.tensor([0, 1, 4]), mode="sum", include_last_offset=True,
         per_sample_weights=lib.tensor([1.0, 2.0, 0.5, -1.0], dtype=lib.float64)), [(5, 3)]),
+    "conv3d_same": (lambda lib, x, w, b: lib.nn.functional.conv3d(x, w, b, padding="same",
+                                                                  dilation=(1, 2, 1), groups=2),
+                    [(2, 4, 3, 4, 3), (2, 2, 2, 2, 1), (2,)]),
+    "conv3d_unbatched": (lambda lib, x, w: lib.nn.functional.conv3d(x, w, stride=2, padding=1),
+                         [(2, 3, 4, 5), (3, 2, 3, 2, 2)]),
     "embedding_bag_max": (lambda lib, w: lib.nn.functional.embedding_bag(
         lib.tensor([[1, 2], [4, 1]]), w, mode="max"), [(5, 3)]),
 }
@@ -182,6 +187,11 @@ ERRORS = [
                                             mode="max"),
     lambda lib: lib.nn.functional.dropout1d(lib.ones(2, 3, 4, 5)),
     lambda lib: lib.nn.functional.instance_norm(lib.ones(2, 3, 1)),
+    lambda lib: lib.nn.functional.conv3d(lib.ones(3, 4, 5), lib.ones(1, 3, 1, 1, 1)),
+    lambda lib: lib.nn.functional.conv3d(lib.ones(1, 2, 3, 4, 5), lib.ones(1, 3, 1, 1, 1)),
+    lambda lib: lib.nn.functional.conv3d(lib.ones(1, 2, 3, 4, 5), lib.ones(1, 2, 4, 1, 1)),
+    lambda lib: lib.nn.functional.conv3d(lib.arange(24).reshape(1, 1, 2, 3, 4),
+                                         lib.ones(2, 1, 1, 2, 2, dtype=lib.int64)),
 ]
 
 
@@ -233,6 +243,7 @@ MODULES = [
     "nn.Dropout1d()", "nn.Dropout2d(0.3)", "nn.AlphaDropout(0.2)", "nn.CosineSimilarity()",
     "nn.PairwiseDistance()", "nn.LazyLinear(3)", "nn.Fold((4, 5), 2)",
     "nn.Unfold(2, padding=1)", "nn.MaxPool3d(2)", "nn.AvgPool3d(2)",
+    "nn.Conv3d(4, 6, (1, 2, 3), stride=2, padding=(0, 1, 1), groups=2, bias=False)",
 ]
 
 
@@ -255,6 +266,7 @@ def _load(ours, theirs):
     ("nn.ConvTranspose2d(4, 6, (2, 3), stride=2, padding=1, groups=2, dtype=DT)", (2, 4, 3, 3)),
     ("nn.ConvTranspose1d(2, 3, 3, stride=2, dtype=DT)", (2, 2, 4)),
     ("nn.GroupNorm(3, 6, dtype=DT)", (2, 6, 3)),
+    ("nn.Conv3d(2, 3, 2, padding=1, dtype=DT)", (1, 2, 2, 3, 2)),
     ("nn.EmbeddingBag(6, 3, mode='max', dtype=DT)", None),
 ])
 def test_modules_loaded_from_torch_agree(src, shape):

@@ -69,6 +69,14 @@ class _ConvTransposeNd(_ConvNd):
         return tuple(output_size[d] - lo[d] for d in range(n))
 
 
+class Conv3d(_ConvNd):
+    _n = 3
+
+    def forward(self, input):
+        return _sp.conv3d(input, self.weight, self.bias, self.stride, self.padding,
+                          self.dilation, self.groups)
+
+
 class ConvTranspose1d(_ConvTransposeNd):
     _n = 1
 
@@ -357,7 +365,7 @@ class Unfold(Module):
                 f"padding={self.padding}, stride={self.stride}")
 
 
-__all__ = ["ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool3d", "AvgPool1d",
+__all__ = ["Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool3d", "AvgPool1d",
            "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "ConstantPad1d", "ConstantPad2d",
            "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",

@@ -784,6 +784,7 @@ def max_pool2d_replay_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
 
 # ---- spatial ops (padding, interpolation, pooling maps, group norm): ops/spatial_kernels.py
 from .spatial_kernels import (  # noqa: E402, F401
+    conv3d_fw,
     gather_fill_fw,
     group_norm_fw,
     sparse_rows_fw,

@@ -159,3 +159,65 @@ def group_norm_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, n
                         q = start + cc * s + j
                         xhat = (x0[q] - mean) * rstd
                         gx0[q] += rstd * (g[q] * x1[ch] - a - xhat * b)
+
+
+# ---- 3-d convolution -------------------------------------------------------------------------
+# Direct loops (no im2col): y[n, o, p] = b[o] + sum_{c, k} w[o, c, k] x[n, g Cg + c, p s - pad
+# + k dil], zero outside; iat = [groups, stride (3), dilation (3), leading padding (3)], the
+# output's size gives any trailing padding. x2 is the bias, or empty for none.
+@njit(cache=True, error_model="numpy")
+def _conv3d_loops(x0, x1, x2, sh_y, sh0, sh1, iat, y, g, gx0, gx1, gx2, backward):
+    n_, c_, d_, h_, w_ = sh0[0], sh0[1], sh0[2], sh0[3], sh0[4]
+    co, cg, kd_, kh_, kw_ = sh1[0], sh1[1], sh1[2], sh1[3], sh1[4]
+    od_, oh_, ow_ = sh_y[2], sh_y[3], sh_y[4]
+    groups = iat[0]
+    cog = co // groups
+    has_bias = x2.shape[0] > 0
+    for n in range(n_):
+        for o in range(co):
+            gi = o // cog
+            for od in range(od_):
+                for oh in range(oh_):
+                    for ow in range(ow_):
+                        q = (((n * co + o) * od_ + od) * oh_ + oh) * ow_ + ow
+                        gq = g[q] if backward else 0.0
+                        acc = x2[o] if has_bias and not backward else 0.0
+                        if backward and gx2.shape[0] > 0:  # (x2 unsaved: may be empty)
+                            gx2[o] += gq
+                        for c in range(cg):
+                            ci = gi * cg + c
+                            for kd in range(kd_):
+                                i_d = od * iat[1] - iat[7] + kd * iat[4]
+                                if i_d < 0 or i_d >= d_:
+                                    continue
+                                for kh in range(kh_):
+                                    i_h = oh * iat[2] - iat[8] + kh * iat[5]
+                                    if i_h < 0 or i_h >= h_:
+                                        continue
+                                    for kw in range(kw_):
+                                        i_w = ow * iat[3] - iat[9] + kw * iat[6]
+                                        if i_w < 0 or i_w >= w_:
+                                            continue
+                                        xi = (((n * c_ + ci) * d_ + i_d) * h_ + i_h) * w_ + i_w
+                                        wi = (((o * cg + c) * kd_ + kd) * kh_ + kh) * kw_ + kw
+                                        if backward:
+                                            if gx0.shape[0] > 0:
+                                                gx0[xi] += gq * x1[wi]
+                                            if gx1.shape[0] > 0:
+                                                gx1[wi] += gq * x0[xi]
+                                        else:
+                                            acc += x1[wi] * x0[xi]
+                        if not backward:
+                            y[q] = acc
+
+
+@njit(cache=True, error_model="numpy")
+def conv3d_fw(y, x0, x1, x2, sh_y, sh0, sh1, sh2, iat, fat):
+    _conv3d_loops(x0, x1, x2, sh_y, sh0, sh1, iat, y, y[:0], y[:0], y[:0], y[:0], False)
+
+
+@njit(cache=True, error_model="numpy")
+def conv3d_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, need1, need2, iat,
+              fat):
+    _conv3d_loops(x0, x1, x2, sh_y, sh0, sh1, iat, g[:0], g, gx0 if need0 else gx0[:0],
+                  gx1 if need1 else gx1[:0], gx2 if need2 else gx2[:0], True)
