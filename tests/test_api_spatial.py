@@ -126,6 +126,27 @@ def test_values_names_and_gradients(name):
     _grad_check(fn, shapes)
 
 
+@pytest.mark.parametrize("mode,padding_mode,align", [
+    ("bilinear", "zeros", False), ("bilinear", "border", True), ("bilinear", "reflection", False),
+    ("bilinear", "reflection", True), ("nearest", "zeros", True)])
+def test_grid_sample(mode, padding_mode, align):
+    # a composite here (torch's node is GridSampler2DBackward0): values and both gradients
+    def fn(lib, x, grid):
+        return lib.nn.functional.grid_sample(x, grid, mode, padding_mode, align)
+    _grad_check(fn, [(2, 3, 4, 5), (2, 3, 4, 2)], seed=5, lo=-1.3, hi=1.3, grad_fn=False)
+    x = ng.tensor(np.random.default_rng(0).standard_normal((1, 2, 3, 3)), requires_grad=True)
+    grid = ng.tensor(np.random.default_rng(1).uniform(-1.2, 1.2, (1, 2, 2, 2)),
+                     requires_grad=True)
+    assert ng.autograd.gradgradcheck(lambda a, b: fn(ng, a, b), (x, grid), atol=1e-5, rtol=1e-3)
+
+
+def test_affine_grid_and_theta_gradient():
+    _grad_check(lambda lib, th: lib.nn.functional.affine_grid(th, (2, 1, 3, 4), False),
+                [(2, 2, 3)])
+    _grad_check(lambda lib, th: lib.nn.functional.affine_grid(th, [1, 2, 2, 3, 2], True),
+                [(1, 3, 4)])
+
+
 @pytest.mark.parametrize("name", ["pdist", "pairwise_distance"])
 def test_distances_with_other_grad_fn_names(name):
     # torch's PdistBackward0 and NormBackward1 are composites here (a norm's node)
@@ -188,6 +209,14 @@ ERRORS = [
     lambda lib: lib.nn.functional.dropout1d(lib.ones(2, 3, 4, 5)),
     lambda lib: lib.nn.functional.instance_norm(lib.ones(2, 3, 1)),
     lambda lib: lib.nn.functional.conv3d(lib.ones(3, 4, 5), lib.ones(1, 3, 1, 1, 1)),
+    lambda lib: lib.nn.functional.grid_sample(lib.ones(1, 2, 3, 4), lib.ones(2, 2, 2, 2),
+                                              align_corners=False),
+    lambda lib: lib.nn.functional.grid_sample(lib.ones(1, 2, 3, 4), lib.ones(1, 2, 2, 3),
+                                              align_corners=False),
+    lambda lib: lib.nn.functional.grid_sample(lib.ones(1, 2, 3, 4), lib.ones(1, 2, 2, 2),
+                                              mode="box"),
+    lambda lib: lib.nn.functional.affine_grid(lib.ones(2, 3, 3), (2, 1, 3, 4), False),
+    lambda lib: lib.nn.functional.affine_grid(lib.ones(2, 2, 3), (2, 1, 3), False),
     lambda lib: lib.nn.functional.conv3d(lib.ones(1, 2, 3, 4, 5), lib.ones(1, 3, 1, 1, 1)),
     lambda lib: lib.nn.functional.conv3d(lib.ones(1, 2, 3, 4, 5), lib.ones(1, 2, 4, 1, 1)),
     lambda lib: lib.nn.functional.conv3d(lib.arange(24).reshape(1, 1, 2, 3, 4),

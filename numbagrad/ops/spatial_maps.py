@@ -113,6 +113,9 @@ MAX_POOL3D = defop(
              _s("max_pool3d(x0, (1, 2, 2), stride=1, padding=(0, 1, 0), dilation=(1, 1, 2))",
                 (2, 3, 3, 4))])
 
+AFFINE_GRID = _rows_op("affine_grid", "AffineGridGeneratorBackward0", [
+    _s("affine_grid(x0, (2, 1, 3, 4), align_corners=False)", (2, 2, 3)),
+    _s("affine_grid(x0, (1, 1, 2, 3, 2), align_corners=True)", (1, 3, 4))])
 EMBEDDING_BAG = _rows_op("embedding_bag", "EmbeddingBagBackward0", [
     Sample(((6, 3),), {}, _F + "embedding_bag(lib.tensor([1, 2, 4, 5, 4, 3]), x0, "
            "lib.tensor([0, 3, 3]))"),
@@ -137,7 +140,8 @@ GATHER_OPS = (CONSTANT_PAD, CIRCULAR_PAD, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, IM2COL
               *REFLECTION_PAD.values(), *REPLICATION_PAD.values(), *UPSAMPLE_NEAREST.values(),
               *UPSAMPLE_NEAREST_EXACT.values())
 ROWS_OPS = (UPSAMPLE_LINEAR1D, UPSAMPLE_BILINEAR2D, UPSAMPLE_BICUBIC2D, UPSAMPLE_TRILINEAR3D,
-            COL2IM, AVG_POOL3D, ADAPTIVE_AVG_POOL3D, EMBEDDING_BAG)
+            COL2IM, AVG_POOL3D, ADAPTIVE_AVG_POOL3D, EMBEDDING_BAG,
+            AFFINE_GRID)
 MAX_OPS = (ADAPTIVE_MAX_POOL2D, ADAPTIVE_MAX_POOL3D, MAX_POOL3D, EMBEDDING_BAG_MAX)
 
 
