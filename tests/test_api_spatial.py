@@ -134,6 +134,8 @@ def test_grid_sample(mode, padding_mode, align):
     def fn(lib, x, grid):
         return lib.nn.functional.grid_sample(x, grid, mode, padding_mode, align)
     _grad_check(fn, [(2, 3, 4, 5), (2, 3, 4, 2)], seed=5, lo=-1.3, hi=1.3, grad_fn=False)
+    if padding_mode != "reflection":
+        return
     x = ng.tensor(np.random.default_rng(0).standard_normal((1, 2, 3, 3)), requires_grad=True)
     grid = ng.tensor(np.random.default_rng(1).uniform(-1.2, 1.2, (1, 2, 2, 2)),
                      requires_grad=True)
