@@ -171,15 +171,15 @@ def _upsample(x, out, scales, mode, align_corners):
     if nearest:
         exact = mode == "nearest-exact"
         taps = [_nearest_taps(n, o, s, exact) for n, o, s in zip(sp, out, scales)]
-        cols, _ = separable(x.shape[:2], sp, taps)
+        cols, _ = separable(sp, taps)
         op = (UPSAMPLE_NEAREST_EXACT if exact else UPSAMPLE_NEAREST)[dim]
-        return record_gather(op, x, cols, out_shape)
+        return record_gather(op, x, cols, out_shape, in_plane=int(np.prod(sp)))
     make = _cubic_taps if mode == "bicubic" else _linear_taps
     taps = [make(n, o, s, align_corners) for n, o, s in zip(sp, out, scales)]
-    cols, weights = separable(x.shape[:2], sp, taps)
+    cols, weights = separable(sp, taps)
     op = {"linear": UPSAMPLE_LINEAR1D, "bilinear": UPSAMPLE_BILINEAR2D,
           "bicubic": UPSAMPLE_BICUBIC2D, "trilinear": UPSAMPLE_TRILINEAR3D}[mode]
-    return record_rows(op, x, cols, weights, out_shape)
+    return record_rows(op, x, cols, weights, out_shape, int(np.prod(sp)))
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):  # noqa: A002

@@ -3,20 +3,34 @@
 signatures: ``fw(y, x0.., sh_y, sh0.., iat, fat)`` for compiled replay (re-exported by
 replay_kernels) and ``bw(g, y, x0.., gx0.., sh_y, sh0.., need0.., iat, fat)`` for the sweeps.
 
-Most spatial ops are fixed linear maps of their input, and three map kinds cover them:
+Most spatial ops are fixed linear maps of their input, the same map on every plane (the
+leading dims: batch and channels), and three map kinds cover them. ``iat`` = [taps R,
+input plane size, output plane size, then per output of one plane its R input positions
+within the plane, -1 for none]; output k is (plane p, position j) = divmod(k, out plane):
 
-* gather: ``y[k] = x[iat[k]]``, or ``fat[0]`` where ``iat[k] < 0`` (padding, nearest
-  interpolation, pixel shuffle, unfold);
-* rows: ``y[k] = sum_r fat[k R + r] x[iat[1 + k R + r]]`` over R taps per output, taps
-  with a negative position skipped (linear, bilinear, bicubic interpolation, average
-  pooling, fold, embedding bags);
-* window max: ``y[k] = max_r x[iat[1 + k R + r]]`` (adaptive and 3-d max pooling), whose
-  backward recomputes the maximum's position from the saved input, so a replay on other
-  values routes the gradient where eager would.
+* gather (R = 1): ``y[k] = x[p in + pos[j]]``, or ``fat[0]`` where pos[j] < 0 (padding,
+  nearest interpolation, pixel shuffle, unfold);
+* rows: ``y[k] = sum_r fat[j R + r] x[p in + pos[j R + r]]`` (linear, bilinear, bicubic
+  interpolation, average pooling, fold, embedding bags, affine grids);
+* window max: ``y[k] = max_r x[p in + pos[j R + r]]`` (adaptive and 3-d max pooling,
+  max embedding bags), whose backward recomputes the maximum's position from the saved
+  input, so a replay on other values routes the gradient where eager would.
 """
 
 import numpy as np
 from numba import njit
+
+_HEAD = 3  # iat entries before the positions: taps, input plane size, output plane size
+
+
+@njit(cache=True, error_model="numpy")
+def _tap(iat, k, r):
+    """(flat input position or -1, index of its weight) of tap r of output k."""
+    taps, in_plane, out_plane = iat[0], iat[1], iat[2]
+    p = k // out_plane
+    j = k - p * out_plane
+    c = iat[_HEAD + j * taps + r]
+    return (p * in_plane + c if c >= 0 else -1), j * taps + r
 
 
 # ---- gather ----------------------------------------------------------------------------------
@@ -24,58 +38,55 @@ from numba import njit
 def gather_fill_fw(y, x0, sh_y, sh0, iat, fat):
     fill = fat[0]
     for k in range(y.shape[0]):
-        p = iat[k]
-        y[k] = x0[p] if p >= 0 else fill
+        at, _ = _tap(iat, k, 0)
+        y[k] = x0[at] if at >= 0 else fill
 
 
 @njit(cache=True, error_model="numpy")
 def gather_fill_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     for k in range(g.shape[0]):
-        p = iat[k]
-        if p >= 0:
-            gx0[p] += g[k]
+        at, _ = _tap(iat, k, 0)
+        if at >= 0:
+            gx0[at] += g[k]
 
 
 # ---- rows of taps ----------------------------------------------------------------------------
 @njit(cache=True, error_model="numpy")
 def sparse_rows_fw(y, x0, sh_y, sh0, iat, fat):
-    taps = iat[0]
     for k in range(y.shape[0]):
         acc = 0.0
-        for r in range(taps):
-            p = iat[1 + k * taps + r]
-            if p >= 0:
-                acc += fat[k * taps + r] * x0[p]
+        for r in range(iat[0]):
+            at, wi = _tap(iat, k, r)
+            if at >= 0:
+                acc += fat[wi] * x0[at]
         y[k] = acc
 
 
 @njit(cache=True, error_model="numpy")
 def sparse_rows_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
-    taps = iat[0]
     for k in range(g.shape[0]):
         gk = g[k]
-        for r in range(taps):
-            p = iat[1 + k * taps + r]
-            if p >= 0:
-                gx0[p] += fat[k * taps + r] * gk
+        for r in range(iat[0]):
+            at, wi = _tap(iat, k, r)
+            if at >= 0:
+                gx0[at] += fat[wi] * gk
 
 
 # ---- window maxima ---------------------------------------------------------------------------
 @njit(cache=True, error_model="numpy")
 def _window_argmax(x0, iat, k):
     """The flat input position of output k's maximum: the first one, or the first NaN."""
-    taps = iat[0]
     best = -np.inf
-    at = -1
-    for r in range(taps):
-        p = iat[1 + k * taps + r]
-        if p < 0:
+    found = -1
+    for r in range(iat[0]):
+        at, _ = _tap(iat, k, r)
+        if at < 0:
             continue
-        v = x0[p]
-        if at < 0 or v > best or (v != v and best == best):
+        v = x0[at]
+        if found < 0 or v > best or (v != v and best == best):
             best = v
-            at = p
-    return at
+            found = at
+    return found
 
 
 @njit(cache=True, error_model="numpy")

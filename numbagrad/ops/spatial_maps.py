@@ -3,6 +3,8 @@
 per-dimension index tables (``separable``), with the differentiable rules of the three maps
 (flat index maps, numbagrad/ops/index.py)."""
 
+from array import array
+
 import numpy as np
 
 from .index import gather_flat, index_add_flat
@@ -146,12 +148,11 @@ MAX_OPS = (ADAPTIVE_MAX_POOL2D, ADAPTIVE_MAX_POOL3D, MAX_POOL3D, EMBEDDING_BAG_M
 
 
 # ---- building the maps -----------------------------------------------------------------------
-def separable(lead, in_spatial, per_dim):
-    """The taps of a map acting on the trailing dims separately: ``per_dim[d]`` is
-    (positions (O_d, R_d), -1 for none; weights (O_d, R_d) or None) along spatial dim d of
-    an input of shape (*lead, *in_spatial). Returns (flat input positions (P, R), -1 for
-    none; weights (P, R) or None), P = prod(lead) * prod(O), R = prod(R_d), outputs in C
-    order."""
+def separable(in_spatial, per_dim):
+    """The taps, within one plane, of a map acting on the trailing dims separately:
+    ``per_dim[d]`` is (positions (O_d, R_d), -1 for none; weights (O_d, R_d) or None) along
+    spatial dim d of a plane of shape ``in_spatial``. Returns (plane positions (P, R), -1 for
+    none; weights (P, R) or None), P = prod(O), R = prod(R_d), outputs in C order."""
     k = len(per_dim)
     strides = np.ones(k, np.int64)
     for d in range(k - 2, -1, -1):
@@ -174,68 +175,106 @@ def separable(lead, in_spatial, per_dim):
     full = (*outs, *taps)
     n_out, n_taps = int(np.prod(outs)), int(np.prod(taps))
     pos = np.where(np.broadcast_to(valid, full), np.broadcast_to(off, full), -1)
-    pos = pos.reshape(n_out, n_taps)
-    planes = int(np.prod(lead))
-    plane = int(np.prod(in_spatial))
-    base = (np.arange(planes, dtype=np.int64) * plane)[:, None, None]
-    cols = np.where(pos[None] >= 0, pos[None] + base, -1).reshape(planes * n_out, n_taps)
     if weight is not None:
-        weight = np.broadcast_to(np.broadcast_to(weight, full).reshape(n_out, n_taps)[None],
-                                 (planes, n_out, n_taps)).reshape(planes * n_out, n_taps)
-    return cols, weight
+        weight = np.broadcast_to(weight, full).reshape(n_out, n_taps)
+    return pos.reshape(n_out, n_taps), weight
 
 
-def record_gather(op, x, positions, out_shape, fill=0.0):
-    """``op``'s output: x.flat at ``positions``, ``fill`` where a position is -1."""
+def _iat(cols, in_plane):
+    cols = np.asarray(cols, np.int64)
+    cols = cols.reshape(cols.shape[0], -1) if cols.ndim else cols.reshape(1, 1)
+    return np.concatenate([[cols.shape[1], in_plane, cols.shape[0]], cols.reshape(-1)])
+
+
+def _planes(x, out_shape, n_out):
+    """The plane count of a map with ``n_out`` outputs per plane, and x's flat values."""
+    total = int(np.prod(out_shape))
+    return (total // n_out if n_out else 0), x._array().reshape(-1)
+
+
+def record_gather(op, x, positions, out_shape, fill=0.0, in_plane=None):
+    """``op``'s output: in each plane, x at ``positions`` within the plane (``in_plane``
+    elements: all of x when None), ``fill`` where a position is -1."""
     positions = np.ascontiguousarray(positions, np.int64).reshape(-1)
-    data = x._array().reshape(-1)
-    out = data[np.maximum(positions, 0)] if data.size else np.zeros(positions.shape, data.dtype)
+    in_plane = x.numel() if in_plane is None else int(in_plane)
+    planes, data = _planes(x, out_shape, len(positions))
+    full = _expand(positions[:, None], in_plane, planes).reshape(-1)
+    out = data[np.maximum(full, 0)] if data.size else np.zeros(full.shape, data.dtype)
     if (positions < 0).any():
-        out = np.where(positions < 0, np.asarray(fill).astype(data.dtype), out)
-    return record(op, out.reshape(out_shape), (x,), positions, (float(fill),))
+        out = np.where(full < 0, np.asarray(fill).astype(data.dtype), out)
+    return record(op, out.reshape(out_shape), (x,), _iat(positions[:, None], in_plane),
+                  (float(fill),))
 
 
-def record_rows(op, x, cols, weights, out_shape):
+def record_rows(op, x, cols, weights, out_shape, in_plane=None):
     """``op``'s output: per output, the sum of its taps' weights times x at their positions
-    (the replay's kernel in float64, rounded to x's dtype, as replay computes it)."""
-    taps = cols.shape[1] if cols.ndim == 2 else 1
-    iat = np.concatenate([[taps], np.ascontiguousarray(cols, np.int64).reshape(-1)])
+    within its plane (the replay's kernel in float64, rounded to x's dtype, as replay
+    computes it)."""
+    in_plane = x.numel() if in_plane is None else int(in_plane)
+    iat = _iat(cols, in_plane)
     fat = np.ascontiguousarray(weights, np.float64).reshape(-1)
     data = x._array()
     y = np.empty(int(np.prod(out_shape)), np.float64)
     sparse_rows_fw(y, np.ascontiguousarray(data, np.float64).reshape(-1), _NO, _NO, iat, fat)
-    return record(op, y.astype(data.dtype).reshape(out_shape), (x,), iat, fat.tolist())
+    # the weights as a C array of doubles: the tape copies it in one step (a list would
+    # cost a Python float per tap)
+    weights_out = array("d")
+    weights_out.frombytes(fat.tobytes())
+    return record(op, y.astype(data.dtype).reshape(out_shape), (x,), iat, weights_out)
+
+
+def _expand(cols, in_plane, planes):
+    """Per-plane positions (P, R) as flat positions in the whole input (planes * P, R)."""
+    base = (np.arange(planes, dtype=np.int64) * in_plane)[:, None, None]
+    return np.where(cols[None] >= 0, cols[None] + base, -1).reshape(-1, cols.shape[1])
 
 
 def window_argmax(values, cols):
-    """Flat input positions of each row's maximum (the first, or the first NaN; -1 for an
-    empty row), and the maxima (0 for an empty row)."""
+    """Positions of each row's maximum (the first, or the first NaN; -1 for an empty row),
+    and the maxima (0 for an empty row); ``cols`` (rows, taps) index ``values``."""
     if cols.shape[1] == 0 or values.size == 0:
         return np.full(cols.shape[0], -1, np.int64), np.zeros(cols.shape[0], values.dtype)
     picked = np.where(cols >= 0, values[np.maximum(cols, 0)], -np.inf)
     r = np.argmax(picked, axis=1)  # NaN counts as the maximum, the first one wins
-    at = cols[np.arange(cols.shape[0]), r]
-    at = np.where(cols.max(1) >= 0, at, -1)
-    return at, np.where(at >= 0, picked[np.arange(cols.shape[0]), r], 0)
+    rows = np.arange(cols.shape[0])
+    at = np.where(cols.max(1) >= 0, cols[rows, r], -1)
+    return at, np.where(at >= 0, picked[rows, r], 0)
 
 
-def record_window_max(op, x, cols, out_shape):
-    """``op``'s output (the maximum over each output's window) and the flat positions of the
-    maxima in x."""
-    data = x._array()
-    at, best = window_argmax(data.reshape(-1), cols)
-    iat = np.concatenate([[cols.shape[1]], np.ascontiguousarray(cols, np.int64).reshape(-1)])
+def record_window_max(op, x, cols, out_shape, in_plane=None):
+    """``op``'s output (each output's maximum over its window within its plane) and the
+    positions of the maxima within their planes (torch's return_indices)."""
+    in_plane = x.numel() if in_plane is None else int(in_plane)
+    cols = np.asarray(cols, np.int64)
+    planes, data = _planes(x, out_shape, cols.shape[0])
+    values = data.reshape(planes, in_plane) if planes else data.reshape(0, in_plane)
+    at, best = [], []
+    for plane in values:  # one plane at a time: the full tap table would be planes times larger
+        a, b = window_argmax(plane, cols)
+        at.append(a)
+        best.append(b)
+    at = np.concatenate(at) if at else np.zeros(0, np.int64)
+    best = np.concatenate(best) if best else np.zeros(0, data.dtype)
     out = best.astype(data.dtype).reshape(out_shape)
-    return record(op, out, (x,), iat), at
+    return record(op, out, (x,), _iat(cols, in_plane)), at.reshape(out_shape)
 
 
 _NO = np.empty(0, np.int64)
 
 
 # ---- differentiable rules --------------------------------------------------------------------
+def _full_map(ctx):
+    """A node's taps as flat positions in its whole input (outputs, R)."""
+    iat = np.asarray(ctx.iat, np.int64)
+    taps, in_plane, out_plane = int(iat[0]), int(iat[1]), int(iat[2])
+    cols = iat[3:].reshape(out_plane, taps)
+    n_out = int(np.prod(ctx.shape))
+    return _expand(cols, in_plane, n_out // out_plane if out_plane else 0)
+
+
 @vjp_rule(*GATHER_OPS)
 def _gather_vjp(ctx, g):
-    positions = np.asarray(ctx.iat, np.int64)
+    positions = _full_map(ctx).reshape(-1)
     valid = positions >= 0
     if valid.all():
         return [index_add_flat(g, positions, ctx.shapes[0])]
@@ -245,20 +284,20 @@ def _gather_vjp(ctx, g):
 
 @vjp_rule(*ROWS_OPS)
 def _rows_vjp(ctx, g):
-    iat = np.asarray(ctx.iat, np.int64)
-    taps = int(iat[0])
-    cols = iat[1:]
+    cols = _full_map(ctx)
+    taps = cols.shape[1]
+    weights = np.asarray(ctx.fat, np.float64).reshape(-1, taps)
+    weights = np.broadcast_to(weights[None], (cols.shape[0] // max(weights.shape[0], 1),
+                                              *weights.shape)).reshape(-1)
+    cols = cols.reshape(-1)
     rows = np.repeat(np.arange(len(cols) // max(taps, 1), dtype=np.int64), taps)
     keep = np.flatnonzero(cols >= 0)
-    weights = np.asarray(ctx.fat, np.float64)[keep]
-    picked = gather_flat(g, rows[keep], (len(keep),)) * const(weights, g._array().dtype)
+    picked = gather_flat(g, rows[keep], (len(keep),)) * const(weights[keep], g._array().dtype)
     return [index_add_flat(picked, cols[keep], ctx.shapes[0])]
 
 
 @vjp_rule(*MAX_OPS)
 def _window_max_vjp(ctx, g):
-    iat = np.asarray(ctx.iat, np.int64)
-    cols = iat[1:].reshape(-1, int(iat[0]))
-    at, _ = window_argmax(ctx.x(0)._array().reshape(-1), cols)
+    at, _ = window_argmax(ctx.x(0)._array().reshape(-1), _full_map(ctx))
     keep = np.flatnonzero(at >= 0)
     return [index_add_flat(gather_flat(g, keep, (len(keep),)), at[keep], ctx.shapes[0])]

@@ -36,14 +36,12 @@ def _pad_index(n, left, right, mode):
     return np.mod(j, n)  # circular
 
 
-def _positions(shape, per_dim):
-    """Flat positions in an input of ``shape`` picked by per-dim index arrays over its
-    trailing dims (-1 anywhere: -1)."""
-    k = len(per_dim)
-    pos = np.arange(int(np.prod(shape[:len(shape) - k])), dtype=np.int64)
-    valid = np.ones(pos.shape, bool)
-    for d, idx in enumerate(per_dim):
-        n = shape[len(shape) - k + d]
+def _positions(plane, per_dim):
+    """Flat positions in a plane of shape ``plane`` picked by per-dim index arrays (-1
+    anywhere: -1)."""
+    pos = np.zeros((), np.int64)
+    valid = np.ones((), bool)
+    for n, idx in zip(plane, per_dim):
         pos = pos[..., None] * n + np.maximum(idx, 0)
         valid = valid[..., None] & (idx >= 0)
     return np.where(valid, pos, -1)
@@ -97,7 +95,7 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002 - torch's names
     fill = 0.0 if value is None else value
     if x.dtype is dtypes.bool_:
         fill = bool(fill)
-    return record_gather(op, x, _positions(shape, idx), out_shape, fill)
+    return record_gather(op, x, _positions(sp, idx), out_shape, fill, int(np.prod(sp)))
 
 
 def _check_nonempty(x, k):
@@ -133,11 +131,10 @@ def pixel_shuffle(input, upscale_factor):  # noqa: A002
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
                            f"divisible by the square of upscale_factor, but input.size(-3)={c} "
                            f"is not divisible by {r * r}")
-    n = len(lead)
-    pos = np.arange(x.numel(), dtype=np.int64).reshape(*lead, c // (r * r), r, r, h, w)
-    pos = pos.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    pos = np.arange(c * h * w, dtype=np.int64).reshape(c // (r * r), r, r, h, w)
+    pos = pos.transpose(0, 3, 1, 4, 2)
     out_shape = (*lead, c // (r * r), h * r, w * r)
-    return record_gather(PIXEL_SHUFFLE, x, pos.reshape(-1), out_shape)
+    return record_gather(PIXEL_SHUFFLE, x, pos.reshape(-1), out_shape, in_plane=c * h * w)
 
 
 def pixel_unshuffle(input, downscale_factor):  # noqa: A002
@@ -153,11 +150,10 @@ def pixel_unshuffle(input, downscale_factor):  # noqa: A002
             raise RuntimeError(f"pixel_unshuffle expects {what} to be divisible by "
                                f"downscale_factor, but input.size({d})={size} is not divisible "
                                f"by {r}")
-    n = len(lead)
-    pos = np.arange(x.numel(), dtype=np.int64).reshape(*lead, c, h // r, r, w // r, r)
-    pos = pos.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    pos = np.arange(c * h * w, dtype=np.int64).reshape(c, h // r, r, w // r, r)
+    pos = pos.transpose(0, 2, 4, 1, 3)
     out_shape = (*lead, c * r * r, h // r, w // r)
-    return record_gather(PIXEL_UNSHUFFLE, x, pos.reshape(-1), out_shape)
+    return record_gather(PIXEL_UNSHUFFLE, x, pos.reshape(-1), out_shape, in_plane=c * h * w)
 
 
 # ---- unfold / fold ---------------------------------------------------------------------------
@@ -204,15 +200,16 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
                            f"batch size and non-zero dimensions, but got: {_sizes(x.shape)}")
     kernel, dilation, padding, stride = _fold_args(kernel_size, dilation, padding, stride)
     shape = tuple(x.shape) if x.ndim == 4 else (1, *x.shape)
-    cols, oh, ow = _im2col_positions(shape, kernel, dilation, padding, stride)
+    cols, oh, ow = _im2col_positions((1, *shape[1:]), kernel, dilation, padding, stride)
     if oh < 1 or ow < 1:
         raise RuntimeError(f"Given input with spatial size ({shape[2]}, {shape[3]}), "
                            f"kernel_size=({kernel[0]}, {kernel[1]}), dilation=({dilation[0]}, "
                            f"{dilation[1]}), padding=({padding[0]}, {padding[1]}), calculated "
                            f"shape of the array of sliding blocks as ({oh}, {ow}), but its "
                            f"components must be at least one.")
-    out_shape = cols.shape if x.ndim == 4 else cols.shape[1:]
-    return record_gather(IM2COL, x, cols.reshape(-1), out_shape)
+    out_shape = (shape[0], *cols.shape[1:]) if x.ndim == 4 else cols.shape[1:]
+    return record_gather(IM2COL, x, cols.reshape(-1), out_shape,
+                         in_plane=int(np.prod(shape[1:])))
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
@@ -229,7 +226,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
                            f"of kernel_size, but got input.size(1)={ck} and kernel_size="
                            f"({kernel[0]}, {kernel[1]}).")
     c = ck // kk
-    cols, oh, ow = _im2col_positions((n, c, h, w), kernel, dilation, padding, stride)
+    cols, oh, ow = _im2col_positions((1, c, h, w), kernel, dilation, padding, stride)
     if oh * ow != blocks:
         raise RuntimeError(f"Given output_size=({h}, {w}), kernel_size=({kernel[0]}, "
                            f"{kernel[1]}), dilation=({dilation[0]}, {dilation[1]}), padding="
@@ -242,14 +239,14 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
     src = np.flatnonzero(target >= 0)
     target = target[src]
     order = np.argsort(target, kind="stable")
-    counts = np.bincount(target, minlength=n * c * h * w)
+    counts = np.bincount(target, minlength=c * h * w)
     taps = int(counts.max()) if counts.size else 0
-    rows = np.full((n * c * h * w, taps), -1, np.int64)
+    rows = np.full((c * h * w, taps), -1, np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     rank = np.arange(len(order)) - np.repeat(starts, counts)
     rows[target[order], rank] = src[order]
     out_shape = (n, c, h, w) if x.ndim == 3 else (c, h, w)
-    return record_rows(COL2IM, x, rows, np.ones(rows.shape), out_shape)
+    return record_rows(COL2IM, x, rows, np.ones(rows.shape), out_shape, ck * blocks)
 
 
 __all__ = ["pad", "pixel_shuffle", "pixel_unshuffle", "unfold", "fold"]

@@ -80,7 +80,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     n = _one(output_size, "adaptive_max_pool1d: output_size")
     out, idx = _adaptive_max(unsqueeze(x, -2), (1, n), ADAPTIVE_MAX_POOL2D, "adaptive_max_pool2d")
     out = squeeze(out, -2)
-    return (out, _make(idx.squeeze(-2))) if return_indices else out
+    return (out, _make(idx.reshape(out.shape))) if return_indices else out
 
 
 # ---- adaptive pooling ------------------------------------------------------------------------
@@ -126,11 +126,8 @@ def _adaptive_max(x, out, op, name):
         raise NotImplementedError(f"\"{name}\" not implemented for '{x.dtype.scalar_name}'")
     sp = tuple(x.shape[x.ndim - k:])
     lead = tuple(x.shape[:x.ndim - k])
-    cols, _ = separable(lead, sp, [(_adaptive_windows(n, o)[0], None) for n, o in zip(sp, out)])
-    y, at = record_window_max(op, x, cols, (*lead, *out))
-    plane = int(np.prod(sp))
-    planes = np.repeat(np.arange(int(np.prod(lead)), dtype=np.int64), int(np.prod(out)))
-    return y, (at - planes * plane).reshape((*lead, *out))
+    cols, _ = separable(sp, [(_adaptive_windows(n, o)[0], None) for n, o in zip(sp, out)])
+    return record_window_max(op, x, cols, (*lead, *out), int(np.prod(sp)))
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -159,8 +156,9 @@ def adaptive_avg_pool3d(input, output_size):
     for n, o in zip(sp, out):
         idx, length = _adaptive_windows(n, o)
         taps.append((idx, np.broadcast_to(1.0 / length[:, None], idx.shape)))
-    cols, weights = separable(x.shape[:-3], sp, taps)
-    return record_rows(ADAPTIVE_AVG_POOL3D, x, cols, weights, (*x.shape[:-3], *out))
+    cols, weights = separable(sp, taps)
+    return record_rows(ADAPTIVE_AVG_POOL3D, x, cols, weights, (*x.shape[:-3], *out),
+                       int(np.prod(sp)))
 
 
 # ---- 3-d pooling -----------------------------------------------------------------------------
@@ -206,19 +204,18 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         idx = np.arange(out[i])[:, None] * s[i] - p[i] + np.arange(k[i]) * d[i]
         taps.append((np.where((idx >= 0) & (idx < n), idx, -1), None))
     lead = tuple(x.shape[:-3])
-    cols, _ = separable(lead, sp, taps)
-    if x.dtype.is_floating_point:
-        y, at = record_window_max(MAX_POOL3D, x, cols, (*lead, *out))
-    else:  # integers: no gradient, exact values
-        data = x._array().reshape(-1)
-        r = np.argmax(np.where(cols >= 0, data[np.maximum(cols, 0)], np.iinfo(data.dtype).min), 1)
-        at = cols[np.arange(cols.shape[0]), r]
-        y = _make(data[at].reshape((*lead, *out)))
-    if not return_indices:
-        return y
+    cols, _ = separable(sp, taps)
     plane = int(np.prod(sp))
-    planes = np.repeat(np.arange(int(np.prod(lead)), dtype=np.int64), int(np.prod(out)))
-    return y, _make((at - planes * plane).reshape((*lead, *out)))
+    if x.dtype.is_floating_point:
+        y, at = record_window_max(MAX_POOL3D, x, cols, (*lead, *out), plane)
+    else:  # integers: no gradient, exact values
+        data = x._array().reshape(-1, plane)
+        low = np.iinfo(data.dtype).min
+        picked = np.where(cols >= 0, data[:, np.maximum(cols, 0)], low)  # (planes, P, R)
+        r = np.argmax(picked, 2)
+        at = cols[np.arange(cols.shape[0])[None, :], r].reshape((*lead, *out))
+        y = _make(np.take_along_axis(picked, r[..., None], 2).reshape((*lead, *out)))
+    return (y, _make(at)) if return_indices else y
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -248,8 +245,8 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
             w = 1.0 / (pool if count_include_pad else np.maximum(count, 1))
         taps.append((np.where(valid, idx, -1), np.broadcast_to(w[:, None], idx.shape)))
     lead = tuple(x.shape[:-3])
-    cols, weights = separable(lead, sp, taps)
-    return record_rows(AVG_POOL3D, x, cols, weights, (*lead, *out))
+    cols, weights = separable(sp, taps)
+    return record_rows(AVG_POOL3D, x, cols, weights, (*lead, *out), int(np.prod(sp)))
 
 
 __all__ = ["max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
