@@ -202,6 +202,8 @@ ERRORS = [
     lambda lib: lib.nn.functional.max_pool3d(lib.ones(2, 3), 2),
     lambda lib: lib.nn.functional.group_norm(lib.ones(2, 3, 4), 2),
     lambda lib: lib.nn.functional.group_norm(lib.ones(2, 4, 4), 2, lib.ones(3)),
+    lambda lib: lib.nn.GroupNorm(2, 4)(lib.ones(2, 4, 3, dtype=lib.float64)),
+    lambda lib: lib.nn.functional.group_norm(lib.ones(2, 4, 4, dtype=lib.int64), 2),
     lambda lib: lib.nn.functional.local_response_norm(lib.ones(2, 3), 2),
     lambda lib: lib.nn.functional.one_hot(lib.tensor([1.0])),
     lambda lib: lib.nn.functional.one_hot(lib.tensor([3]), 2),

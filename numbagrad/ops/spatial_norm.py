@@ -42,9 +42,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
             raise RuntimeError(f"Expected {what} to be a vector of size equal to the number of "
                                f"channels in input, but got {what} of shape {_sizes(t.shape)} "
                                f"and input of shape {_sizes(x.shape)}")
+    if any(t is not None and t.dtype is not x.dtype for t in (weight, bias)):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     if not x.dtype.is_floating_point:
-        raise RuntimeError(f"\"GroupNormKernelImpl\" not implemented for "
-                           f"'{x.dtype.scalar_name}'")
+        raise NotImplementedError(f"\"GroupNormKernelImpl\" not implemented for "
+                                  f"'{x.dtype.scalar_name}'")
     dt = x.dtype
     w = weight if weight is not None else ones(c, dtype=dt)
     b = bias if bias is not None else zeros(c, dtype=dt)
