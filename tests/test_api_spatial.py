@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
-from tests.torch_oracle import same_as_torch
+from torch_oracle import same_as_torch
 
 torch = pytest.importorskip("torch")
 
