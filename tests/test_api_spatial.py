@@ -7,9 +7,9 @@ import warnings
 
 import numpy as np
 import pytest
+from torch_oracle import same_as_torch
 
 import numbagrad as ng
-from torch_oracle import same_as_torch
 
 torch = pytest.importorskip("torch")
 
