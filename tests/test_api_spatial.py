@@ -277,6 +277,7 @@ MODULES = [
     "nn.PairwiseDistance()", "nn.LazyLinear(3)", "nn.Fold((4, 5), 2)",
     "nn.Unfold(2, padding=1)", "nn.MaxPool3d(2)", "nn.AvgPool3d(2)",
     "nn.Conv3d(4, 6, (1, 2, 3), stride=2, padding=(0, 1, 1), groups=2, bias=False)",
+    "nn.Conv3d(2, 2, 3, padding='same', padding_mode='reflect')",
 ]
 
 
@@ -300,6 +301,8 @@ def _load(ours, theirs):
     ("nn.ConvTranspose1d(2, 3, 3, stride=2, dtype=DT)", (2, 2, 4)),
     ("nn.GroupNorm(3, 6, dtype=DT)", (2, 6, 3)),
     ("nn.Conv3d(2, 3, 2, padding=1, dtype=DT)", (1, 2, 2, 3, 2)),
+    ("nn.Conv3d(2, 2, (1, 2, 3), padding=(0, 1, 2), padding_mode='circular', dtype=DT)",
+     (1, 2, 2, 3, 2)),
     ("nn.EmbeddingBag(6, 3, mode='max', dtype=DT)", None),
 ])
 def test_modules_loaded_from_torch_agree(src, shape):

@@ -70,11 +70,33 @@ class _ConvTransposeNd(_ConvNd):
 
 
 class Conv3d(_ConvNd):
+    """Conv3d; a padding_mode other than "zeros" pads with F.pad first, as torch does."""
+
     _n = 3
 
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
+                 dtype=None):
+        modes = {"zeros", "reflect", "replicate", "circular"}
+        if padding_mode not in modes:
+            raise ValueError(f"padding_mode must be one of {modes}, but got "
+                             f"padding_mode='{padding_mode}'")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, "zeros", device, dtype)
+        self.padding_mode = padding_mode
+
     def forward(self, input):
-        return _sp.conv3d(input, self.weight, self.bias, self.stride, self.padding,
-                          self.dilation, self.groups)
+        if self.padding_mode == "zeros":
+            return _sp.conv3d(input, self.weight, self.bias, self.stride, self.padding,
+                              self.dilation, self.groups)
+        if isinstance(self.padding, str):  # "same": torch's split of the total padding
+            total = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+            pads = [p for t in reversed(total) for p in (t // 2, t - t // 2)]
+        else:
+            pads = [p for p in reversed(self.padding) for _ in range(2)]
+        x = _sp.pad(input, pads, mode=self.padding_mode)
+        return _sp.conv3d(x, self.weight, self.bias, self.stride, 0, self.dilation,
+                          self.groups)
 
 
 class ConvTranspose1d(_ConvTransposeNd):
