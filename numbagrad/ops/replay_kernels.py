@@ -780,3 +780,13 @@ def max_pool2d_replay_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     _, pos = _maxpool_replay(x0, sh_y, sh0, iat)
     for k in range(g.shape[0]):
         gx0[pos[k]] += g[k]
+
+
+# ---- spatial ops (padding, interpolation, pooling maps, group norm): ops/spatial_kernels.py
+from .spatial_kernels import (  # noqa: E402, F401
+    conv3d_fw,
+    gather_fill_fw,
+    group_norm_fw,
+    sparse_rows_fw,
+    window_max_fw,
+)

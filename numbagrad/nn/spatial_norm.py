@@ -1,0 +1,302 @@
+# ruff: noqa: A002 - torch's argument names (input)
+"""GroupNorm, InstanceNorm1d/2d/3d, RMSNorm, LocalResponseNorm, the feature and alpha
+dropouts, CosineSimilarity, PairwiseDistance, EmbeddingBag and LazyLinear, with torch's
+parameters, buffers, initialisation and reprs."""
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import dtypes
+from ..factories import _gen
+from ..ops import spatial as _sp
+from ..tensor import _make
+from .layers import Linear, _uniform
+from .module import Module, Parameter
+
+
+def _dtype(dtype):
+    return (dtypes.as_dtype(dtype) or dtypes.get_default_dtype()).np
+
+
+class GroupNorm(Module):
+    def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
+                                                                     eps, affine)
+        dt = _dtype(dtype)
+        if affine:
+            self.weight = Parameter(np.ones(num_channels, dt))
+            if bias:
+                self.bias = Parameter(np.zeros(num_channels, dt))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return _sp.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
+
+
+class _InstanceNorm(Module):
+    _no_batch_dim = 2
+
+    def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        dt = _dtype(dtype)
+        if affine:
+            self.weight = Parameter(np.ones(num_features, dt))
+            self.bias = Parameter(np.zeros(num_features, dt))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", _make(np.zeros(num_features, dt)))
+            self.register_buffer("running_var", _make(np.ones(num_features, dt)))
+            self.register_buffer("num_batches_tracked", _make(np.array(0, np.int64)))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def _check_input_dim(self, x):
+        dims = (self._no_batch_dim, self._no_batch_dim + 1)
+        if x.ndim not in dims:
+            raise ValueError(f"expected {dims[0]}D or {dims[1]}D input (got {x.ndim}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        feature_dim = input.ndim - self._no_batch_dim
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
+                          f"can silence this warning by not passing in num_features, which is "
+                          f"not used because affine=False", stacklevel=2)
+        if input.ndim == self._no_batch_dim:
+            return self._apply(input.unsqueeze(0)).squeeze(0)
+        return self._apply(input)
+
+    def _apply(self, x):
+        return _sp.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                                 self.training or not self.track_running_stats,
+                                 self.momentum if self.momentum is not None else 0.0, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine="
+                f"{self.affine}, bias={self.bias is not None}, track_running_stats="
+                f"{self.track_running_stats}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _no_batch_dim = 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    _no_batch_dim = 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _no_batch_dim = 4
+
+
+class RMSNorm(Module):
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+            tuple(normalized_shape)
+        self.normalized_shape, self.eps = shape, eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(np.ones(shape, _dtype(dtype)))
+        else:
+            self.register_parameter("weight", None)
+
+    def forward(self, x):
+        return _sp.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return _sp.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+# ---- dropout variants ------------------------------------------------------------------------
+class _DropoutNd(Module):
+    _fn = None
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        return type(self)._fn(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(_DropoutNd):
+    _fn = staticmethod(_sp.dropout1d)
+
+
+class Dropout2d(_DropoutNd):
+    _fn = staticmethod(_sp.dropout2d)
+
+
+class Dropout3d(_DropoutNd):
+    _fn = staticmethod(_sp.dropout3d)
+
+
+class AlphaDropout(_DropoutNd):
+    _fn = staticmethod(_sp.alpha_dropout)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    _fn = staticmethod(_sp.feature_alpha_dropout)
+
+
+# ---- distances -------------------------------------------------------------------------------
+class CosineSimilarity(Module):
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return _sp.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return _sp.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+# ---- embedding bags, lazy linear -------------------------------------------------------------
+class EmbeddingBag(Module):
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
+                 include_last_offset=False, padding_idx=None, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.padding_idx = padding_idx
+        if _weight is None:
+            w = _gen().standard_normal((num_embeddings, embedding_dim)).astype(_dtype(dtype))
+            if padding_idx is not None:
+                w[padding_idx] = 0
+            self.weight = Parameter(w)
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and "
+                                     "embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode, self.sparse = mode, sparse
+        self.include_last_offset = include_last_offset
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, mode="mean", sparse=False,
+                        include_last_offset=False, padding_idx=None):
+        rows, cols = embeddings.shape
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
+                  include_last_offset, padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return _sp.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                                 self.scale_grad_by_freq, self.mode, self.sparse,
+                                 per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += f", mode='{self.mode}'"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+
+class LazyLinear(Linear):
+    """Linear whose in_features is the last dim of its first input. Simplified from torch's
+    UninitializedParameter: until the first call the weight and bias are empty Parameters
+    (shape (0,)); the first call fills them in place (same objects, so an optimizer made
+    before it keeps them) and the module becomes a Linear, as in torch."""
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        Module.__init__(self)
+        self.in_features, self.out_features = 0, out_features
+        self._lazy_dtype = dtype
+        dt = _dtype(dtype)
+        self.weight = Parameter(np.empty(0, dt))
+        if bias:
+            self.bias = Parameter(np.empty(0, dt))
+        else:
+            self.register_parameter("bias", None)
+
+    def has_uninitialized_params(self):
+        return type(self) is LazyLinear
+
+    def initialize_parameters(self, input):
+        if input.ndim == 0:
+            raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
+                               "0D and 2D")
+        self.in_features = int(input.shape[-1])
+        bound = 1.0 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
+        for p, shape in ((self.weight, (self.out_features, self.in_features)),
+                         (self.bias, (self.out_features,))):
+            if p is not None:
+                p._data = _uniform(shape, bound, self._lazy_dtype)
+        self.__class__ = Linear
+
+    def forward(self, input):
+        self.initialize_parameters(input)
+        return Linear.forward(self, input)
+
+
+__all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm",
+           "LocalResponseNorm", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+           "FeatureAlphaDropout", "CosineSimilarity", "PairwiseDistance", "EmbeddingBag",
+           "LazyLinear"]

@@ -1,0 +1,131 @@
+# ruff: noqa: A002 - torch's argument names (input)
+"""torch.nn.functional.conv3d: a table op (ConvolutionBackward0) over direct-loop kernels
+(spatial_kernels), torch's argument checks (conv_functional's), and a differentiable rule
+written as im2col products of numbagrad ops."""
+
+import numpy as np
+
+from ..tensor import _make
+from .conv_functional import _batchify, _check_shape, _check_types, _expand, _ints, _sizes
+from .index import gather_flat, index_add_flat
+from .linalg import matmul
+from .record import record
+from .reduce import sum as _sum
+from .registry import Sample, defop, vjp_rule
+from .shape import reshape, squeeze, transpose
+from .spatial_kernels import conv3d_bw, conv3d_fw
+from .spatial_pad import pad
+
+_F = "lib.nn.functional."
+CONV3D = defop(
+    "conv3d", "ConvolutionBackward0", 3, replay="conv3d_fw", kernel=conv3d_bw,
+    saves=("x0", "x1"),
+    samples=[Sample(((1, 2, 3, 4, 3), (3, 2, 2, 2, 1), (3,)), {}, _F + "conv3d(x0, x1, x2)"),
+             Sample(((2, 4, 3, 3, 4), (2, 2, 2, 1, 3)), {"stride": (1, 2, 1), "padding": 1,
+                                                         "dilation": (1, 1, 2), "groups": 2},
+                    _F + "conv3d(x0, x1, **kw)")])
+
+_NO = np.empty(0, np.int64)
+
+
+def _record(x, w, b, stride, dilation, lead_pads, out_spatial, groups):
+    iat = np.array([groups, *stride, *dilation, *lead_pads], np.int64)
+    dt = x._array().dtype
+    work = np.dtype(np.float64)  # as compiled replay computes it, then rounded to dt
+    args = [np.ascontiguousarray(t._array(), work).reshape(-1) for t in (x, w)]
+    bias = np.zeros(0, work) if b is None else np.ascontiguousarray(b._array(), work).reshape(-1)
+    out_shape = (x.shape[0], w.shape[0], *out_spatial)
+    y = np.empty(int(np.prod(out_shape)), work)
+    conv3d_fw(y, *args, bias, np.array(out_shape, np.int64), np.array(x.shape, np.int64),
+              np.array(w.shape, np.int64), _NO, iat, np.zeros(0))
+    y = (np.rint(y) if dt.kind != "f" else y).astype(dt).reshape(out_shape)
+    b = b if b is not None else _make(np.zeros(0, dt))
+    return record(CONV3D, y, (x, w, b), iat)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    x, batched = _batchify(input, 3, "conv3d")
+    w = weight
+    groups = int(groups)
+    if w.ndim != 5:
+        raise RuntimeError(f"Expected 5-dimensional input for 5-dimensional weight "
+                           f"{_sizes(w.shape)}, but got {x.ndim}-dimensional input of size "
+                           f"{_sizes(x.shape)} instead")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    stride = _expand(_ints(stride, 3), "stride", 3)
+    dilation = _expand(_ints(dilation, 3), "dilation", 3)
+    k = [dilation[i] * (w.shape[2 + i] - 1) for i in range(3)]
+    if isinstance(padding, str):
+        if padding == "valid":
+            lead, sym = [0] * 3, [0] * 3
+            out = None
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            lead = [t // 2 for t in k]
+            sym = [min(t // 2, t - t // 2) for t in k]
+            out = list(x.shape[2:])
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        lead = sym = _expand(_ints(padding, 3), "padding", 3)
+        out = None
+    _check_shape(x, w, bias, stride, sym, dilation, groups, False, [0] * 3)
+    _check_types(x, w, bias)
+    if out is None:
+        out = [(x.shape[2 + i] + 2 * lead[i] - k[i] - 1) // stride[i] + 1 for i in range(3)]
+    y = _record(x, w, bias, stride, dilation, lead, out, groups)
+    return y if batched else squeeze(y, 0)
+
+
+def _cols(x_shape, w_shape, out, iat):
+    """im2col positions (N, G, Cg * K, L) into the input padded by the leading pads on both
+    sides and enough trailing padding for every window."""
+    n, c = x_shape[:2]
+    co, cg = w_shape[:2]
+    groups = int(iat[0])
+    stride, dil, lead = iat[1:4], iat[4:7], iat[7:10]
+    need = [(out[i] - 1) * stride[i] + dil[i] * (w_shape[2 + i] - 1) + 1 for i in range(3)]
+    padded = [max(need[i], x_shape[2 + i] + 2 * lead[i]) for i in range(3)]
+    pos = np.arange(n * c * int(np.prod(padded)), dtype=np.int64).reshape(n, c, *padded)
+    kk = [np.arange(w_shape[2 + i]) * dil[i] for i in range(3)]
+    oo = [np.arange(out[i]) * stride[i] for i in range(3)]
+    idx = [(kk[i][:, None] + oo[i][None, :]) for i in range(3)]  # (K_i, O_i)
+    sel = pos[:, :, idx[0][:, None, None, :, None, None], idx[1][None, :, None, None, :, None],
+              idx[2][None, None, :, None, None, :]]  # (N, C, KD, KH, KW, OD, OH, OW)
+    kv, length = int(np.prod(w_shape[2:])), int(np.prod(out))
+    cols = sel.reshape(n, groups, cg * kv, length)
+    trail = [padded[i] - x_shape[2 + i] - lead[i] for i in range(3)]
+    return cols, padded, trail
+
+
+@vjp_rule(CONV3D)
+def _conv3d_vjp(ctx, g):
+    x = ctx.x(0)
+    x_shape, w_shape, out_shape = tuple(ctx.shapes[0]), tuple(ctx.shapes[1]), tuple(ctx.shape)
+    iat = np.asarray(ctx.iat, np.int64)
+    groups = int(iat[0])
+    n = x_shape[0]
+    co = w_shape[0]
+    cols_pos, padded, trail = _cols(x_shape, w_shape, out_shape[2:], iat)
+    lead = iat[7:10]
+    gg = reshape(g, (n, groups, co // groups, -1))  # (N, G, cog, L)
+    wg = reshape(ctx.x(1), (groups, co // groups, -1))  # (G, cog, Cg K)
+    result = [None, None, None]
+    if ctx.needs[1]:
+        xp = pad(x, (lead[2], trail[2], lead[1], trail[1], lead[0], trail[0]))
+        cols = gather_flat(xp, cols_pos, cols_pos.shape)
+        gw = _sum(matmul(gg, transpose(cols, -1, -2)), 0)  # (G, cog, Cg K)
+        result[1] = reshape(gw, w_shape)
+    if ctx.needs[0]:
+        gcols = matmul(transpose(wg, -1, -2), gg)  # (N, G, Cg K, L)
+        gxp = index_add_flat(gcols, cols_pos, (n, x_shape[1], *padded))
+        result[0] = gxp[:, :, lead[0]:lead[0] + x_shape[2], lead[1]:lead[1] + x_shape[3],
+                        lead[2]:lead[2] + x_shape[4]]
+    if ctx.needs[2]:
+        result[2] = _sum(g, (0, 2, 3, 4))
+    return result
+
+
+__all__ = ["conv3d"]
