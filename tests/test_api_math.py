@@ -102,6 +102,10 @@ def test_round_with_decimals():
     for d in (0, 2, -1, -2):
         check(lambda lib, x: lib.round(x, decimals=d), pts)
     check(lambda lib, x: x.round(decimals=1), pts)
+    # float32: torch's steps round to float32 each (x * 100 first), and so do ours
+    grid = np.round(np.random.default_rng(0).uniform(-100, 100, 2000), 3)
+    for d in (1, 2, -1):
+        check(lambda lib, x: lib.round(x, decimals=d), grid, dtype="float32", rtol=0)
     check(lambda lib, x: lib.round(x), pts)  # RoundBackward0
     same_as_torch(lambda lib: lib.round(lib.tensor([1, 2]), decimals=1))
 
@@ -248,6 +252,13 @@ def test_logical_and_bitwise():
     same_as_torch(lambda lib: lib.bitwise_not(lib.tensor([5, -1])))
     same_as_torch(lambda lib: lib.tensor([True, False]).bitwise_not())
     same_as_torch(lambda lib: lib.bitwise_not(lib.tensor([1.0])))
+    ints, bools = [5, 6, -3], [True, False, True]
+    same_as_torch(lambda lib: [lib.tensor(ints) & 3, 3 | lib.tensor(ints),
+                               lib.tensor(ints) ^ lib.tensor(ints[::-1]), ~lib.tensor(ints)])
+    same_as_torch(lambda lib: [lib.tensor(bools) & lib.tensor(bools[::-1]), ~lib.tensor(bools),
+                               (lib.tensor(ints) > 0) | (lib.tensor(ints) < -1), True ^
+                               lib.tensor(bools)])
+    same_as_torch(lambda lib: lib.ones(2) & lib.ones(2))
 
 
 def test_is_tests():

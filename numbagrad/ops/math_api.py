@@ -102,7 +102,8 @@ def round(input, *, decimals=None):  # noqa: A001,A002 - torch's names
     if not input.dtype.is_floating_point:
         raise not_implemented_for("round_cpu", input)
     d = int(decimals)
-    return unary("round_decimals", input, float(10.0 ** abs(d)), 1.0 if d < 0 else 0.0)
+    flags = (1.0 if d < 0 else 0.0) + (2.0 if input.dtype is dtypes.float32 else 0.0)
+    return unary("round_decimals", input, float(10 ** abs(d)), flags)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):  # noqa: A002

@@ -163,5 +163,18 @@ LOGIC_FUNCTIONS = {
     "isnan": isnan, "isinf": isinf, "isfinite": isfinite, "isposinf": isposinf,
     "isneginf": isneginf, "isreal": isreal, "isclose": isclose, "allclose": allclose,
     "equal": equal}
-# (the operators ==, <, &, ... are Tensor's own, in numbagrad/_methods.py)
-LOGIC_METHODS = dict(LOGIC_FUNCTIONS)
+
+
+def _operator(fn):
+    """``&``, ``|``, ``^`` as torch's bitwise functions (logical on bools, an error on floats)."""
+    def op(self, other):
+        if not isinstance(other, (Tensor, bool, int, float, np.number, np.bool_)):
+            return NotImplemented
+        return fn(self, other)
+    return op
+
+
+# (==, <, ... are Tensor's own operators, in numbagrad/_methods.py)
+LOGIC_METHODS = {**LOGIC_FUNCTIONS, "__invert__": bitwise_not}
+for _name, _fn in (("and", bitwise_and), ("or", bitwise_or), ("xor", bitwise_xor)):
+    LOGIC_METHODS[f"__{_name}__"] = LOGIC_METHODS[f"__r{_name}__"] = _operator(_fn)

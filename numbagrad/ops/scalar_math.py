@@ -194,8 +194,11 @@ def nan_to_num_pos(a, nan, posinf):
 
 
 @_scalar
-def round_decimals(a, ten_pow, negative):
-    """torch.round(decimals=d): to even at ``10**d``, ``ten_pow = 10**|d|``."""
-    if negative != 0.0:
-        return np.rint(a / ten_pow) * ten_pow
-    return np.rint(a * ten_pow) / ten_pow
+def round_decimals(a, ten_pow, flags):
+    """torch.round(decimals=d): to even at ``10**-d``, ``ten_pow = 10**|d|``; ``flags``: 1 for
+    d < 0, + 2 for float32, whose steps torch rounds to float32 each (as done here)."""
+    negative = flags == 1.0 or flags == 3.0
+    if flags >= 2.0:
+        x, p = np.float32(a), np.float32(ten_pow)
+        return np.rint(x / p) * p if negative else np.rint(x * p) / p
+    return np.rint(a / ten_pow) * ten_pow if negative else np.rint(a * ten_pow) / ten_pow
