@@ -425,7 +425,8 @@ _MATH_INPLACE = {
         "trunc", "fix", "frac", "round", "reciprocal", "square", "sgn", "logit", "nan_to_num",
         "clamp_min", "clamp_max", "fmod", "remainder", "addcmul", "addcdiv", "lerp", "atan2",
         "arctan2", "hypot", "xlogy", "floor_divide", "logical_and", "logical_or", "logical_xor",
-        "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")}}
+        "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "clamp",
+        "clip")}}
 for _name, _fn in _MATH_INPLACE.items():
     setattr(Tensor, _name + "_", _inplace_method(_fn, _name + "_"))
 Tensor.absolute_ = Tensor.abs_

@@ -215,6 +215,9 @@ def test_clamps_with_tensor_and_number_bounds():
     check(lambda lib, a, b, c: lib.clamp(a, b, c), x[1:], lo[1:3] + [-1.0, -1.0, 0.0],
           hi[1:4] + [2.0, 1.0])
     same_type_as_torch(lambda lib: lib.ones(2).clamp(lib.zeros(2), 1.0))
+    same_as_torch(lambda lib: lib.tensor([1.0, 2.0]).clamp_(lib.tensor([1.5, 0.0]),
+                                                            lib.tensor([3.0, 1.0])))
+    same_as_torch(lambda lib: lib.tensor([1.0, 2.0]).clip_(max=lib.tensor([1.5, 0.0])))
     same_as_torch(lambda lib: lib.clamp_min(lib.tensor([1, 5]), 2))
     same_as_torch(lambda lib: lib.clamp_min(lib.tensor([1, 5]), 2.5))
     same_as_torch(lambda lib: lib.clamp(lib.ones(3), lib.zeros(2)))

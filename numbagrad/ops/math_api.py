@@ -166,8 +166,9 @@ clip = clamp
 
 
 # ---- binary ------------------------------------------------------------------------------------
-def _promote(fname, a, b):
-    """Both operands as Tensors of their promoted dtype (Python numbers as constants)."""
+def _promote(a, b):
+    """torch's promoted dtype of ``a`` and ``b`` (a Tensor, or a Python number: weak); a
+    shape error for Tensors that do not broadcast."""
     kind_b = (b.dtype, b.ndim) if isinstance(b, Tensor) else (dtypes.scalar_dtype(b), None)
     dt = dtypes.result_type((a.dtype, a.ndim), kind_b)
     if isinstance(b, Tensor):
@@ -180,7 +181,7 @@ def _promote(fname, a, b):
 def binary_op(name, a, b, fname, fattrs=()):
     """Record the float binary table op ``name`` on Tensors ``a`` and ``b`` (promoted; integer
     operands compute in the default dtype)."""
-    dt = _promote(fname, a, b)
+    dt = _promote(a, b)
     if not dt.is_floating_point:
         dt = dtypes.get_default_dtype()
     ta, tb = pointwise._operand(a, dt), pointwise._operand(b, dt)
@@ -192,7 +193,7 @@ def _float_binary(name, int_error=None):
     def fn(input, other):  # noqa: A002
         need_tensor(input, name)
         need_tensor(other, name, "other", 2)
-        if int_error and not _promote(name, input, other).is_floating_point:
+        if int_error and not _promote(input, other).is_floating_point:
             raise not_implemented_for(int_error, input if not input.dtype.is_floating_point
                                       else other)
         return binary_op(name, input, other, name)
@@ -210,7 +211,7 @@ def _extremum(name, ufunc):
     def fn(input, other):  # noqa: A002
         need_tensor(input, name)
         need_tensor(other, name, "other", 2)
-        dt = _promote(name, input, other)
+        dt = _promote(input, other)
         if not dt.is_floating_point:
             return _plain(ufunc(np.asarray(input._data, dt.np), np.asarray(other._data, dt.np)))
         return binary_op(name, input, other, name)
@@ -230,7 +231,7 @@ def _integer_remainder(name, ufunc):
             # torch.remainder(number, tensor) has no derivative: the value only
             return fn(_make(np.asarray(input, _bound_dtype(other, input).np)), other.detach())
         need_tensor(input, name)
-        dt = _promote(name, input, other)
+        dt = _promote(input, other)
         o = other._data if isinstance(other, Tensor) else other
         if not dt.is_floating_point:
             if not np.all(np.asarray(o)):
@@ -275,7 +276,7 @@ def float_power(input, exponent):  # noqa: A002
 def floor_divide(input, other):  # noqa: A002
     """Not differentiable (torch has no derivative for it): the value only."""
     need_tensor(input, "floor_divide")
-    dt = _promote("floor_divide", input, other)
+    dt = _promote(input, other)
     o = other._data if isinstance(other, Tensor) else other
     if not dt.is_floating_point and not np.all(np.asarray(o)):
         raise RuntimeError("ZeroDivisionError")
@@ -285,7 +286,7 @@ def floor_divide(input, other):  # noqa: A002
 
 
 # ---- lerp, addcmul, addcdiv ----------------------------------------------------------------------
-def _same_dtype(fname, input, **others):
+def _same_dtype(input, **others):  # noqa: A002
     for arg, t in others.items():
         if isinstance(t, Tensor) and t.dtype is not input.dtype:
             raise RuntimeError(f"expected dtype {input.dtype.c_name} for `{arg}` but got "
@@ -295,7 +296,7 @@ def _same_dtype(fname, input, **others):
 def lerp(input, end, weight):  # noqa: A002
     need_tensor(input, "lerp")
     need_tensor(end, "lerp", "end", 2)
-    _same_dtype("lerp", input, end=end, weight=weight)
+    _same_dtype(input, end=end, weight=weight)
     if not input.dtype.is_floating_point:
         raise not_implemented_for("lerp_kernel_scalar" if not isinstance(weight, Tensor)
                                   else "lerp_kernel_tensor", input)
