@@ -504,3 +504,46 @@ def _apply_(self, fn):
 
 
 Tensor.apply_ = _apply_
+
+# ---- math: in-place forms --------------------------------------------------------------------
+def _inplace_method(fn, name):
+    """``self.<name>_(...)``: ``fn`` computed on a clone of self when recording, so that a
+    derivative reading self (asin's, log2's) reads its old value, as torch's in-place ops
+    save the original self."""
+    def compute(s, args, kw):
+        if s._requires_grad and grad_mode.state.enabled:
+            s = pointwise.unary("clone", s)
+        return fn(s, *args, **kw)
+
+    def op(self, *args, **kw):
+        return _inplace(self, lambda s: compute(s, args, kw))
+    op.__name__ = name
+    return op
+
+
+_MATH_INPLACE = {
+    **{n: getattr(pointwise, n) for n in ("abs", "log", "sqrt", "sigmoid", "tanh", "sin", "cos",
+                                          "tan", "log1p", "expm1", "rsqrt", "erf", "floor",
+                                          "sign")},
+    **{n: math_api.TENSOR_METHODS[n] for n in (
+        "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos",
+        "arctan", "arcsinh", "arccosh", "arctanh", "exp2", "log2", "log10", "erfc", "ceil",
+        "trunc", "fix", "frac", "round", "reciprocal", "square", "sgn", "logit", "nan_to_num",
+        "clamp_min", "clamp_max", "fmod", "remainder", "addcmul", "addcdiv", "lerp", "atan2",
+        "arctan2", "hypot", "xlogy", "floor_divide", "logical_and", "logical_or", "logical_xor",
+        "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "clamp",
+        "clip")}}
+for _name, _fn in _MATH_INPLACE.items():
+    setattr(Tensor, _name + "_", _inplace_method(_fn, _name + "_"))
+Tensor.absolute_ = Tensor.abs_
+Tensor.negative_ = Tensor.neg_
+
+
+def _float_power_(self, exponent):
+    if self.dtype is not dtypes.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype.scalar_name} "
+                           "but the operation's result requires dtype Double")
+    return _inplace(self, lambda s: math_api.float_power(s, exponent))
+
+
+Tensor.float_power_ = _float_power_
