@@ -65,17 +65,7 @@ def const(value, dtype):
     return _make(np.asarray(value, dtype))
 
 
-def tril_mask(n, dtype, k=0):
-    return const(np.tril(np.ones((n, n)), k), dtype)
 
-
-def eye_like(m):
-    return const(np.eye(m.shape[-1]), m._data.dtype)
-
-
-def diagonal(x):
-    """The last two dims' diagonal, differentiable (a masked sum)."""
-    return (x * eye_like(x)).sum(-1)
 
 
 def diag_embed(v):
@@ -83,10 +73,6 @@ def diag_embed(v):
     n = v.shape[-1]
     return v.unsqueeze(-1) * const(np.eye(n), v._data.dtype)
 
-
-def as_batches(a):
-    """``a`` (..., m, n) as (batch, m, n) (NumPy), for the loops LAPACK wrappers need."""
-    return a.reshape(-1, *a.shape[-2:])
 
 
 def return_type(name, fields):

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core import grad_mode
 from ..core.tape import FLAG_HOOK
-from ..tensor import Tensor, _make
+from ..tensor import _make
 from .index import gather_flat
 from .record import record
 from .registry import PY_FUNCTION
@@ -160,7 +160,3 @@ def record_node(name, values, inputs, rule, differentiable=None, options=None):
             out.append(t)
     lctx._outputs = [_Saved(t) for t in out]
     return out
-
-
-def is_tensor(x):
-    return isinstance(x, Tensor)
