@@ -142,7 +142,6 @@ for _name in ("reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze",
               "transpose", "t", "expand", "expand_as", "narrow", "split", "chunk", "unbind",
               "repeat", "contiguous"):
     setattr(Tensor, _name, getattr(shape, _name))
-Tensor.swapaxes = Tensor.swapdims = Tensor.transpose
 
 
 def _after_fresh_view(getter):
@@ -177,31 +176,12 @@ def _mT(self):
 Tensor.mT = property(_mT)
 Tensor.view_as = lambda self, other: shape.view(self, *other.shape)
 Tensor.reshape_as = lambda self, other: shape.reshape(self, *other.shape)
-Tensor.movedim = lambda self, src, dst: shape.permute(
-    self, _movedim_order(self.ndim, src, dst))
 Tensor.gather = index.gather
 Tensor.index_select = index.index_select
 for _name in ("mm", "mv", "dot", "bmm", "matmul", "outer"):
     setattr(Tensor, _name, getattr(linalg, _name))
 Tensor.addmm = lambda self, a, b, *, beta=1, alpha=1: linalg.addmm(self, a, b, beta=beta,
                                                                    alpha=alpha)
-
-
-def _movedim_order(ndim, src, dst):
-    src = [shape._wrap(d, ndim) for d in (src if isinstance(src, (tuple, list)) else [src])]
-    dst = [shape._wrap(d, ndim) for d in (dst if isinstance(dst, (tuple, list)) else [dst])]
-    if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
-                           f"should contain the same number of dims as destination ({dst} dims)")
-    for what, dims in (("source", src), ("destination", dst)):
-        if len(set(dims)) != len(dims):
-            raise RuntimeError(f"movedim: repeated dim in `{what}` ({dims})")
-    # the moved dims land at their destinations; the rest keep their order in the gaps
-    order = [None] * max(ndim, 1)
-    for s, d in zip(src, dst):
-        order[d] = s
-    rest = iter(d for d in range(max(ndim, 1)) if d not in src)
-    return [next(rest) if o is None else o for o in order][:ndim]
 
 
 def _arg(fn):
@@ -228,7 +208,6 @@ Tensor.all = lambda self, dim=None: _make(np.asarray(np.all(self._data, axis=dim
 Tensor.any = lambda self, dim=None: _make(np.asarray(np.any(self._data, axis=dim)))
 Tensor.isnan = lambda self: _make(np.asarray(np.isnan(self._data)))
 Tensor.isfinite = lambda self: _make(np.asarray(np.isfinite(self._data)))
-Tensor.nonzero = lambda self: _make(np.argwhere(np.asarray(self._data)).astype(np.int64))
 Tensor.floor = pointwise.floor
 Tensor.round = pointwise.round
 
