@@ -2,8 +2,10 @@
 the blank-extended target l' (blank, l1, blank, l2, ..., blank), as torch's
 aten/src/ATen/native/LossCTC.cpp computes them on the CPU, in float64.
 
-Targets arrive flat (int64) with each sample's offset and length, so padded (N, S) and
-concatenated 1-d targets share one kernel."""
+A skip over a blank (s - 2 to s) is allowed wherever l'_s differs from l'_{s-2}, as in
+torch: a target label equal to the blank is not refused. Targets arrive flat (int64) with
+each sample's offset and length, so padded (N, S) and concatenated 1-d targets share one
+kernel."""
 
 import math
 
@@ -59,7 +61,7 @@ def ctc_alpha(log_probs, targets, offsets, target_lengths, input_lengths, blank)
                 la1 = log_alpha[b, t - 1, s]
                 la2 = log_alpha[b, t - 1, s - 1] if s > 0 else NEG_INF
                 la3 = NEG_INF
-                if s > 1 and c != blank and _label(targets, off, s - 2, blank) != c:
+                if s > 1 and _label(targets, off, s - 2, blank) != c:
                     la3 = log_alpha[b, t - 1, s - 2]
                 log_alpha[b, t, s] = _lse3(la1, la2, la3) + log_probs[t, b, c]
         last = log_alpha[b, n_in - 1, n_ext - 1]
@@ -94,15 +96,24 @@ def ctc_grad(log_probs, targets, offsets, target_lengths, input_lengths, blank, 
                 lb1 = log_beta[t + 1, s]
                 lb2 = log_beta[t + 1, s + 1] if s < n_ext - 1 else NEG_INF
                 lb3 = NEG_INF
-                if s < n_ext - 2 and c != blank and _label(targets, off, s + 2, blank) != c:
+                if s < n_ext - 2 and _label(targets, off, s + 2, blank) != c:
                     lb3 = log_beta[t + 1, s + 2]
                 log_beta[t, s] = _lse3(lb1, lb2, lb3) + log_probs[t, b, c]
         gr = grad_out[b]
         for t in range(n_in):
             lcab[:] = NEG_INF
-            for s in range(n_ext):
-                c = _label(targets, off, s, blank)
-                lcab[c] = _lse2(lcab[c], log_alpha[b, t, s] + log_beta[t, s])
+            if t == n_in - 1:
+                # torch assigns the last frame's two terms, the label's after the blank's:
+                # a last label equal to the blank replaces the blank's term, as there
+                last = n_ext - 1
+                lcab[blank] = log_alpha[b, t, last] + log_beta[t, last]
+                if n_tg > 0:
+                    c = targets[off + n_tg - 1]
+                    lcab[c] = log_alpha[b, t, last - 1] + log_beta[t, last - 1]
+            else:
+                for s in range(n_ext):
+                    c = _label(targets, off, s, blank)
+                    lcab[c] = _lse2(lcab[c], log_alpha[b, t, s] + log_beta[t, s])
             for c in range(n_class):
                 lp = log_probs[t, b, c]
                 grad[t, b, c] = (math.exp(lp) - math.exp(lcab[c] + nll[b] - lp)) * gr
