@@ -265,3 +265,35 @@ def test_gradgradcheck_detects_a_wrong_second_derivative():
     assert ours == theirs
     assert same(lambda lib: CHECK2[lib](lambda a: a * a.detach() / 2, t64(lib, V),
                                         raise_exception=False)) is False
+
+
+# Inputs that are not leaves: the perturbation writes their memory, and the perturbed
+# evaluations (which differentiate their own graph here) must see it, not the value their
+# node kept on its tape.
+SQUARE = np.array([[0.7, -1.3, 0.4], [1.9, 0.2, -0.6], [0.5, 1.1, -0.8]])
+NON_LEAF_INPUTS = {
+    "column_slice": lambda lib: t64(lib, SQUARE)[:, :2],
+    "row_slice_step": lambda lib: t64(lib, SQUARE)[::2],
+    "transpose": lambda lib: t64(lib, SQUARE).t(),
+    "expand": lambda lib: t64(lib, V).expand(2, 3),  # stride 0: both refuse it
+    "op_output": lambda lib: t64(lib, SQUARE) + 1.0,
+    "leaf": lambda lib: t64(lib, SQUARE),
+    "non_contiguous_leaf": lambda lib: t64(lib, SQUARE)[:, ::2].detach().requires_grad_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NON_LEAF_INPUTS))
+def test_gradgradcheck_on_views_and_non_leaf_inputs_as_torch(name):
+    def run(lib):
+        (ng.manual_seed if lib is ng else torch.manual_seed)(0)
+        x = NON_LEAF_INPUTS[name](lib)
+        first = CHECK[lib](lambda q: q.matmul(q.t()), (x,))
+        second = CHECK2[lib](lambda q: q.matmul(q.t()), (x,))
+        third = CHECK2[lib](lambda q: (q.sin() * q).sum(0), (x,), fast_mode=True)
+        return first, second, third
+
+    result = same(run)
+    if name == "expand":
+        assert result.startswith("RuntimeError: The 0th input has a dimension with stride 0.")
+    else:
+        assert result == (True, True, True)

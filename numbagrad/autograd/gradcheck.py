@@ -167,11 +167,27 @@ def _check_outputs_same_dtype_and_shape(output1, output2, eps, idx=None):
         )
 
 
+def _current_value(x):
+    """``x`` as a perturbed evaluation must see it.
+
+    A non-leaf input (a view of a leaf, or any op's output) is a node of the tape it was
+    recorded on, and that node holds a copy of the value it had then: the in-place
+    perturbation reaches its memory but not that copy. Ops on ``x`` are recorded onto its
+    tape, so a ``func`` that differentiates its own graph (gradgradcheck's ``new_func``)
+    would mix the copy with the perturbed memory. A leaf sharing ``x``'s memory is captured
+    afresh on the fresh tape instead; the numerical Jacobian depends only on the values."""
+    if not isinstance(x, Tensor) or x._tape is None:
+        return x
+    stand_in = _make(x._array())
+    stand_in._requires_grad = x._requires_grad
+    return stand_in
+
+
 def _evaluate(func, inputs):
-    """``func(*inputs)`` on a graph of its own; the outputs' values, copied (None for
-    outputs that are not tensors)."""
+    """``func(*inputs)`` on a graph of its own, at the inputs' current values; the outputs'
+    values, copied (None for outputs that are not tensors)."""
     with _fresh_graph():
-        outs = _as_tuple(func(*inputs))
+        outs = _as_tuple(func(*(_current_value(x) for x in inputs)))
         return tuple(_make(np.array(o._data)) if isinstance(o, Tensor) else None
                      for o in outs)
 

@@ -11,6 +11,7 @@ from .attention import *  # noqa: F401,F403
 from .attention import __all__ as _attention
 from .conv import *  # noqa: F401,F403
 from .conv import __all__ as _conv
+from .ctc import CTCLoss
 from .layers import *  # noqa: F401,F403
 from .layers import __all__ as _layers
 from .loss import *  # noqa: F401,F403
@@ -29,6 +30,7 @@ from .spatial import __all__ as _spatial
 from .transformer import *  # noqa: F401,F403
 from .transformer import __all__ as _transformer
 
-__all__ = ["Buffer", "Module", "Parameter", "functional", "init", *_param_containers, *_conv,
+__all__ = ["Buffer", "CTCLoss", "Module", "Parameter", "functional", "init",
+           *_param_containers, *_conv,
            *_layers, *_losses, *_normalization, *_recurrent, *_activation, *_attention,
            *_loss_more, *_spatial, *_transformer, "utils"]

@@ -42,6 +42,7 @@ from ..ops.shape import permute as _permute
 from ..ops.shape import reshape as _reshape
 from ..ops.shape import unsqueeze as _unsqueeze
 from ..ops.spatial import *  # noqa: F401,F403
+from .ctc import ctc_loss  # noqa: F401
 
 
 def silu(x):
