@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 from oracle import both, same
 
+import numbagrad as ng
+
 torch = pytest.importorskip("torch")
 
 
@@ -86,3 +88,21 @@ def test_grad_of_a_leaf_output_is_its_seed():
         x = lib.tensor([1.0, 2.0], requires_grad=True)
         return lib.autograd.grad(x, x, grad_outputs=lib.tensor([3.0, 4.0]))[0].tolist()
     assert same(run) == [3.0, 4.0]
+
+
+def test_grad_stops_at_a_non_leaf_input_as_torch():
+    """torch runs only the nodes the inputs' gradients need: a non-leaf input's own producer
+    is not run (its saved values survive for a later backward) unless another input lies
+    below it."""
+    seen = []
+    for lib in (torch, ng):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        x = a * 2.0 + 1.0
+        (g,) = lib.autograd.grad((x * x).sum(), x)
+        (x * 3).sum().backward()  # x's producer was not freed
+        e = a.exp()
+        both = lib.autograd.grad((e * a).sum(), (e, a))  # a lies below e: e's node runs
+        e = a.exp()
+        (e * a).sum().backward(inputs=[e])
+        seen.append([g.tolist(), a.grad.tolist(), [t.tolist() for t in both], e.grad.tolist()])
+    assert seen[1] == seen[0]

@@ -173,6 +173,7 @@ class _Run:
     def __init__(self, tape, retain):
         self.tape = tape
         self.retain = retain
+        self.stops = ()  # input nodes the derivative stops at (autograd.grad's non-leaves)
         n = len(tape)
         tape.sweeps.append(self)  # until release(): recording elsewhere moves to a new tape
         self.nodes = np.frombuffer(tape.nodes, np.int64).reshape(n, NODE_FIELDS)
@@ -320,6 +321,8 @@ class _Run:
         if tape.hooks and i in tape.hooks:
             hooks, shape, dtype = tape.hooks[i]
             self.run_hooks(i, hooks, shape, dtype)
+        if i in self.stops:  # a non-leaf input: its gradient is the result; go no further
+            return
         post = tape.node_post_hooks.get(i) if tape.node_post_hooks else None
         if post:
             self._node_with_post_hooks(i, post)
@@ -521,7 +524,12 @@ def _run_backward(roots, grads, retain_graph, inputs, collect):
     while pending:
         tape, seeds = pending.pop(max(pending))
         run = _Run(tape, retain_graph)
+        stops = _stops(tape, inputs) if inputs else []
+        flags = [run.nodes[i, F_FLAGS] for i in stops]
         try:
+            if stops:  # torch runs only what the inputs' gradients need: the sweep hands
+                run.stops = set(stops)  # each non-leaf input back to Python, which stops
+                run.nodes[stops, F_FLAGS] |= FLAG_HOOK
             for node, g in seeds:
                 run.seed(node, g)
             run.run(max(node for node, _ in seeds))
@@ -532,11 +540,33 @@ def _run_backward(roots, grads, retain_graph, inputs, collect):
                     pending.setdefault(older.serial, (older, []))[1].append(
                         (older_node, np.array(g)))
         finally:
+            for i, f in zip(stops, flags):
+                run.nodes[i, F_FLAGS] = f
             # the views pin the tape's buffers (np.frombuffer); a live traceback must not keep
             # them, or the next op recorded on this tape could not grow it
             run.release()
         if not retain_graph:
             retire(tape)
+
+
+def _stops(tape, inputs):
+    """The non-leaf inputs on ``tape`` whose derivative torch does not run: those with no
+    other input (nor an older tape, which may hold one) below them."""
+    targets = {t._node for t in inputs if t._tape is tape}
+    targets |= {tape.sources[id(t)] for t in inputs if t._tape is None and id(t) in tape.sources}
+    stops = []
+    for node in {t._node for t in inputs if t._tape is tape}:
+        seen, todo, needed = set(), list(tape.arg_nodes(node)), False
+        while todo and not needed:
+            a = todo.pop()
+            if a in seen:
+                continue
+            seen.add(a)
+            needed = a in targets or a in tape.bridges
+            todo.extend(tape.arg_nodes(a))
+        if not needed:
+            stops.append(node)
+    return stops
 
 
 def checked_hook_result(hook, grad, result):
