@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 
 from . import creation, dtypes
-from .autograd import api
+from .autograd import api, forward_ad
 from .core import grad_mode
 from .ops import (
     index,
@@ -397,3 +397,22 @@ Tensor.__setitem__ = _setitem
 for _module in (math_api, special_api, scan_api, linalg_api, shape_api, creation):
     for _name, _fn in _module.TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)
+
+
+# ---- fwdad: in-place forms
+# forward AD: an in-place op's tangent, computed on its out-of-place result, moves to self
+_inplace_without_tangents = _inplace
+
+
+def _inplace(self, compute):  # noqa: F811 - the same checks, then the tangent handed over
+    if forward_ad._current_level < 0:
+        return _inplace_without_tangents(self, compute)
+    results = []
+
+    def kept(s):
+        results.append(compute(s))
+        return results[-1]
+
+    _inplace_without_tangents(self, kept)
+    forward_ad.take_tangent(self, results[-1] if results else None)
+    return self

@@ -11,10 +11,12 @@ import pytest
 from torch_oracle import same_as_torch
 
 import numbagrad as ng
+import numbagrad.func  # noqa: F401 - binds ng.func
 from numbagrad.autograd import forward_ad as ng_fwd
 from numbagrad.ops import record as record_module
 
 torch = pytest.importorskip("torch")
+pytest.importorskip("torch.func")  # binds torch.func
 
 RNG = np.random.default_rng(7)
 A = RNG.standard_normal((3, 4))
@@ -200,3 +202,31 @@ def test_eager_graph_unchanged_and_reverse_mode_through_primal():
         return g_plain, g_dual, names, tangent, plain.grad_fn.name()
     same_as_torch(fn)
     assert record_module.forward_hook is None
+
+
+def test_inplace_ops_hand_over_the_tangent():
+    def fn(lib):
+        fw = fwd(lib)
+        with fw.dual_level():
+            d = fw.make_dual(lib.tensor(B), lib.tensor(TB))
+            y = lib.zeros(4, dtype=lib.float64)
+            y.add_(d * 2.0)
+            y.mul_(d)
+            z = d.clone()
+            z.clamp_(-0.5, 0.5)
+            return fw.unpack_dual(y), fw.unpack_dual(z)
+    same_as_torch(fn)
+
+
+def test_func_jvp_runs_in_forward_mode():
+    seen = []
+
+    def f(lib):
+        def body(a, w):
+            if lib is ng:
+                seen.append(ng_fwd.unpack_dual(a).tangent is not None)
+            return lib.softmax(lib.tanh(a @ w), -1).sum(0), (a * a).sum()
+        return lib.func.jvp(body, (lib.tensor(A), lib.tensor(W)),
+                            (lib.tensor(TA), lib.tensor(TW)))
+    same_as_torch(f)
+    assert seen == [True]

@@ -19,7 +19,10 @@ is active) gives its output the tangent J @ tangents of its inputs, computed FOR
 Tangents are plain Tensors (no forward-over-forward, no reverse mode through them), kept per
 level in a dict keyed by the dual tensor's id and dropped by a weakref callback when the
 tensor dies, and all of them when the level exits. Only one level at a time, as in torch.
-In-place ops do not update a tangent (their result is written into the tensor afterwards).
+An in-place op hands its result's tangent to the tensor it changed (numbagrad/_methods.py);
+a view or base of that tensor then has a stale tangent, and using it raises.
+Custom autograd.Functions have no forward rule: a tangent reaching one raises, as in torch
+without a ``jvp`` staticmethod.
 """
 
 import weakref
@@ -99,6 +102,11 @@ def _get_tangent(t):
     entry = _tangents.get(id(t))
     if entry is None or entry[0]() is not t:
         return None
+    if t._vc[0] != entry[2]:
+        # changed in place since (through a view or its base): the tangent no longer fits
+        raise RuntimeError("numbagrad forward AD: a dual tensor was modified in place through "
+                           "a view or its base after its tangent was set; forward AD follows "
+                           "in-place ops only on the tensor they are applied to")
     return entry[1]
 
 
@@ -111,7 +119,19 @@ def _set_tangent(t, tangent):
         if entry is not None and entry[0] is _ref:
             del store[key]
 
-    store[key] = (weakref.ref(t, drop), tangent)
+    store[key] = (weakref.ref(t, drop), tangent, t._vc[0])
+
+
+def take_tangent(target, result):
+    """An in-place op on ``target`` computed out of place as ``result`` (numbagrad/_methods.py):
+    ``target`` now carries ``result``'s tangent (or none)."""
+    if _current_level < 0:
+        return
+    tangent = _get_tangent(result) if result is not None else None
+    if tangent is not None:
+        _set_tangent(target, tangent)
+    elif id(target) in _tangents:
+        del _tangents[id(target)]
 
 
 def _without_hook(fn, *args):
@@ -182,7 +202,8 @@ def _propagate(op, out, inputs, iat, fat):
 
 def _output_tangent(op, out, inputs, tangents, iat, fat):
     if op.python:
-        return None  # a custom Function: its forward is the user's, no rule here
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
     if op.elementwise:
         return _elementwise_jvp(op, out, inputs, tangents, iat, fat)
     rule = _RULES.get(op.name)
