@@ -87,6 +87,13 @@ STRUCTURED = {
     "split_unbind": lambda lib, a, b, w: (*a.split(2, 1), *a.unbind(0), a.chunk(2, 0)[1]),
     "softmax": lambda lib, a, b, w: (lib.softmax(a, 1), lib.log_softmax(a, 0),
                                    lib.nn.functional.softmax(b, 0)),
+    "casts_copies_nn": lambda lib, a, b, w: (
+        a.clone(), a.t().contiguous(), a.to(lib.float32), a.detach(), a.masked_fill(a > 0, 1.5),
+        lib.nn.functional.linear(a, w.t(), b.exp()[[0, 1, 2, 0, 1]]),  # F.linear's fast path
+        lib.nn.functional.linear(a.reshape(3, 2, 2), w[:2].t(), w[0]),
+        lib.nn.functional.cross_entropy(a, lib.tensor([0, 3, 1])),
+        lib.nn.functional.batch_norm(a, lib.zeros(4, dtype=a.dtype), lib.ones(4, dtype=a.dtype),
+                                     b, b * 2.0, training=True)),
     "fallback_ops": lambda lib, a, b, w: (a.var(0), a.std(), a.norm(), lib.logsumexp(a, 1),
                                         a.prod(1), a.amax(0), a.max(1).values,
                                         lib.nn.functional.mse_loss(a, b.expand(3, 4)),
