@@ -237,3 +237,15 @@ def test_func_jvp_runs_in_forward_mode():
                             (lib.tensor(TA), lib.tensor(TW)))
     same_as_torch(f)
     assert seen == [True]
+
+
+def test_stale_view_tangent_raises_and_decorator():
+    @ng_fwd.dual_level()
+    def modified_base():
+        x = ng.tensor(A)
+        d = ng_fwd.make_dual(x, ng.tensor(TA))
+        x.mul_(2.0)  # d, a view of x, changed under its tangent
+        return d.sin()
+    with pytest.raises(RuntimeError, match="modified in place through a view"):
+        modified_base()
+    assert record_module.forward_hook is None and ng_fwd._current_level == -1

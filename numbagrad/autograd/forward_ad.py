@@ -21,10 +21,12 @@ level in a dict keyed by the dual tensor's id and dropped by a weakref callback 
 tensor dies, and all of them when the level exits. Only one level at a time, as in torch.
 An in-place op hands its result's tangent to the tensor it changed (numbagrad/_methods.py);
 a view or base of that tensor then has a stale tangent, and using it raises.
-Custom autograd.Functions have no forward rule: a tangent reaching one raises, as in torch
-without a ``jvp`` staticmethod.
+Custom autograd.Functions have no forward rule: a tangent reaching one's node raises, as in
+torch without a ``jvp`` staticmethod; when no input requires grad, Function.apply records no
+node and its outputs come out without tangent.
 """
 
+import functools
 import weakref
 from collections import namedtuple
 
@@ -80,13 +82,21 @@ def exit_dual_level(*, level=None):
 
 
 class dual_level:  # noqa: N801 - torch's name
-    """Context manager for a forward AD level: ``with dual_level(): ...``."""
+    """Context manager for a forward AD level: ``with dual_level(): ...``, or a decorator
+    (``@dual_level()``) running the function inside one."""
 
     def __enter__(self):
         return enter_dual_level()
 
     def __exit__(self, *exc):
         exit_dual_level()
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def inside_level(*args, **kwargs):
+            with dual_level():
+                return fn(*args, **kwargs)
+        return inside_level
 
 
 def _check_level(level, what):
