@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 
 from . import creation, dtypes
-from .autograd import api
+from .autograd import api, forward_ad
 from .core import grad_mode
 from .ops import (
     index,
@@ -526,3 +526,21 @@ def _float_power_(self, exponent):
 
 
 Tensor.float_power_ = _float_power_
+
+# ---- fwdad: in-place forms
+# forward AD: an in-place op's tangent, computed on its out-of-place result, moves to self
+_inplace_without_tangents = _inplace
+
+
+def _inplace(self, compute):  # noqa: F811 - the same checks, then the tangent handed over
+    if forward_ad._current_level < 0:
+        return _inplace_without_tangents(self, compute)
+    results = []
+
+    def kept(s):
+        results.append(compute(s))
+        return results[-1]
+
+    _inplace_without_tangents(self, kept)
+    forward_ad.take_tangent(self, results[-1] if results else None)
+    return self

@@ -11,6 +11,7 @@ from ..core.grad_mode import (
 from . import (
     anomaly,  # noqa: F401
     engine,  # noqa: F401
+    forward_ad,  # noqa: F401 - torch.autograd.forward_ad
     functional,  # noqa: F401 - torch.autograd.functional
     graph,  # noqa: F401 - torch.autograd.graph
 )

@@ -19,8 +19,14 @@ messages. How they differ:
   one and returned detached. A tensor requiring grad that ``func`` captures from a closure,
   with no transform or argument requiring grad around it, is therefore not differentiated
   through: torch.func would keep that graph.
-* **Reverse mode only.** jacfwd (and so hessian, jacfwd of jacrev in torch) computes the Jacobian
-  by reverse mode, one backward pass per output element, and jvp by the double-backward trick;
+* **jvp in forward mode, jacfwd in reverse mode.** jvp runs ``func`` once under a forward AD
+  level (numbagrad.autograd.forward_ad: elementwise ops, views, indexing, reductions, products
+  and softmax by forward rules; the other structured ops (convolutions, pooling, norms, losses,
+  var/std/norm, prod, max/min, logsumexp) by that module's per-op fallback through the op's
+  own differentiable derivative), except when its result must keep a graph (nested in another
+  transform, or an argument requires grad), where it takes the double-backward trick.
+  jacfwd (and so hessian, jacfwd of jacrev in torch) computes the Jacobian by reverse mode,
+  one backward pass per output element (there is no vmap to batch the forward passes);
   results are the same. jacrev's ``chunk_size`` is checked and otherwise unused (there is no
   vmap: the rows are computed one by one), as is jacfwd's ``randomness``.
 * Pytree structures in messages (vjp's cotangents) are printed as torch's treespec_pprint
@@ -37,6 +43,7 @@ import threading
 import numpy as np
 
 from .. import autograd, dtypes
+from ..autograd import forward_ad
 from ..core.grad_mode import enable_grad, is_grad_enabled
 from ..factories import as_tensor, from_numpy, tensor, zeros, zeros_like
 from ..ops.shape import stack
@@ -380,11 +387,14 @@ def _vjp_with_argnums(func, *primals, argnums=None, has_aux=False):
     return results, wrapper
 
 
-# ---- jvp (double-backward trick) -------------------------------------------------------------
+# ---- jvp (forward mode, or the double-backward trick) -----------------------------------------
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
-    """torch.func.jvp: ``(func(*primals), J @ tangents)`` (and aux), computed by the
-    double-backward trick: the vjp is linear in its cotangent u, so differentiating
-    ``vjp(u)`` with respect to u against the tangents gives the jvp."""
+    """torch.func.jvp: ``(func(*primals), J @ tangents)`` (and aux). Computed in forward mode
+    (autograd.forward_ad; see its docstring for the ops that use the per-op fallback through
+    their differentiable derivative) unless the result must keep a graph (nested in another
+    transform, or an argument requires grad) or a dual level is already active: then by the
+    double-backward trick, the vjp being linear in its cotangent u, differentiating ``vjp(u)``
+    with respect to u against the tangents gives the jvp."""
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{_JVP_STR}: Expected primals to be a tuple. "
                            "E.g. it should be valid to call f(*primals).")
@@ -401,21 +411,37 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             raise RuntimeError(f"{_JVP_STR}: Expected {name} to contain at least one Tensor.")
     call = _Call(primals, {}, None)
     flat_tangents = [_as_tensor(t) for t in flat_tangents]
-    with _inside_transform(), enable_grad():
-        out, aux = _split_aux(func(*call.args), has_aux, _JVP_STR)
+    forward = not call.create_graph and forward_ad._current_level < 0
+    with _inside_transform(), enable_grad(), \
+            (forward_ad.dual_level() if forward else contextlib.nullcontext()):
+        args = call.args
+        if forward:  # the differentiated leaves (all of primals) become dual tensors
+            args = tuple(_tree_unflatten(
+                [forward_ad.make_dual(x, t.to(x.dtype) if t.dtype.is_floating_point else t)
+                 for x, t in zip(call.diff_leaves, flat_tangents)], call.diff_spec))
+        out, aux = _split_aux(func(*args), has_aux, _JVP_STR)
         flat_out, out_spec = _tree_flatten(out)
         _check_tensor_outputs(flat_out, _JVP_STR)
         if strict and not all(o.requires_grad for o in flat_out):
             raise RuntimeError("jvp(f, primals, tangents, strict=True): "
                                "The output of f is independent of "
                                "the inputs. This is not allowed with strict=True.")
-        tangents_out = _double_backward_jvp(flat_out, call.diff_leaves, flat_tangents,
-                                            call.create_graph)
+        if forward:
+            tangents_out = [_forward_tangent(o) for o in flat_out]
+        else:
+            tangents_out = _double_backward_jvp(flat_out, call.diff_leaves, flat_tangents,
+                                                call.create_graph)
     primals_out = call.value(out)
     tangents_out = call.value(_tree_unflatten(list(tangents_out), out_spec))
     if has_aux:
         return primals_out, tangents_out, call.value(aux)
     return primals_out, tangents_out
+
+
+def _forward_tangent(o):
+    """An output's tangent under forward AD; zeros where it depends on no primal."""
+    t = forward_ad.unpack_dual(o).tangent
+    return zeros_like(o) if t is None else t
 
 
 def _double_backward_jvp(outputs, inputs, tangents, create_graph):

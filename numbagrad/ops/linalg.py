@@ -5,6 +5,7 @@ import numpy as np
 from ..core import grad_mode
 from ..tensor import Tensor, _make  # noqa: F401
 from . import gemm
+from . import record as record_module
 from .pointwise import binary, to_dtype
 from .record import record, shape_error_broadcast
 from .registry import Sample, Unwritten, defop, vjp_rule
@@ -243,8 +244,9 @@ def linear(x, w, bias):
             bd.shape[0] != wd.shape[0]:
         return None
     value = _addmm_value(bd, xd, wd.T, 1.0, 1.0)
-    if not grad_mode.state.enabled or not (x._requires_grad or w._requires_grad or
-                                           bias._requires_grad):
+    if (not grad_mode.state.enabled or not (x._requires_grad or w._requires_grad or
+                                            bias._requires_grad)) and \
+            record_module.forward_hook is None:  # forward AD: tangents go through record
         return _make(value)
     return record(ADDMM, value, (bias, x, weight_t(w)), (), (1.0, 1.0))
 

@@ -6,6 +6,7 @@ from .. import dtypes
 from ..core import tape as tape_mod
 from ..tensor import Tensor, _make  # noqa: F401
 from . import elementwise, op_kernels  # noqa: F401 - elementwise declares the records used below
+from . import record as record_module
 from .record import _NO_INTS, broadcast_shapes, record, shape_error_broadcast
 from .registry import BY_NAME
 
@@ -19,7 +20,8 @@ def to_dtype(t, dt):
     if t.dtype is dt:
         return t
     out = torch_layout(np.asarray(t._data).astype(dt.np), (t._data,))
-    if t._requires_grad and dt.is_floating_point:
+    # (forward AD's hook sees every float cast: a tangent goes through it)
+    if (t._requires_grad or record_module.forward_hook is not None) and dt.is_floating_point:
         return record(BY_NAME["to_copy"], out, (t,))
     tape = tape_mod.traced_tape()
     if tape is not None:

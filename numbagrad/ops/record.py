@@ -20,6 +20,9 @@ from . import replay_kernels
 from .registry import BY_NAME
 
 _NO_INTS = np.empty(0, np.int64)
+# set by numbagrad.autograd.forward_ad while a dual level is active: every op's result then
+# passes through it (tangent propagation); None otherwise, the eager path's one extra check
+forward_hook = None
 
 
 def replay_value(op, inputs, out_size, dtype, iat=(), fat=()):
@@ -43,6 +46,8 @@ def record(op, out, inputs, iat=(), fat=()):
     """Wrap ``out`` (the op's NumPy value) in a Tensor, recording ``op`` when any input
     requires grad and grad mode is on. ``inputs`` are Tensors in the op's argument order."""
 
+    if forward_hook is not None:
+        return forward_hook(op, out, inputs, iat, fat)
     if not grad_mode.state.enabled:
         return _make(out)
     tape = None

@@ -1,0 +1,251 @@
+"""numbagrad.autograd.forward_ad against torch.autograd.forward_ad: the same script run with
+``lib`` = numbagrad or torch gives the same primals and tangents (float64 to 1e-12) and the
+same errors; tangents do not outlive their tensors, and eager mode outside a level is as
+before."""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+from torch_oracle import same_as_torch
+
+import numbagrad as ng
+import numbagrad.func  # noqa: F401 - binds ng.func
+from numbagrad.autograd import forward_ad as ng_fwd
+from numbagrad.ops import record as record_module
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch.func")  # binds torch.func
+
+RNG = np.random.default_rng(7)
+A = RNG.standard_normal((3, 4))
+TA = RNG.standard_normal((3, 4))
+B = RNG.standard_normal(4)
+TB = RNG.standard_normal(4)
+W = RNG.standard_normal((4, 5))
+TW = RNG.standard_normal((4, 5))
+P = RNG.uniform(0.5, 2.0, (3, 4))  # positive values for log, sqrt, pow
+
+
+def fwd(lib):
+    return lib.autograd.forward_ad
+
+
+def dual_run(body, dtype="float64", requires_grad=False):
+    """``fn(lib)``: under a dual level, a (3,4), b (4,) and w (4,5) dual tensors handed to
+    ``body(lib, a, b, w)``; the result's (primal, tangent) per output."""
+    def fn(lib):
+        dt = getattr(lib, dtype)
+        fw = fwd(lib)
+        with fw.dual_level():
+            def dual(v, t):
+                x = lib.tensor(v, dtype=dt, requires_grad=requires_grad)
+                return fw.make_dual(x, lib.tensor(t, dtype=dt))
+            out = body(lib, dual(A, TA), dual(B, TB), dual(W, TW))
+            outs = out if isinstance(out, tuple) else (out,)
+            result = []
+            for o in outs:
+                p, t = fw.unpack_dual(o)
+                result += [p.detach(), t]
+            return result
+    return fn
+
+
+ELEMENTWISE = {
+    "sin_exp": lambda lib, a, b, w: a.sin() * a.exp(),
+    "tanh_sigmoid": lambda lib, a, b, w: lib.tanh(a) - lib.sigmoid(a) / 3.0,
+    "log_sqrt_pow": lambda lib, a, b, w: (a * a + 1.0).log() + (a * a).sqrt() + (a * a) ** 1.5,
+    "broadcast_mul_div": lambda lib, a, b, w: a * b - a / (b * b + 2.0),
+    "pow_minimum": lambda lib, a, b, w: (a * a + 1.0) ** b + lib.minimum(b, a),
+    "relu_abs_clamp": lambda lib, a, b, w: lib.relu(a) + a.abs() * b + a.clamp(-0.5, 0.5),
+    "maximum_where": lambda lib, a, b, w: lib.maximum(a, b) + lib.where(a > 0, a, b * 2.0),
+    "erf_gelu": lambda lib, a, b, w: lib.erf(a) + lib.nn.functional.gelu(a * b),
+    "scalar_ops": lambda lib, a, b, w: 2.0 - a * 3.0 + 1.0 / (a * a + 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE))
+def test_elementwise_tangents(name):
+    same_as_torch(dual_run(ELEMENTWISE[name]))
+
+
+STRUCTURED = {
+    "matmul": lambda lib, a, b, w: (a @ w, a @ b, b @ b, lib.mm(a, w)),
+    "bmm_addmm": lambda lib, a, b, w: (lib.bmm(a.reshape(1, 3, 4), w.reshape(1, 4, 5)),
+                                     lib.addmm(b[:3].reshape(3, 1), a, w, beta=0.5, alpha=2.0)),
+    "reshape_views": lambda lib, a, b, w: (a.reshape(2, 6), a.t(), a.permute(1, 0)[1:3],
+                                         a.unsqueeze(0).transpose(0, 2), a[1], a[:, ::2],
+                                         w.flatten()[3:11:3], a.view(12).squeeze()),
+    "index_cat_stack": lambda lib, a, b, w: (a[[0, 2, 2]], a[:, [1, 3]],
+                                           lib.cat([a, b.unsqueeze(0)], 0),
+                                           lib.stack([b, b * 2.0], 1),
+                                           lib.gather(a, 1, lib.tensor([[0, 0], [1, 3], [2, 1]])),
+                                           lib.index_select(w, 1, lib.tensor([4, 0]))),
+    "reductions": lambda lib, a, b, w: (a.sum(), a.sum(0), a.mean(1, keepdim=True), a.mean(),
+                                      b.expand(3, 4) * a, b.repeat(2)),
+    "split_unbind": lambda lib, a, b, w: (*a.split(2, 1), *a.unbind(0), a.chunk(2, 0)[1]),
+    "softmax": lambda lib, a, b, w: (lib.softmax(a, 1), lib.log_softmax(a, 0),
+                                   lib.nn.functional.softmax(b, 0)),
+    "casts_copies_nn": lambda lib, a, b, w: (
+        a.clone(), a.t().contiguous(), a.to(lib.float32), a.detach(), a.masked_fill(a > 0, 1.5),
+        lib.nn.functional.linear(a, w.t(), b.exp()[[0, 1, 2, 0, 1]]),  # F.linear's fast path
+        lib.nn.functional.linear(a.reshape(3, 2, 2), w[:2].t(), w[0]),
+        lib.nn.functional.cross_entropy(a, lib.tensor([0, 3, 1])),
+        lib.nn.functional.batch_norm(a, lib.zeros(4, dtype=a.dtype), lib.ones(4, dtype=a.dtype),
+                                     b, b * 2.0, training=True)),
+    "fallback_ops": lambda lib, a, b, w: (a.var(0), a.std(), a.norm(), lib.logsumexp(a, 1),
+                                        a.prod(1), a.amax(0), a.max(1).values,
+                                        lib.nn.functional.mse_loss(a, b.expand(3, 4)),
+                                        lib.nn.functional.layer_norm(a, (4,), b, b * 0.5)),
+}
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("name", sorted(STRUCTURED))
+def test_structured_tangents(name, requires_grad):
+    same_as_torch(dual_run(STRUCTURED[name], requires_grad=requires_grad))
+
+
+def mlp(lib, a, b, w):
+    hidden = lib.tanh(lib.nn.functional.linear(a, w.t(), b[:3].exp()[[0, 1, 2, 0, 1]]))
+    return lib.softmax(hidden, dim=-1).mul(lib.arange(5.0, dtype=hidden.dtype)).sum()
+
+
+def test_small_mlp():
+    same_as_torch(dual_run(mlp))
+
+
+def test_float32_and_no_grad():
+    same_as_torch(dual_run(lambda lib, a, b, w: (a.sin() * b, a @ w), dtype="float32"), 5)
+
+    def under_no_grad(lib, a, b, w):
+        with lib.no_grad():
+            return (a * b).exp(), lib.softmax(a, 0)
+    same_as_torch(dual_run(under_no_grad))
+
+
+def test_plain_tensors_and_tangent_free_results():
+    def fn(lib):
+        fw = fwd(lib)
+        x = lib.tensor(A)
+        outside = fw.unpack_dual(x)
+        with fw.dual_level() as level:
+            d = fw.make_dual(x, lib.tensor(TA))
+            plain = fw.unpack_dual(x * 2.0)  # no tangent: x itself is no dual tensor
+            ints = fw.unpack_dual(d.argmax(1))  # integer result: no tangent
+            is_view = d._base is x
+            kept = d
+        after = fw.unpack_dual(kept)  # the level is gone, and its tangents
+        return (level, outside.tangent, plain.tangent, ints.tangent, after.tangent, is_view,
+                type(outside).__name__, outside._fields)
+    same_as_torch(fn)
+
+
+ERRORS = {
+    "outside_level": lambda lib, fw: fw.make_dual(lib.tensor(A), lib.tensor(TA)),
+    "shape_mismatch": lambda lib, fw: fw.make_dual(lib.tensor(A), lib.tensor(B)),
+    "integer_primal": lambda lib, fw: fw.make_dual(lib.tensor([1, 2]), lib.tensor([1.0, 2.0])),
+    "bad_level": lambda lib, fw: fw.make_dual(lib.tensor(A), lib.tensor(TA), level=3),
+    "nested": lambda lib, fw: fw.dual_level().__enter__(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors(name):
+    def fn(lib):
+        fw = fwd(lib)
+        if name == "outside_level":
+            return ERRORS[name](lib, fw)
+        with fw.dual_level():
+            return ERRORS[name](lib, fw)
+    same_as_torch(fn)
+
+
+def test_exit_without_level():
+    same_as_torch(lambda lib: fwd(lib).exit_dual_level())
+
+
+def test_enter_exit_functions():
+    def fn(lib):
+        fw = fwd(lib)
+        level = fw.enter_dual_level()
+        try:
+            t = fw.unpack_dual(fw.make_dual(lib.tensor(B), lib.tensor(TB)).cos()).tangent
+        finally:
+            fw.exit_dual_level(level=level)
+        return level, t
+    same_as_torch(fn)
+
+
+def test_tangents_do_not_leak():
+    with ng_fwd.dual_level():
+        x = ng_fwd.make_dual(ng.tensor(A), ng.tensor(TA))
+        y = (x.sin() * 2.0).sum(0)
+        tangent_ref = weakref.ref(ng_fwd.unpack_dual(y).tangent)
+        refs = [weakref.ref(x), weakref.ref(y)]
+        del x, y
+        gc.collect()
+        assert all(r() is None for r in refs)
+        assert tangent_ref() is None
+        assert not ng_fwd._tangents  # every entry dropped with its tensor
+    assert record_module.forward_hook is None
+
+
+def test_eager_graph_unchanged_and_reverse_mode_through_primal():
+    """Outside a level the hook is off; inside, reverse mode still sees the primal graph:
+    gradients and grad_fn names as torch's, with and without a dual level."""
+    def fn(lib):
+        fw = fwd(lib)
+        x = lib.tensor(A, requires_grad=True)
+        plain = (x.sin() * x).sum()
+        g_plain, = lib.autograd.grad(plain, x)
+        with fw.dual_level():
+            d = fw.make_dual(x, lib.tensor(TA))
+            y = (d.sin() * d).sum()
+            g_dual, = lib.autograd.grad(y, x)
+            names = (d.grad_fn.name(), y.grad_fn.name())
+            tangent = fw.unpack_dual(y).tangent
+        return g_plain, g_dual, names, tangent, plain.grad_fn.name()
+    same_as_torch(fn)
+    assert record_module.forward_hook is None
+
+
+def test_inplace_ops_hand_over_the_tangent():
+    def fn(lib):
+        fw = fwd(lib)
+        with fw.dual_level():
+            d = fw.make_dual(lib.tensor(B), lib.tensor(TB))
+            y = lib.zeros(4, dtype=lib.float64)
+            y.add_(d * 2.0)
+            y.mul_(d)
+            z = d.clone()
+            z.clamp_(-0.5, 0.5)
+            return fw.unpack_dual(y), fw.unpack_dual(z)
+    same_as_torch(fn)
+
+
+def test_func_jvp_runs_in_forward_mode():
+    seen = []
+
+    def f(lib):
+        def body(a, w):
+            if lib is ng:
+                seen.append(ng_fwd.unpack_dual(a).tangent is not None)
+            return lib.softmax(lib.tanh(a @ w), -1).sum(0), (a * a).sum()
+        return lib.func.jvp(body, (lib.tensor(A), lib.tensor(W)),
+                            (lib.tensor(TA), lib.tensor(TW)))
+    same_as_torch(f)
+    assert seen == [True]
+
+
+def test_stale_view_tangent_raises_and_decorator():
+    @ng_fwd.dual_level()
+    def modified_base():
+        x = ng.tensor(A)
+        d = ng_fwd.make_dual(x, ng.tensor(TA))
+        x.mul_(2.0)  # d, a view of x, changed under its tangent
+        return d.sin()
+    with pytest.raises(RuntimeError, match="modified in place through a view"):
+        modified_base()
+    assert record_module.forward_hook is None and ng_fwd._current_level == -1
