@@ -623,3 +623,10 @@ def test_default_dtype_stays_float32_or_float64():
     with pytest.raises(TypeError, match="bfloat16 is not supported"):
         ng.set_default_dtype(ng.bfloat16)
     assert ng.get_default_dtype() is ng.float32
+
+
+def test_compile_refuses_the_samplers():
+    for body in (lambda x: ng.bernoulli(x).sum(), lambda x: (x * 1).uniform_().sum(),
+                 lambda x: ng.normal(x, 1.0).sum()):
+        with pytest.raises(NotImplementedError, match="random ops"):
+            ng.compile(body)(ng.full((3,), 0.5, requires_grad=True))
