@@ -630,3 +630,12 @@ def test_compile_refuses_the_samplers():
                  lambda x: ng.normal(x, 1.0).sum()):
         with pytest.raises(NotImplementedError, match="random ops"):
             ng.compile(body)(ng.full((3,), 0.5, requires_grad=True))
+
+
+def test_module_to_cuda_and_cuda_raise_torchs_error():
+    for lib in (torch, ng):
+        m = lib.nn.Linear(2, 2)
+        assert m.to("cpu") is m and m.to(lib.device("cpu")) is m
+        for call in (lambda: m.to("cuda"), lambda: m.cuda(), lambda: m.to(device="cuda")):
+            with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+                call()

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes
 from ..core.grad_mode import no_grad
+from ..creation_device import check_device, is_device_like
 from ..tensor import Tensor, _make
 
 
@@ -317,9 +318,13 @@ class Module:
 
     def to(self, *args, **kwargs):
         dtype = kwargs.get("dtype")
+        if kwargs.get("device") is not None:
+            check_device(kwargs["device"])
         for a in args:
             if isinstance(a, dtypes.dtype):
                 dtype = a
+            elif is_device_like(a):
+                check_device(a)  # the CPU, or torch's error of a CPU-only build
         return self._convert(dtype) if dtype is not None else self
 
     def float(self):  # noqa: A003 - torch's name
@@ -329,6 +334,10 @@ class Module:
         return self._convert(dtypes.float64)
 
     def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        check_device("cuda")
         return self
 
     def type(self, dst_type):  # noqa: A003

@@ -129,8 +129,8 @@ def _float_input(x):
 def sum(x, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     if dtype is not None:
         x = to_dtype(x, dtypes.as_dtype(dtype))
-    elif x.dtype in (dtypes.bool_, dtypes.int32):
-        x = to_dtype(x, dtypes.int64)  # torch sums integers in int64
+    elif not x.dtype.is_floating_point and x.dtype is not dtypes.int64:
+        x = to_dtype(x, dtypes.int64)  # torch sums bools and integers in int64
     dims = _dims(dim, x.ndim, "sum")
     op = SUM if dim is None else SUM_DIM
     if x.dtype.is_floating_point:
