@@ -10,6 +10,7 @@ from numba import njit
 
 from .kernels import bcast_index, norm_bw
 from .replay_kernels import group_sums_into, norm_fw
+from .scan_topk import topk_line
 
 
 @njit(cache=True, inline="always")
@@ -269,8 +270,11 @@ def _line_positions(v, kind, a, b, out):
     if kind == KTHVALUE:
         out[0] = _kth_smallest(v, a - 1)
         return
-    order = _order(v, kind == TOPK and a != 0 or kind == SORT and a != 0)
-    if kind == SORT or kind == TOPK:
+    if kind == TOPK:  # a: largest, and sorted as its bit 1
+        topk_line(v, b, (a & 1) != 0, (a & 2) != 0, out)
+        return
+    order = _order(v, kind == SORT and a != 0)
+    if kind == SORT:
         for i in range(out.shape[0]):
             out[i] = order[i]
     elif kind == MEDIAN:

@@ -7,7 +7,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..tensor import Tensor, _make  # noqa: F401
-from . import reduce, scan_kernels, vjp  # noqa: F401 - vjp attaches max()'s rule
+from . import reduce, scan_kernels, scan_topk, vjp  # noqa: F401 - vjp attaches max()'s rule
 from .index import index_add_flat
 from .record import record
 from .registry import Sample, defop, vjp_rule
@@ -93,7 +93,7 @@ def _positions(x, kind, d, a=0, b=0):
     data = np.asarray(x._data)
     shape = data.shape
     lines = data.reshape(shape or (1,))
-    if kind in (MODE, CUMMAX, CUMMIN, KTHVALUE):
+    if kind in (MODE, CUMMAX, CUMMIN, KTHVALUE, TOPK):
         flat = lines.reshape(-1)
         if flat.dtype == np.bool_:  # numba sorts no bools
             flat = flat.view(np.uint8)
@@ -102,9 +102,11 @@ def _positions(x, kind, d, a=0, b=0):
             pos = scan_kernels.select_positions(flat, sh, kind, d, a, b)
         elif kind == KTHVALUE:
             pos = scan_kernels.kth_positions(flat, sh, d, a)
+        elif kind == TOPK:
+            pos = scan_topk.topk_positions(flat, sh, d, b, (a & 1) != 0, (a & 2) != 0)
         else:
             pos = scan_kernels.cumulative_extreme_positions(flat, sh, d, kind == CUMMAX)
-        m = lines.shape[d] if kind in (CUMMAX, CUMMIN) else 1
+        m = lines.shape[d] if kind in (CUMMAX, CUMMIN) else (b if kind == TOPK else 1)
         out_shape = lines.shape[:d] + (m,) + lines.shape[d + 1:]
         local = (pos // int(np.prod(lines.shape[d + 1:]))) % max(lines.shape[d], 1)
         local = local.reshape(out_shape)
@@ -118,17 +120,15 @@ def _positions(x, kind, d, a=0, b=0):
 
 
 def _local_order(lines, kind, d, a, b):
-    """Indices along d of a sort's, topk's or median's picks (d kept)."""
+    """Indices along d of a sort's or median's picks (d kept)."""
     n = lines.shape[d]
-    descending = a != 0 and kind in (SORT, TOPK)
+    descending = a != 0 and kind == SORT
     if descending:  # stable, equal values in order: the reversed line's order, reversed
         order = n - 1 - np.flip(np.argsort(np.flip(lines, d), axis=d, kind="stable"), d)
     else:
         order = np.argsort(lines, axis=d, kind="stable")
     if kind == SORT:
         return order
-    if kind == TOPK:
-        return np.take(order, np.arange(b), axis=d)
     nan = np.isnan(lines) if lines.dtype.kind == "f" else np.zeros(lines.shape, bool)
     if kind == MEDIAN:
         at = np.take(order, [(n - 1) // 2], axis=d)
@@ -169,7 +169,9 @@ def topk(x, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     n = x.shape[d] if x.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
-    return topk_return(*_select(TOPK_OP, x, TOPK, d, int(bool(largest)), int(k)))
+    # a: largest, and sorted as its bit 1 (they decide the order of equal values)
+    flags = int(bool(largest)) | (int(bool(sorted)) << 1)
+    return topk_return(*_select(TOPK_OP, x, TOPK, d, flags, int(k)))
 
 
 def _one_per_line(x, dim, name):
