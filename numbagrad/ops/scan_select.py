@@ -94,12 +94,10 @@ def _positions(x, kind, d, a=0, b=0):
     shape = data.shape
     lines = data.reshape(shape or (1,))
     if kind in (MODE, CUMMAX, CUMMIN, KTHVALUE, TOPK):
-        flat = lines.reshape(-1)
-        if flat.dtype == np.bool_:  # numba sorts no bools
-            flat = flat.view(np.uint8)
+        flat = _as_float64(lines.reshape(-1))
         sh = np.asarray(lines.shape, np.int64)
         if kind == MODE:
-            pos = scan_kernels.select_positions(flat, sh, kind, d, a, b)
+            pos = scan_kernels.mode_positions(flat, sh, d)
         elif kind == KTHVALUE:
             pos = scan_kernels.kth_positions(flat, sh, d, a)
         elif kind == TOPK:
@@ -117,6 +115,16 @@ def _positions(x, kind, d, a=0, b=0):
     if not shape:
         values, local = values.reshape(()), local.reshape(())
     return values, local.astype(np.int64), pos.reshape(-1).astype(np.int64)
+
+
+def _as_float64(flat):
+    """The values the position kernels compare, in float64 (one compile each, as the
+    replay's arena): the same order for every dtype but integers beyond 2 ** 53."""
+    if flat.dtype == np.float64:
+        return flat
+    if flat.dtype.kind in "iu" and flat.size and np.abs(flat).max() > 2 ** 53:
+        return flat
+    return flat.astype(np.float64)
 
 
 def _local_order(lines, kind, d, a, b):
