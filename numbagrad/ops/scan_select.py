@@ -93,7 +93,11 @@ def _positions(x, kind, d, a=0, b=0):
     data = np.asarray(x._data)
     shape = data.shape
     lines = data.reshape(shape or (1,))
-    if kind in (MODE, CUMMAX, CUMMIN, KTHVALUE, TOPK):
+    if kind == TOPK and (a & 2) and not _has_ties(lines, d):
+        kind_fast = True  # sorted, and no equal values: a stable sort's first k are torch's
+    else:
+        kind_fast = False
+    if kind in (MODE, CUMMAX, CUMMIN, KTHVALUE) or (kind == TOPK and not kind_fast):
         flat = _as_float64(lines.reshape(-1))
         sh = np.asarray(lines.shape, np.int64)
         if kind == MODE:
@@ -117,6 +121,18 @@ def _positions(x, kind, d, a=0, b=0):
     return values, local.astype(np.int64), pos.reshape(-1).astype(np.int64)
 
 
+def _has_ties(lines, d):
+    """Whether any line along d holds a value twice (two NaNs count)."""
+    if lines.shape[d] < 2:
+        return False
+    ordered = np.sort(lines, axis=d)
+    same = np.take(ordered, range(1, lines.shape[d]), d) == np.take(ordered,
+                                                                    range(lines.shape[d] - 1), d)
+    if same.any():
+        return True
+    return lines.dtype.kind == "f" and bool((np.isnan(lines).sum(axis=d) > 1).any())
+
+
 def _as_float64(flat):
     """The values the position kernels compare, in float64 (one compile each, as the
     replay's arena): the same order for every dtype but integers beyond 2 ** 53."""
@@ -128,15 +144,17 @@ def _as_float64(flat):
 
 
 def _local_order(lines, kind, d, a, b):
-    """Indices along d of a sort's or median's picks (d kept)."""
+    """Indices along d of a sort's, a tie-free sorted topk's or median's picks (d kept)."""
     n = lines.shape[d]
-    descending = a != 0 and kind == SORT
+    descending = (a != 0 and kind == SORT) or (kind == TOPK and (a & 1) != 0)
     if descending:  # stable, equal values in order: the reversed line's order, reversed
         order = n - 1 - np.flip(np.argsort(np.flip(lines, d), axis=d, kind="stable"), d)
     else:
         order = np.argsort(lines, axis=d, kind="stable")
     if kind == SORT:
         return order
+    if kind == TOPK:
+        return np.take(order, np.arange(b), axis=d)
     nan = np.isnan(lines) if lines.dtype.kind == "f" else np.zeros(lines.shape, bool)
     if kind == MEDIAN:
         at = np.take(order, [(n - 1) // 2], axis=d)

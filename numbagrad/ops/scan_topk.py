@@ -8,7 +8,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _comp(a, b, largest):
     # torch's comparators: NaN counts as the largest value
     if largest:
@@ -16,7 +16,7 @@ def _comp(a, b, largest):
     return (a == a and b != b) or a < b
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _swap(v, ix, i, j):
     v[i], v[j] = v[j], v[i]
     ix[i], ix[j] = ix[j], ix[i]
