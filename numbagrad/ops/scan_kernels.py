@@ -10,6 +10,7 @@ from numba import njit
 
 from .kernels import bcast_index, norm_bw
 from .replay_kernels import group_sums_into, norm_fw
+from .scan_topk import topk_line
 
 
 @njit(cache=True, inline="always")
@@ -269,8 +270,11 @@ def _line_positions(v, kind, a, b, out):
     if kind == KTHVALUE:
         out[0] = _kth_smallest(v, a - 1)
         return
-    order = _order(v, kind == TOPK and a != 0 or kind == SORT and a != 0)
-    if kind == SORT or kind == TOPK:
+    if kind == TOPK:  # a: largest, and sorted as its bit 1
+        topk_line(v, b, (a & 1) != 0, (a & 2) != 0, out)
+        return
+    order = _order(v, kind == SORT and a != 0)
+    if kind == SORT:
         for i in range(out.shape[0]):
             out[i] = order[i]
     elif kind == MEDIAN:
@@ -281,18 +285,40 @@ def _line_positions(v, kind, a, b, out):
             if v[i] == v[i]:
                 m += 1
         out[0] = order[max((m - 1) // 2, 0)]
-    else:  # MODE: the longest run of equal values, the smallest on ties; its last position
-        best_len, best_at, i = 0, 0, 0
-        while i < n:
-            e = i
-            last = order[i]
-            while e + 1 < n and v[order[e + 1]] == v[order[i]]:
-                e += 1
-                last = max(last, order[e])
-            if e - i + 1 > best_len:
-                best_len, best_at = e - i + 1, last
-            i = e + 1
-        out[0] = best_at
+    else:
+        out[0] = _mode_of(v, order)
+
+
+@njit(cache=True)
+def _mode_of(v, order):
+    """mode's pick: the longest run of equal values (in sorted order), the smallest value
+    on ties; its last position in v."""
+    n = v.shape[0]
+    best_len, best_at, i = 0, 0, 0
+    while i < n:
+        e = i
+        last = order[i]
+        while e + 1 < n and v[order[e + 1]] == v[order[i]]:
+            e += 1
+            last = max(last, order[e])
+        if e - i + 1 > best_len:
+            best_len, best_at = e - i + 1, last
+        i = e + 1
+    return best_at
+
+
+@njit(cache=True)
+def mode_positions(x0, sh0, d):
+    """select_positions of mode alone (eager's: a smaller compile)."""
+    outer, n, inner = _lines(sh0, d)
+    pos = np.empty(outer * inner, np.int64)
+    v = np.empty(n, x0.dtype)
+    for o in range(outer):
+        for j in range(inner):
+            for i in range(n):
+                v[i] = x0[(o * n + i) * inner + j]
+            pos[o * inner + j] = (o * n + _mode_of(v, _order(v, False))) * inner + j
+    return pos
 
 
 @njit(cache=True)

@@ -7,7 +7,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..tensor import Tensor, _make  # noqa: F401
-from . import reduce, scan_kernels, vjp  # noqa: F401 - vjp attaches max()'s rule
+from . import reduce, scan_kernels, scan_topk, vjp  # noqa: F401 - vjp attaches max()'s rule
 from .index import index_add_flat
 from .record import record
 from .registry import Sample, defop, vjp_rule
@@ -93,18 +93,22 @@ def _positions(x, kind, d, a=0, b=0):
     data = np.asarray(x._data)
     shape = data.shape
     lines = data.reshape(shape or (1,))
-    if kind in (MODE, CUMMAX, CUMMIN, KTHVALUE):
-        flat = lines.reshape(-1)
-        if flat.dtype == np.bool_:  # numba sorts no bools
-            flat = flat.view(np.uint8)
+    if kind == TOPK and (a & 2) and not _has_ties(lines, d):
+        kind_fast = True  # sorted, and no equal values: a stable sort's first k are torch's
+    else:
+        kind_fast = False
+    if kind in (MODE, CUMMAX, CUMMIN, KTHVALUE) or (kind == TOPK and not kind_fast):
+        flat = _as_float64(lines.reshape(-1))
         sh = np.asarray(lines.shape, np.int64)
         if kind == MODE:
-            pos = scan_kernels.select_positions(flat, sh, kind, d, a, b)
+            pos = scan_kernels.mode_positions(flat, sh, d)
         elif kind == KTHVALUE:
             pos = scan_kernels.kth_positions(flat, sh, d, a)
+        elif kind == TOPK:
+            pos = scan_topk.topk_positions(flat, sh, d, b, (a & 1) != 0, (a & 2) != 0)
         else:
             pos = scan_kernels.cumulative_extreme_positions(flat, sh, d, kind == CUMMAX)
-        m = lines.shape[d] if kind in (CUMMAX, CUMMIN) else 1
+        m = lines.shape[d] if kind in (CUMMAX, CUMMIN) else (b if kind == TOPK else 1)
         out_shape = lines.shape[:d] + (m,) + lines.shape[d + 1:]
         local = (pos // int(np.prod(lines.shape[d + 1:]))) % max(lines.shape[d], 1)
         local = local.reshape(out_shape)
@@ -117,10 +121,32 @@ def _positions(x, kind, d, a=0, b=0):
     return values, local.astype(np.int64), pos.reshape(-1).astype(np.int64)
 
 
+def _has_ties(lines, d):
+    """Whether any line along d holds a value twice (two NaNs count)."""
+    if lines.shape[d] < 2:
+        return False
+    ordered = np.sort(lines, axis=d)
+    same = np.take(ordered, range(1, lines.shape[d]), d) == np.take(ordered,
+                                                                    range(lines.shape[d] - 1), d)
+    if same.any():
+        return True
+    return lines.dtype.kind == "f" and bool((np.isnan(lines).sum(axis=d) > 1).any())
+
+
+def _as_float64(flat):
+    """The values the position kernels compare, in float64 (one compile each, as the
+    replay's arena): the same order for every dtype but integers beyond 2 ** 53."""
+    if flat.dtype == np.float64:
+        return flat
+    if flat.dtype.kind in "iu" and flat.size and np.abs(flat).max() > 2 ** 53:
+        return flat
+    return flat.astype(np.float64)
+
+
 def _local_order(lines, kind, d, a, b):
-    """Indices along d of a sort's, topk's or median's picks (d kept)."""
+    """Indices along d of a sort's, a tie-free sorted topk's or median's picks (d kept)."""
     n = lines.shape[d]
-    descending = a != 0 and kind in (SORT, TOPK)
+    descending = (a != 0 and kind == SORT) or (kind == TOPK and (a & 1) != 0)
     if descending:  # stable, equal values in order: the reversed line's order, reversed
         order = n - 1 - np.flip(np.argsort(np.flip(lines, d), axis=d, kind="stable"), d)
     else:
@@ -169,7 +195,9 @@ def topk(x, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     n = x.shape[d] if x.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
-    return topk_return(*_select(TOPK_OP, x, TOPK, d, int(bool(largest)), int(k)))
+    # a: largest, and sorted as its bit 1 (they decide the order of equal values)
+    flags = int(bool(largest)) | (int(bool(sorted)) << 1)
+    return topk_return(*_select(TOPK_OP, x, TOPK, d, flags, int(k)))
 
 
 def _one_per_line(x, dim, name):
