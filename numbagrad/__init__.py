@@ -17,6 +17,7 @@ from .dtypes import dtype, get_default_dtype, set_default_dtype
 from .tensor import Tensor
 from .size import Size
 from . import _methods  # noqa: F401 - binds Tensor's operators and methods
+from . import _inplace_forms  # noqa: F401 - the wider API's in-place and method forms
 from .factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                         linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
                         randn_like, tensor, zeros, zeros_like)

@@ -1,0 +1,199 @@
+"""The in-place and method forms of the wider torch API (scans, shapes, creation, math),
+bound on Tensor after numbagrad/_methods.py; and forward AD's hand-over of an in-place op's
+tangent, which wraps _methods' ``_inplace``."""
+
+import numpy as np
+
+from . import _methods, creation, dtypes
+from .autograd import forward_ad
+from .core import grad_mode
+from .ops import (
+    math_api,
+    pointwise,
+    reduce,
+    scan_api,
+    shape_extra,
+    shape_gather,
+    shape_inplace,
+    shape_scatter,
+)
+from .tensor import Tensor
+
+
+def _inplace(self, compute):
+    """_methods' in-place machinery, looked up at each call (forward AD wraps it below)."""
+    return _methods._inplace(self, compute)
+
+
+_bump_version = _methods._bump_version
+
+
+# ---- scan: in-place forms ---------------------------------------------------------------------
+Tensor.cumsum_ = lambda self, dim, *, dtype=None: _inplace(
+    self, lambda s: scan_api.cumsum(s, dim, dtype=dtype))
+Tensor.cumprod_ = lambda self, dim, *, dtype=None: _inplace(
+    self, lambda s: scan_api.cumprod(s, dim, dtype=dtype))
+# NumPy's axis= / keepdims= for the argmax and argmin above
+Tensor.argmax = reduce.numpy_aliases(Tensor.argmax, "argmax")
+Tensor.argmin = reduce.numpy_aliases(Tensor.argmin, "argmin")
+
+# ---- shape: in-place forms ----------------------------------------------------------------
+
+
+def _inplace_form(fn):
+    def op(self, *args, **kw):
+        return _inplace(self, lambda s: fn(s, *args, **kw))
+    op.__name__ = fn.__name__ + "_"
+    return op
+
+
+for _fn in (shape_scatter.scatter, shape_scatter.scatter_add, shape_scatter.scatter_reduce,
+            shape_scatter.index_add, shape_scatter.index_copy, shape_scatter.index_fill,
+            shape_scatter.masked_scatter, shape_scatter.put, shape_gather.tril,
+            shape_gather.triu, shape_extra.index_put):
+    setattr(Tensor, _fn.__name__ + "_", _inplace_form(_fn))
+
+
+def _view_inplace(make_view):
+    """An in-place view op (t_, squeeze_, ...): the tensor itself becomes the view, on the
+    view's node, as torch changes a tensor's own sizes and strides. Its values are unchanged,
+    so its version is not bumped (torch's is): a node that saved it still has its array, and
+    views taken of it earlier keep their maps (a refresh would read them off the new layout)."""
+    def op(self, *args):
+        if grad_mode.state.enabled and self._tape is None and self._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        view, fn = make_view(self, *args)
+        self._data = view._data
+        if self._base is not None:  # a view stays one, its view functions extended
+            self._view = ((*self._view[0], fn), self._vc[0])
+        if view._tape is not None:
+            self._rebase(view._tape, view._node)
+            self._requires_grad = True
+        return self
+    return op
+
+
+Tensor.squeeze_ = _view_inplace(shape_inplace.squeezed)
+Tensor.unsqueeze_ = _view_inplace(shape_inplace.unsqueezed)
+Tensor.t_ = _view_inplace(shape_inplace.t_view)
+Tensor.transpose_ = Tensor.swapaxes_ = Tensor.swapdims_ = \
+    _view_inplace(shape_inplace.transposed)
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    shape = self.shape
+    if self.ndim == 2:
+        rows, cols = shape
+        end = rows * cols if wrap and rows > cols + 1 else min(rows, cols) * cols
+        flat = np.arange(0, end, cols + 1)
+    else:
+        step = sum(int(np.prod(shape[k + 1:])) for k in range(self.ndim))
+        flat = np.arange(shape[0]) * step
+    Tensor.__setitem__(self, np.unravel_index(flat, shape), fill_value)
+    return self
+
+
+Tensor.fill_diagonal_ = _fill_diagonal_
+
+# ---- creation: in-place forms
+def _inplace_fill(fill):
+    """A random fill (creation.INPLACE_FILLS) run through the in-place machinery."""
+    def method(self, *args, **kwargs):
+        return _inplace(self, fill(self, *args, **kwargs))
+    method.__name__ = fill.__name__
+    method.__doc__ = fill.__doc__
+    return method
+
+
+for _name, _fill in creation.INPLACE_FILLS.items():
+    setattr(Tensor, _name, _inplace_fill(_fill))
+
+
+def _apply_(self, fn):
+    """``fn`` on each element (Python numbers in, a number out), written back in place."""
+    if self._requires_grad:
+        raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
+                           "var.detach().apply_() instead.")
+    data = self._array()
+    values = [fn(v) for v in data.reshape(-1).tolist()]
+    for v in values:
+        if not isinstance(v, (int, float, bool, np.number, np.bool_)):
+            raise TypeError(f"must be real number, not {type(v).__name__}")
+    # floats through float64, integers as given: the cast to the tensor's dtype truncates
+    new = np.asarray(values, np.float64 if data.dtype.kind == "f" else None)
+    data[...] = new.reshape(data.shape).astype(data.dtype)
+    _bump_version(self)
+    return self
+
+
+Tensor.apply_ = _apply_
+
+# ---- math: in-place forms --------------------------------------------------------------------
+def _inplace_method(fn, name):
+    """``self.<name>_(...)``: ``fn`` computed on a clone of self when recording, so that a
+    derivative reading self (asin's, log2's) reads its old value, as torch's in-place ops
+    save the original self."""
+    def compute(s, args, kw):
+        if s._requires_grad and grad_mode.state.enabled:
+            s = pointwise.unary("clone", s)
+        return fn(s, *args, **kw)
+
+    def op(self, *args, **kw):
+        return _inplace(self, lambda s: compute(s, args, kw))
+    op.__name__ = name
+    return op
+
+
+_MATH_INPLACE = {
+    **{n: getattr(pointwise, n) for n in ("abs", "log", "sqrt", "sigmoid", "tanh", "sin", "cos",
+                                          "tan", "log1p", "expm1", "rsqrt", "erf", "floor",
+                                          "sign")},
+    **{n: math_api.TENSOR_METHODS[n] for n in (
+        "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos",
+        "arctan", "arcsinh", "arccosh", "arctanh", "exp2", "log2", "log10", "erfc", "ceil",
+        "trunc", "fix", "frac", "round", "reciprocal", "square", "sgn", "logit", "nan_to_num",
+        "clamp_min", "clamp_max", "fmod", "remainder", "addcmul", "addcdiv", "lerp", "atan2",
+        "arctan2", "hypot", "xlogy", "floor_divide", "logical_and", "logical_or", "logical_xor",
+        "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "clamp",
+        "clip")}}
+for _name, _fn in _MATH_INPLACE.items():
+    setattr(Tensor, _name + "_", _inplace_method(_fn, _name + "_"))
+Tensor.absolute_ = Tensor.abs_
+Tensor.negative_ = Tensor.neg_
+
+
+def _float_power_(self, exponent):
+    if self.dtype is not dtypes.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype.scalar_name} "
+                           "but the operation's result requires dtype Double")
+    return _inplace(self, lambda s: math_api.float_power(s, exponent))
+
+
+Tensor.float_power_ = _float_power_
+
+# ---- fwdad: in-place forms
+# forward AD: an in-place op's tangent, computed on its out-of-place result, moves to self
+_inplace_without_tangents = _methods._inplace
+
+
+def _inplace_with_tangents(self, compute):
+    """The same checks, then the result's tangent handed over to self."""
+    if forward_ad._current_level < 0:
+        return _inplace_without_tangents(self, compute)
+    results = []
+
+    def kept(s):
+        results.append(compute(s))
+        return results[-1]
+
+    _inplace_without_tangents(self, kept)
+    forward_ad.take_tangent(self, results[-1] if results else None)
+    return self
+
+
+_methods._inplace = _inplace_with_tangents
