@@ -14,9 +14,18 @@ from .core.tape import BRIDGE_CODE, CONST_CODE, F_CODE, FLAG_HOOK, LEAF_CODE, NO
 
 # torch qualifies the nodes it implements by hand (CopySlices, AccumulateGrad)
 _QUALIFIED = {"CopySlices", "CopyBackwards", "AccumulateGrad"}
-# op code -> "first" or "last": torch's node also lists an operand that is no node here (x + 2:
-# AddBackward0 has two next_functions, the second (None, 0)); filled by the op table
+# op code -> "first", "last" or a position: torch's node also lists an operand that is no
+# node here (x + 2: AddBackward0 has two next_functions, the second (None, 0)); filled by the
+# op table
 NONE_OPERANDS = {}
+
+
+def none_position(code, n):
+    """Where torch lists a None among the ``n`` inputs of a node of op ``code``, or None."""
+    at = NONE_OPERANDS.get(code) if NONE_OPERANDS else None
+    if at is None:
+        return None
+    return 0 if at == "first" else n if at == "last" else at
 
 
 class GradFn:
@@ -61,10 +70,9 @@ class GradFn:
                 out.append((node_object(tape, a, AccumulateGrad), 0))
             else:
                 out.append(node_output(tape, a))
-        extra = NONE_OPERANDS.get(tape.nodes[self._node * NODE_FIELDS + F_CODE]) \
-            if NONE_OPERANDS else None
-        if extra:
-            out.insert(0 if extra == "first" else len(out), (None, 0))
+        at = none_position(tape.nodes[self._node * NODE_FIELDS + F_CODE], len(out))
+        if at is not None:
+            out.insert(at, (None, 0))
         return tuple(out)
 
     @property

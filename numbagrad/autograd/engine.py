@@ -23,7 +23,7 @@ from ..core.tape import (
     NODE_FIELDS,
     retire,
 )
-from ..grad_fn import NONE_OPERANDS
+from ..grad_fn import none_position
 from ..ops import kernelgen, op_kernels, registry
 from ..ops.registry import Unwritten
 from ..tensor import Tensor, _accumulate_grad, _make, post_accumulate
@@ -345,16 +345,17 @@ class _Run:
             return _make(self.adjoint(node).reshape(tape.shape_of(node)).astype(
                 tape.float_dtype(node)))
         grad_inputs = tuple(None if a is None else as_tensor(a) for a in wanted)
-        extra = NONE_OPERANDS.get(tape.code(i))  # torch lists a number operand's None too
-        if extra:
-            grad_inputs = (None, *grad_inputs) if extra == "first" else (*grad_inputs, None)
+        at = none_position(tape.code(i), len(grad_inputs))  # torch lists a number's None too
+        if at is not None:
+            grad_inputs = (*grad_inputs[:at], None, *grad_inputs[at:])
         grad_outputs = (as_tensor(i),)
         for hook in list(hooks):
             result = hook(grad_inputs, grad_outputs)
             if result is not None:
                 grad_inputs = tuple(result)
         for a in before:  # (an input used twice got both its gradients in one adjoint)
-            g = grad_inputs[wanted.index(a) + (extra == "first")]
+            k = wanted.index(a)
+            g = grad_inputs[k + (at is not None and k >= at)]
             self.adjoint(a)[:] = before[a] + (0.0 if g is None else
                                                np.asarray(g._data, np.float64).reshape(-1))
             self.touched[a] = 1

@@ -64,11 +64,12 @@ _binary("clamp_min_tensor", "ClampMinBackward1", _MIN, "a if (a >= b or a != a) 
         forward=_clamp_forward(False), torch="clamp_min")
 _binary("clamp_max_tensor", "ClampMaxBackward1", _MAX, "a if (a <= b or a != a) else b",
         forward=_clamp_forward(True), torch="clamp_max")
+# torch's node lists (self, min, max), None for the bound not given
 _binary("clamp_tensor_min", "ClampBackward0", _MIN, "a if (a >= b or a != a) else b",
-        forward=_clamp_forward(False), torch=None,
+        forward=_clamp_forward(False), torch=None, none_operand="last",
         samples=[Sample(s, {}, "lib.clamp(x0, min=x1)") for s in _PAIRS])
 _binary("clamp_tensor_max", "ClampBackward0", _MAX, "a if (a <= b or a != a) else b",
-        forward=_clamp_forward(True), torch=None,
+        forward=_clamp_forward(True), torch=None, none_operand=1,
         samples=[Sample(s, {}, "lib.clamp(x0, max=x1)") for s in _PAIRS] +
         [Sample(s, {}, "lib.clamp(x0, x1 - 1.0, x2)") for s in _TRIPLES])
 

@@ -12,7 +12,8 @@ from ..tensor import _make
 from .activations_api import logsigmoid
 from .index import gather
 from .loss import _legacy
-from .pointwise import clamp, exp, log, log1p, minimum, sqrt, where
+from .math_api import clamp_min
+from .pointwise import exp, log, log1p, minimum, sqrt, where
 from .reduce import mean, norm
 from .reduce import sum as _sum
 from .shape import unsqueeze
@@ -29,7 +30,7 @@ def _reduce(loss, reduction):
 
 
 def _clamp_min0(x):
-    return clamp(x, min=0.0)
+    return clamp_min(x, 0.0)
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,

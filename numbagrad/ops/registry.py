@@ -104,8 +104,8 @@ class OpDef:
     # (``x * 2``'s wrapped number, dropout's mask): a second backward through it fails
     saves_number: bool = False
     # torch's node also lists an operand that is no node here (the Python number of
-    # ``x + 2``, dropout's mask) as (None, 0): "last" or "first" in next_functions
-    none_operand: str = ""
+    # ``x + 2``, dropout's mask) as (None, 0): "last", "first" or its position
+    none_operand: str | int = ""
     _reads: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -173,7 +173,7 @@ def defop(name, grad_fn, arity, **kw):
     OPS.append(op)
     BY_NAME[name] = op
     tape.GRAD_FN_NAMES.append(grad_fn)
-    if op.none_operand:
+    if op.none_operand != "":
         NONE_OPERANDS[op.code] = op.none_operand
     return op
 

@@ -118,13 +118,14 @@ MAX_POOL3D = defop(
 AFFINE_GRID = _rows_op("affine_grid", "AffineGridGeneratorBackward0", [
     _s("affine_grid(x0, (2, 1, 3, 4), align_corners=False)", (2, 2, 3)),
     _s("affine_grid(x0, (1, 1, 2, 3, 2), align_corners=True)", (1, 3, 4))])
-EMBEDDING_BAG = _rows_op("embedding_bag", "EmbeddingBagBackward0", [
+# torch's node lists (weight, per_sample_weights): the latter None here (no gradient)
+EMBEDDING_BAG = _rows_op("embedding_bag", "EmbeddingBagBackward0", none_operand="last", samples=[
     Sample(((6, 3),), {}, _F + "embedding_bag(lib.tensor([1, 2, 4, 5, 4, 3]), x0, "
            "lib.tensor([0, 3, 3]))"),
     Sample(((5, 2),), {"mode": "sum"}, _F + "embedding_bag(lib.tensor([[1, 2], [4, 1]]), x0, "
            "**kw)")])
 EMBEDDING_BAG_MAX = defop(
-    "embedding_bag_max", "EmbeddingBagBackward0", 1, replay="window_max_fw",
+    "embedding_bag_max", "EmbeddingBagBackward0", 1, replay="window_max_fw", none_operand="last",
     kernel=window_max_bw, saves=("x0",), domain=_MAX_DOMAIN,
     samples=[Sample(((6, 3),), {"mode": "max"}, _F + "embedding_bag(lib.tensor([1, 2, 4, 5, 4, "
                     "3]), x0, lib.tensor([0, 2]), **kw)")])
