@@ -33,12 +33,22 @@ settings.load_profile("ci")  # --hypothesis-profile, handled after this file, ov
 
 
 def pytest_collection_modifyitems(config, items):
-    if "fuzz" in (config.getoption("markexpr") or "") or os.environ.get("NUMBAGRAD_FUZZ"):
-        return
-    skip = pytest.mark.skip(reason="long fuzzing run: select it with -m fuzz")
-    for item in items:
-        if item.get_closest_marker("fuzz"):
-            item.add_marker(skip)
+    for item in items:  # a test may say which of its parametrizations are exhaustive
+        when = getattr(getattr(item, "function", None), "exhaustive_when", None)
+        if when is not None and hasattr(item, "callspec") and when(item.callspec.params):
+            item.add_marker(pytest.mark.exhaustive)
+    markexpr = config.getoption("markexpr") or ""
+    for marker, env, reason in (
+            ("fuzz", "NUMBAGRAD_FUZZ", "long fuzzing run: select it with -m fuzz"),
+            ("exhaustive", "NUMBAGRAD_EXHAUSTIVE",
+             "float32 twin of a generated float64 case (the same generated kernel source): "
+             "select it with -m exhaustive")):
+        if marker in markexpr or os.environ.get(env):
+            continue
+        skip = pytest.mark.skip(reason=reason)
+        for item in items:
+            if item.get_closest_marker(marker):
+                item.add_marker(skip)
 
 
 class FuzzStats(dict):

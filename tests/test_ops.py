@@ -184,6 +184,12 @@ def _grads_with_graph(lib, op, sample, arrays, g, w):
     return firsts, seconds
 
 
+# the big path's float32 kernels are the float64 ones' generated source in float32 (and
+# test_compile runs them in float64 and float32 on replay): -m exhaustive runs them here too
+test_against_torch.exhaustive_when = \
+    lambda p: p["path"] == "big" and p["dtype"] is np.float32
+
+
 @pytest.mark.parametrize("op,i,sample", CASES, ids=IDS)
 def test_second_derivatives(op, i, sample):
     """create_graph=True: the differentiable rule gives the sweep's first derivatives, and
