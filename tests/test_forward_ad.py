@@ -249,3 +249,20 @@ def test_stale_view_tangent_raises_and_decorator():
     with pytest.raises(RuntimeError, match="modified in place through a view"):
         modified_base()
     assert record_module.forward_hook is None and ng_fwd._current_level == -1
+
+
+def test_custom_function_without_jvp_raises_torchs_error_on_a_dual_input():
+    for lib in (torch, ng):
+        class Twice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        fwad = lib.autograd.forward_ad
+        with fwad.dual_level():
+            d = fwad.make_dual(lib.ones(2), lib.ones(2))
+            with pytest.raises(NotImplementedError, match="must implement the jvp function"):
+                Twice.apply(d)

@@ -25,7 +25,7 @@ from ..ops.registry import PY_FUNCTION
 from ..ops.shape import reshape
 from ..ops.vjp import unbroadcast
 from ..tensor import Tensor, _make
-from . import anomaly
+from . import anomaly, forward_ad
 from .engine import FREED_MSG
 
 
@@ -190,6 +190,11 @@ class Function:
         diff = [k for k, o in enumerate(outs) if isinstance(o, Tensor) and
                 id(o) not in ctx._non_differentiable and o.dtype.is_floating_point]
         if not (grad_mode.state.enabled and any(ctx.needs_input_grad) and diff):
+            if forward_ad._current_level >= 0 and any(
+                    isinstance(a, Tensor) and forward_ad._get_tangent(a) is not None
+                    for a in args):  # torch's error: a custom Function has no forward rule
+                raise NotImplementedError("You must implement the jvp function for custom "
+                                          "autograd.Function to use it with forward mode AD.")
             return tuple(fresh) if is_tuple else fresh[0]
         tensor_pos = [k for k, a in enumerate(args) if isinstance(a, Tensor)]
         inputs = [args[k] for k in tensor_pos]
