@@ -41,9 +41,8 @@ def pytest_collection_modifyitems(config, items):
     for marker, env, reason in (
             ("fuzz", "NUMBAGRAD_FUZZ", "long fuzzing run: select it with -m fuzz"),
             ("exhaustive", "NUMBAGRAD_EXHAUSTIVE",
-             "a generated case's twin (the float32 one of a big-node or replay case, the "
-             "same generated kernel source; gradcheck beyond an op's first sample): select "
-             "it with -m exhaustive")):
+             "float32 twin of a generated float64 case (the same generated kernel source): "
+             "select it with -m exhaustive")):
         if marker in markexpr or os.environ.get(env):
             continue
         skip = pytest.mark.skip(reason=reason)

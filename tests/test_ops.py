@@ -239,11 +239,6 @@ def test_gradcheck_and_gradgradcheck(op, i, sample):
     assert ng.autograd.gradgradcheck(fn, tuple(xs), eps=1e-6, atol=1e-5, rtol=1e-3)
 
 
-# torch's checking tools on an op's first sample (the others' gradients and second
-# derivatives are compared with torch above); every sample with -m exhaustive
-test_gradcheck_and_gradgradcheck.exhaustive_when = lambda p: p["i"] > 0
-
-
 def test_every_op_has_a_rule_a_sample_and_a_backward_kernel():
     for op in OPS:
         if op.source or op.python:
