@@ -79,11 +79,10 @@ class LayerNorm(Module):
                 f"{self.elementwise_affine}, bias={self.bias is not None}")
 
 
-class _BatchNorm(Module):
-    _dims = ()
+class _NormBase(Module):
+    """Batch and instance norm's parameters and running statistics (torch's _NormBase)."""
 
-    def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None):
+    def __init__(self, num_features, eps, momentum, affine, track_running_stats, dtype):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -108,6 +107,14 @@ class _BatchNorm(Module):
             self.running_mean._array()[...] = 0
             self.running_var._array()[...] = 1
             self.num_batches_tracked._array()[...] = 0
+
+
+class _BatchNorm(_NormBase):
+    _dims = ()
+
+    def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True,
+                 track_running_stats=True, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
 
     def forward(self, input):  # noqa: A002
         if input.ndim not in self._dims:

@@ -11,9 +11,9 @@ import numpy as np
 from .. import dtypes
 from ..factories import _gen
 from ..ops import spatial as _sp
-from ..tensor import _make
 from .layers import Linear, _uniform
 from .module import Module, Parameter
+from .normalization import _NormBase
 
 
 def _dtype(dtype):
@@ -47,29 +47,12 @@ class GroupNorm(Module):
                 f"bias={self.bias is not None}")
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
     _no_batch_dim = 2
 
     def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=False,
                  track_running_stats=False, device=None, dtype=None):
-        super().__init__()
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        dt = _dtype(dtype)
-        if affine:
-            self.weight = Parameter(np.ones(num_features, dt))
-            self.bias = Parameter(np.zeros(num_features, dt))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", _make(np.zeros(num_features, dt)))
-            self.register_buffer("running_var", _make(np.ones(num_features, dt)))
-            self.register_buffer("num_batches_tracked", _make(np.array(0, np.int64)))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
 
     def _check_input_dim(self, x):
         dims = (self._no_batch_dim, self._no_batch_dim + 1)
