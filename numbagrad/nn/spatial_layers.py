@@ -6,7 +6,7 @@ import math
 
 from ..ops import conv_functional as _conv
 from ..ops import spatial as _sp
-from .conv import _ConvNd, _ntuple
+from .conv import AvgPool2d, _ConvNd, _ntuple
 from .layers import _uniform
 from .module import Module, Parameter
 
@@ -166,23 +166,12 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool3d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True, divisor_override=None):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
+class AvgPool3d(AvgPool2d):
+    """AvgPool2d's arguments and repr, over three spatial dims."""
 
     def forward(self, input):
         return _sp.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                               self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class _AdaptivePool(Module):
