@@ -27,9 +27,15 @@ def _lerp(a, b, w):
         a[...] = b - (b - a) * (a.dtype.type(1) - w)
 
 
-def _check(name, value, low=0.0, high=None, text=None):
-    if not low <= value or (high is not None and not value < high):
-        raise ValueError(text or f"Invalid {name}: {value}")
+def _check(name, value):
+    if not 0.0 <= value:
+        raise ValueError(f"Invalid {name}: {value}")
+
+
+def _check_betas(betas):
+    for k in (0, 1):
+        if not 0.0 <= betas[k] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {k}: {betas[k]}")
 
 
 class _ElementwiseOptimizer(Optimizer):
@@ -111,10 +117,7 @@ class Adamax(_ElementwiseOptimizer):
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):
         _check("learning rate", lr)
         _check("epsilon value", eps)
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        _check_betas(betas)
         _check("weight_decay value", weight_decay)
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
                                   "weight_decay": weight_decay, "foreach": foreach,
@@ -145,10 +148,7 @@ class NAdam(_ElementwiseOptimizer):
                  maximize=False, capturable=False, differentiable=False):
         _check("learning rate", lr)
         _check("epsilon value", eps)
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        _check_betas(betas)
         _check("weight_decay value", weight_decay)
         _check("momentum_decay value", momentum_decay)
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
@@ -194,10 +194,7 @@ class RAdam(_ElementwiseOptimizer):
                  capturable=False, differentiable=False):
         _check("learning rate", lr)
         _check("epsilon value", eps)
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        _check_betas(betas)
         _check("weight_decay value", weight_decay)
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
                                   "weight_decay": weight_decay,
