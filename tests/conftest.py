@@ -12,6 +12,7 @@ expression naming fuzz) or NUMBAGRAD_FUZZ=1.
 """
 
 import os
+import sys
 import time
 
 # under pytest-xdist every core already runs a test process: compile workers (core/
@@ -49,6 +50,31 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if item.get_closest_marker(marker):
                 item.add_marker(skip)
+
+
+def _torch_globals(torch):
+    return (torch.get_default_dtype(), torch.is_grad_enabled(),
+            torch.are_deterministic_algorithms_enabled(),
+            torch.is_deterministic_algorithms_warn_only_enabled(),
+            len(torch.overrides._get_current_function_mode_stack()))
+
+
+@pytest.fixture(autouse=True)
+def _torch_globals_restored():
+    """Tests run the same expression on numbagrad and on torch, and some of those set a torch
+    global (set_default_device installs a function mode, under which torch's l1_loss drops
+    `weight`): put torch back so that the next test on this worker sees its defaults."""
+    torch = sys.modules.get("torch")
+    before = _torch_globals(torch) if torch is not None else None
+    yield
+    if before is None or _torch_globals(torch) == before:
+        return
+    dtype, grad, deterministic, warn_only, modes = before
+    torch.set_default_dtype(dtype)
+    torch.set_grad_enabled(grad)
+    torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+    if len(torch.overrides._get_current_function_mode_stack()) > modes:
+        torch.set_default_device(None)
 
 
 class FuzzStats(dict):
