@@ -6,10 +6,14 @@ import numpy as np
 
 from . import dtypes
 
+_PLAIN = frozenset((float, int, bool, list, tuple))  # answered without looking for protocols
+
 
 def is_array_like(obj):
     """Whether ``obj`` is an array of another library (not a NumPy array or scalar)."""
     kind = type(obj)
+    if kind in _PLAIN:
+        return False
     return not issubclass(kind, (np.ndarray, np.generic)) and (
         hasattr(kind, "__dlpack__") or hasattr(kind, "__array__")
         or hasattr(kind, "__array_interface__"))

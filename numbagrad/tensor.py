@@ -351,7 +351,12 @@ def _to_numpy(data, dtype=None, copy=True):
     return np.array(arr) if copy else arr
 
 
+_PYTHON_NUMBERS = frozenset((float, int, bool))
+
+
 def _unwrap(seq):
+    if _PYTHON_NUMBERS.issuperset(map(type, seq)):
+        return seq  # numbers only (the common case): NumPy reads them as they are, at C speed
     return [_unwrap(x) if isinstance(x, (list, tuple)) else _leaf(x) for x in seq]
 
 
