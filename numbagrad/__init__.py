@@ -38,6 +38,7 @@ from ._format import get_printoptions, set_printoptions
 from . import nn  # noqa: F401 - torch.nn
 from . import optim  # noqa: F401 - torch.optim
 from .serialization import load, save
+from .interop import from_dlpack
 from . import utils  # noqa: F401 - torch.utils.data
 from .compiler import compile  # noqa: A004 - torch.compile's name
 from . import optimize  # noqa: F401 - scipy.optimize with compiled derivatives

@@ -221,14 +221,33 @@ def _deepcopy(self, memo):
 
 
 def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-    """Export through NumPy's DLPack (a CPU capsule sharing the memory)."""
+    """The DLPack export (``torch.Tensor.__dlpack__``, NumPy 2's ``ndarray.__dlpack__``): a
+    CPU capsule sharing this tensor's memory (``copy=True``: of a copy). A tensor that
+    requires grad is refused, as torch refuses it; detach it first."""
     if self._requires_grad:
         raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
-    kwargs = {} if max_version is None else {"max_version": max_version}
-    return self._array().__dlpack__(stream=None, copy=copy, **kwargs)
+    if stream is not None and type(stream) is not int:
+        raise TypeError("stream must be ``int`` or ``none``")
+    if stream not in (None, -1):  # -1: no synchronization, which a CPU tensor never needs
+        raise AssertionError("stream should be None on cpu.")
+    arr = self._array()
+    if any(s < 0 for s in arr.strides):
+        # DLPack allows negative strides, but torch.from_dlpack aborts the process on them
+        # (torch has none): hand out a compact copy instead
+        if copy is False:
+            raise BufferError("Can't export a tensor with negative strides without a copy; "
+                              "pass copy=None or copy=True")
+        arr, copy = np.asarray(arr, order="C"), None
+    # only the arguments given: NumPy before 2.1 takes no others, and consumers retry
+    # without them on a TypeError
+    kwargs = {name: value for name, value in (("max_version", max_version),
+                                              ("dl_device", dl_device), ("copy", copy))
+              if value is not None}
+    return arr.__dlpack__(**kwargs)
 
 
 def _dlpack_device(self):
+    """Where the data is for DLPack, ``(kDLCPU, 0)`` (as ``torch.Tensor.__dlpack_device__``)."""
     return self._array().__dlpack_device__()
 
 

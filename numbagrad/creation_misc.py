@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from . import dtypes, factories
+from ._foreign import foreign_array, is_array_like
 from .creation_device import CPU, check_device
 from .tensor import Tensor
 
@@ -15,12 +16,15 @@ _INTEGER_GRAD = "Only Tensors of floating point and complex dtype can require gr
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=_UNSET):
     """A tensor from ``obj``, sharing its memory where the dtype allows and ``copy`` is not
-    True (a tensor comes back as itself); ``copy=False`` refuses a conversion."""
+    True (a tensor comes back as itself; NumPy, torch and JAX arrays are shared through
+    DLPack); ``copy=False`` refuses a conversion."""
     check_device(device)
     if requires_grad is True and dtype is not None and \
             not dtypes.as_dtype(dtype).is_floating_point:
         raise RuntimeError(_INTEGER_GRAD)
     if not isinstance(obj, Tensor):
+        if not copy and is_array_like(obj):  # a torch or JAX array: shared, as an ndarray
+            obj = foreign_array(obj)
         if isinstance(obj, np.ndarray) and not copy:
             dt = dtypes.as_dtype(dtype)
             if copy is False and dt is not None and dt.np != obj.dtype:

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 
 from . import _format, dtypes
+from ._foreign import foreign_array, is_array_like, sequence_dtype
 from .core.tape import FLAG_HOOK
 from .grad_fn import AccumulateGrad, GradFn, HookHandle, grad_fn_of  # noqa: F401
 from .size import Size
@@ -114,8 +115,17 @@ class Tensor:
         return self._array()
 
     def __array__(self, dtype=None, copy=None):
+        """NumPy's conversion (``np.asarray(t)``, ``np.array(t)``) with NumPy 2's ``copy``:
+        True always copies, None copies only for a dtype change, False refuses to copy
+        (ValueError). Without a copy the array shares this tensor's memory."""
         a = self._array()
-        return a if dtype is None else a.astype(dtype)
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            if copy is False:
+                raise ValueError(f"Unable to avoid copy while creating an array as requested: "
+                                 f"a torch.{self.dtype.name} tensor as {np.dtype(dtype)} "
+                                 "needs a copy.")
+            return a.astype(dtype)
+        return a.copy() if copy else a
 
     # ---- autograd state ---------------------------------------------------------------------
     @property
@@ -296,7 +306,10 @@ class Tensor:
         self._tape, self._node = tape, node
 
     def __reduce__(self):
-        return (_rebuild, (np.array(self._data), self._requires_grad))
+        # as torch pickles a tensor: its value, requires_grad and class (an nn.Parameter
+        # stays one); not its .grad, nor its graph (a non-leaf comes back a leaf)
+        state = getattr(self, "__dict__", None) or None
+        return (_rebuild_tensor, (type(self), self._array(), self._requires_grad), state)
 
 
 def _to_numpy(data, dtype=None, copy=True):
@@ -304,8 +317,11 @@ def _to_numpy(data, dtype=None, copy=True):
     dt = dtypes.as_dtype(dtype)
     if isinstance(data, Tensor):
         arr = data._array()
-    elif isinstance(data, (np.ndarray, np.generic)):
-        arr = np.asarray(data)  # NumPy arrays and scalars keep their dtype, as in torch
+    elif isinstance(data, (np.ndarray, np.generic)) or is_array_like(data):
+        # NumPy's, torch's and JAX's arrays (anything with __dlpack__ or __array__) keep
+        # their dtype, as in torch
+        arr = np.asarray(data) if isinstance(data, (np.ndarray, np.generic)) else \
+            foreign_array(data)
         if dt is None or not arr.dtype.isnative:
             dtypes.from_numpy_dtype(arr.dtype)  # raises for unsupported dtypes
     else:
@@ -313,6 +329,8 @@ def _to_numpy(data, dtype=None, copy=True):
             raise RuntimeError("Could not infer dtype of NoneType")
         if isinstance(data, (list, tuple)):
             data = _unwrap(data)
+            if dt is None:
+                dt = sequence_dtype(data)
         try:
             arr = np.array(data)
         except ValueError as e:  # ragged nested lists: NumPy's message names no tensor
@@ -333,12 +351,33 @@ def _to_numpy(data, dtype=None, copy=True):
     return np.array(arr) if copy else arr
 
 
+_PYTHON_NUMBERS = frozenset((float, int, bool))
+
+
 def _unwrap(seq):
-    return [(_unwrap(x) if isinstance(x, (list, tuple)) else
-             (x._data if isinstance(x, Tensor) else x)) for x in seq]
+    if _PYTHON_NUMBERS.issuperset(map(type, seq)):
+        return seq  # numbers only (the common case): NumPy reads them as they are, at C speed
+    return [_unwrap(x) if isinstance(x, (list, tuple)) else _leaf(x) for x in seq]
+
+
+def _leaf(x):
+    if isinstance(x, Tensor):
+        return x._data
+    if isinstance(x, (float, int, np.ndarray, np.generic)):
+        return x
+    arr = foreign_array(x)  # another library's tensor keeps its dtype, as torch's do
+    return x if arr is None else arr
+
+
+def _rebuild_tensor(cls, data, requires_grad):
+    """An unpickled tensor (or copy.copy's): of class ``cls``, owning a copy of ``data``."""
+    t = cls.__new__(cls)
+    Tensor.__init__(t, data, requires_grad=requires_grad)
+    return t
 
 
 def _rebuild(data, requires_grad):
+    """What pickles written before the class was recorded call."""
     return Tensor(data, requires_grad=requires_grad)
 
 

@@ -554,12 +554,19 @@ def test_inplace_fill_under_no_grad_bumps_the_version():
 
 
 # ---- deepcopy -------------------------------------------------------------------------------
-def test_deepcopy_keeps_class_grad_and_flag():
+def test_deepcopy_keeps_class_flag_and_grad_as_torch():
+    for lib in (ng, torch):  # a Parameter's copy has no .grad (torch's Parameter.__deepcopy__)
+        p = lib.nn.Parameter(lib.ones(2))
+        p.grad = lib.full((2,), 3.0)
+        q = copy.deepcopy(p)
+        assert type(q) is lib.nn.Parameter and q.requires_grad and q is not p
+        assert q.grad is None
+        t = lib.ones(2, requires_grad=True)  # a plain tensor's copy has a copy of its .grad
+        t.grad = lib.full((2,), 3.0)
+        u = copy.deepcopy(t)
+        assert u.grad.tolist() == [3.0, 3.0] and u.grad is not t.grad
     p = ng.nn.Parameter(ng.ones(2))
-    p.grad = ng.full((2,), 3.0)
     q = copy.deepcopy(p)
-    assert type(q) is ng.nn.Parameter and q.requires_grad and q is not p
-    assert q.grad.tolist() == [3.0, 3.0] and q.grad is not p.grad
     q.data[0] = 5.0
     assert p.tolist() == [1.0, 1.0]
     shared = [p, p]

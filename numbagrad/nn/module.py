@@ -26,6 +26,13 @@ class Parameter(Tensor):
             self._vc = data._vc
         self.requires_grad = requires_grad
 
+    def __deepcopy__(self, memo):
+        """A new Parameter with a copy of the data and the same requires_grad; as torch's,
+        without the ``.grad``."""
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self._data, self._requires_grad)  # copies the data
+        return memo[id(self)]
+
     def __repr__(self):
         return "Parameter containing:\n" + Tensor.__repr__(self)
 

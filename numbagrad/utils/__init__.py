@@ -1,5 +1,6 @@
-"""numbagrad.utils: torch.utils's data loading (``numbagrad.utils.data``)."""
+"""numbagrad.utils: torch.utils's data loading (``numbagrad.utils.data``), checkpointing and
+DLPack, and the conversion of state_dicts to and from PyTorch (``numbagrad.utils.convert``)."""
 
-from . import checkpoint, data  # noqa: F401
+from . import checkpoint, convert, data, dlpack  # noqa: F401
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "convert", "data", "dlpack"]
