@@ -13,9 +13,13 @@ _DTYPE_OF = {d.np: d for d in dtypes.ALL}
 
 
 class Tensor:
-    """A tensor; ``_data`` is a NumPy array, or a NumPy scalar for 0-d op results (cheaper to
-    make; turned into a 0-d array the moment anything needs to share or mutate it)."""
+    """A multi-dimensional array of one dtype, whose ops autograd can differentiate.
 
+    Same as ``torch.Tensor``; the values are a NumPy array in host memory.
+    """
+
+    # ``_data`` is a NumPy array, or a NumPy scalar for 0-d op results (cheaper to make;
+    # turned into a 0-d array the moment anything needs to share or mutate it);
     # _view (views only): (the NumPy view functions from _base, version when recorded)
     __slots__ = ("_data", "_requires_grad", "_grad", "_tape", "_node", "_vc", "_base",
                  "_view", "_retains_grad", "_captured_by", "_hooks", "_post_hooks",

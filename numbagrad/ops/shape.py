@@ -288,7 +288,7 @@ def _sizes_argument(op, name, args, kw):
 
 
 def expand(x, *sizes, size=None):
-    """A view of this tensor with its size-1 dimensions repeated to ``sizes`` (-1 keeps one).
+    """A view of this tensor with its size-1 dimensions repeated to ``sizes`` (-1: unchanged).
 
     Same as ``torch.Tensor.expand``.
     """

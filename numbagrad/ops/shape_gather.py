@@ -263,7 +263,7 @@ def diagonal(x, offset=0, dim1=0, dim2=1):
 
 
 def diag_embed(x, offset=0, dim1=-2, dim2=-1):
-    """Tensors whose planes (``dim1``, ``dim2``) have the last dimension of ``x`` as diagonal.
+    """A tensor whose planes (``dim1``, ``dim2``) have the last dimension of ``x`` as diagonal.
 
     Same as ``torch.diag_embed``.
     """
