@@ -13,11 +13,6 @@ def inplace_doc(name):
     return f"In-place version of :meth:`~Tensor.{name}`."
 
 
-def alias_doc(name):
-    """The docstring of an alias of ``name`` that is a function of its own."""
-    return f"Alias for ``{name}``."
-
-
 def documented(fn, doc, name=None):
     """``fn`` (a function made by a factory, or a lambda) with docstring ``doc`` and, if given,
     ``name``; returns ``fn``."""
