@@ -66,10 +66,21 @@ masked_fill = Tensor.masked_fill
 argmax = Tensor.argmax
 argmin = Tensor.argmin
 numel = Tensor.numel
-is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
+
+
+def is_tensor(obj):
+    """Whether ``obj`` is a numbagrad Tensor.
+
+    Same as ``torch.is_tensor``.
+    """
+    return isinstance(obj, Tensor)
 
 
 def result_type(a, b):
+    """The dtype an arithmetic operation on ``a`` and ``b`` (tensors or numbers) gives.
+
+    Same as ``torch.result_type``.
+    """
     def kind(x):
         if isinstance(x, Tensor):
             return (x.dtype, x.ndim)

@@ -7,6 +7,7 @@ import numpy as np
 from . import _methods, creation, dtypes
 from .autograd import forward_ad
 from .core import grad_mode
+from .core.docs import documented, inplace_doc
 from .ops import (
     math_api,
     pointwise,
@@ -29,10 +30,10 @@ _bump_version = _methods._bump_version
 
 
 # ---- scan: in-place forms ---------------------------------------------------------------------
-Tensor.cumsum_ = lambda self, dim, *, dtype=None: _inplace(
-    self, lambda s: scan_api.cumsum(s, dim, dtype=dtype))
-Tensor.cumprod_ = lambda self, dim, *, dtype=None: _inplace(
-    self, lambda s: scan_api.cumprod(s, dim, dtype=dtype))
+Tensor.cumsum_ = documented(lambda self, dim, *, dtype=None: _inplace(
+    self, lambda s: scan_api.cumsum(s, dim, dtype=dtype)), inplace_doc("cumsum"))
+Tensor.cumprod_ = documented(lambda self, dim, *, dtype=None: _inplace(
+    self, lambda s: scan_api.cumprod(s, dim, dtype=dtype)), inplace_doc("cumprod"))
 # NumPy's axis= / keepdims= for the argmax and argmin above
 Tensor.argmax = reduce.numpy_aliases(Tensor.argmax, "argmax")
 Tensor.argmin = reduce.numpy_aliases(Tensor.argmin, "argmin")
@@ -43,8 +44,7 @@ Tensor.argmin = reduce.numpy_aliases(Tensor.argmin, "argmin")
 def _inplace_form(fn):
     def op(self, *args, **kw):
         return _inplace(self, lambda s: fn(s, *args, **kw))
-    op.__name__ = fn.__name__ + "_"
-    return op
+    return documented(op, inplace_doc(fn.__name__), fn.__name__ + "_")
 
 
 for _fn in (shape_scatter.scatter, shape_scatter.scatter_add, shape_scatter.scatter_reduce,
@@ -54,7 +54,7 @@ for _fn in (shape_scatter.scatter, shape_scatter.scatter_add, shape_scatter.scat
     setattr(Tensor, _fn.__name__ + "_", _inplace_form(_fn))
 
 
-def _view_inplace(make_view):
+def _view_inplace(make_view, name):
     """An in-place view op (t_, squeeze_, ...): the tensor itself becomes the view, on the
     view's node, as torch changes a tensor's own sizes and strides. Its values are unchanged,
     so its version is not bumped (torch's is): a node that saved it still has its array, and
@@ -71,17 +71,21 @@ def _view_inplace(make_view):
             self._rebase(view._tape, view._node)
             self._requires_grad = True
         return self
-    return op
+    return documented(op, inplace_doc(name), name + "_")
 
 
-Tensor.squeeze_ = _view_inplace(shape_inplace.squeezed)
-Tensor.unsqueeze_ = _view_inplace(shape_inplace.unsqueezed)
-Tensor.t_ = _view_inplace(shape_inplace.t_view)
+Tensor.squeeze_ = _view_inplace(shape_inplace.squeezed, "squeeze")
+Tensor.unsqueeze_ = _view_inplace(shape_inplace.unsqueezed, "unsqueeze")
+Tensor.t_ = _view_inplace(shape_inplace.t_view, "t")
 Tensor.transpose_ = Tensor.swapaxes_ = Tensor.swapdims_ = \
-    _view_inplace(shape_inplace.transposed)
+    _view_inplace(shape_inplace.transposed, "transpose")
 
 
 def _fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal with ``fill_value`` in place.
+
+    Same as ``torch.Tensor.fill_diagonal_`` (``wrap=True``: a tall matrix's diagonal wraps).
+    """
     if self.ndim < 2:
         raise RuntimeError("dimensions must larger than 1")
     if self.ndim > 2 and len(set(self.shape)) != 1:
@@ -145,8 +149,7 @@ def _inplace_method(fn, name):
 
     def op(self, *args, **kw):
         return _inplace(self, lambda s: compute(s, args, kw))
-    op.__name__ = name
-    return op
+    return documented(op, inplace_doc(name[:-1]), name)
 
 
 _MATH_INPLACE = {
@@ -168,6 +171,10 @@ Tensor.negative_ = Tensor.neg_
 
 
 def _float_power_(self, exponent):
+    """In-place version of :meth:`~Tensor.float_power`, for a float64 tensor.
+
+    Same as ``torch.Tensor.float_power_``.
+    """
     if self.dtype is not dtypes.float64:
         raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype.scalar_name} "
                            "but the operation's result requires dtype Double")

@@ -7,6 +7,7 @@ import numpy as np
 from . import creation, dtypes
 from .autograd import api
 from .core import grad_mode
+from .core.docs import documented, inplace_doc, torch_doc
 from .ops import (
     index,
     linalg,
@@ -26,6 +27,10 @@ from .tensor import Tensor, _make
 
 # ---- backward: the autograd layer's, which the Tensor class sits below ---------------------
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on.
+
+    Same as ``torch.Tensor.backward``.
+    """
     api.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
@@ -132,7 +137,17 @@ Tensor.pow = pointwise.pow
 Tensor.clamp = pointwise.clamp
 Tensor.clip = pointwise.clamp
 Tensor.masked_fill = pointwise.masked_fill
-Tensor.where = lambda self, condition, other: pointwise.where(condition, self, other)
+
+
+def _where(self, condition, other):
+    """Elements of this tensor where ``condition`` is true, of ``other`` elsewhere.
+
+    Same as ``torch.Tensor.where``.
+    """
+    return pointwise.where(condition, self, other)
+
+
+Tensor.where = _where
 
 # ---- reductions, shapes, indexing, products ----------------------------------------------------
 for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "logsumexp", "var", "std",
@@ -151,6 +166,7 @@ def _after_fresh_view(getter):
         if self._base is not None and self._view[1] != self._vc[0]:
             fresh_view(self)
         return getter(self)
+    get.__doc__ = getter.__doc__
     return get
 
 
@@ -158,11 +174,18 @@ Tensor.grad_fn = property(_after_fresh_view(Tensor.grad_fn.fget))
 Tensor.is_leaf = property(_after_fresh_view(Tensor.is_leaf.fget))
 Tensor.requires_grad = property(_after_fresh_view(Tensor.requires_grad.fget),
                                 Tensor.requires_grad.fset)
-Tensor.is_contiguous = lambda self: bool(self._array().flags.c_contiguous)
+Tensor.is_contiguous = documented(
+    lambda self: bool(self._array().flags.c_contiguous),
+    torch_doc("Whether the elements lie in memory in row-major (C) order, without gaps.",
+              "torch.Tensor.is_contiguous"))
 Tensor.T = property(shape.reverse_dims)
 
 
 def _mT(self):
+    """The transpose of the last two dimensions, a view.
+
+    Same as ``torch.Tensor.mT``.
+    """
     if self.ndim == 0:  # torch returns the tensor itself, with a deprecation warning
         warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity "
                       "in these cases.", UserWarning, stacklevel=2)
@@ -174,17 +197,29 @@ def _mT(self):
 
 
 Tensor.mT = property(_mT)
-Tensor.view_as = lambda self, other: shape.view(self, *other.shape)
-Tensor.reshape_as = lambda self, other: shape.reshape(self, *other.shape)
+Tensor.view_as = documented(lambda self, other: shape.view(self, *other.shape), torch_doc(
+    "A view of this tensor in ``other``'s shape: ``self.view(other.shape)``.",
+    "torch.Tensor.view_as"))
+Tensor.reshape_as = documented(lambda self, other: shape.reshape(self, *other.shape), torch_doc(
+    "This tensor in ``other``'s shape: ``self.reshape(other.shape)``.", "torch.Tensor.reshape_as"))
 Tensor.gather = index.gather
 Tensor.index_select = index.index_select
 for _name in ("mm", "mv", "dot", "bmm", "matmul", "outer"):
     setattr(Tensor, _name, getattr(linalg, _name))
-Tensor.addmm = lambda self, a, b, *, beta=1, alpha=1: linalg.addmm(self, a, b, beta=beta,
-                                                                   alpha=alpha)
 
 
-def _arg(fn):
+def _addmm(self, a, b, *, beta=1, alpha=1):
+    """``beta * self + alpha * (a @ b)`` for matrices ``a`` and ``b``.
+
+    Same as ``torch.Tensor.addmm``.
+    """
+    return linalg.addmm(self, a, b, beta=beta, alpha=alpha)
+
+
+Tensor.addmm = _addmm
+
+
+def _arg(fn, doc):
     def arg(self, dim=None, keepdim=False):
         data = np.asarray(self._data)
         if dim is None:
@@ -199,11 +234,13 @@ def _arg(fn):
         if keepdim and data.ndim:
             out = np.expand_dims(out, dim)
         return _make(np.asarray(out, np.int64))
-    return arg
+    return documented(arg, torch_doc(doc, f"torch.{fn.__name__}"))
 
 
-Tensor.argmax = _arg(np.argmax)
-Tensor.argmin = _arg(np.argmin)
+Tensor.argmax = _arg(np.argmax, "The index of the largest element along ``dim``, or of the "
+                     "flattened tensor; the first on ties.")
+Tensor.argmin = _arg(np.argmin, "The index of the smallest element along ``dim``, or of the "
+                     "flattened tensor; the first on ties.")
 Tensor.all = lambda self, dim=None: _make(np.asarray(np.all(self._data, axis=dim)))
 Tensor.any = lambda self, dim=None: _make(np.asarray(np.any(self._data, axis=dim)))
 Tensor.isnan = lambda self: _make(np.asarray(np.isnan(self._data)))
@@ -234,14 +271,26 @@ def _to(self, *args, dtype=None, copy=False, **kw):
 
 
 Tensor.to = _to
-Tensor.float = lambda self: pointwise.to_dtype(self, dtypes.float32)
-Tensor.double = lambda self: pointwise.to_dtype(self, dtypes.float64)
-Tensor.long = lambda self: pointwise.to_dtype(self, dtypes.int64)
-Tensor.int = lambda self: pointwise.to_dtype(self, dtypes.int32)
-Tensor.bool = lambda self: pointwise.to_dtype(self, dtypes.bool_)
-Tensor.type_as = lambda self, other: pointwise.to_dtype(self, other.dtype)
+
+
+def _cast_to(dt, name):
+    """The method ``name`` (``float``, ``double``, ...): this tensor in dtype ``dt``."""
+    def cast(self):
+        return pointwise.to_dtype(self, dt)
+    return documented(cast, torch_doc(f"This tensor as {dt.name}: ``self.to({dt.name})``.",
+                                      f"torch.Tensor.{name}"), name)
+
+
+Tensor.float = _cast_to(dtypes.float32, "float")
+Tensor.double = _cast_to(dtypes.float64, "double")
+Tensor.long = _cast_to(dtypes.int64, "long")
+Tensor.int = _cast_to(dtypes.int32, "int")
+Tensor.bool = _cast_to(dtypes.bool_, "bool")
+Tensor.type_as = documented(lambda self, other: pointwise.to_dtype(self, other.dtype), torch_doc(
+    "This tensor in ``other``'s dtype: ``self.to(other.dtype)``.", "torch.Tensor.type_as"))
 Tensor.cpu = lambda self: self
-Tensor.clone = lambda self: pointwise.unary("clone", self)
+Tensor.clone = documented(lambda self: pointwise.unary("clone", self), torch_doc(
+    "A copy of this tensor; the copy's gradient flows back to it.", "torch.Tensor.clone"))
 
 
 # ---- in-place ops ------------------------------------------------------------------------
@@ -311,8 +360,7 @@ def _inplace_binary(name):
     else:
         def op(self, other):
             return _inplace(self, lambda s: pointwise.binary(name, s, other))
-    op.__name__ = name + "_"
-    return op
+    return documented(op, inplace_doc(name), name + "_")
 
 
 for _name in ("add", "sub", "mul", "div"):
@@ -321,6 +369,10 @@ for _name in ("add", "sub", "mul", "div"):
 
 
 def _fill_(self, value):
+    """Fill this tensor with ``value`` (a number or a 0-d tensor) in place.
+
+    Same as ``torch.Tensor.fill_``.
+    """
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value.ndim} dimensions.")
@@ -329,19 +381,28 @@ def _fill_(self, value):
 
 
 Tensor.fill_ = _fill_
-Tensor.zero_ = lambda self: _fill_(self, 0)
+Tensor.zero_ = documented(lambda self: _fill_(self, 0),
+                         torch_doc("Fill this tensor with zeros in place.", "torch.Tensor.zero_"))
 Tensor.clamp_ = lambda self, min=None, max=None: _inplace(  # noqa: A006
     self, lambda s: pointwise.clamp(s, min, max))
 Tensor.clip_ = Tensor.clamp_
-Tensor.masked_fill_ = lambda self, mask, value: _inplace(
-    self, lambda s: pointwise.masked_fill(s, mask, value))
-Tensor.pow_ = lambda self, e: _inplace(self, lambda s: pointwise.pow(s, e))
-Tensor.exp_ = lambda self: _inplace(self, lambda s: pointwise.unary("exp", s))
-Tensor.relu_ = lambda self: _inplace(self, lambda s: pointwise.unary("relu", s))
-Tensor.neg_ = lambda self: _inplace(self, lambda s: pointwise.unary("neg", s))
+Tensor.masked_fill_ = documented(lambda self, mask, value: _inplace(
+    self, lambda s: pointwise.masked_fill(s, mask, value)), inplace_doc("masked_fill"))
+Tensor.pow_ = documented(lambda self, e: _inplace(self, lambda s: pointwise.pow(s, e)),
+                         inplace_doc("pow"))
+Tensor.exp_ = documented(lambda self: _inplace(self, lambda s: pointwise.unary("exp", s)),
+                         inplace_doc("exp"))
+Tensor.relu_ = documented(lambda self: _inplace(self, lambda s: pointwise.unary("relu", s)),
+                          inplace_doc("relu"))
+Tensor.neg_ = documented(lambda self: _inplace(self, lambda s: pointwise.unary("neg", s)),
+                         inplace_doc("neg"))
 
 
 def _copy_(self, src):
+    """Copy the values of ``src`` (broadcast, cast to this dtype) into this tensor in place.
+
+    Same as ``torch.Tensor.copy_``.
+    """
     src_t = src if isinstance(src, Tensor) else _make(np.asarray(src))
     err = shape_error_broadcast(tuple(self.shape), tuple(src_t.shape))
     if err is not None:  # torch's RuntimeError, not NumPy's ValueError

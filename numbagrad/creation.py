@@ -9,6 +9,7 @@ import numba
 import numpy as np
 
 from . import backends, creation_legacy, creation_misc, cuda, dtypes
+from .core.docs import documented
 from .creation_device import device
 from .creation_legacy import *  # noqa: F403 - torch.FloatTensor and kin
 from .creation_methods import TENSOR_METHODS as _METHOD_TABLE
@@ -47,6 +48,10 @@ def _need_dtype(fn, position, name, value):
 
 
 def promote_types(type1, type2):
+    """The dtype an operation on the two dtypes gives, by torch's promotion rules.
+
+    Same as ``torch.promote_types``.
+    """
     _need_dtype("promote_types", 1, "type1", type1)
     _need_dtype("promote_types", 2, "type2", type2)
     return dtypes.promote(type1, type2)
@@ -66,11 +71,19 @@ def _need_tensor(fn, value):
 
 
 def is_floating_point(input):  # noqa: A002 - torch's argument name
+    """Whether ``input``'s dtype is a floating-point type.
+
+    Same as ``torch.is_floating_point``.
+    """
     _need_tensor("is_floating_point", input)
     return input.dtype.is_floating_point
 
 
 def is_complex(input):  # noqa: A002
+    """Whether ``input``'s dtype is complex: always False, numbagrad has no complex dtypes.
+
+    Same as ``torch.is_complex``.
+    """
     _need_tensor("is_complex", input)
     return False
 
@@ -143,6 +156,10 @@ class iinfo:  # noqa: N801 - named as torch.iinfo
 
 # ---- threads: numbagrad's parallel kernels are Numba's ---------------------------------------
 def set_num_threads(int):  # noqa: A002 - torch's argument name
+    """Set the number of threads of the parallel (Numba) kernels, at most the pool's size.
+
+    Same as ``torch.set_num_threads``.
+    """
     if not hasattr(int, "__index__") or int <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
     # Numba's pool is sized at start (NUMBA_NUM_THREADS); more than that is not available
@@ -150,11 +167,19 @@ def set_num_threads(int):  # noqa: A002 - torch's argument name
 
 
 def get_num_threads():
+    """The number of threads numbagrad's parallel (Numba) kernels use.
+
+    Same as ``torch.get_num_threads``.
+    """
     return numba.get_num_threads()
 
 
 # ---- creation -------------------------------------------------------------------------------
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """A 1-D tensor of ``base`` to the powers ``linspace(start, end, steps)``.
+
+    Same as ``torch.logspace``.
+    """
     start, end = (float(v) for v in (start, end))  # 0-d tensors too, as torch takes them
     exponents = linspace(start, end, steps, dtype=dtypes.float64)
     dt = dtypes.as_dtype(dtype) or dtypes.get_default_dtype()
@@ -165,6 +190,10 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 
 def meshgrid(*tensors, indexing=None):
+    """Coordinate grids from 1-D tensors, indexed ``"ij"`` (matrix) or ``"xy"`` (Cartesian).
+
+    Same as ``torch.meshgrid``.
+    """
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
@@ -209,10 +238,18 @@ def _triangle_indices(name, lower, row, col, offset, dtype, device):
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The coordinates of the lower triangle of a ``row`` by ``col`` matrix, a 2 x N tensor.
+
+    Same as ``torch.tril_indices``.
+    """
     return _triangle_indices("tril_indices", True, row, col, offset, dtype, device)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The coordinates of the upper triangle of a ``row`` by ``col`` matrix, a 2 x N tensor.
+
+    Same as ``torch.triu_indices``.
+    """
     return _triangle_indices("triu_indices", False, row, col, offset, dtype, device)
 
 
@@ -220,8 +257,8 @@ def _no_complex(name):
     def refuse(*args, **kwargs):
         raise TypeError(f"numbagrad: torch.{name} makes a complex tensor, and numbagrad has no "
                         "complex dtypes; keep the real and imaginary parts as two real tensors")
-    refuse.__name__ = name
-    return refuse
+    return documented(refuse, f"Raise TypeError: ``torch.{name}`` makes a complex tensor, and "
+                      "numbagrad has no complex dtypes.", name)
 
 
 complex = _no_complex("complex")  # noqa: A001 - torch's name

@@ -4,6 +4,7 @@ their dtype, isinstance checks by dtype, and targets of ``Tensor.type``."""
 import numpy as np
 
 from . import dtypes, factories
+from .core.docs import torch_doc
 from .creation_device import check_device
 from .size import Size
 from .tensor import Tensor
@@ -50,7 +51,11 @@ def _options(d):
 
 
 def _legacy(d):
-    return LegacyTensorType(f"{d.scalar_name}Tensor", (), {"dtype": d, "__slots__": ()})
+    name = f"{d.scalar_name}Tensor"
+    doc = torch_doc(f"The legacy type of {d.name} tensors: ``{name}(data)`` or ``{name}(*sizes)`` "
+                    f"makes one, ``isinstance(t, {name})`` tests a tensor's dtype.",
+                    f"torch.{name}")
+    return LegacyTensorType(name, (), {"dtype": d, "__slots__": (), "__doc__": doc})
 
 
 TYPES = {f"{d.scalar_name}Tensor": _legacy(d) for d in dtypes.EVERY}

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from . import creation_device, dtypes, factories
+from .core.docs import documented, torch_doc
 from .creation_device import CPU, check_device
 from .creation_legacy import TYPES as _LEGACY_TYPES
 from .creation_legacy import LegacyTensorType
@@ -25,12 +26,18 @@ def _new(fn):
             pin_memory=False):
         return fn(*_sizes(size), dtype=dtype or self.dtype, device=device,
                   requires_grad=requires_grad)
-    new.__name__ = "new_" + fn.__name__
-    return new
+    name = "new_" + fn.__name__
+    return documented(new, torch_doc(f"A tensor of ``size`` as ``{fn.__name__}`` makes, in this "
+                                     "tensor's dtype unless ``dtype`` is given.",
+                                     f"torch.Tensor.{name}"), name)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
              layout=None, pin_memory=False):
+    """A tensor of ``size`` filled with ``fill_value``, in this tensor's dtype by default.
+
+    Same as ``torch.Tensor.new_full``.
+    """
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
@@ -40,6 +47,10 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
                pin_memory=False):
+    """A tensor of a copy of ``data``, in this tensor's dtype by default.
+
+    Same as ``torch.Tensor.new_tensor``.
+    """
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
@@ -55,10 +66,12 @@ def new(self, *args, device=None):
 
 
 # ---- dtype casts ----------------------------------------------------------------------------
-def _cast(dt):
+def _cast(dt, name):
     def cast(self, memory_format=None):
         return pointwise.to_dtype(self, dtypes.refuse_unsupported(dt))
-    return cast
+    note = "numbagrad has no bfloat16: this raises TypeError." if dt is dtypes.bfloat16 else None
+    return documented(cast, torch_doc(f"This tensor as {dt.name}: ``self.to({dt.name})``.",
+                                      f"torch.Tensor.{name}", note), name)
 
 
 _BY_TYPE_NAME = {f"torch.{d.scalar_name}Tensor": d for d in dtypes.EVERY}
@@ -81,6 +94,10 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
 # ---- devices: the CPU is the only place data lives ------------------------------------------
 def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
        memory_format=None):
+    """This tensor in another dtype (a copy when the dtype changes or ``copy=True``).
+
+    Same as ``torch.Tensor.to``; the only device is the CPU.
+    """
     for a in args:
         if isinstance(a, dtypes.dtype):
             dtype = a
@@ -99,16 +116,28 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
 
 
 def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """Raise torch's error for a build without CUDA: numbagrad computes on the CPU only.
+
+    Same as ``torch.Tensor.cuda`` without a GPU.
+    """
     if device is not None and isinstance(device, int):
         raise RuntimeError("Cannot access accelerator device when none is available.")
     raise AssertionError("Torch not compiled with CUDA enabled")
 
 
 def pin_memory(self, device=None):
+    """Raise torch's error for a machine without an accelerator, which numbagrad never uses.
+
+    Same as ``torch.Tensor.pin_memory`` without a GPU.
+    """
     raise RuntimeError("Cannot access accelerator device when none is available.")
 
 
 def get_device(self):
+    """-1, the device index of a CPU tensor.
+
+    Same as ``torch.Tensor.get_device``.
+    """
     return -1  # torch's answer for a CPU tensor
 
 
@@ -120,6 +149,10 @@ def _root(arr):
 
 
 def stride(self, dim=None):
+    """The step in elements between neighbours along each dimension, or along ``dim``.
+
+    Same as ``torch.Tensor.stride``.
+    """
     data = self._data
     if isinstance(data, np.ndarray):
         strides = tuple(s // data.itemsize for s in data.strides)
@@ -135,6 +168,10 @@ def _stride_of_scalar(dim):
 
 
 def storage_offset(self):
+    """The position of the first element in the underlying buffer, in elements.
+
+    Same as ``torch.Tensor.storage_offset``.
+    """
     data = self._data
     if not isinstance(data, np.ndarray) or data.size == 0:
         return 0
@@ -144,11 +181,19 @@ def storage_offset(self):
 
 
 def data_ptr(self):
+    """The memory address of the first element (0 for an empty tensor).
+
+    Same as ``torch.Tensor.data_ptr``.
+    """
     data = self._array()
     return 0 if data.size == 0 else data.__array_interface__["data"][0]
 
 
 def _nbytes(self):
+    """The number of bytes of the elements, ``numel() * itemsize``.
+
+    Same as ``torch.Tensor.nbytes``.
+    """
     return self.numel() * self._data.itemsize
 
 
@@ -171,6 +216,10 @@ def resize_(self, *size):
 
 # ---- conjugate transposes: the transposes, for real tensors -----------------------------------
 def _H(self):
+    """The conjugate transpose of a matrix: its transpose, as numbagrad tensors are real.
+
+    Same as ``torch.Tensor.H``.
+    """
     if self.ndim not in (0, 2):
         hint = (" For batches of matrices, consider using tensor.mH" if self.ndim > 2 else "")
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
@@ -179,6 +228,10 @@ def _H(self):
 
 
 def _mH(self):
+    """The conjugate transpose of the last two dimensions: their transpose (real tensors).
+
+    Same as ``torch.Tensor.mH``.
+    """
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
                            f"Got {self.ndim}-D tensor.")
@@ -252,25 +305,102 @@ def _dlpack_device(self):
 
 
 def _is_shared(self):
+    """Always False: numbagrad does not move tensors to shared memory.
+
+    Same as ``torch.Tensor.is_shared``.
+    """
     return False
+
+
+def _cpu(self, memory_format=None):
+    """This tensor itself: numbagrad tensors are in host memory.
+
+    Same as ``torch.Tensor.cpu``.
+    """
+    return self
+
+
+def _device(self):
+    """The device, always the CPU.
+
+    Same as ``torch.Tensor.device``.
+    """
+    return CPU
+
+
+def _is_cpu(self):
+    """Always True: numbagrad tensors are in host memory.
+
+    Same as ``torch.Tensor.is_cpu``.
+    """
+    return True
+
+
+def _is_pinned(self, device=None):
+    """Always False: numbagrad never pins memory.
+
+    Same as ``torch.Tensor.is_pinned``.
+    """
+    return False
+
+
+def _share_memory_(self):
+    """This tensor itself, unchanged: numbagrad does not move tensors to shared memory.
+
+    Same as ``torch.Tensor.share_memory_``, as a no-op.
+    """
+    return self
+
+
+def _ndimension(self):
+    """The number of dimensions; alias for :meth:`~Tensor.dim`.
+
+    Same as ``torch.Tensor.ndimension``.
+    """
+    return self.ndim
+
+
+def _itemsize(self):
+    """The size of one element in bytes.
+
+    Same as ``torch.Tensor.itemsize``.
+    """
+    return self._data.itemsize
+
+
+def _is_complex(self):
+    """Always False: numbagrad has no complex dtypes.
+
+    Same as ``torch.Tensor.is_complex``.
+    """
+    return False
+
+
+def _is_signed(self):
+    """Whether the dtype holds negative numbers (not bool or uint8).
+
+    Same as ``torch.Tensor.is_signed``.
+    """
+    return self.dtype.is_signed
 
 
 TENSOR_METHODS = {
     "new_zeros": _new(factories.zeros), "new_ones": _new(factories.ones),
     "new_empty": _new(factories.empty), "new_full": new_full, "new_tensor": new_tensor,
     "new": new,
-    "half": _cast(dtypes.float16), "bfloat16": _cast(dtypes.bfloat16),
-    "byte": _cast(dtypes.uint8), "char": _cast(dtypes.int8), "short": _cast(dtypes.int16),
+    "half": _cast(dtypes.float16, "half"), "bfloat16": _cast(dtypes.bfloat16, "bfloat16"),
+    "byte": _cast(dtypes.uint8, "byte"), "char": _cast(dtypes.int8, "char"),
+    "short": _cast(dtypes.int16, "short"),
     "type": type_, "to": to, "cuda": cuda, "pin_memory": pin_memory,
-    "cpu": lambda self, memory_format=None: self, "get_device": get_device,
-    "device": property(lambda self: CPU), "is_cpu": property(lambda self: True),
-    "is_pinned": lambda self, device=None: False,
-    "share_memory_": lambda self: self, "is_shared": _is_shared,
-    "ndimension": lambda self: self.ndim, "stride": stride, "storage_offset": storage_offset,
+    "cpu": _cpu, "get_device": get_device,
+    "device": property(_device), "is_cpu": property(_is_cpu),
+    "is_pinned": _is_pinned,
+    "share_memory_": _share_memory_, "is_shared": _is_shared,
+    "ndimension": _ndimension, "stride": stride, "storage_offset": storage_offset,
     "data_ptr": data_ptr, "nbytes": property(_nbytes),
-    "itemsize": property(lambda self: self._data.itemsize), "resize_": resize_,
+    "itemsize": property(_itemsize), "resize_": resize_,
     "H": property(_H), "mH": property(_mH),
     "__dlpack__": _dlpack, "__dlpack_device__": _dlpack_device,
-    "is_complex": lambda self: False, "is_signed": lambda self: self.dtype.is_signed,
+    "is_complex": _is_complex, "is_signed": _is_signed,
     "__contains__": _contains, "__deepcopy__": _deepcopy,
 }

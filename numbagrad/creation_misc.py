@@ -63,6 +63,10 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=_UNSET):
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, layout=None,
                   pin_memory=False):
+    """A 0-d tensor of the number ``s``, in the default float dtype unless ``dtype`` is given.
+
+    Same as ``torch.scalar_tensor``.
+    """
     if isinstance(s, Tensor):
         s = s.item()
     if not isinstance(s, (int, float, bool, np.number, np.bool_)):
@@ -75,6 +79,10 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, layout=Non
 
 # ---- global switches ------------------------------------------------------------------------
 def get_default_device():
+    """The device new tensors are made on: always the CPU.
+
+    Same as ``torch.get_default_device``.
+    """
     return CPU
 
 
@@ -99,10 +107,18 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
 
 
 def are_deterministic_algorithms_enabled():
+    """Whether ``use_deterministic_algorithms(True)`` is in effect.
+
+    Same as ``torch.are_deterministic_algorithms_enabled``; numbagrad records the switch only.
+    """
     return _Switches.deterministic
 
 
 def is_deterministic_algorithms_warn_only_enabled():
+    """Whether ``use_deterministic_algorithms`` was called with ``warn_only=True``.
+
+    Same as ``torch.is_deterministic_algorithms_warn_only_enabled``.
+    """
     return _Switches.warn_only
 
 
@@ -116,6 +132,11 @@ def set_float32_matmul_precision(precision):
 
 
 def get_float32_matmul_precision():
+    """The precision last set with ``set_float32_matmul_precision``.
+
+    Same as ``torch.get_float32_matmul_precision``; numbagrad's float32 products always run at
+    full precision.
+    """
     return _Switches.matmul_precision
 
 

@@ -67,6 +67,10 @@ def _float_input(name, t, kernel):
 # ---- functions ------------------------------------------------------------------------------
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
              pin_memory=False):
+    """A random permutation of the integers 0 to ``n - 1``.
+
+    Same as ``torch.randperm``.
+    """
     if not hasattr(n, "__index__") or isinstance(n, bool):
         raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
                         f"{type(n).__name__}")
@@ -85,6 +89,10 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,  # noqa: A002
                  requires_grad=False, memory_format=None):
+    """A tensor of ``input``'s shape of integers drawn uniformly from [low, high).
+
+    Same as ``torch.randint_like``.
+    """
     if high is None:
         low, high = 0, low
     if low >= high:
@@ -96,6 +104,10 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):  # noqa: A002
+    """``num_samples`` indices drawn from the categories weighted by each row of ``input``.
+
+    Same as ``torch.multinomial``.
+    """
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{input.dtype.scalar_name}")
@@ -128,6 +140,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):  # noqa: A002
+    """0s and 1s drawn with the probabilities in ``input`` (or ``p``), in ``input``'s dtype.
+
+    Same as ``torch.bernoulli``.
+    """
     _no_out(out, "bernoulli")
     _float_input("bernoulli", input, "bernoulli_tensor_cpu_p_")
     rng = _gen(generator)
@@ -144,6 +160,10 @@ def bernoulli(input, p=None, *, generator=None, out=None):  # noqa: A002
 
 
 def poisson(input, generator=None):  # noqa: A002
+    """Counts drawn from Poisson distributions with the rates in ``input``.
+
+    Same as ``torch.poisson``.
+    """
     _float_input("poisson", input, "poisson_cpu")
     rates = np.asarray(input._data)
     if np.any(rates < 0):
@@ -154,6 +174,10 @@ def poisson(input, generator=None):  # noqa: A002
 
 def normal(mean, std=None, size=None, *, generator=None, out=None, dtype=None, device=None,
            requires_grad=False, pin_memory=False):
+    """Numbers drawn from normal distributions of ``mean`` and ``std`` (tensors or numbers).
+
+    Same as ``torch.normal``.
+    """
     _no_out(out, "normal")
     mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not (mean_t or std_t):
@@ -222,14 +246,26 @@ def seed():
 
 
 def initial_seed():
+    """The seed the default random generator started from.
+
+    Same as ``torch.initial_seed``.
+    """
     return default_generator().initial_seed()
 
 
 def get_rng_state():
+    """The state of the default random generator, to give back to ``set_rng_state``.
+
+    Same as ``torch.get_rng_state``.
+    """
     return default_generator().get_state()
 
 
 def set_rng_state(new_state):
+    """Restore the default random generator to a state from ``get_rng_state``.
+
+    Same as ``torch.set_rng_state``.
+    """
     default_generator().set_state(new_state)
 
 
@@ -248,6 +284,10 @@ def _fill(self, op, draw, inputs=()):
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+    """Fill this tensor with numbers drawn uniformly from [from_, to), in place.
+
+    Same as ``torch.Tensor.uniform_``.
+    """
     if not self.dtype.is_floating_point:
         raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for "
                                   f"'{self.dtype.scalar_name}'")
@@ -259,12 +299,20 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None):
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fill this tensor with numbers drawn from the normal distribution (mean, std), in place.
+
+    Same as ``torch.Tensor.normal_``.
+    """
     _float_input("normal_", self, "normal_kernel_cpu")
     _check_std(std)
     return _fill(self, NORMAL_, _gen(generator).normal(mean, std, tuple(self.shape)))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
+    """Fill this tensor with 1s drawn with probability ``p`` (a number or tensor), else 0s.
+
+    Same as ``torch.Tensor.bernoulli_``.
+    """
     rng = _gen(generator)
     if isinstance(p, Tensor):
         try:
@@ -287,6 +335,10 @@ def _expand_error(target, given):
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
+    """Fill this tensor with numbers drawn from the exponential distribution of rate ``lambd``.
+
+    Same as ``torch.Tensor.exponential_``.
+    """
     if not self.dtype.is_floating_point:
         raise RuntimeError("Exponential distribution is a continuous probability distribution. "
                            f"dtype must be a floating point but you specified "
@@ -334,6 +386,14 @@ __all__ = ["Generator", "bernoulli", "get_rng_state", "initial_seed", "multinomi
 # name -> fill(self, *args) returning compute(self) (bound by _methods' in-place block)
 INPLACE_FILLS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_,
                  "exponential_": exponential_, "random_": random_}
-TENSOR_METHODS = {"bernoulli": lambda self, p=None, *, generator=None: bernoulli(
-                      self, p, generator=generator),
-                  "multinomial": multinomial}
+
+
+def _bernoulli_method(self, p=None, *, generator=None):
+    """0s and 1s drawn with the probabilities in this tensor (or ``p``), in its dtype.
+
+    Same as ``torch.Tensor.bernoulli``.
+    """
+    return bernoulli(self, p, generator=generator)
+
+
+TENSOR_METHODS = {"bernoulli": _bernoulli_method, "multinomial": multinomial}

@@ -6,6 +6,11 @@ import numpy as np
 
 
 class dtype:  # noqa: N801 - named as torch.dtype
+    """The element type of a tensor (``numbagrad.float32``, ...), over a NumPy dtype.
+
+    Same as ``torch.dtype``.
+    """
+
     __slots__ = ("name", "np", "is_floating_point", "itemsize", "_rank", "scalar_name", "c_name",
                  "_kind", "abbr")
 
@@ -112,10 +117,18 @@ _default = _DefaultDtype()
 
 
 def get_default_dtype():
+    """The floating-point dtype that Python floats and new float tensors get.
+
+    Same as ``torch.get_default_dtype``.
+    """
     return _default.value
 
 
 def set_default_dtype(d):
+    """Set the floating-point dtype that Python floats and new float tensors get.
+
+    Same as ``torch.set_default_dtype``; float32 and float64 only.
+    """
     d = as_dtype(d)
     if d is float16:  # torch takes it; numbagrad's compiled kernels have no float16 loops
         raise TypeError("numbagrad: torch.float16 as the default dtype is not supported (its "

@@ -6,6 +6,7 @@ import threading
 import numpy as np
 
 from . import dtypes
+from .core.docs import documented, torch_doc
 from .core.tape import traced_tape
 from .creation_device import check_device
 from .tensor import Tensor, _make, _to_numpy
@@ -42,11 +43,19 @@ def _finish(arr, requires_grad, device=None):
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False):
+    """A new leaf tensor of a copy of ``data`` (nested lists, numbers, arrays, tensors).
+
+    Same as ``torch.tensor``.
+    """
     check_device(device)
     return _finish(_to_numpy(data, dtype), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
+    """``data`` as a tensor, sharing memory with a NumPy array or tensor of the dtype asked.
+
+    Same as ``torch.as_tensor``.
+    """
     check_device(device)
     if isinstance(data, Tensor) and (dtype is None or dtypes.as_dtype(dtype) is data.dtype):
         return data
@@ -54,6 +63,10 @@ def as_tensor(data, dtype=None, device=None):
 
 
 def from_numpy(arr):
+    """A tensor sharing memory with the NumPy array ``arr``, in its dtype.
+
+    Same as ``torch.from_numpy``.
+    """
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
     dtypes.from_numpy_dtype(arr.dtype)
@@ -65,18 +78,34 @@ def _dt(dtype):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of shape ``size`` filled with zeros.
+
+    Same as ``torch.zeros``.
+    """
     return _finish(np.zeros(_shape(size), _dt(dtype)), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of shape ``size`` filled with ones.
+
+    Same as ``torch.ones``.
+    """
     return _finish(np.ones(_shape(size), _dt(dtype)), requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of shape ``size`` with uninitialized values.
+
+    Same as ``torch.empty``.
+    """
     return _finish(np.empty(_shape(size), _dt(dtype)), requires_grad, device)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor of shape ``size`` filled with ``fill_value``, its dtype inferred from it.
+
+    Same as ``torch.full``.
+    """
     if isinstance(fill_value, str):
         raise TypeError("full(): argument 'fill_value' (position 2) must be Number, not str")
     if dtype is None:
@@ -85,6 +114,10 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """A 2-D tensor with ones on the diagonal and zeros elsewhere, ``n`` by ``m`` (or ``n``).
+
+    Same as ``torch.eye``.
+    """
     check_device(device)
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
@@ -93,6 +126,10 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """A 1-D tensor of the numbers from ``start`` up to ``end`` (excluded) by ``step``.
+
+    Same as ``torch.arange``.
+    """
     check_device(device)
     if end is None:
         start, end = 0, start
@@ -109,6 +146,10 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """A 1-D tensor of ``steps`` evenly spaced numbers from ``start`` to ``end``, both included.
+
+    Same as ``torch.linspace``.
+    """
     check_device(device)
     if not hasattr(steps, "__index__"):
         raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
@@ -122,8 +163,9 @@ def _like(fn):
              memory_format=None, **kw):
         return fn(*t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad,
                   **kw)
-    like.__name__ = fn.__name__ + "_like"
-    return like
+    name = fn.__name__ + "_like"
+    return documented(like, torch_doc(f"A tensor of ``t``'s shape as ``{fn.__name__}`` makes, in "
+                                      "``t``'s dtype by default.", f"torch.{name}"), name)
 
 
 zeros_like = _like(zeros)
@@ -133,6 +175,10 @@ empty_like = _like(empty)
 
 def full_like(t, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
+    """A tensor of ``t``'s shape filled with ``fill_value``, in ``t``'s dtype by default.
+
+    Same as ``torch.full_like``.
+    """
     return full(tuple(t.shape), fill_value, dtype=dtype or t.dtype, device=device,
                 requires_grad=requires_grad)
 
@@ -216,6 +262,11 @@ def default_generator():
 
 
 def manual_seed(seed):
+    """Seed the default random generator; returns it.
+
+    Same as ``torch.manual_seed``; numbagrad's generator is NumPy's PCG64, so a seed gives
+    other numbers than in torch.
+    """
     gen = Generator()
     gen.manual_seed(seed)
     _rng.gen = gen
@@ -241,12 +292,20 @@ def _gen(generator=None):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of shape ``size`` of numbers drawn uniformly from [0, 1).
+
+    Same as ``torch.rand``.
+    """
     shape = _shape(size)
     return _finish(np.asarray(_gen(generator).random(shape), _dt(dtype)), requires_grad,
                    device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of shape ``size`` of numbers drawn from the standard normal distribution.
+
+    Same as ``torch.randn``.
+    """
     shape = _shape(size)
     return _finish(np.asarray(_gen(generator).standard_normal(shape), _dt(dtype)),
                    requires_grad, device)
@@ -254,6 +313,10 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False):
+    """A tensor of shape ``size`` of integers drawn uniformly from [low, high).
+
+    Same as ``torch.randint``.
+    """
     if high is None:
         low, high = 0, low
     elif size is None and isinstance(high, (tuple, list)):  # torch's randint(high, size)
@@ -268,11 +331,19 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 def rand_like(t, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
+    """A tensor of ``t``'s shape of numbers drawn uniformly from [0, 1).
+
+    Same as ``torch.rand_like``.
+    """
     return rand(*t.shape, generator=generator, dtype=dtype or t.dtype, device=device,
                 requires_grad=requires_grad)
 
 
 def randn_like(t, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
+    """A tensor of ``t``'s shape of numbers drawn from the standard normal distribution.
+
+    Same as ``torch.randn_like``.
+    """
     return randn(*t.shape, generator=generator, dtype=dtype or t.dtype, device=device,
                  requires_grad=requires_grad)

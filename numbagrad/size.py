@@ -2,6 +2,11 @@
 
 
 class Size(tuple):
+    """The shape of a tensor: a tuple of ints.
+
+    Same as ``torch.Size``.
+    """
+
     __slots__ = ()
 
     def __repr__(self):

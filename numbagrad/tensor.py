@@ -14,9 +14,13 @@ _DTYPE_OF = {d.np: d for d in dtypes.ALL}
 
 
 class Tensor:
-    """A tensor; ``_data`` is a NumPy array, or a NumPy scalar for 0-d op results (cheaper to
-    make; turned into a 0-d array the moment anything needs to share or mutate it)."""
+    """A multi-dimensional array of one dtype, whose ops autograd can differentiate.
 
+    Same as ``torch.Tensor``; the values are a NumPy array in host memory.
+    """
+
+    # ``_data`` is a NumPy array, or a NumPy scalar for 0-d op results (cheaper to make;
+    # turned into a 0-d array the moment anything needs to share or mutate it);
     # _view (views only): (the NumPy view functions from _base, version when recorded)
     __slots__ = ("_data", "_requires_grad", "_grad", "_tape", "_node", "_vc", "_base",
                  "_view", "_retains_grad", "_captured_by", "_hooks", "_post_hooks",
@@ -49,6 +53,10 @@ class Tensor:
 
     @property
     def data(self):
+        """The values as a tensor outside the graph, sharing memory; assigning replaces them.
+
+        Same as ``torch.Tensor.data``.
+        """
         t = _make(self._array())
         t._vc = self._vc
         return t
@@ -60,9 +68,17 @@ class Tensor:
 
     @property
     def shape(self):
+        """The size of each dimension, a ``Size``.
+
+        Same as ``torch.Tensor.shape``.
+        """
         return Size(self._data.shape)
 
     def size(self, dim=None):
+        """The shape as a ``Size``, or the size of dimension ``dim``.
+
+        Same as ``torch.Tensor.size``.
+        """
         if dim is None:
             return self.shape
         if self.ndim == 0:  # torch wraps no dim of a 0-d tensor here
@@ -71,44 +87,89 @@ class Tensor:
 
     @property
     def ndim(self):
+        """The number of dimensions.
+
+        Same as ``torch.Tensor.ndim``.
+        """
         return self._data.ndim
 
     def dim(self):
+        """The number of dimensions.
+
+        Same as ``torch.Tensor.dim``.
+        """
         return self._data.ndim
 
     def numel(self):
+        """The number of elements.
+
+        Same as ``torch.Tensor.numel``; ``nelement`` is an alias.
+        """
         return int(self._data.size)
 
     nelement = numel
 
     @property
     def dtype(self):
+        """The element type, a ``numbagrad.dtype``.
+
+        Same as ``torch.Tensor.dtype``.
+        """
         return _DTYPE_OF[self._data.dtype]
 
     @property
     def device(self):
+        """Always ``"cpu"``: numbagrad tensors live in host memory.
+
+        Same as ``torch.Tensor.device``.
+        """
         return "cpu"
 
     @property
     def is_cuda(self):
+        """Always False: numbagrad tensors live in host memory.
+
+        Same as ``torch.Tensor.is_cuda``.
+        """
         return False
 
     def is_floating_point(self):
+        """Whether the dtype is a floating-point type.
+
+        Same as ``torch.Tensor.is_floating_point``.
+        """
         return self.dtype.is_floating_point
 
     def element_size(self):
+        """The size of one element in bytes.
+
+        Same as ``torch.Tensor.element_size``.
+        """
         return self._data.itemsize
 
     def item(self):
+        """The value of a one-element tensor as a Python number.
+
+        Same as ``torch.Tensor.item``.
+        """
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
         return self._data.reshape(-1)[0].item() if self._data.ndim else self._data.item()
 
     def tolist(self):
+        """The values as a nested Python list (a number for a 0-d tensor).
+
+        Same as ``torch.Tensor.tolist``.
+        """
         return self._data.tolist()
 
     def numpy(self, *, force=False):
+        """The values as a NumPy array that shares this tensor's memory.
+
+        Same as ``torch.Tensor.numpy``. A tensor that requires grad
+        needs ``force=True`` (or ``detach()`` first); the array is shared either way.
+        """
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -130,6 +191,10 @@ class Tensor:
     # ---- autograd state ---------------------------------------------------------------------
     @property
     def requires_grad(self):
+        """Whether autograd records the ops on this tensor; set it on leaves.
+
+        Same as ``torch.Tensor.requires_grad``.
+        """
         return self._requires_grad
 
     @requires_grad.setter
@@ -148,19 +213,35 @@ class Tensor:
         self._requires_grad = flag
 
     def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` in place; returns this tensor.
+
+        Same as ``torch.Tensor.requires_grad_``.
+        """
         self.requires_grad = requires_grad
         return self
 
     @property
     def is_leaf(self):
+        """Whether this tensor was made by no recorded op (``backward`` fills a leaf's ``.grad``).
+
+        Same as ``torch.Tensor.is_leaf``.
+        """
         return self._tape is None
 
     @property
     def grad_fn(self):
+        """The node of the recorded op that made this tensor, or None for a leaf.
+
+        Same as ``torch.Tensor.grad_fn``.
+        """
         return None if self._tape is None else grad_fn_of(self._tape, self._node)
 
     @property
     def grad(self):
+        """The gradient that ``backward`` accumulated into this tensor, or None.
+
+        Same as ``torch.Tensor.grad``.
+        """
         if self._grad is None and self._tape is not None and not self._retains_grad:
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
@@ -184,6 +265,10 @@ class Tensor:
         self._grad = value
 
     def retain_grad(self):
+        """Make ``backward`` fill this non-leaf tensor's ``.grad`` too.
+
+        Same as ``torch.Tensor.retain_grad``.
+        """
         if self._tape is None:
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -221,14 +306,26 @@ class Tensor:
 
     @property
     def retains_grad(self):
+        """Whether ``backward`` fills this non-leaf tensor's ``.grad``.
+
+        Same as ``torch.Tensor.retains_grad``.
+        """
         return self._retains_grad
 
     def detach(self):
+        """A tensor of the same values (shared memory) outside the graph.
+
+        Same as ``torch.Tensor.detach``.
+        """
         t = _make(self._array())
         t._vc = self._vc
         return t
 
     def detach_(self):
+        """Detach this tensor from its graph in place, making it a leaf.
+
+        Same as ``torch.Tensor.detach_``.
+        """
         if self._base is not None and self._base._tape is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._rebase(None, -1)

@@ -10,6 +10,11 @@ class _VariableMeta(type):
 
 
 class Variable(metaclass=_VariableMeta):
+    """The legacy wrapper: ``Variable(t, flag)`` is ``t.detach().requires_grad_(flag)``.
+
+    Same as ``torch.autograd.Variable``; every tensor is an instance.
+    """
+
     def __new__(cls, data=None, requires_grad=False, volatile=False):
         if data is None:
             return Tensor([])

@@ -27,10 +27,18 @@ state = _State()
 
 
 def is_anomaly_enabled():
+    """Whether anomaly detection is on.
+
+    Same as ``torch.is_anomaly_enabled``.
+    """
     return state.enabled
 
 
 def is_anomaly_check_nan_enabled():
+    """Whether anomaly detection checks the gradients for NaN.
+
+    Same as ``torch.is_anomaly_check_nan_enabled``.
+    """
     return state.check_nan
 
 

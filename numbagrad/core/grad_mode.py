@@ -12,6 +12,10 @@ state = _State()
 
 
 def is_grad_enabled():
+    """Whether ops are recorded for autograd here (no ``no_grad`` block in effect).
+
+    Same as ``torch.is_grad_enabled``.
+    """
     return state.enabled
 
 
@@ -44,14 +48,29 @@ class _GradMode:
 
 
 class no_grad(_GradMode):  # noqa: N801 - torch's name
+    """Context manager (and decorator) that records no op for autograd in its block.
+
+    Same as ``torch.no_grad``.
+    """
+
     _target = False
 
 
 class enable_grad(_GradMode):  # noqa: N801
+    """Context manager (and decorator) that records ops again inside a ``no_grad`` block.
+
+    Same as ``torch.enable_grad``.
+    """
+
     _target = True
 
 
 class set_grad_enabled(_GradMode):  # noqa: N801
+    """Switch recording for autograd on or off: at once, or for a ``with`` block.
+
+    Same as ``torch.set_grad_enabled``.
+    """
+
     def __init__(self, mode=True):
         # torch switches immediately, so that a plain call (not a with block) works too
         self._prev = state.enabled
@@ -72,5 +91,10 @@ class set_grad_enabled(_GradMode):  # noqa: N801
 
 
 class inference_mode(no_grad):  # noqa: N801 - recorded nothing, as no_grad
+    """Context manager (and decorator) that records no op for autograd, as ``no_grad``.
+
+    Same as ``torch.inference_mode``.
+    """
+
     def __init__(self, mode=True):
         self._target = not mode

@@ -11,23 +11,37 @@ def _inplace_repr(m):
     return "inplace=True" if m.inplace else ""
 
 
-ReLU6 = _activation("ReLU6", F.relu6, ("inplace",), (False,), _inplace_repr)
-SELU = _activation("SELU", F.selu, ("inplace",), (False,), _inplace_repr)
-CELU = _activation("CELU", F.celu, ("alpha", "inplace"), (1.0, False),
+ReLU6 = _activation("ReLU6", F.relu6, "Applies ``min(max(x, 0), 6)`` element-wise.",
+                    ("inplace",), (False,), _inplace_repr)
+SELU = _activation("SELU", F.selu, "Applies SELU element-wise: ``scale * elu(x, alpha)`` with "
+                   "the self-normalizing constants.", ("inplace",), (False,), _inplace_repr)
+CELU = _activation("CELU", F.celu, "Applies CELU element-wise: ``max(0, x) + min(0, alpha * "
+                   "(exp(x / alpha) - 1))``.", ("alpha", "inplace"), (1.0, False),
                    lambda m: f"alpha={m.alpha}" + (", inplace=True" if m.inplace else ""))
-Softsign = _activation("Softsign", F.softsign)
-Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid, ("inplace",), (False,), lambda m: "")
-Hardswish = _activation("Hardswish", F.hardswish, ("inplace",), (False,), lambda m: "")
-LogSigmoid = _activation("LogSigmoid", F.logsigmoid)
-Tanhshrink = _activation("Tanhshrink", F.tanhshrink)
-Softshrink = _activation("Softshrink", F.softshrink, ("lambd",), (0.5,), lambda m: str(m.lambd))
-Hardshrink = _activation("Hardshrink", F.hardshrink, ("lambd",), (0.5,), lambda m: str(m.lambd))
-Threshold = _activation("Threshold", F.threshold, ("threshold", "value", "inplace"),
-                        (None, None, False),
+Softsign = _activation("Softsign", F.softsign, "Applies ``x / (1 + |x|)`` element-wise.")
+Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid,
+                          "Applies ``relu6(x + 3) / 6`` element-wise.", ("inplace",), (False,),
+                          lambda m: "")
+Hardswish = _activation("Hardswish", F.hardswish, "Applies ``x * relu6(x + 3) / 6`` element-wise.",
+                        ("inplace",), (False,), lambda m: "")
+LogSigmoid = _activation("LogSigmoid", F.logsigmoid,
+                         "Applies ``log(sigmoid(x))`` element-wise, computed stably.")
+Tanhshrink = _activation("Tanhshrink", F.tanhshrink, "Applies ``x - tanh(x)`` element-wise.")
+Softshrink = _activation("Softshrink", F.softshrink,
+                         "Shrinks each element toward 0 by ``lambd``; 0 within [-lambd, lambd].",
+                         ("lambd",), (0.5,), lambda m: str(m.lambd))
+Hardshrink = _activation("Hardshrink", F.hardshrink,
+                         "Zeroes the elements within [-lambd, lambd] and keeps the others.",
+                         ("lambd",), (0.5,), lambda m: str(m.lambd))
+Threshold = _activation("Threshold", F.threshold,
+                        "Keeps the elements above ``threshold`` and replaces the others by "
+                        "``value``.", ("threshold", "value", "inplace"), (None, None, False),
                         lambda m: f"threshold={m.threshold}, value={m.value}"
                         + (", inplace=True" if m.inplace else ""))
-Softmin = _activation("Softmin", F.softmin, ("dim",), (None,), lambda m: f"dim={m.dim}")
-GLU = _activation("GLU", F.glu, ("dim",), (-1,), lambda m: f"dim={m.dim}")
+Softmin = _activation("Softmin", F.softmin, "Applies softmin along ``dim``: ``softmax(-x)``.",
+                      ("dim",), (None,), lambda m: f"dim={m.dim}")
+GLU = _activation("GLU", F.glu, "Gated linear unit: the first half along ``dim`` times the "
+                  "sigmoid of the second half.", ("dim",), (-1,), lambda m: f"dim={m.dim}")
 
 
 class PReLU(Module):

@@ -15,6 +15,11 @@ class NonDynamicallyQuantizableLinear(Linear):
 
 
 class MultiheadAttention(Module):
+    """Multi-head attention over queries, keys and values, with learned projections.
+
+    Same as ``torch.nn.MultiheadAttention``.
+    """
+
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
                  dtype=None):

@@ -95,6 +95,12 @@ class _ConvNd(Module):
 
 
 class Conv1d(_ConvNd):
+    """A 1-D convolution layer: learned filters ``weight`` and ``bias``, as ``conv1d``.
+
+    Same as ``torch.nn.Conv1d``; ``padding_mode`` other than ``"zeros"`` raises
+    NotImplementedError.
+    """
+
     _n = 1
 
     def forward(self, input):  # noqa: A002 - torch's names
@@ -103,6 +109,12 @@ class Conv1d(_ConvNd):
 
 
 class Conv2d(_ConvNd):
+    """A 2-D convolution layer: learned filters ``weight`` and ``bias``, as ``conv2d``.
+
+    Same as ``torch.nn.Conv2d``; ``padding_mode`` other than ``"zeros"`` raises
+    NotImplementedError.
+    """
+
     _n = 2
 
     def forward(self, input):  # noqa: A002
@@ -111,6 +123,11 @@ class Conv2d(_ConvNd):
 
 
 class MaxPool2d(Module):
+    """Max pooling over a 2-D signal, as ``max_pool2d``.
+
+    Same as ``torch.nn.MaxPool2d``.
+    """
+
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
         super().__init__()
@@ -132,6 +149,11 @@ class MaxPool2d(Module):
 
 
 class AvgPool2d(Module):
+    """Average pooling over a 2-D signal, as ``avg_pool2d``.
+
+    Same as ``torch.nn.AvgPool2d``.
+    """
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
         super().__init__()
@@ -151,6 +173,11 @@ class AvgPool2d(Module):
 
 
 class AdaptiveAvgPool2d(Module):
+    """Average pooling of a 2-D signal into an ``output_size`` grid, as ``adaptive_avg_pool2d``.
+
+    Same as ``torch.nn.AdaptiveAvgPool2d``.
+    """
+
     def __init__(self, output_size):
         super().__init__()
         self.output_size = output_size

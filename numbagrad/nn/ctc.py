@@ -143,6 +143,11 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 
 
 class CTCLoss(_Loss):
+    """The connectionist temporal classification loss of log-probabilities and target sequences.
+
+    Same as ``torch.nn.CTCLoss``.
+    """
+
     def __init__(self, blank=0, reduction="mean", zero_infinity=False):
         super().__init__(reduction=reduction)
         self.blank = blank

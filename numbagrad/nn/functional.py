@@ -46,22 +46,41 @@ from .ctc import ctc_loss  # noqa: F401
 
 
 def silu(x):
+    """Element-wise SiLU (swish), ``x * sigmoid(x)``.
+
+    Same as ``torch.nn.functional.silu``, without ``inplace``.
+    """
     return _unary("silu", x)
 
 
 def elu(x, alpha=1.0, inplace=False):
+    """Element-wise ELU: ``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere.
+
+    Same as ``torch.nn.functional.elu``; ``inplace`` is accepted and ignored (the result is a new
+    tensor).
+    """
     if not x.dtype.is_floating_point:  # torch has no integer kernel
         raise NotImplementedError(f'"elu" not implemented for \'{x.dtype.scalar_name}\'')
     return _unary("elu", x, float(alpha))
 
 
 def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
+    """Element-wise ``x`` clamped to [min_val, max_val].
+
+    Same as ``torch.nn.functional.hardtanh``; ``inplace`` is accepted and ignored (the result is a
+    new tensor).
+    """
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return _unary("hardtanh", x, float(min_val), float(max_val))
 
 
 def mish(x, inplace=False):
+    """Element-wise Mish, ``x * tanh(softplus(x))``.
+
+    Same as ``torch.nn.functional.mish``; ``inplace`` is accepted and ignored (the result is a new
+    tensor).
+    """
     return _unary("mish", x)
 
 

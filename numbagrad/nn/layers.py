@@ -6,6 +6,7 @@ import math
 from collections import OrderedDict
 
 from .. import dtypes
+from ..core.docs import torch_doc
 from ..factories import _gen
 from ..ops.shape import unflatten
 from . import functional as F  # noqa: N812 - torch's idiom
@@ -21,6 +22,11 @@ def _uniform(shape, bound, dtype):
 
 
 class Identity(Module):
+    """Returns its input unchanged; constructor arguments are accepted and ignored.
+
+    Same as ``torch.nn.Identity``.
+    """
+
     def __init__(self, *args, **kwargs):
         super().__init__()
 
@@ -58,6 +64,11 @@ class Linear(Module):
 
 
 class Flatten(Module):
+    """Flattens the dimensions ``start_dim`` to ``end_dim`` (by default all but the first).
+
+    Same as ``torch.nn.Flatten``.
+    """
+
     def __init__(self, start_dim=1, end_dim=-1):
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
@@ -70,6 +81,11 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
+    """Splits the dimension ``dim`` into the shape ``unflattened_size``.
+
+    Same as ``torch.nn.Unflatten``.
+    """
+
     def __init__(self, dim, unflattened_size):
         super().__init__()
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
@@ -82,6 +98,11 @@ class Unflatten(Module):
 
 
 class Dropout(Module):
+    """Zeroes each element with probability ``p`` in training, scaling the rest by ``1 / (1 - p)``.
+
+    Same as ``torch.nn.Dropout``; ``inplace`` is accepted and ignored.
+    """
+
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if p < 0 or p > 1:
@@ -95,9 +116,10 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-def _activation(name, fn, params=(), defaults=(), fmt=None):
-    """An activation module class: ``params`` are its constructor arguments (torch's names
-    and defaults), passed to ``fn`` as keywords; ``fmt`` formats the extra repr."""
+def _activation(name, fn, doc, params=(), defaults=(), fmt=None):
+    """An activation module class that ``doc`` describes: ``params`` are its constructor
+    arguments (torch's names and defaults), passed to ``fn`` as keywords; ``fmt`` formats the
+    extra repr."""
 
     def __init__(self, *args, **kwargs):  # noqa: N807 - becomes the class's __init__
         Module.__init__(self)
@@ -116,27 +138,44 @@ def _activation(name, fn, params=(), defaults=(), fmt=None):
             return fmt(self)
         return ", ".join(f"{k}={getattr(self, k)!r}" for k in params)
 
+    note = "``inplace`` is accepted and ignored." if "inplace" in params else None
     return type(name, (Module,), {"__init__": __init__, "forward": forward,
-                                  "extra_repr": extra_repr, "__module__": __name__})
+                                  "extra_repr": extra_repr, "__module__": __name__,
+                                  "__doc__": torch_doc(doc, f"torch.nn.{name}", note)})
 
 
-ReLU = _activation("ReLU", lambda x: F.relu(x), ("inplace",), (False,), lambda m: "")
-Tanh = _activation("Tanh", lambda x: F.tanh(x))
-Sigmoid = _activation("Sigmoid", lambda x: F.sigmoid(x))
-SiLU = _activation("SiLU", lambda x: F.silu(x), ("inplace",), (False,), lambda m: "")
-Mish = _activation("Mish", lambda x: F.mish(x), ("inplace",), (False,), lambda m: "")
-LeakyReLU = _activation("LeakyReLU", F.leaky_relu, ("negative_slope", "inplace"), (0.01, False),
+ReLU = _activation("ReLU", lambda x: F.relu(x), "Applies ReLU element-wise: ``max(x, 0)``.",
+                   ("inplace",), (False,), lambda m: "")
+Tanh = _activation("Tanh", lambda x: F.tanh(x), "Applies the hyperbolic tangent element-wise.")
+Sigmoid = _activation("Sigmoid", lambda x: F.sigmoid(x),
+                      "Applies the logistic sigmoid element-wise: ``1 / (1 + exp(-x))``.")
+SiLU = _activation("SiLU", lambda x: F.silu(x),
+                   "Applies SiLU (swish) element-wise: ``x * sigmoid(x)``.",
+                   ("inplace",), (False,), lambda m: "")
+Mish = _activation("Mish", lambda x: F.mish(x),
+                   "Applies Mish element-wise: ``x * tanh(softplus(x))``.",
+                   ("inplace",), (False,), lambda m: "")
+LeakyReLU = _activation("LeakyReLU", F.leaky_relu,
+                        "Applies leaky ReLU element-wise: ``x`` where positive, else "
+                        "``negative_slope * x``.", ("negative_slope", "inplace"), (0.01, False),
                         lambda m: f"negative_slope={m.negative_slope}")
-ELU = _activation("ELU", F.elu, ("alpha", "inplace"), (1.0, False),
+ELU = _activation("ELU", F.elu, "Applies ELU element-wise: ``x`` where positive, else "
+                  "``alpha * (exp(x) - 1)``.", ("alpha", "inplace"), (1.0, False),
                   lambda m: f"alpha={m.alpha}")
-GELU = _activation("GELU", F.gelu, ("approximate",), ("none",),
-                   lambda m: f"approximate={m.approximate!r}")
-Softplus = _activation("Softplus", F.softplus, ("beta", "threshold"), (1.0, 20.0),
+GELU = _activation("GELU", F.gelu,
+                   "Applies GELU element-wise: ``x * Phi(x)``, or its tanh approximation.",
+                   ("approximate",), ("none",), lambda m: f"approximate={m.approximate!r}")
+Softplus = _activation("Softplus", F.softplus,
+                       "Applies softplus element-wise: ``log(1 + exp(beta * x)) / beta``.",
+                       ("beta", "threshold"), (1.0, 20.0),
                        lambda m: f"beta={m.beta}, threshold={m.threshold}")
-Hardtanh = _activation("Hardtanh", F.hardtanh, ("min_val", "max_val", "inplace"),
-                       (-1.0, 1.0, False), lambda m: f"min_val={m.min_val}, max_val={m.max_val}")
-Softmax = _activation("Softmax", F.softmax, ("dim",), (None,), lambda m: f"dim={m.dim}")
-LogSoftmax = _activation("LogSoftmax", F.log_softmax, ("dim",), (None,),
+Hardtanh = _activation("Hardtanh", F.hardtanh, "Clamps each element to [min_val, max_val].",
+                       ("min_val", "max_val", "inplace"), (-1.0, 1.0, False),
+                       lambda m: f"min_val={m.min_val}, max_val={m.max_val}")
+Softmax = _activation("Softmax", F.softmax, "Applies softmax along ``dim``.", ("dim",), (None,),
+                      lambda m: f"dim={m.dim}")
+LogSoftmax = _activation("LogSoftmax", F.log_softmax,
+                         "Applies the logarithm of softmax along ``dim``.", ("dim",), (None,),
                          lambda m: f"dim={m.dim}")
 
 
@@ -160,6 +199,11 @@ def _repeated_repr(modules):
 
 
 class Sequential(Module):
+    """Runs its modules in order, each one's output the next one's input.
+
+    Same as ``torch.nn.Sequential``.
+    """
+
     def __init__(self, *args):
         super().__init__()
         if len(args) == 1 and isinstance(args[0], OrderedDict):
@@ -221,6 +265,11 @@ class Sequential(Module):
 
 
 class ModuleList(Module):
+    """A list of modules, each registered as a submodule.
+
+    Same as ``torch.nn.ModuleList``.
+    """
+
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:
@@ -267,6 +316,11 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
+    """A dict of modules, each registered as a submodule under its key.
+
+    Same as ``torch.nn.ModuleDict``.
+    """
+
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:

@@ -24,16 +24,31 @@ class _WeightedLoss(_Loss):
 
 
 class L1Loss(_Loss):
+    """The mean (or summed) absolute error between input and target.
+
+    Same as ``torch.nn.L1Loss``.
+    """
+
     def forward(self, input, target):  # noqa: A002 - torch's names
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
+    """The mean (or summed) squared error between input and target.
+
+    Same as ``torch.nn.MSELoss``.
+    """
+
     def forward(self, input, target):  # noqa: A002
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
+    """The smooth L1 loss: squared below ``beta``, absolute above, as ``smooth_l1_loss``.
+
+    Same as ``torch.nn.SmoothL1Loss``.
+    """
+
     def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
         super().__init__(size_average, reduce, reduction)
         self.beta = beta
@@ -43,6 +58,11 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
+    """The Huber loss: squared below ``delta``, ``delta``-scaled absolute above.
+
+    Same as ``torch.nn.HuberLoss``.
+    """
+
     def __init__(self, reduction="mean", delta=1.0):
         if not isinstance(delta, (float, int)):
             raise TypeError(f"delta must be a float or int, got: {type(delta)}")
@@ -54,12 +74,22 @@ class HuberLoss(_Loss):
 
 
 class BCELoss(_WeightedLoss):
+    """The binary cross entropy between probabilities and targets.
+
+    Same as ``torch.nn.BCELoss``.
+    """
+
     def forward(self, input, target):  # noqa: A002
         return F.binary_cross_entropy(input, target, weight=self.weight,
                                       reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
+    """The binary cross entropy of ``sigmoid(input)`` and the targets, computed stably.
+
+    Same as ``torch.nn.BCEWithLogitsLoss``.
+    """
+
     def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean",
                  pos_weight=None):
         super().__init__(size_average, reduce, reduction)
@@ -73,6 +103,11 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class NLLLoss(_WeightedLoss):
+    """The negative log likelihood of log-probabilities at the target classes.
+
+    Same as ``torch.nn.NLLLoss``.
+    """
+
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean"):
         super().__init__(weight, size_average, reduce, reduction)
@@ -84,6 +119,11 @@ class NLLLoss(_WeightedLoss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
+    """The cross entropy between logits and class indices or class probabilities.
+
+    Same as ``torch.nn.CrossEntropyLoss``.
+    """
+
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean", label_smoothing=0.0):
         super().__init__(weight, size_average, reduce, reduction)
@@ -96,6 +136,11 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class KLDivLoss(_Loss):
+    """The Kullback-Leibler divergence of the target from log-probabilities.
+
+    Same as ``torch.nn.KLDivLoss``.
+    """
+
     def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target

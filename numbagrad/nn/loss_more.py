@@ -6,6 +6,11 @@ from .loss import _Loss, _WeightedLoss
 
 
 class MarginRankingLoss(_Loss):
+    """``max(0, -y * (x1 - x2) + margin)``: a ranking loss of two inputs and labels of +-1.
+
+    Same as ``torch.nn.MarginRankingLoss``.
+    """
+
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
@@ -16,6 +21,11 @@ class MarginRankingLoss(_Loss):
 
 
 class HingeEmbeddingLoss(_Loss):
+    """The hinge embedding loss: ``x`` for label 1, ``max(0, margin - x)`` for label -1.
+
+    Same as ``torch.nn.HingeEmbeddingLoss``.
+    """
+
     def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
@@ -26,17 +36,32 @@ class HingeEmbeddingLoss(_Loss):
 
 
 class SoftMarginLoss(_Loss):
+    """The two-class logistic loss ``log(1 + exp(-y * x))`` for labels of +-1.
+
+    Same as ``torch.nn.SoftMarginLoss``.
+    """
+
     def forward(self, input, target):  # noqa: A002
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """The multi-label one-versus-all loss, a logistic loss per class averaged over the classes.
+
+    Same as ``torch.nn.MultiLabelSoftMarginLoss``.
+    """
+
     def forward(self, input, target):  # noqa: A002
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
                                              reduction=self.reduction)
 
 
 class CosineEmbeddingLoss(_Loss):
+    """A loss on the cosine similarity: ``1 - cos`` for label 1, ``max(0, cos - margin)`` for -1.
+
+    Same as ``torch.nn.CosineEmbeddingLoss``.
+    """
+
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
@@ -47,6 +72,11 @@ class CosineEmbeddingLoss(_Loss):
 
 
 class TripletMarginLoss(_Loss):
+    """The triplet loss ``max(d(a, p) - d(a, n) + margin, 0)`` of anchors, positives and negatives.
+
+    Same as ``torch.nn.TripletMarginLoss``.
+    """
+
     def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
                  reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
@@ -61,6 +91,11 @@ class TripletMarginLoss(_Loss):
 
 
 class PoissonNLLLoss(_Loss):
+    """The negative log likelihood of targets under Poisson distributions of the input rates.
+
+    Same as ``torch.nn.PoissonNLLLoss``.
+    """
+
     def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                  reduction="mean"):
         super().__init__(size_average, reduce, reduction)
@@ -72,6 +107,11 @@ class PoissonNLLLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
+    """The negative log likelihood of targets under Gaussians of the input means and variances.
+
+    Same as ``torch.nn.GaussianNLLLoss``.
+    """
+
     def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
         super().__init__(None, None, reduction)
         self.full, self.eps = full, eps
@@ -82,6 +122,11 @@ class GaussianNLLLoss(_Loss):
 
 
 class MultiMarginLoss(_WeightedLoss):
+    """The multi-class hinge loss of class scores and target classes.
+
+    Same as ``torch.nn.MultiMarginLoss``.
+    """
+
     def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                  reduction="mean"):
         super().__init__(weight, size_average, reduce, reduction)

@@ -117,6 +117,10 @@ class Module:
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
 
     def forward(self, *args, **kwargs):
+        """The computation of the module, which subclasses define; calling the module runs it.
+
+        Same as ``torch.nn.Module.forward``.
+        """
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   '"forward" function')
 
@@ -189,6 +193,10 @@ class Module:
         object.__delattr__(self, name)
 
     def register_parameter(self, name, param):
+        """Register ``param`` (a Parameter or None) as the parameter ``name``.
+
+        Same as ``torch.nn.Module.register_parameter``.
+        """
         if "." in name:
             raise KeyError('parameter name can\'t contain "."')
         if param is not None and not isinstance(param, Parameter):
@@ -197,6 +205,10 @@ class Module:
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
+        """Register ``tensor`` as the buffer ``name`` (kept in the state dict if ``persistent``).
+
+        Same as ``torch.nn.Module.register_buffer``.
+        """
         if "." in name:
             raise KeyError('buffer name can\'t contain "."')
         if tensor is not None and not isinstance(tensor, Tensor):
@@ -209,6 +221,10 @@ class Module:
             self._non_persistent.add(name)
 
     def add_module(self, name, module):
+        """Register ``module`` as the submodule ``name``.
+
+        Same as ``torch.nn.Module.add_module`` (alias ``register_module``).
+        """
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         if "." in name:  # a dotted name could not be reached through state_dict's keys
@@ -220,6 +236,10 @@ class Module:
     register_module = add_module
 
     def get_submodule(self, target):
+        """The submodule at the dotted path ``target`` (``"encoder.layers.0"``).
+
+        Same as ``torch.nn.Module.get_submodule``.
+        """
         mod = self
         for part in target.split(".") if target else []:
             if part not in mod._modules:
@@ -229,6 +249,10 @@ class Module:
 
     # ---- walks ----------------------------------------------------------------------------
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """``(path, module)`` pairs of this module and all its submodules.
+
+        Same as ``torch.nn.Module.named_modules``.
+        """
         memo = set() if memo is None else memo
         if remove_duplicate and id(self) in memo:
             return
@@ -241,10 +265,18 @@ class Module:
             yield from module.named_modules(memo, sub, remove_duplicate)
 
     def modules(self):
+        """This module and all its submodules, recursively.
+
+        Same as ``torch.nn.Module.modules``.
+        """
         for _, m in self.named_modules():
             yield m
 
     def named_children(self):
+        """``(name, module)`` pairs of the direct submodules.
+
+        Same as ``torch.nn.Module.named_children``.
+        """
         seen = set()
         for name, module in self._modules.items():
             if module is not None and id(module) not in seen:
@@ -252,6 +284,10 @@ class Module:
                 yield name, module
 
     def children(self):
+        """The direct submodules.
+
+        Same as ``torch.nn.Module.children``.
+        """
         for _, m in self.named_children():
             yield m
 
@@ -267,21 +303,41 @@ class Module:
                 yield mod_prefix + ("." if mod_prefix else "") + name, value
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """``(name, parameter)`` pairs, the names dotted with the submodules' paths.
+
+        Same as ``torch.nn.Module.named_parameters``.
+        """
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
+        """The parameters of this module (and of its submodules if ``recurse``).
+
+        Same as ``torch.nn.Module.parameters``.
+        """
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        """``(name, buffer)`` pairs, the names dotted with the submodules' paths.
+
+        Same as ``torch.nn.Module.named_buffers``.
+        """
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse=True):
+        """The buffers of this module (and of its submodules if ``recurse``).
+
+        Same as ``torch.nn.Module.buffers``.
+        """
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
     # ---- modes and conversions ------------------------------------------------------------
     def train(self, mode=True):
+        """Switch this module and its submodules to training mode (or evaluation, ``mode=False``).
+
+        Same as ``torch.nn.Module.train``.
+        """
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         for m in self.modules():
@@ -289,14 +345,26 @@ class Module:
         return self
 
     def eval(self):
+        """Switch this module and its submodules to evaluation mode: ``train(False)``.
+
+        Same as ``torch.nn.Module.eval``.
+        """
         return self.train(False)
 
     def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` on every parameter; returns the module.
+
+        Same as ``torch.nn.Module.requires_grad_``.
+        """
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
     def zero_grad(self, set_to_none=True):
+        """Reset the gradients of the parameters: to None, or to zeros if not ``set_to_none``.
+
+        Same as ``torch.nn.Module.zero_grad``.
+        """
         for p in self.parameters():
             if p.grad is None:
                 continue
@@ -307,6 +375,10 @@ class Module:
                 p.grad.zero_()
 
     def apply(self, fn):
+        """Call ``fn`` on every submodule, children first, then on this module; returns it.
+
+        Same as ``torch.nn.Module.apply``.
+        """
         for m in self.children():
             m.apply(fn)
         fn(self)
@@ -324,6 +396,10 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
+        """Cast the floating-point parameters and buffers to a dtype; devices must be the CPU.
+
+        Same as ``torch.nn.Module.to``.
+        """
         dtype = kwargs.get("dtype")
         if kwargs.get("device") is not None:
             check_device(kwargs["device"])
@@ -335,23 +411,47 @@ class Module:
         return self._convert(dtype) if dtype is not None else self
 
     def float(self):  # noqa: A003 - torch's name
+        """Cast the floating-point parameters and buffers to float32 in place; returns the module.
+
+        Same as ``torch.nn.Module.float``.
+        """
         return self._convert(dtypes.float32)
 
     def double(self):
+        """Cast the floating-point parameters and buffers to float64 in place; returns the module.
+
+        Same as ``torch.nn.Module.double``.
+        """
         return self._convert(dtypes.float64)
 
     def cpu(self):
+        """This module itself: numbagrad keeps tensors in host memory.
+
+        Same as ``torch.nn.Module.cpu``.
+        """
         return self
 
     def cuda(self, device=None):
+        """Raise torch's error for a machine without CUDA: numbagrad computes on the CPU only.
+
+        Same as ``torch.nn.Module.cuda``.
+        """
         check_device("cuda")
         return self
 
     def type(self, dst_type):  # noqa: A003
+        """Cast the floating-point parameters and buffers to ``dst_type`` in place.
+
+        Same as ``torch.nn.Module.type``.
+        """
         return self._convert(dst_type)
 
     # ---- state ------------------------------------------------------------------------------
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """An ordered dict of the parameters and persistent buffers by dotted name (detached).
+
+        Same as ``torch.nn.Module.state_dict``.
+        """
         if destination is None:
             destination = OrderedDict()
         for name, p in self._parameters.items():
@@ -367,6 +467,11 @@ class Module:
         return destination
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy the tensors of ``state_dict`` into the parameters and buffers of the same names.
+
+        Same as ``torch.nn.Module.load_state_dict``; ``assign`` is accepted and ignored:
+        values are always copied in.
+        """
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -402,13 +507,27 @@ class Module:
         return _HandleDict(registry, Module._hook_ids)
 
     def register_forward_hook(self, hook):
+        """Call ``hook(module, args, output)`` after each forward; a result not None replaces it.
+
+        Same as ``torch.nn.Module.register_forward_hook``, without ``prepend``,
+        ``with_kwargs`` and ``always_call``.
+        """
         return self._add_hook(self._forward_hooks, hook)
 
     def register_forward_pre_hook(self, hook):
+        """Call ``hook(module, args)`` before each forward; a result not None replaces ``args``.
+
+        Same as ``torch.nn.Module.register_forward_pre_hook``, without
+        ``prepend`` and ``with_kwargs``.
+        """
         return self._add_hook(self._forward_pre_hooks, hook)
 
     # ---- printing -----------------------------------------------------------------------------
     def extra_repr(self):
+        """The module's own settings as shown inside its repr; subclasses override it.
+
+        Same as ``torch.nn.Module.extra_repr``.
+        """
         return ""
 
     def _get_name(self):

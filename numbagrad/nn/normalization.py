@@ -14,6 +14,11 @@ def _dtype(dtype):
 
 
 class Embedding(Module):
+    """A lookup table: the rows of the learned ``weight`` at the input's indices.
+
+    Same as ``torch.nn.Embedding``.
+    """
+
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, device=None, dtype=None):
@@ -54,6 +59,11 @@ class Embedding(Module):
 
 
 class LayerNorm(Module):
+    """Layer normalization over the last dimensions ``normalized_shape``, with learned affine.
+
+    Same as ``torch.nn.LayerNorm``.
+    """
+
     def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
         super().__init__()
@@ -138,10 +148,20 @@ class _BatchNorm(_NormBase):
 
 
 class BatchNorm1d(_BatchNorm):
+    """Batch normalization of (N, C) or (N, C, L) input, with running statistics for eval.
+
+    Same as ``torch.nn.BatchNorm1d``, without ``bias`` (the shift comes with ``affine``).
+    """
+
     _dims = (2, 3)
 
 
 class BatchNorm2d(_BatchNorm):
+    """Batch normalization of (N, C, H, W) input, with running statistics for eval.
+
+    Same as ``torch.nn.BatchNorm2d``, without ``bias`` (the shift comes with ``affine``).
+    """
+
     _dims = (4,)
 
 

@@ -59,6 +59,11 @@ class _CellBase(Module):
 
 
 class RNNCell(_CellBase):
+    """One step of an Elman RNN: ``h' = tanh(W_ih x + b_ih + W_hh h + b_hh)`` (or relu).
+
+    Same as ``torch.nn.RNNCell``.
+    """
+
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
                  dtype=None):
         super().__init__(input_size, hidden_size, bias, device, dtype)
@@ -73,6 +78,11 @@ class RNNCell(_CellBase):
 
 
 class GRUCell(_CellBase):
+    """One step of a gated recurrent unit.
+
+    Same as ``torch.nn.GRUCell``.
+    """
+
     _gates = 3
 
     def forward(self, input, hx=None):  # noqa: A002
@@ -88,6 +98,11 @@ class GRUCell(_CellBase):
 
 
 class LSTMCell(_CellBase):
+    """One step of a long short-term memory cell: ``(h, c)`` to ``(h', c')``.
+
+    Same as ``torch.nn.LSTMCell``.
+    """
+
     _gates = 4
 
     def forward(self, input, hx=None):  # noqa: A002

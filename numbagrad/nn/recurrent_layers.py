@@ -50,6 +50,11 @@ def _lstm_step(x_gates, h, w_hh, b_hh, c, w_hr):
 
 
 class RNNBase(Module):
+    """The base of ``RNN``, ``LSTM`` and ``GRU``: stacked, maybe bidirectional recurrent layers.
+
+    Same as ``torch.nn.RNNBase``.
+    """
+
     def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
                  batch_first=False, dropout=0.0, bidirectional=False, proj_size=0,
                  device=None, dtype=None):
@@ -303,6 +308,11 @@ def _run_direction(rows, batch_sizes, weights, h0, c0, step, reverse):
 
 
 class RNN(RNNBase):
+    """A multi-layer Elman RNN (tanh or relu) over a sequence.
+
+    Same as ``torch.nn.RNN``.
+    """
+
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
                  batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None):
         if nonlinearity not in ("tanh", "relu"):
@@ -315,6 +325,11 @@ class RNN(RNNBase):
 
 
 class LSTM(RNNBase):
+    """A multi-layer long short-term memory RNN over a sequence.
+
+    Same as ``torch.nn.LSTM``.
+    """
+
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
@@ -322,6 +337,11 @@ class LSTM(RNNBase):
 
 
 class GRU(RNNBase):
+    """A multi-layer gated recurrent unit RNN over a sequence.
+
+    Same as ``torch.nn.GRU``.
+    """
+
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, device=None, dtype=None):
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,

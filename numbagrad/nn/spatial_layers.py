@@ -4,6 +4,7 @@ fold/unfold modules, with torch's constructor arguments, defaults and reprs."""
 
 import math
 
+from ..core.docs import torch_doc
 from ..ops import conv_functional as _conv
 from ..ops import spatial as _sp
 from .conv import AvgPool2d, _ConvNd, _ntuple
@@ -100,6 +101,11 @@ class Conv3d(_ConvNd):
 
 
 class ConvTranspose1d(_ConvTransposeNd):
+    """A 1-D transposed convolution layer, as ``conv_transpose1d``.
+
+    Same as ``torch.nn.ConvTranspose1d``.
+    """
+
     _n = 1
 
     def forward(self, input, output_size=None):
@@ -109,6 +115,11 @@ class ConvTranspose1d(_ConvTransposeNd):
 
 
 class ConvTranspose2d(_ConvTransposeNd):
+    """A 2-D transposed convolution layer, as ``conv_transpose2d``.
+
+    Same as ``torch.nn.ConvTranspose2d``.
+    """
+
     _n = 2
 
     def forward(self, input, output_size=None):
@@ -141,14 +152,29 @@ class _MaxPoolNd(Module):
 
 
 class MaxPool1d(_MaxPoolNd):
+    """Max pooling over a 1-D signal, as ``max_pool1d``.
+
+    Same as ``torch.nn.MaxPool1d``.
+    """
+
     _fn = staticmethod(_sp.max_pool1d)
 
 
 class MaxPool3d(_MaxPoolNd):
+    """Max pooling over a 3-D signal, as ``max_pool3d``.
+
+    Same as ``torch.nn.MaxPool3d``.
+    """
+
     _fn = staticmethod(_sp.max_pool3d)
 
 
 class AvgPool1d(Module):
+    """Average pooling over a 1-D signal, as ``avg_pool1d``.
+
+    Same as ``torch.nn.AvgPool1d``.
+    """
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True):
         super().__init__()
@@ -198,22 +224,47 @@ class _AdaptiveMaxPool(_AdaptivePool):
 
 
 class AdaptiveAvgPool1d(_AdaptivePool):
+    """Average pooling of a 1-D signal into ``output_size`` windows.
+
+    Same as ``torch.nn.AdaptiveAvgPool1d``.
+    """
+
     _fn = staticmethod(_sp.adaptive_avg_pool1d)
 
 
 class AdaptiveAvgPool3d(_AdaptivePool):
+    """Average pooling of a 3-D signal into an ``output_size`` grid.
+
+    Same as ``torch.nn.AdaptiveAvgPool3d``.
+    """
+
     _fn = staticmethod(_sp.adaptive_avg_pool3d)
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPool):
+    """Max pooling of a 1-D signal into ``output_size`` windows.
+
+    Same as ``torch.nn.AdaptiveMaxPool1d``.
+    """
+
     _fn = staticmethod(_sp.adaptive_max_pool1d)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPool):
+    """Max pooling of a 2-D signal into an ``output_size`` grid.
+
+    Same as ``torch.nn.AdaptiveMaxPool2d``.
+    """
+
     _fn = staticmethod(_sp.adaptive_max_pool2d)
 
 
 class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """Max pooling of a 3-D signal into an ``output_size`` grid.
+
+    Same as ``torch.nn.AdaptiveMaxPool3d``.
+    """
+
     _fn = staticmethod(_sp.adaptive_max_pool3d)
 
 
@@ -254,8 +305,17 @@ class _ConstantPadNd(_PadNd):
         return f"padding={self.padding}, value={self.value}"
 
 
-def _pad_class(name, n, mode, base=_PadNd):
-    return type(name, (base,), {"_n": n, "_mode": mode, "__module__": __name__})
+# how each padding mode fills, for the classes' docstrings
+_FILLS = {"constant": "with ``value``", "reflect": "by reflecting the input at its edges",
+          "replicate": "by repeating the edge values", "circular": "by wrapping the input around"}
+
+
+def _pad_class(name, n, mode, base=_PadNd, fill=None):
+    fill = fill or _FILLS[mode]
+    dims = "last dimension" if n == 1 else f"last {n} dimensions"
+    doc = torch_doc(f"Pads the {dims} {fill}, by the amounts ``padding`` gives.",
+                    f"torch.nn.{name}")
+    return type(name, (base,), {"_n": n, "_mode": mode, "__module__": __name__, "__doc__": doc})
 
 
 ConstantPad1d = _pad_class("ConstantPad1d", 1, "constant", _ConstantPadNd)
@@ -280,13 +340,18 @@ class _ZeroPadNd(_ConstantPadNd):
         return f"{self.padding}"
 
 
-ZeroPad1d = _pad_class("ZeroPad1d", 1, "constant", _ZeroPadNd)
-ZeroPad2d = _pad_class("ZeroPad2d", 2, "constant", _ZeroPadNd)
-ZeroPad3d = _pad_class("ZeroPad3d", 3, "constant", _ZeroPadNd)
+ZeroPad1d = _pad_class("ZeroPad1d", 1, "constant", _ZeroPadNd, "with zeros")
+ZeroPad2d = _pad_class("ZeroPad2d", 2, "constant", _ZeroPadNd, "with zeros")
+ZeroPad3d = _pad_class("ZeroPad3d", 3, "constant", _ZeroPadNd, "with zeros")
 
 
 # ---- upsampling, pixel shuffle, fold ---------------------------------------------------------
 class Upsample(Module):
+    """Resizes its input to ``size`` or by ``scale_factor``, as ``interpolate``.
+
+    Same as ``torch.nn.Upsample``.
+    """
+
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
                  recompute_scale_factor=None):
         super().__init__()
@@ -314,16 +379,31 @@ class Upsample(Module):
 
 
 class UpsamplingNearest2d(Upsample):
+    """Resizes 2-D images by nearest-neighbour interpolation.
+
+    Same as ``torch.nn.UpsamplingNearest2d``.
+    """
+
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="nearest")
 
 
 class UpsamplingBilinear2d(Upsample):
+    """Resizes 2-D images by bilinear interpolation with ``align_corners=True``.
+
+    Same as ``torch.nn.UpsamplingBilinear2d``.
+    """
+
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
 class PixelShuffle(Module):
+    """Rearranges channels into space, as ``pixel_shuffle``.
+
+    Same as ``torch.nn.PixelShuffle``.
+    """
+
     def __init__(self, upscale_factor):
         super().__init__()
         self.upscale_factor = upscale_factor
@@ -336,6 +416,11 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
+    """Rearranges space into channels, as ``pixel_unshuffle``.
+
+    Same as ``torch.nn.PixelUnshuffle``.
+    """
+
     def __init__(self, downscale_factor):
         super().__init__()
         self.downscale_factor = downscale_factor
@@ -348,6 +433,11 @@ class PixelUnshuffle(Module):
 
 
 class Fold(Module):
+    """Sums sliding local blocks back into images, as ``fold``.
+
+    Same as ``torch.nn.Fold``.
+    """
+
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
         self.output_size, self.kernel_size = output_size, kernel_size
@@ -363,6 +453,11 @@ class Fold(Module):
 
 
 class Unfold(Module):
+    """Extracts the sliding local blocks of images as columns, as ``unfold``.
+
+    Same as ``torch.nn.Unfold``.
+    """
+
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
         self.kernel_size = kernel_size

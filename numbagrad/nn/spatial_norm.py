@@ -21,6 +21,11 @@ def _dtype(dtype):
 
 
 class GroupNorm(Module):
+    """Group normalization over groups of channels, with a learned affine per channel.
+
+    Same as ``torch.nn.GroupNorm``.
+    """
+
     def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, bias=True, device=None,
                  dtype=None):
         super().__init__()
@@ -86,18 +91,38 @@ class _InstanceNorm(_NormBase):
 
 
 class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization of (N, C, L) or (C, L) input: statistics per sample and channel.
+
+    Same as ``torch.nn.InstanceNorm1d``, without ``bias`` (the shift comes with ``affine``).
+    """
+
     _no_batch_dim = 2
 
 
 class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization of (N, C, H, W) or (C, H, W) input: statistics per sample and channel.
+
+    Same as ``torch.nn.InstanceNorm2d``, without ``bias`` (the shift comes with ``affine``).
+    """
+
     _no_batch_dim = 3
 
 
 class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of (N, C, D, H, W) or (C, D, H, W) input, per sample and channel.
+
+    Same as ``torch.nn.InstanceNorm3d``, without ``bias`` (the shift comes with ``affine``).
+    """
+
     _no_batch_dim = 4
 
 
 class RMSNorm(Module):
+    """Root-mean-square normalization over the last dimensions, with a learned scale.
+
+    Same as ``torch.nn.RMSNorm``.
+    """
+
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
                  dtype=None):
         super().__init__()
@@ -119,6 +144,11 @@ class RMSNorm(Module):
 
 
 class LocalResponseNorm(Module):
+    """Local response normalization across neighbouring channels.
+
+    Same as ``torch.nn.LocalResponseNorm``.
+    """
+
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
         super().__init__()
         self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
@@ -148,27 +178,57 @@ class _DropoutNd(Module):
 
 
 class Dropout1d(_DropoutNd):
+    """Zeroes whole channels of a 1-D signal with probability ``p`` in training.
+
+    Same as ``torch.nn.Dropout1d``; ``inplace`` is accepted and ignored.
+    """
+
     _fn = staticmethod(_sp.dropout1d)
 
 
 class Dropout2d(_DropoutNd):
+    """Zeroes whole channels of a 2-D signal with probability ``p`` in training.
+
+    Same as ``torch.nn.Dropout2d``; ``inplace`` is accepted and ignored.
+    """
+
     _fn = staticmethod(_sp.dropout2d)
 
 
 class Dropout3d(_DropoutNd):
+    """Zeroes whole channels of a 3-D signal with probability ``p`` in training.
+
+    Same as ``torch.nn.Dropout3d``; ``inplace`` is accepted and ignored.
+    """
+
     _fn = staticmethod(_sp.dropout3d)
 
 
 class AlphaDropout(_DropoutNd):
+    """Dropout that keeps the mean and variance of SELU activations, in training.
+
+    Same as ``torch.nn.AlphaDropout``; ``inplace`` is accepted and ignored.
+    """
+
     _fn = staticmethod(_sp.alpha_dropout)
 
 
 class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels, in training.
+
+    Same as ``torch.nn.FeatureAlphaDropout``; ``inplace`` is accepted and ignored.
+    """
+
     _fn = staticmethod(_sp.feature_alpha_dropout)
 
 
 # ---- distances -------------------------------------------------------------------------------
 class CosineSimilarity(Module):
+    """The cosine similarity of two inputs along ``dim``.
+
+    Same as ``torch.nn.CosineSimilarity``.
+    """
+
     def __init__(self, dim=1, eps=1e-8):
         super().__init__()
         self.dim, self.eps = dim, eps
@@ -178,6 +238,11 @@ class CosineSimilarity(Module):
 
 
 class PairwiseDistance(Module):
+    """The ``p``-norm distance between the rows of two inputs.
+
+    Same as ``torch.nn.PairwiseDistance``.
+    """
+
     def __init__(self, p=2.0, eps=1e-6, keepdim=False):
         super().__init__()
         self.norm, self.eps, self.keepdim = p, eps, keepdim
@@ -188,6 +253,11 @@ class PairwiseDistance(Module):
 
 # ---- embedding bags, lazy linear -------------------------------------------------------------
 class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of rows of a learned embedding table.
+
+    Same as ``torch.nn.EmbeddingBag``.
+    """
+
     def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
                  include_last_offset=False, padding_idx=None, device=None, dtype=None):

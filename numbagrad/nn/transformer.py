@@ -86,6 +86,11 @@ def _why_no_nested_tensor(layer):
 
 
 class TransformerEncoderLayer(Module):
+    """One transformer encoder layer: self-attention, then a feed-forward network.
+
+    Same as ``torch.nn.TransformerEncoderLayer``.
+    """
+
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu,
                  layer_norm_eps=1e-05, batch_first=False, norm_first=False, bias=True,
                  device=None, dtype=None):
@@ -123,6 +128,11 @@ class TransformerEncoderLayer(Module):
 
 
 class TransformerEncoder(Module):
+    """A stack of ``num_layers`` copies of an encoder layer.
+
+    Same as ``torch.nn.TransformerEncoder``.
+    """
+
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True,
                  mask_check=True):
         super().__init__()
@@ -177,6 +187,11 @@ def _padding_as_bool(mask):
 
 
 class TransformerDecoderLayer(Module):
+    """One transformer decoder layer: self-attention, attention to the memory, then a feed-forward.
+
+    Same as ``torch.nn.TransformerDecoderLayer``.
+    """
+
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu,
                  layer_norm_eps=1e-05, batch_first=False, norm_first=False, bias=True,
                  device=None, dtype=None):
@@ -229,6 +244,11 @@ class TransformerDecoderLayer(Module):
 
 
 class TransformerDecoder(Module):
+    """A stack of ``num_layers`` copies of a decoder layer.
+
+    Same as ``torch.nn.TransformerDecoder``.
+    """
+
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
         self.layers = _get_clones(decoder_layer, num_layers)
@@ -253,6 +273,11 @@ class TransformerDecoder(Module):
 
 
 class Transformer(Module):
+    """An encoder-decoder transformer.
+
+    Same as ``torch.nn.Transformer``.
+    """
+
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
                  dim_feedforward=2048, dropout=0.1, activation=F.relu, custom_encoder=None,
                  custom_decoder=None, layer_norm_eps=1e-05, batch_first=False,

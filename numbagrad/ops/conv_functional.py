@@ -229,10 +229,18 @@ def _squeeze0(t):
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+    """A 1-D convolution (cross-correlation) of ``input`` with the filters ``weight``.
+
+    Same as ``torch.nn.functional.conv1d``.
+    """
     return _conv_nd(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+    """A 2-D convolution (cross-correlation) of ``input`` with the filters ``weight``.
+
+    Same as ``torch.nn.functional.conv2d``.
+    """
     return _conv_nd(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -248,12 +256,20 @@ def _conv_transpose_nd(nsp, name, input, weight, bias, stride, padding, output_p
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,  # noqa: A002
                      groups=1, dilation=1):
+    """A 1-D transposed convolution (the gradient of ``conv1d`` with respect to its input).
+
+    Same as ``torch.nn.functional.conv_transpose1d``.
+    """
     return _conv_transpose_nd(1, "conv_transpose1d", input, weight, bias, stride, padding,
                               output_padding, groups, dilation)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,  # noqa: A002
                      groups=1, dilation=1):
+    """A 2-D transposed convolution (the gradient of ``conv2d`` with respect to its input).
+
+    Same as ``torch.nn.functional.conv_transpose2d``.
+    """
     return _conv_transpose_nd(2, "conv_transpose2d", input, weight, bias, stride, padding,
                               output_padding, groups, dilation)
 
@@ -391,6 +407,10 @@ def _pool_value(x):
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
                return_indices=False):
+    """Max pooling over a 2-D signal, ``kernel_size`` windows every ``stride`` (and indices).
+
+    Same as ``torch.nn.functional.max_pool2d``.
+    """
     kh, kw, sh, sw, ph, pw = _pool_window_args("max_pool2d", kernel_size, stride, padding)
     dh, dw = _pool_pair(dilation, "max_pool2d: dilation must be either a single int, or a "
                         "tuple of two ints")
@@ -417,6 +437,10 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
                count_include_pad=True, divisor_override=None):
+    """Average pooling over a 2-D signal, ``kernel_size`` windows every ``stride``.
+
+    Same as ``torch.nn.functional.avg_pool2d``.
+    """
     kh, kw, sh, sw, ph, pw = _pool_window_args("avg_pool2d", kernel_size, stride, padding)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
@@ -445,6 +469,10 @@ def _avg_record(op, x, ho, wo, prm):
 
 
 def adaptive_avg_pool2d(input, output_size):  # noqa: A002
+    """Average pooling over a 2-D signal into an ``output_size`` grid of windows.
+
+    Same as ``torch.nn.functional.adaptive_avg_pool2d``.
+    """
     x = input
     if not isinstance(output_size, (int, np.integer)):
         out = list(output_size)

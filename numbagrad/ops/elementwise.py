@@ -73,35 +73,42 @@ def _power(a, b):
 
 
 # ---- unary -----------------------------------------------------------------------------
-defop("neg", "NegBackward0", 1, forward=operator.neg, grads=("-g",), fwd="-a", torch="neg")
-defop("exp", "ExpBackward0", 1, forward=np.exp, grads=("g * y",), fwd="exp(a)", torch="exp")
+defop("neg", "NegBackward0", 1, forward=operator.neg, grads=("-g",), fwd="-a", torch="neg",
+      doc="Element-wise negation, ``-input``.")
+defop("exp", "ExpBackward0", 1, forward=np.exp, grads=("g * y",), fwd="exp(a)", torch="exp",
+      doc="Element-wise exponential, ``e ** input``.")
 defop("log", "LogBackward0", 1, forward=np.log, grads=("g / a",), fwd="log(a)",
-      torch="log", domain=POS)
+      torch="log", domain=POS, doc="Element-wise natural logarithm.")
 defop("log1p", "Log1PBackward0", 1, forward=np.log1p, grads=("g / (1.0 + a)",),
-      fwd="log1p(a)", torch="log1p", domain=POS)
+      fwd="log1p(a)", torch="log1p", domain=POS,
+      doc="Element-wise ``log(1 + input)``, accurate for small inputs.")
 defop("expm1", "Expm1Backward0", 1, forward=np.expm1, grads=("g * (y + 1.0)",),
-      fwd="expm1(a)", torch="expm1")
+      fwd="expm1(a)", torch="expm1",
+      doc="Element-wise ``exp(input) - 1``, accurate for small inputs.")
 defop("sqrt", "SqrtBackward0", 1, forward=np.sqrt, grads=("g / (2.0 * y)",),
-      fwd="sqrt(a)", torch="sqrt", domain=POS)
+      fwd="sqrt(a)", torch="sqrt", domain=POS, doc="Element-wise square root.")
 defop("rsqrt", "RsqrtBackward0", 1, forward=lambda a: 1.0 / np.sqrt(a),
-      grads=("-0.5 * g * y * y * y",), fwd="1.0 / sqrt(a)", torch="rsqrt", domain=POS)
+      grads=("-0.5 * g * y * y * y",), fwd="1.0 / sqrt(a)", torch="rsqrt", domain=POS,
+      doc="Element-wise reciprocal of the square root, ``1 / sqrt(input)``.")
 defop("abs", "AbsBackward0", 1, forward=np.abs, grads=("g * sgn(a)",), fwd="abs(a)",
-      torch="abs")
+      torch="abs", doc="Element-wise absolute value.")
 defop("erf", "ErfBackward0", 1, forward=_erf, grads=("g * 1.1283791670955126 * exp(-a * a)",),
-      fwd="erf(a)", torch="erf")
+      fwd="erf(a)", torch="erf", doc="Element-wise error function.")
 defop("sin", "SinBackward0", 1, forward=np.sin, grads=("g * cos(a)",), fwd="sin(a)",
-      torch="sin")
+      torch="sin", doc="Element-wise sine.")
 defop("cos", "CosBackward0", 1, forward=np.cos, grads=("-g * sin(a)",), fwd="cos(a)",
-      torch="cos")
+      torch="cos", doc="Element-wise cosine.")
 defop("tan", "TanBackward0", 1, forward=np.tan, grads=("g * (1.0 + y * y)",),
-      fwd="tan(a)", torch="tan")
+      fwd="tan(a)", torch="tan", doc="Element-wise tangent.")
 defop("tanh", "TanhBackward0", 1, forward=np.tanh, grads=("g * (1.0 - y * y)",),
-      fwd="tanh(a)", torch="tanh")
+      fwd="tanh(a)", torch="tanh", doc="Element-wise hyperbolic tangent.")
 # sigmoid is fused: its derivative from the saved output is stable where exp overflows
 defop("sigmoid", "SigmoidBackward0", 1, forward=_sigmoid,
-      grads=("g * y * (1.0 - y)",), fwd="sigmoid(a)", torch="sigmoid")
+      grads=("g * y * (1.0 - y)",), fwd="sigmoid(a)", torch="sigmoid",
+      doc="Element-wise logistic sigmoid, ``1 / (1 + exp(-input))``.")
 defop("relu", "ReluBackward0", 1, forward=lambda a: np.maximum(a, 0).astype(a.dtype, copy=False),
-      grads=("0.0 if y <= 0.0 else g",), fwd="0.0 if a <= 0.0 else a", torch="relu")
+      grads=("0.0 if y <= 0.0 else g",), fwd="0.0 if a <= 0.0 else a", torch="relu",
+      doc="Element-wise rectified linear unit, ``max(input, 0)``.")
 defop("leaky_relu", "LeakyReluBackward0", 1,
       forward=lambda a, slope: np.where(a > 0, a, a * slope).astype(a.dtype, copy=False),
       grads=("g if a > 0.0 else g * f0",), fwd="a if a > 0.0 else a * f0",
@@ -113,7 +120,8 @@ defop("gelu", "GeluBackward0", 1, forward=_gelu,
                for s in [(), (7,)] for ap in ("none", "tanh")])
 defop("silu", "SiluBackward0", 1, forward=lambda a: a * _sigmoid(a),
       grads=("g * silu_grad(a)",), fwd="a * sigmoid(a)",
-      samples=[Sample((s,), {}, "lib.nn.functional.silu(x0)") for s in [(), (7,)]])
+      samples=[Sample((s,), {}, "lib.nn.functional.silu(x0)") for s in [(), (7,)]],
+      doc="Element-wise SiLU (swish), ``input * sigmoid(input)``.")
 defop("softplus", "SoftplusBackward0", 1, forward=_softplus,
       grads=("g if a * f0 > f1 else g * sigmoid(a * f0)",), fwd="softplus(a, f0, f1)",
       samples=[Sample((s,), kw, "lib.nn.functional.softplus(x0, **kw)") for s in [(), (7,)]
@@ -138,12 +146,14 @@ defop("native_dropout", "MulBackward0", 1, grads=("g * f0 if m else 0.0",),
       fwd="a * f0 if m else 0.0", saves_number=True, none_operand="last",
       samples=[Sample((s,), {}, "lib.nn.functional.dropout(x0, p=1.0)") for s in [(), (5,)]])
 defop("sign", "SignBackward0", 1, forward=_sign, grads=("0.0",), fwd="sgn(a)",
-      torch="sign")
+      torch="sign", doc="Element-wise sign: -1, 0 or 1 (0 for NaN).")
 # piecewise constant: torch records them (the result requires grad) with a zero derivative
 defop("floor", "FloorBackward0", 1, forward=_integral(np.floor), grads=("0.0",),
-      fwd="floor(a)", torch="floor")
+      fwd="floor(a)", torch="floor",
+      doc="Element-wise floor: the largest integer not greater than each element.")
 defop("round", "RoundBackward0", 1, forward=_integral(np.rint), grads=("0.0",),
-      fwd="rint(a)", torch="round")  # to even on ties, as torch's nearbyint
+      fwd="rint(a)", torch="round",  # as torch's nearbyint
+      doc="Element-wise rounding to the nearest integer, halves to even.")
 defop("clamp", "ClampBackward1", 1,
       forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype, copy=False),
       grads=("g if (a >= f0 and a <= f1) else 0.0",), fwd="min(max(a, f0), f1)",
@@ -175,13 +185,15 @@ defop("masked_fill_tensor", "MaskedFillBackward1", 2, grads=("0.0 if m else g", 
 
 # ---- binary ----------------------------------------------------------------------------
 # (operator.* rather than np.* ufuncs: same result on arrays, ~10x cheaper on 0-d scalars)
-defop("add", "AddBackward0", 2, forward=operator.add, grads=("g", "g"), fwd="a + b", torch="add")
+defop("add", "AddBackward0", 2, forward=operator.add, grads=("g", "g"), fwd="a + b", torch="add",
+      doc="Element-wise sum ``input + alpha * other``, broadcast.")
 defop("sub", "SubBackward0", 2, forward=operator.sub, grads=("g", "-g"), fwd="a - b",
-      torch="sub")
+      torch="sub", doc="Element-wise difference ``input - alpha * other``, broadcast.")
 defop("mul", "MulBackward0", 2, forward=operator.mul, grads=("g * b", "g * a"),
-      fwd="a * b", torch="mul")
+      fwd="a * b", torch="mul", doc="Element-wise product ``input * other``, broadcast.")
 defop("div", "DivBackward0", 2, forward=operator.truediv,
-      grads=("g / b", "-g * ((a / b) / b)"), fwd="a / b", torch="div", domain=POS)
+      grads=("g / b", "-g * ((a / b) / b)"), fwd="a / b", torch="div", domain=POS,
+      doc="Element-wise true division ``input / other``, broadcast.")
 defop("pow", "PowBackward1", 2, forward=_power,
       grads=("0.0 if b == 0.0 else g * (b * a ** (b - 1.0))",
              "g * (0.0 if (a == 0.0 and b >= 0.0) else y * log(a))"),
@@ -189,11 +201,13 @@ defop("pow", "PowBackward1", 2, forward=_power,
 defop("maximum", "MaximumBackward0", 2, forward=np.maximum,
       grads=("0.0 if a < b else (0.5 * g if a == b else g)",
              "0.0 if a > b else (0.5 * g if a == b else g)"),
-      fwd="a if (a > b or a != a) else b", torch="maximum")  # NaN wins, as in torch
+      fwd="a if (a > b or a != a) else b", torch="maximum",
+      doc="Element-wise maximum of two tensors (NaN wins).")
 defop("minimum", "MinimumBackward0", 2, forward=np.minimum,
       grads=("0.0 if a > b else (0.5 * g if a == b else g)",
              "0.0 if a < b else (0.5 * g if a == b else g)"),
-      fwd="a if (a < b or a != a) else b", torch="minimum")
+      fwd="a if (a < b or a != a) else b", torch="minimum",
+      doc="Element-wise minimum of two tensors (NaN wins).")
 # ---- tensor (op) Python number: the number is a float attribute, not a node, as in torch ---
 def _scalar_samples(*calls):
     return [Sample((s,), {}, c) for c in calls for s in [(), (4,), (2, 3)]]

@@ -38,26 +38,37 @@ def _unary(name, grad_fn, grad, fwd, **kw):
     return defop(name, grad_fn, 1, grads=(grad,), fwd=fwd, torch=kw.pop("torch", name), **kw)
 
 
-_unary("asin", "AsinBackward0", "g / sqrt(1.0 - a * a)", "asin(a)", domain=UNIT)
-_unary("acos", "AcosBackward0", "-g / sqrt(1.0 - a * a)", "acos(a)", domain=UNIT)
-_unary("atan", "AtanBackward0", "g / (a * a + 1.0)", "atan(a)")
-_unary("sinh", "SinhBackward0", "g * cosh(a)", "sinh(a)")
-_unary("cosh", "CoshBackward0", "g * sinh(a)", "cosh(a)")
-_unary("asinh", "AsinhBackward0", "g / sqrt(a * a + 1.0)", "asinh(a)")
-_unary("acosh", "AcoshBackward0", "g / sqrt(a * a - 1.0)", "acosh(a)", domain=(1.1, 3.0))
-_unary("atanh", "AtanhBackward0", "g / (1.0 - a * a)", "atanh(a)", domain=UNIT)
-_unary("exp2", "Exp2Backward0", "g * y * 0.6931471805599453", "exp2(a)")
-_unary("log2", "Log2Backward0", "g / (a * 0.6931471805599453)", "log2(a)", domain=POS)
-_unary("log10", "Log10Backward0", "g / (a * 2.302585092994046)", "log10(a)", domain=POS)
-_unary("erfc", "ErfcBackward0", "-1.1283791670955126 * exp(-a * a) * g", "erfc(a)")
+_unary("asin", "AsinBackward0", "g / sqrt(1.0 - a * a)", "asin(a)", domain=UNIT,
+       doc="Element-wise arcsine.")
+_unary("acos", "AcosBackward0", "-g / sqrt(1.0 - a * a)", "acos(a)", domain=UNIT,
+       doc="Element-wise arccosine.")
+_unary("atan", "AtanBackward0", "g / (a * a + 1.0)", "atan(a)", doc="Element-wise arctangent.")
+_unary("sinh", "SinhBackward0", "g * cosh(a)", "sinh(a)", doc="Element-wise hyperbolic sine.")
+_unary("cosh", "CoshBackward0", "g * sinh(a)", "cosh(a)", doc="Element-wise hyperbolic cosine.")
+_unary("asinh", "AsinhBackward0", "g / sqrt(a * a + 1.0)", "asinh(a)",
+       doc="Element-wise inverse hyperbolic sine.")
+_unary("acosh", "AcoshBackward0", "g / sqrt(a * a - 1.0)", "acosh(a)", domain=(1.1, 3.0),
+       doc="Element-wise inverse hyperbolic cosine.")
+_unary("atanh", "AtanhBackward0", "g / (1.0 - a * a)", "atanh(a)", domain=UNIT,
+       doc="Element-wise inverse hyperbolic tangent.")
+_unary("exp2", "Exp2Backward0", "g * y * 0.6931471805599453", "exp2(a)",
+       doc="Element-wise ``2 ** input``.")
+_unary("log2", "Log2Backward0", "g / (a * 0.6931471805599453)", "log2(a)", domain=POS,
+       doc="Element-wise base-2 logarithm.")
+_unary("log10", "Log10Backward0", "g / (a * 2.302585092994046)", "log10(a)", domain=POS,
+       doc="Element-wise base-10 logarithm.")
+_unary("erfc", "ErfcBackward0", "-1.1283791670955126 * exp(-a * a) * g", "erfc(a)",
+       doc="Element-wise complementary error function, ``1 - erf(input)``.")
 _unary("reciprocal", "ReciprocalBackward0", "-g * (y * y)", "1.0 / a",
-       forward=lambda a: np.reciprocal(a))
+       forward=lambda a: np.reciprocal(a), doc="Element-wise reciprocal, ``1 / input``.")
 # (through expand: torch's own derivative of a bare leaf is a ZeroTensor, which .numpy() refuses)
 _unary("sgn", "SgnBackward0", "0.0", "sgn(a)", forward=_sign,
        samples=[Sample((s,), {}, "lib.sgn(x0.expand(2, *x0.shape))")
                 for s in [(), (4,), (2, 3)]])
-_unary("ceil", "CeilBackward0", "0.0", "ceil(a)", forward=_integral(np.ceil))
-_unary("trunc", "TruncBackward0", "0.0", "trunc(a)", forward=_integral(np.trunc))
+_unary("ceil", "CeilBackward0", "0.0", "ceil(a)", forward=_integral(np.ceil),
+       doc="Element-wise ceiling: the smallest integer not less than each element.")
+_unary("trunc", "TruncBackward0", "0.0", "trunc(a)", forward=_integral(np.trunc),
+       doc="Element-wise rounding toward zero.")
 _unary("frac", "FracBackward0", "g", "frac(a)")
 _unary("logit", "LogitBackward0", "logit_backward(g, a, f0)", "logit(a, f0)",
        domain=(0.05, 0.95),

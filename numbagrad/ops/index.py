@@ -152,6 +152,10 @@ def _first_out_of_range(idx, size):
 
 
 def gather(x, dim, index):
+    """The elements of ``x`` along ``dim`` at the positions ``index`` holds.
+
+    Same as ``torch.gather``.
+    """
     d = _wrap(dim, x.ndim)
     idx = _index_tensor(index, "gather")
     data = x._array()
@@ -183,6 +187,10 @@ def gather(x, dim, index):
 
 
 def index_select(x, dim, index):
+    """The slices of ``x`` along ``dim`` at the positions of the 1-D ``index``.
+
+    Same as ``torch.index_select``.
+    """
     d = _wrap(dim, x.ndim)
     idx = _index_tensor(index, "index_select")
     if idx.ndim > 1:

@@ -132,6 +132,10 @@ def _common(a, b, message=None):
 
 
 def mm(a, b):
+    """The matrix product of two 2-D tensors.
+
+    Same as ``torch.mm``.
+    """
     if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if b.ndim != 2:
@@ -144,6 +148,10 @@ def mm(a, b):
 
 
 def mv(a, v):
+    """The product of a matrix and a vector.
+
+    Same as ``torch.mv``.
+    """
     if a.ndim != 2 or v.ndim != 1 or a.shape[1] != v.shape[0]:
         if a.ndim == 2 and v.ndim == 1:
             raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat ({_dims_of(a)}), "
@@ -156,6 +164,10 @@ def mv(a, v):
 
 
 def dot(a, b):
+    """The dot product of two 1-D tensors.
+
+    Same as ``torch.dot``.
+    """
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     if a.shape[0] != b.shape[0]:
@@ -168,6 +180,10 @@ def dot(a, b):
 
 
 def bmm(a, b):
+    """The batched matrix product of two 3-D tensors: ``a[i] @ b[i]`` for each ``i``.
+
+    Same as ``torch.bmm``.
+    """
     if a.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if b.ndim != 3:
@@ -192,6 +208,10 @@ def bmm(a, b):
 def addmm(c, a, b, *, beta=1, alpha=1):
     # torch's order: the dtypes (no promotion), the ranks, the inner sizes, then self
     # expanded to the product's shape (even with beta = 0, where its values are ignored)
+    """``beta * c + alpha * (a @ b)`` for matrices ``a`` and ``b``.
+
+    Same as ``torch.addmm``.
+    """
     for first, name in ((c, "self"), (a, "mat1")):
         if first.dtype is not b.dtype:
             raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
@@ -354,6 +374,10 @@ def _unsafe_view(x, shape):
 
 
 def outer(a, b):
+    """The outer product of two 1-D tensors, a matrix.
+
+    Same as ``torch.outer``.
+    """
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"outer: Expected 1-D argument self, but got {a.ndim}-D")
     return binary("mul", unsqueeze(a, 1), b)

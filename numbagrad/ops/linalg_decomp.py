@@ -29,6 +29,10 @@ def _tril(x, k=0):
 
 # ---- QR ---------------------------------------------------------------------------------------
 def qr(A, mode="reduced"):  # noqa: N803 - torch's keyword name
+    """The QR decomposition of (each) matrix, as ``(Q, R)``.
+
+    Same as ``torch.linalg.qr``.
+    """
     return _qr(A, mode, LinalgQRResult)
 
 
@@ -85,6 +89,10 @@ def _qr_square_backward(gq, gr, q, r):
 
 # ---- SVD --------------------------------------------------------------------------------------
 def svd(A, full_matrices=True, *, driver=None):  # noqa: N803 - torch's keyword name
+    """The singular value decomposition of (each) matrix, as ``(U, S, Vh)``.
+
+    Same as ``torch.linalg.svd``.
+    """
     check_matrix(A, "linalg.svd")
     u, s, vh = _svd_nodes(A, full_matrices)
     return LinalgSVDResult(u, s, vh)
@@ -105,6 +113,10 @@ def svd_deprecated(input, some=True, compute_uv=True):  # noqa: A002 - torch's k
 
 
 def svdvals(A, *, driver=None):  # noqa: N803 - torch's keyword name
+    """The singular values of (each) matrix, in descending order.
+
+    Same as ``torch.linalg.svdvals``.
+    """
     check_matrix(A, "linalg.svdvals")
     return _svd_nodes(A, False)[1]
 
@@ -173,12 +185,20 @@ def _svd_rule(ctx, grads):
 
 # ---- symmetric eigendecomposition ------------------------------------------------------------
 def eigh(A, UPLO="L"):  # noqa: N803 - torch's keyword names
+    """The eigenvalues (ascending) and eigenvectors of (each) real symmetric matrix.
+
+    Same as ``torch.linalg.eigh``.
+    """
     check_square(A, "linalg.eigh")
     vals, vecs = _eigh_nodes(A, UPLO)
     return EighResult(vals, vecs)
 
 
 def eigvalsh(A, UPLO="L"):  # noqa: N803 - torch's keyword names
+    """The eigenvalues, ascending, of (each) real symmetric matrix.
+
+    Same as ``torch.linalg.eigvalsh``.
+    """
     check_square(A, "linalg.eigvalsh")
     return _eigh_nodes(A, UPLO)[0]
 
@@ -211,6 +231,10 @@ def _eigh_rule(ctx, grads):
 
 # ---- pseudo-inverse and least squares ---------------------------------------------------------
 def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):  # noqa: N803
+    """The Moore-Penrose pseudoinverse of (each) matrix.
+
+    Same as ``torch.linalg.pinv``.
+    """
     if A.ndim < 2 or not A.dtype.is_floating_point:
         raise RuntimeError(f"linalg.pinv({A.dtype.scalar_name}{{{list(A.shape)}}}): expected a "
                            "tensor with 2 or more dimensions of float, double, cfloat or "
@@ -261,6 +285,10 @@ def pinverse(input, rcond=1e-15):  # noqa: A002 - torch's keyword name
 
 
 def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803 - torch's keyword names
+    """The least-squares solution of ``A @ X = B``, with residuals, rank and singular values.
+
+    Same as ``torch.linalg.lstsq``.
+    """
     check_float(A, "linalg.lstsq")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
@@ -328,6 +356,10 @@ def _lstsq_rule(ctx, grads):
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):  # noqa: N803
+    """The numerical rank of (each) matrix: its singular values above the tolerance.
+
+    Same as ``torch.linalg.matrix_rank``.
+    """
     check_matrix(A, "linalg.matrix_rank")
     a = A._array()
     if tol is not None:
@@ -344,6 +376,10 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):  # noqa:
 
 # ---- matrix exponential -----------------------------------------------------------------------
 def matrix_exp(A):  # noqa: N803 - torch's keyword name
+    """The matrix exponential of (each) square matrix.
+
+    Same as ``torch.linalg.matrix_exp`` (also ``torch.matrix_exp``).
+    """
     check_square(A, "linalg.matrix_exp")
     from scipy.linalg import expm  # lazily: SciPy's import is not free
 

@@ -101,6 +101,10 @@ def _take_diagonals(x, labels):
 
 
 def einsum(equation, *operands):
+    """Products of the operands summed over the indices an Einstein-notation ``equation`` names.
+
+    Same as ``torch.einsum``.
+    """
     if len(operands) == 1 and isinstance(operands[0], list | tuple):
         operands = tuple(operands[0])
     if not operands:

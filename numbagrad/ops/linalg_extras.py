@@ -22,6 +22,10 @@ def _triangle(n, upper, unit, dtype):
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):  # noqa: N803 - torch's
+    """The solution ``X`` of ``A @ X = B`` (or ``X @ A = B``) for triangular ``A``.
+
+    Same as ``torch.linalg.solve_triangular``.
+    """
     check_square(A, "linalg.solve_triangular")
     if B.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
@@ -101,6 +105,10 @@ def _no_errors(m):
 
 
 def inv_ex(A, *, check_errors=False):  # noqa: N803 - torch's keyword name
+    """The inverse of (each) square matrix and an ``info`` code, as ``(inverse, info)``.
+
+    Same as ``torch.linalg.inv_ex``.
+    """
     check_square(A, "linalg.inv_ex")
     try:
         return InvExResult(inv_named(A, "linalg.inv_ex"), _no_errors(A))
@@ -124,6 +132,10 @@ def _nan_where_failed(a, infos, fn):
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False):  # noqa: N803 - torch's keyword names
+    """The Cholesky factor of (each) positive-definite matrix and an ``info`` code: ``(L, info)``.
+
+    Same as ``torch.linalg.cholesky_ex``.
+    """
     check_square(A, "linalg.cholesky_ex")
     try:
         return CholeskyExResult(cholesky_named(A, upper, "linalg.cholesky_ex"),
@@ -139,6 +151,10 @@ def cholesky_ex(A, *, upper=False, check_errors=False):  # noqa: N803 - torch's 
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):  # noqa: N803 - torch's keyword names
+    """``solve``'s solution and an ``info`` code, as ``(result, info)``.
+
+    Same as ``torch.linalg.solve_ex``.
+    """
     try:
         result = solve_named(A, B, left, "linalg.solve_ex")
     except LinAlgError:

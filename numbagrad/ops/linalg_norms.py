@@ -13,6 +13,10 @@ from .shape import permute, unsqueeze
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 - torch's
+    """The vector norm ``ord`` of the elements over ``dim`` (all by default).
+
+    Same as ``torch.linalg.vector_norm``.
+    """
     if isinstance(ord, str):
         raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
     return _vector_norm(x, float(ord), dim, keepdim, dtype)
@@ -32,6 +36,10 @@ def _matrix_dims(x, dim):
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # noqa: N803,A002
+    """The matrix norm ``ord`` of the matrices in the dimensions ``dim``.
+
+    Same as ``torch.linalg.matrix_norm``.
+    """
     if A.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")

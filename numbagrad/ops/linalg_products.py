@@ -24,6 +24,10 @@ def _same_dtype(tensors, message):
 
 # ---- vdot -------------------------------------------------------------------------------------
 def vdot(input, other):  # noqa: A002 - torch's keyword names
+    """The dot product of two 1-D tensors (the first conjugated: tensors are real).
+
+    Same as ``torch.vdot``.
+    """
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
                            "tensors")
@@ -45,6 +49,10 @@ def _vdot_rule(ctx, grads):
 
 # ---- products with an added term --------------------------------------------------------------
 def addmv(input, mat, vec, *, beta=1, alpha=1):  # noqa: A002 - torch's keyword names
+    """``beta * input + alpha * (mat @ vec)`` for a matrix and a vector.
+
+    Same as ``torch.addmv``.
+    """
     if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
                            f"{vec.ndim}")
@@ -112,6 +120,10 @@ def _check_batches(b1, b2, summed=False):
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002 - torch's keyword names
+    """``beta * input + alpha * (batch1 @ batch2)``, batch by batch.
+
+    Same as ``torch.baddbmm``.
+    """
     _check_batches(batch1, batch2)
     _same_dtype((input, batch1, batch2), f"expected scalar type {input.dtype.scalar_name} but "
                                          f"found {batch1.dtype.scalar_name}")
@@ -133,6 +145,10 @@ def _baddbmm_rule(ctx, grads):
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002 - torch's keyword names
+    """``beta * input + alpha * (the sum of the products batch1[i] @ batch2[i])``.
+
+    Same as ``torch.addbmm``.
+    """
     _check_batches(batch1, batch2, summed=True)
     _same_dtype((input, batch1, batch2), f"expected scalar type {input.dtype.scalar_name} but "
                                          f"found {batch1.dtype.scalar_name}")
@@ -156,6 +172,10 @@ def _addbmm_rule(ctx, grads):
 
 # ---- cross ------------------------------------------------------------------------------------
 def linalg_cross(input, other, *, dim=-1):  # noqa: A002 - torch's keyword names
+    """The cross product of 3-element vectors along ``dim``, broadcast.
+
+    Same as ``torch.linalg.cross``.
+    """
     return _cross(input, other, dim, "linalg.cross")
 
 
@@ -204,6 +224,10 @@ def _cross_rule(ctx, grads):
 
 # ---- cdist ------------------------------------------------------------------------------------
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The ``p``-norm distance between each row of ``x1`` and each row of ``x2`` (batched).
+
+    Same as ``torch.cdist``.
+    """
     if x1.ndim < 2 or x2.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X{1 if x1.ndim < 2 else 2}"
                            f" got: {min(x1.ndim, x2.ndim)}D")
@@ -296,6 +320,10 @@ def tensordot(a, b, dims=2, out=None):
 
 
 def inner(input, other):  # noqa: A002 - torch's keyword names
+    """The sum of the products over the last dimension of each (the dot product of 1-D tensors).
+
+    Same as ``torch.inner``.
+    """
     if input.ndim == 0 or other.ndim == 0:
         return input * other
     if input.shape[-1] != other.shape[-1]:
@@ -305,6 +333,10 @@ def inner(input, other):  # noqa: A002 - torch's keyword names
 
 
 def kron(input, other):  # noqa: A002 - torch's keyword names
+    """The Kronecker product of two tensors.
+
+    Same as ``torch.kron``.
+    """
     nd = max(input.ndim, other.ndim)
     a = reshape(input, *([1] * (nd - input.ndim)), *input.shape)
     b = reshape(other, *([1] * (nd - other.ndim)), *other.shape)
@@ -356,6 +388,10 @@ def multi_dot(tensors):
 
 
 def matrix_power(A, n):  # noqa: N803 - torch's keyword name
+    """(Each) square matrix to the integer power ``n`` (negative: of the inverse).
+
+    Same as ``torch.linalg.matrix_power`` (also ``torch.matrix_power``).
+    """
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they "
                            f"are {A.shape[-2] if A.ndim > 1 else A.shape} by "

@@ -29,6 +29,10 @@ _INV_SINGULAR = ("The diagonal element {} is zero, the inversion could not be co
 
 # ---- inverse ----------------------------------------------------------------------------------
 def inv(A):  # noqa: N803 - torch's keyword names
+    """The inverse of (each) square matrix; raises if one is singular.
+
+    Same as ``torch.linalg.inv``.
+    """
     return inv_named(A, "linalg.inv")
 
 
@@ -56,6 +60,10 @@ def inverse(A):  # noqa: N803 - torch's keyword names
 
 # ---- determinants -----------------------------------------------------------------------------
 def det(A):  # noqa: N803 - torch's keyword names
+    """The determinant of (each) square matrix.
+
+    Same as ``torch.linalg.det`` (also ``torch.det``).
+    """
     check_square(A, "linalg.det")
     value = np.asarray(np.linalg.det(A._array()))
     return record_node("LinalgDetBackward0", [value], [A], _det_rule)[0]
@@ -86,10 +94,18 @@ def _det_rule(ctx, grads):
 
 
 def slogdet(A):  # noqa: N803 - torch's keyword names
+    """The sign and the log of the absolute value of the determinant, as ``(sign, logabsdet)``.
+
+    Same as ``torch.slogdet``.
+    """
     return _slogdet(A, "linalg.slogdet", SlogdetResult)
 
 
 def linalg_slogdet(A):  # noqa: N803 - torch's keyword names
+    """The sign and the log of the absolute value of the determinant, as ``(sign, logabsdet)``.
+
+    Same as ``torch.linalg.slogdet``.
+    """
     return _slogdet(A, "linalg.slogdet", LinalgSlogdetResult)
 
 
@@ -131,6 +147,10 @@ def is_vector_rhs(m, rhs):
 
 
 def solve(A, B, *, left=True):  # noqa: N803 - torch's keyword names
+    """The solution ``X`` of ``A @ X = B`` (``X @ A = B`` if not ``left``) for square ``A``.
+
+    Same as ``torch.linalg.solve``.
+    """
     return solve_named(A, B, left, "linalg.solve")
 
 

@@ -465,6 +465,10 @@ def _pointwise(op, kernel_name, input, target, red, param=None, out_input_dtype=
 @_tensor_arguments("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
              weight=None):
+    """The mean (or sum) squared error between ``input`` and ``target``.
+
+    Same as ``torch.nn.functional.mse_loss``.
+    """
     _warn_size(input, target)
     reduction = _legacy(size_average, reduce, reduction)
     x, t = _broadcast_tensors(input, target)
@@ -490,6 +494,10 @@ def _weighted_reduction(weighted, reduction, mean):
 @_tensor_arguments("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
             weight=None):
+    """The mean (or sum) absolute error between ``input`` and ``target``.
+
+    Same as ``torch.nn.functional.l1_loss``.
+    """
     _warn_size(input, target)
     reduction = _legacy(size_average, reduce, reduction)
     x, t = _broadcast_tensors(input, target)
@@ -527,6 +535,10 @@ def _check_bool_sub(x, t):
 @_tensor_arguments("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
                    beta=1.0):
+    """Smooth L1 loss: ``0.5 * d ** 2 / beta`` where ``|d| < beta``, else ``|d| - beta / 2``.
+
+    Same as ``torch.nn.functional.smooth_l1_loss``.
+    """
     _warn_size(input, target)
     reduction = _legacy(size_average, reduce, reduction)
     x, t = _broadcast_tensors(input, target)
@@ -540,6 +552,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 @_tensor_arguments("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa: A002
+    """The Huber loss: squared error below ``delta``, ``delta``-scaled absolute error above.
+
+    Same as ``torch.nn.functional.huber_loss``.
+    """
     _warn_size(input, target)
     x, t = _broadcast_tensors(input, target)
 
@@ -559,6 +575,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa
 @_tensor_arguments("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
                          reduction="mean"):
+    """The binary cross entropy between probabilities ``input`` and ``target``.
+
+    Same as ``torch.nn.functional.binary_cross_entropy``.
+    """
     red = _get_enum(_legacy(size_average, reduce, reduction))
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input "
@@ -601,6 +621,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 @_tensor_arguments("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,  # noqa: A002
                                      reduce=None, reduction="mean", pos_weight=None):
+    """The binary cross entropy of ``sigmoid(input)`` and ``target``, computed stably.
+
+    Same as ``torch.nn.functional.binary_cross_entropy_with_logits``.
+    """
     red = _get_enum(_legacy(size_average, reduce, reduction))
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.size()}) must be the same as input size "
@@ -753,6 +777,10 @@ def _nll_nd(input, target, weight, red, ignore_index):  # noqa: A002
 @_tensor_arguments("nll_loss_nd")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,  # noqa: A002
              reduce=None, reduction="mean"):
+    """The negative log likelihood of the log-probabilities ``input`` at the classes ``target``.
+
+    Same as ``torch.nn.functional.nll_loss``.
+    """
     reduction = _legacy(size_average, reduce, reduction)
     return _nll_nd(input, target, weight, _get_enum(reduction), ignore_index)
 
@@ -837,6 +865,10 @@ def _cross_entropy_rows(input, target, red, ignore_index):  # noqa: A002
 @_tensor_arguments("cross_entropy_loss")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,  # noqa: A002
                   reduce=None, reduction="mean", label_smoothing=0.0):
+    """The cross entropy between the logits ``input`` and class indices or probabilities ``target``.
+
+    Same as ``torch.nn.functional.cross_entropy``.
+    """
     reduction = _legacy(size_average, reduce, reduction)
     red = _get_enum(reduction)
     if weight is None and label_smoothing == 0.0 and input.ndim == 2 and target.ndim == 1 \
@@ -920,6 +952,10 @@ def _ce_label_smoothing(input, target, weight, red, ignore_index, label_smoothin
 @_tensor_arguments("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
            log_target=False):
+    """The Kullback-Leibler divergence of ``target`` from the log-probabilities ``input``.
+
+    Same as ``torch.nn.functional.kl_div``.
+    """
     if size_average is not None or reduce is not None:
         red = _get_enum(legacy_get_string(size_average, reduce))
     else:

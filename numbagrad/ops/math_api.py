@@ -8,6 +8,7 @@ bitwise and the is* tests return bool (or integer) tensors and record nothing, a
 import numpy as np
 
 from .. import dtypes
+from ..core.docs import torch_doc
 from ..tensor import Tensor, _make
 from . import elementwise_math, elementwise_math_binary, pointwise  # noqa: F401 - the records
 from .math_logic import LOGIC_FUNCTIONS, LOGIC_METHODS
@@ -39,6 +40,7 @@ def _float_unary(name):
         need_tensor(input, name)
         return unary(name, input)
     fn.__name__ = name
+    fn.__doc__ = BY_NAME[name].docstring()
     return fn
 
 
@@ -52,6 +54,10 @@ arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 
 def sgn(input):  # noqa: A002
+    """Element-wise sign: -1, 0 or 1 (0 for NaN); for real tensors the same as ``sign``.
+
+    Same as ``torch.sgn``.
+    """
     need_tensor(input, "sgn")
     if not input.dtype.is_floating_point:
         return pointwise.sign(input)  # integers and bools keep their dtype
@@ -59,6 +65,10 @@ def sgn(input):  # noqa: A002
 
 
 def square(input):  # noqa: A002
+    """Element-wise square, ``input ** 2``.
+
+    Same as ``torch.square``.
+    """
     need_tensor(input, "square")
     if input.dtype is dtypes.bool_:
         input = to_dtype(input, dtypes.int64)
@@ -75,6 +85,7 @@ def _integral(name):
             return _plain(np.array(input._data))
         return unary(name, input)
     fn.__name__ = name
+    fn.__doc__ = BY_NAME[name].docstring()
     return fn
 
 
@@ -83,6 +94,10 @@ fix = trunc
 
 
 def frac(input):  # noqa: A002
+    """Element-wise fractional part, ``input - trunc(input)``.
+
+    Same as ``torch.frac``.
+    """
     need_tensor(input, "frac")
     if not input.dtype.is_floating_point:
         raise not_implemented_for("frac_cpu", input)
@@ -90,12 +105,19 @@ def frac(input):  # noqa: A002
 
 
 def logit(input, eps=None):  # noqa: A002
+    """Element-wise logit ``log(p / (1 - p))``; with ``eps``, of ``p`` clamped to [eps, 1 - eps].
+
+    Same as ``torch.logit``.
+    """
     need_tensor(input, "logit")
     return unary("logit", input, -1.0 if eps is None else float(eps))
 
 
 def round(input, *, decimals=None):  # noqa: A001,A002 - torch's names
-    """torch.round; with ``decimals`` (even 0) torch's other overload, RoundBackward1."""
+    """Element-wise rounding to the nearest integer, or to ``decimals`` places; halves to even.
+
+    Same as ``torch.round``. With ``decimals`` (even 0) torch's other overload, RoundBackward1.
+    """
     need_tensor(input, "round")
     if decimals is None:
         return pointwise.round(input)
@@ -107,6 +129,10 @@ def round(input, *, decimals=None):  # noqa: A001,A002 - torch's names
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):  # noqa: A002
+    """Element-wise replacement of NaN, +inf and -inf by ``nan``, ``posinf`` and ``neginf``.
+
+    Same as ``torch.nan_to_num``: by default 0 and the dtype's largest and lowest finite values.
+    """
     need_tensor(input, "nan_to_num")
     if not input.dtype.is_floating_point:
         return _plain(np.array(input._data))
@@ -134,17 +160,28 @@ def _one_sided(name, x, bound, tensor_op):
 
 
 def clamp_min(input, min):  # noqa: A002
+    """Element-wise ``max(input, min)``: ``clamp`` with a lower bound only.
+
+    Same as ``torch.clamp_min``.
+    """
     need_tensor(input, "clamp_min")
     return _one_sided("clamp_min", input, min, "clamp_min_tensor")
 
 
 def clamp_max(input, max):  # noqa: A002
+    """Element-wise ``min(input, max)``: ``clamp`` with an upper bound only.
+
+    Same as ``torch.clamp_max``.
+    """
     need_tensor(input, "clamp_max")
     return _one_sided("clamp_max", input, max, "clamp_max_tensor")
 
 
 def clamp(input, min=None, max=None):  # noqa: A002
-    """torch.clamp: number bounds as before; a tensor bound records ClampBackward0."""
+    """Element-wise ``input`` clamped to ``[min, max]``; the bounds are numbers or tensors.
+
+    Same as ``torch.clamp`` (alias ``clip``).
+    """
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         return pointwise.clamp(input, min, max)
     if min is not None and max is not None and \
@@ -198,6 +235,7 @@ def _float_binary(name, int_error=None):
                                       else other)
         return binary_op(name, input, other, name)
     fn.__name__ = name
+    fn.__doc__ = BY_NAME[name].docstring()
     return fn
 
 
@@ -216,6 +254,7 @@ def _extremum(name, ufunc):
             return _plain(ufunc(np.asarray(input._data, dt.np), np.asarray(other._data, dt.np)))
         return binary_op(name, input, other, name)
     fn.__name__ = name
+    fn.__doc__ = BY_NAME[name].docstring()
     return fn
 
 
@@ -241,6 +280,7 @@ def _integer_remainder(name, ufunc):
             return unary(name + "_scalar", to_dtype(input, dt), float(other))
         return binary_op(name, input, other, name)
     fn.__name__ = name
+    fn.__doc__ = BY_NAME[name].docstring()
     return fn
 
 
@@ -249,6 +289,10 @@ remainder = _integer_remainder("remainder", np.remainder)
 
 
 def xlogy(input, other):  # noqa: A002
+    """Element-wise ``input * log(other)``, 0 where ``input`` is 0.
+
+    Same as ``torch.xlogy``.
+    """
     if isinstance(input, Tensor) and isinstance(other, Tensor):
         return binary_op("xlogy", input, other, "xlogy")
     if isinstance(input, Tensor):
@@ -258,7 +302,10 @@ def xlogy(input, other):  # noqa: A002
 
 
 def float_power(input, exponent):  # noqa: A002
-    """input ** exponent in float64, recorded as torch's pow (after a cast to float64)."""
+    """Element-wise power ``input ** exponent`` computed in float64.
+
+    Same as ``torch.float_power``.
+    """
     f64 = dtypes.float64
     if isinstance(input, Tensor):
         if isinstance(exponent, Tensor):
@@ -274,7 +321,10 @@ def float_power(input, exponent):  # noqa: A002
 
 
 def floor_divide(input, other):  # noqa: A002
-    """Not differentiable (torch has no derivative for it): the value only."""
+    """Element-wise ``input / other`` rounded down.
+
+    Same as ``torch.floor_divide``; not differentiable, as in torch.
+    """
     need_tensor(input, "floor_divide")
     dt = _promote(input, other)
     o = other._data if isinstance(other, Tensor) else other
@@ -294,6 +344,10 @@ def _same_dtype(input, **others):  # noqa: A002
 
 
 def lerp(input, end, weight):  # noqa: A002
+    """Element-wise linear interpolation, ``input + weight * (end - input)``.
+
+    Same as ``torch.lerp``.
+    """
     need_tensor(input, "lerp")
     need_tensor(end, "lerp", "end", 2)
     _same_dtype(input, end=end, weight=weight)
@@ -328,10 +382,18 @@ def _addc(name, input, tensor1, tensor2, value):
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
+    """Element-wise ``input + value * tensor1 * tensor2``.
+
+    Same as ``torch.addcmul``.
+    """
     return _addc("addcmul", input, tensor1, tensor2, value)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
+    """Element-wise ``input + value * tensor1 / tensor2``.
+
+    Same as ``torch.addcdiv``.
+    """
     return _addc("addcdiv", input, tensor1, tensor2, value)
 
 
@@ -385,6 +447,8 @@ def _inplace_function(name):
         need_tensor(input, name)
         return getattr(input, name)(*args, **kw)
     fn.__name__ = name
+    fn.__doc__ = torch_doc(f"``x.{name}(...)`` as a function: ``{name}(x, ...)`` changes ``x`` "
+                           "in place.", f"torch.{name}")
     return fn
 
 

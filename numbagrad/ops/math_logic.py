@@ -5,6 +5,7 @@ integer) tensors, or Python bools."""
 import numpy as np
 
 from .. import dtypes
+from ..core.docs import torch_doc
 from ..tensor import Tensor, _make
 from .record import shape_error_broadcast
 
@@ -38,21 +39,25 @@ def _operands(fname, a, b):
     return np.asarray(a._data, dt.np), np.asarray(vb, dt.np), dt
 
 
-def _comparison(name, ufunc):
+def _comparison(name, ufunc, doc):
     def fn(input, other):  # noqa: A002 - torch's keyword
         _need_tensor(input, name)
         a, b, _ = _operands(name, input, other)
         return _plain(ufunc(a, b))
     fn.__name__ = name
+    fn.__doc__ = torch_doc(doc, f"torch.{name}")
     return fn
 
 
-eq, ne = _comparison("eq", np.equal), _comparison("ne", np.not_equal)
-lt, le = _comparison("lt", np.less), _comparison("le", np.less_equal)
-gt, ge = _comparison("gt", np.greater), _comparison("ge", np.greater_equal)
+eq = _comparison("eq", np.equal, "Element-wise ``input == other``, a bool tensor.")
+ne = _comparison("ne", np.not_equal, "Element-wise ``input != other``, a bool tensor.")
+lt = _comparison("lt", np.less, "Element-wise ``input < other``, a bool tensor.")
+le = _comparison("le", np.less_equal, "Element-wise ``input <= other``, a bool tensor.")
+gt = _comparison("gt", np.greater, "Element-wise ``input > other``, a bool tensor.")
+ge = _comparison("ge", np.greater_equal, "Element-wise ``input >= other``, a bool tensor.")
 
 
-def _logical(name, ufunc):
+def _logical(name, ufunc, doc):
     def fn(input, other):  # noqa: A002
         _need_tensor(input, name)
         _need_tensor(other, name, "other", 2)
@@ -61,20 +66,28 @@ def _logical(name, ufunc):
             raise err
         return _plain(ufunc(input._data, other._data))
     fn.__name__ = name
+    fn.__doc__ = torch_doc(doc, f"torch.{name}")
     return fn
 
 
-logical_and = _logical("logical_and", np.logical_and)
-logical_or = _logical("logical_or", np.logical_or)
-logical_xor = _logical("logical_xor", np.logical_xor)
+logical_and = _logical("logical_and", np.logical_and,
+                       "Element-wise logical AND of the elements' truth values, a bool tensor.")
+logical_or = _logical("logical_or", np.logical_or,
+                      "Element-wise logical OR of the elements' truth values, a bool tensor.")
+logical_xor = _logical("logical_xor", np.logical_xor,
+                       "Element-wise logical XOR of the elements' truth values, a bool tensor.")
 
 
 def logical_not(input):  # noqa: A002
+    """Element-wise logical NOT of the elements' truth values, a bool tensor.
+
+    Same as ``torch.logical_not``.
+    """
     _need_tensor(input, "logical_not")
     return _plain(np.logical_not(input._data))
 
 
-def _bitwise(name, ufunc):
+def _bitwise(name, ufunc, doc):
     def fn(input, other):  # noqa: A002
         _need_tensor(input, name)
         a, b, dt = _operands(name, input, other)
@@ -82,15 +95,23 @@ def _bitwise(name, ufunc):
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{dt.scalar_name}'")
         return _plain(ufunc(a, b))
     fn.__name__ = name
+    fn.__doc__ = torch_doc(doc, f"torch.{name}")
     return fn
 
 
-bitwise_and = _bitwise("bitwise_and", np.bitwise_and)
-bitwise_or = _bitwise("bitwise_or", np.bitwise_or)
-bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor)
+bitwise_and = _bitwise("bitwise_and", np.bitwise_and,
+                       "Element-wise bitwise AND of integer or bool tensors.")
+bitwise_or = _bitwise("bitwise_or", np.bitwise_or,
+                      "Element-wise bitwise OR of integer or bool tensors.")
+bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor,
+                       "Element-wise bitwise XOR of integer or bool tensors.")
 
 
 def bitwise_not(input):  # noqa: A002
+    """Element-wise bitwise NOT of an integer or bool tensor.
+
+    Same as ``torch.bitwise_not``.
+    """
     _need_tensor(input, "bitwise_not")
     if input.dtype.is_floating_point:
         raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for "
@@ -98,19 +119,22 @@ def bitwise_not(input):  # noqa: A002
     return _plain(np.invert(input._data))
 
 
-def _test(name, ufunc):
+def _test(name, ufunc, doc):
     def fn(input):  # noqa: A002
         _need_tensor(input, name)
         return _plain(ufunc(input._data))
     fn.__name__ = name
+    fn.__doc__ = torch_doc(doc, f"torch.{name}")
     return fn
 
 
-isnan, isinf, isfinite = _test("isnan", np.isnan), _test("isinf", np.isinf), \
-    _test("isfinite", np.isfinite)
-isposinf = _test("isposinf", np.isposinf)
-isneginf = _test("isneginf", np.isneginf)
-isreal = _test("isreal", lambda a: np.ones(np.shape(a), bool))
+isnan = _test("isnan", np.isnan, "Element-wise test for NaN, a bool tensor.")
+isinf = _test("isinf", np.isinf, "Element-wise test for positive or negative infinity.")
+isfinite = _test("isfinite", np.isfinite, "Element-wise test for finite values (not inf or NaN).")
+isposinf = _test("isposinf", np.isposinf, "Element-wise test for positive infinity.")
+isneginf = _test("isneginf", np.isneginf, "Element-wise test for negative infinity.")
+isreal = _test("isreal", lambda a: np.ones(np.shape(a), bool),
+               "Element-wise test for a real value: all true (numbagrad has no complex dtypes).")
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
@@ -141,6 +165,10 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
+    """Whether every element of ``isclose(input, other, ...)`` is true, a Python bool.
+
+    Same as ``torch.allclose``.
+    """
     return bool(np.all(isclose(input, other, rtol, atol, equal_nan)._data))
 
 

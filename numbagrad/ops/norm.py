@@ -39,6 +39,11 @@ EMBEDDING = defop(
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # noqa: A002
               scale_grad_by_freq=False, sparse=False):
+    """The rows of ``weight`` at the indices ``input``.
+
+    Same as ``torch.nn.functional.embedding``; ``max_norm``,
+    ``scale_grad_by_freq`` and ``sparse`` raise NotImplementedError.
+    """
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("numbagrad: embedding's max_norm, scale_grad_by_freq and "
                                   "sparse are not implemented")
@@ -119,6 +124,10 @@ LAYER_NORM = defop(
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # noqa: A002
+    """Layer normalization over the last dimensions ``normalized_shape``.
+
+    Same as ``torch.nn.functional.layer_norm``.
+    """
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         tuple(normalized_shape)
     if tuple(input.shape[input.ndim - len(shape):]) != shape:
@@ -239,6 +248,10 @@ BATCH_NORM = defop(
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa: A002
                training=False, momentum=0.1, eps=1e-05):
+    """Batch normalization over the channels (dimension 1), with batch or running statistics.
+
+    Same as ``torch.nn.functional.batch_norm``.
+    """
     if input.ndim < 2:
         raise ValueError(f"expected 2D or more input (got {input.ndim}D input)")
     c = input.shape[1]

@@ -269,6 +269,10 @@ def rpow_scalar(x, base):
 
 
 def pow(x, e):  # noqa: A001 - torch's name
+    """Element-wise power ``x ** e``; either may be a Python number.
+
+    Same as ``torch.pow``.
+    """
     if isinstance(x, Tensor) and not isinstance(e, Tensor):
         return pow_scalar(x, e)
     if not isinstance(x, Tensor):
@@ -277,6 +281,10 @@ def pow(x, e):  # noqa: A001 - torch's name
 
 
 def where(condition, x=None, y=None):
+    """Elements of ``x`` where ``condition`` is true, of ``y`` elsewhere, broadcast.
+
+    Same as ``torch.where``; ``where(condition)`` is ``nonzero(condition, as_tuple=True)``.
+    """
     if x is None and y is None:  # torch.where(condition): the indices of the nonzeros
         data = np.atleast_1d(np.asarray(condition._data))
         return tuple(_make(i.astype(np.int64)) for i in np.nonzero(data))
@@ -302,6 +310,10 @@ def where(condition, x=None, y=None):
 
 
 def masked_fill(x, mask, value):
+    """A copy of ``x`` with ``value`` (a number or a 0-d tensor) where ``mask`` is true.
+
+    Same as ``torch.masked_fill``.
+    """
     m = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
@@ -364,16 +376,28 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
 
 
 def leaky_relu(x, negative_slope=0.01):
+    """Element-wise leaky ReLU: ``x`` where positive, ``negative_slope * x`` elsewhere.
+
+    Same as ``torch.nn.functional.leaky_relu``, without ``inplace``.
+    """
     return unary("leaky_relu", x, float(negative_slope))
 
 
 def gelu(x, approximate="none"):
+    """Element-wise GELU, ``x * Phi(x)`` (``approximate="tanh"``: its tanh approximation).
+
+    Same as ``torch.nn.functional.gelu``.
+    """
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     return unary("gelu", x, 1.0 if approximate == "tanh" else 0.0)
 
 
 def softplus(x, beta=1.0, threshold=20.0):
+    """Element-wise softplus, ``log(1 + exp(beta * x)) / beta``; ``x`` beyond ``threshold``.
+
+    Same as ``torch.nn.functional.softplus``.
+    """
     return unary("softplus", x, float(beta), float(threshold))
 
 
@@ -381,6 +405,8 @@ def _unary_fn(name):
     def fn(x):
         return unary(name, x)
     fn.__name__ = name
+    # (silu is a method here; torch has it in nn.functional only)
+    fn.__doc__ = BY_NAME[name].docstring("torch.nn.functional.silu" if name == "silu" else None)
     return fn
 
 
@@ -395,7 +421,13 @@ def _binary_fn(name):
             return rbinary(name, b, a) if name in ("sub", "div") else binary(name, b, a)
         return binary(name, a, b)
     fn.__name__ = name
+    fn.__doc__ = BY_NAME[name].docstring(note=_NOTES.get(name))
     return fn
+
+
+# where numbagrad's function takes fewer arguments than torch's
+_NOTES = {"div": "No ``rounding_mode``: ``trunc(input / other)`` rounds the quotient toward "
+                 "zero, ``floor(input / other)`` down."}
 
 
 def _scaled_by_alpha(a, b, alpha):
@@ -419,6 +451,7 @@ def _alpha_fn(name):
             return rbinary(name, b, a) if name == "sub" else binary(name, b, a)
         return binary(name, a, b)
     fn.__name__ = name
+    fn.__doc__ = BY_NAME[name].docstring()
     return fn
 
 

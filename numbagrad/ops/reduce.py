@@ -127,6 +127,10 @@ def _float_input(x):
 
 
 def sum(x, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+    """The sum of all elements, or over ``dim`` (an int or a tuple of ints).
+
+    Same as ``torch.sum``.
+    """
     if dtype is not None:
         x = to_dtype(x, dtypes.as_dtype(dtype))
     elif not x.dtype.is_floating_point and x.dtype is not dtypes.int64:
@@ -141,6 +145,10 @@ def sum(x, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
 
 
 def mean(x, dim=None, keepdim=False, *, dtype=None):
+    """The mean of all elements, or over ``dim`` (an int or a tuple of ints).
+
+    Same as ``torch.mean``.
+    """
     if not x.dtype.is_floating_point and dtype is None:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {x.dtype.scalar_name}")
@@ -158,6 +166,10 @@ def mean(x, dim=None, keepdim=False, *, dtype=None):
 
 
 def prod(x, dim=None, keepdim=False):
+    """The product of all elements, or along ``dim``.
+
+    Same as ``torch.prod``, without ``dtype``.
+    """
     dims = _dims(dim, x.ndim, "prod")
     op = PROD if dim is None else PROD_DIM
     if x.dtype.is_floating_point:  # in order, one rounding per product, as replay
@@ -224,12 +236,20 @@ def _extreme(x, dim, keepdim, is_max, other=None):
 
 
 def max(x, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    """The largest element; along ``dim``, ``(values, indices)``; with a tensor, ``maximum``.
+
+    Same as ``torch.max``.
+    """
     if dim is not None and not isinstance(dim, int):
         return _extreme(x, None, False, True, other=dim)
     return _extreme(x, dim, keepdim, True, other)
 
 
 def min(x, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    """The smallest element; along ``dim``, ``(values, indices)``; with a tensor, ``minimum``.
+
+    Same as ``torch.min``.
+    """
     if dim is not None and not isinstance(dim, int):
         return _extreme(x, None, False, False, other=dim)
     return _extreme(x, dim, keepdim, False, other)
@@ -250,18 +270,30 @@ def _nonempty(x, dim, name):
 
 
 def amax(x, dim=(), keepdim=False):
+    """The largest values over ``dim`` (an int or a tuple; all dims by default).
+
+    Same as ``torch.amax``.
+    """
     _nonempty(x, dim, "amax")
     dims = _dims(None if dim == () else dim, x.ndim, "amax")
     return _reduce(AMAX, x, dims, keepdim, np.amax(x._data, axis=dims, keepdims=keepdim))
 
 
 def amin(x, dim=(), keepdim=False):
+    """The smallest values over ``dim`` (an int or a tuple; all dims by default).
+
+    Same as ``torch.amin``.
+    """
     _nonempty(x, dim, "amin")
     dims = _dims(None if dim == () else dim, x.ndim, "amin")
     return _reduce(AMIN, x, dims, keepdim, np.amin(x._data, axis=dims, keepdims=keepdim))
 
 
 def logsumexp(x, dim, keepdim=False):
+    """``log(sum(exp(x)))`` over ``dim``, computed without overflow.
+
+    Same as ``torch.logsumexp``.
+    """
     x = _float_input(x)
     dims = _dims(dim, x.ndim, "logsumexp")
     data = np.asarray(x._data)
@@ -285,6 +317,10 @@ def _float_only(x):
 
 
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """The variance over ``dim`` (all dims by default), dividing by ``N - correction``.
+
+    Same as ``torch.var``.
+    """
     _float_only(x)
     if isinstance(dim, bool):  # var(unbiased) positional form
         dim, unbiased = None, dim
@@ -296,6 +332,10 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """The standard deviation over ``dim`` (all dims by default), with ``N - correction``.
+
+    Same as ``torch.std``.
+    """
     _float_only(x)
     if isinstance(dim, bool):
         dim, unbiased = None, dim
@@ -384,10 +424,18 @@ def _softmax_value(data, d, log):
 
 
 def softmax(x, dim, dtype=None):
+    """Softmax along ``dim``: ``exp(x)`` normalized to sum to 1.
+
+    Same as ``torch.softmax``.
+    """
     return _softmax(x, dim, dtype, False)
 
 
 def log_softmax(x, dim, dtype=None):
+    """The logarithm of the softmax along ``dim``, computed stably.
+
+    Same as ``torch.log_softmax``.
+    """
     return _softmax(x, dim, dtype, True)
 
 

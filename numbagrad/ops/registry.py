@@ -3,6 +3,9 @@
 How an op is declared (see numbagrad/ops/elementwise.py etc. for the records):
 
 * ``name``      our name, unique (``"mul"``); the op code is its index in ``OPS``.
+* ``doc``       one line saying what the op computes, for the ops whose public function is
+  made from the record by name (``numbagrad.sin``, ``Tensor.sin``): its docstring derives
+  from it and ``torch`` (``OpDef.docstring``).
 * ``grad_fn``   torch's autograd node name (``"MulBackward0"``).
 * ``arity``     number of tensor inputs, ``-1`` for variadic (cat, stack).
 * Elementwise ops give ``grads``: one scalar formula per input, a Python expression over
@@ -49,6 +52,7 @@ from functools import cached_property
 import numpy as np
 
 from ..core import tape
+from ..core.docs import torch_doc
 from ..grad_fn import NONE_OPERANDS
 
 SAVE_NAMES = ("x0", "x1", "x2", "y", "n")  # n: a saved number or mask (saves_number)
@@ -106,11 +110,17 @@ class OpDef:
     # torch's node also lists an operand that is no node here (the Python number of
     # ``x + 2``, dropout's mask) as (None, 0): "last", "first" or its position
     none_operand: str | int = ""
+    doc: str = ""
     _reads: dict = field(default_factory=dict, repr=False)
 
     @property
     def elementwise(self):
         return self.grads is not None
+
+    def docstring(self, torch_name=None, note=None):
+        """The docstring of the public function made from this op: ``doc``, then torch's
+        function (``torch.<torch>`` unless ``torch_name`` is given) and an optional note."""
+        return torch_doc(self.doc, torch_name or f"torch.{self.torch or self.name}", note)
 
     @property
     def replayable(self):

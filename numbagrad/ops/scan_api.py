@@ -3,6 +3,7 @@
 import numpy as np
 
 from .. import dtypes
+from ..core.docs import documented, torch_doc
 from ..tensor import Tensor, _make
 from . import pointwise, reduce, scan_misc, scan_ops, scan_quantile, scan_select, scan_stats, shape
 from .reduce import numpy_aliases
@@ -16,7 +17,7 @@ __all__ = ["all", "any", "count_nonzero", "cumsum", "cumprod", "logcumsumexp", "
 _NO_METHOD = ("std_mean", "var_mean", "bucketize", "searchsorted")
 
 
-def _truth(name, np_fn):
+def _truth(name, np_fn, doc):
     def reduce_bool(x, dim=None, keepdim=False):
         data = np.asarray(x._data)
         if isinstance(dim, (tuple, list)) and len(dim) == 0:
@@ -25,16 +26,19 @@ def _truth(name, np_fn):
         out = np_fn(data, axis=dims, keepdims=keepdim) if data.ndim else np_fn(data)
         # torch keeps uint8 as uint8; every other dtype answers in bool
         return _make(np.asarray(out, np.uint8 if data.dtype == np.uint8 else np.bool_))
-    reduce_bool.__name__ = name
-    return numpy_aliases(reduce_bool, name)
+    return numpy_aliases(documented(reduce_bool, torch_doc(doc, f"torch.{name}"), name), name)
 
 
-all = _truth("all", np.all)  # noqa: A001
-any = _truth("any", np.any)  # noqa: A001
+all = _truth("all", np.all, "Whether every element is true, of all or over ``dim``.")  # noqa: A001
+any = _truth("any", np.any, "Whether any element is true, of all or over ``dim``.")  # noqa: A001
 
 
 @numpy_aliases
 def count_nonzero(x, dim=None):
+    """The number of nonzero elements, of all or over ``dim``.
+
+    Same as ``torch.count_nonzero``.
+    """
     data = np.asarray(x._data)
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None
@@ -74,6 +78,10 @@ searchsorted = scan_misc.searchsorted
 
 @numpy_aliases
 def nanmean(x, dim=None, keepdim=False, *, dtype=None):
+    """The mean of the non-NaN elements, of all or over ``dim``.
+
+    Same as ``torch.nanmean``.
+    """
     if dtype is not None:
         x = pointwise.to_dtype(x, dtypes.as_dtype(dtype))
     if not x.dtype.is_floating_point:
@@ -88,6 +96,10 @@ def nanmean(x, dim=None, keepdim=False, *, dtype=None):
 
 @numpy_aliases
 def diff(x, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim`` (after ``prepend``, before ``append``).
+
+    Same as ``torch.diff``.
+    """
     if x.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:

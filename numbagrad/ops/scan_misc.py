@@ -35,6 +35,10 @@ def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
 
 
 def unique_consecutive(x, return_inverse=False, return_counts=False, dim=None):
+    """The elements with each run of equal neighbours reduced to one.
+
+    Same as ``torch.unique_consecutive``.
+    """
     data = _array(x)
     if dim is None:
         flat = data.reshape(-1)
@@ -55,6 +59,10 @@ def unique_consecutive(x, return_inverse=False, return_counts=False, dim=None):
 
 
 def bincount(x, weights=None, minlength=0):
+    """How often each value 0, 1, ... occurs in a 1-D non-negative integer tensor (or weighted).
+
+    Same as ``torch.bincount``.
+    """
     data = _array(x)
     if data.dtype.kind not in "iub" or (data.dtype == np.bool_):
         if data.dtype == np.bool_:
@@ -77,6 +85,10 @@ def bincount(x, weights=None, minlength=0):
 
 
 def histc(x, bins=100, min=0, max=0):  # noqa: A002
+    """A histogram: counts in ``bins`` equal bins over [min, max] (the data's range if equal).
+
+    Same as ``torch.histc``.
+    """
     data = _array(x)
     if data.dtype.kind != "f":
         name = dtypes.from_numpy_dtype(data.dtype).scalar_name
@@ -105,6 +117,10 @@ def _index_dtype(out_int32):
 
 
 def bucketize(x, boundaries, *, out_int32=False, right=False):
+    """The index of the bucket of the sorted 1-D ``boundaries`` each element falls in.
+
+    Same as ``torch.bucketize``.
+    """
     b = _array(boundaries)
     if b.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({b.ndim})")
@@ -115,6 +131,10 @@ def bucketize(x, boundaries, *, out_int32=False, right=False):
 
 def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None,
                  sorter=None):
+    """Where ``values`` would go into the sorted last dimension of ``sorted_sequence``: indices.
+
+    Same as ``torch.searchsorted``.
+    """
     seq = _array(sorted_sequence)
     v = _array(values)
     if side is not None:

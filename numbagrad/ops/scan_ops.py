@@ -68,14 +68,26 @@ def _scan(op, x, dim, numpy_fn):
 
 
 def cumsum(x, dim, *, dtype=None):
+    """The cumulative sum along ``dim``.
+
+    Same as ``torch.cumsum``.
+    """
     return _scan(CUMSUM, _promoted_for_scan(x, dtype), dim, np.cumsum)
 
 
 def cumprod(x, dim, *, dtype=None):
+    """The cumulative product along ``dim``.
+
+    Same as ``torch.cumprod``.
+    """
     return _scan(CUMPROD, _promoted_for_scan(x, dtype), dim, np.cumprod)
 
 
 def logcumsumexp(x, dim):
+    """``log(cumsum(exp(x)))`` along ``dim``, computed without overflow.
+
+    Same as ``torch.logcumsumexp``.
+    """
     if not x.dtype.is_floating_point:
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                                   f"'{x.dtype.scalar_name}'")
@@ -124,6 +136,10 @@ def _logcumsumexp_vjp(ctx, g):
 
 
 def trace(x):
+    """The sum of the main diagonal of a matrix.
+
+    Same as ``torch.trace``.
+    """
     if x.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
     if not x.dtype.is_floating_point and x.dtype is not dtypes.int64:
@@ -143,6 +159,10 @@ def _trace_vjp(ctx, g):
 
 
 def nansum(x, dim=None, keepdim=False, *, dtype=None):
+    """The sum with NaN counted as zero, of all elements or over ``dim``.
+
+    Same as ``torch.nansum``.
+    """
     if dtype is not None:
         x = to_dtype(x, dtypes.as_dtype(dtype))
     elif not x.dtype.is_floating_point and x.dtype is not dtypes.int64:

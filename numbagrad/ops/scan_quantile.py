@@ -90,8 +90,16 @@ def _quantile(x, q, dim, keepdim, interpolation, ignore_nan):
 
 
 def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The ``q``-th quantiles of all elements or along ``dim``, interpolated by ``interpolation``.
+
+    Same as ``torch.quantile``.
+    """
     return _quantile(x, q, dim, keepdim, interpolation, False)
 
 
 def nanquantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The ``q``-th quantiles as ``quantile`` gives them, ignoring NaN.
+
+    Same as ``torch.nanquantile``.
+    """
     return _quantile(x, q, dim, keepdim, interpolation, True)

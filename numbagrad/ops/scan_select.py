@@ -174,6 +174,10 @@ def _select(op, x, kind, d, a=0, b=0, keepdim=True):
 
 
 def sort(x, dim=-1, descending=False, stable=False):
+    """The elements sorted along ``dim``, as ``(values, indices)``.
+
+    Same as ``torch.sort``.
+    """
     if isinstance(dim, bool):  # sort(x, descending) positional is not torch's; stays an int
         raise TypeError("sort(): argument 'dim' must be int, not bool")
     d = _wrap(dim, x.ndim)
@@ -182,15 +186,27 @@ def sort(x, dim=-1, descending=False, stable=False):
 
 
 def argsort(x, dim=-1, descending=False, stable=False):
+    """The indices that sort the elements along ``dim``.
+
+    Same as ``torch.argsort``.
+    """
     d = _wrap(dim, x.ndim)
     return _make(_positions(x, SORT, d, int(bool(descending)))[1])
 
 
 def msort(x):
+    """The elements sorted along the first dimension.
+
+    Same as ``torch.msort``.
+    """
     return sort(x, 0).values
 
 
 def topk(x, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+    """The ``k`` largest (or smallest) elements along ``dim``, as ``(values, indices)``.
+
+    Same as ``torch.topk``.
+    """
     d = _wrap(dim, x.ndim)
     n = x.shape[d] if x.ndim else 1
     if not 0 <= k <= n:
@@ -208,6 +224,10 @@ def _one_per_line(x, dim, name):
 
 
 def kthvalue(x, k, dim=-1, keepdim=False):
+    """The ``k``-th smallest element along ``dim``, as ``(values, indices)``.
+
+    Same as ``torch.kthvalue``.
+    """
     d = _wrap(dim, x.ndim)
     n = x.shape[d] if x.ndim else 1
     if not 1 <= k <= n:
@@ -235,14 +255,26 @@ def _median(x, dim, keepdim, nan_skipping):
 
 
 def median(x, dim=None, keepdim=False):
+    """The median (the lower middle value for an even count); along ``dim``, ``(values, indices)``.
+
+    Same as ``torch.median``.
+    """
     return _median(x, dim, keepdim, False)
 
 
 def nanmedian(x, dim=None, keepdim=False):
+    """The median ignoring NaN; along ``dim``, ``(values, indices)``.
+
+    Same as ``torch.nanmedian``.
+    """
     return _median(x, dim, keepdim, True)
 
 
 def mode(x, dim=-1, keepdim=False):
+    """The most frequent value along ``dim``, as ``(values, indices)``.
+
+    Same as ``torch.mode``.
+    """
     d = _one_per_line(x, dim, "mode")
     return mode_return(*_select(MODE_OP, x, MODE, d, keepdim=keepdim))
 
@@ -254,9 +286,17 @@ def _cumulative_extreme(x, dim, kind):
 
 
 def cummax(x, dim):
+    """The running maximum along ``dim``, as ``(values, indices)``.
+
+    Same as ``torch.cummax``.
+    """
     return _cumulative_extreme(x, dim, CUMMAX)
 
 
 def cummin(x, dim):
+    """The running minimum along ``dim``, as ``(values, indices)``.
+
+    Same as ``torch.cummin``.
+    """
     return _cumulative_extreme(x, dim, CUMMIN)
 

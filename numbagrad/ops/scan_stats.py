@@ -69,16 +69,28 @@ def _spread_and_mean(x, dim, unbiased, keepdim, correction, name, ops):
 
 
 def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """The standard deviation and the mean over ``dim``, as a tuple.
+
+    Same as ``torch.std_mean``.
+    """
     return _spread_and_mean(x, dim, unbiased, keepdim, correction, "std_mean",
                             (STD_MEAN_STD, STD_MEAN_MEAN))
 
 
 def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """The variance and the mean over ``dim``, as a tuple.
+
+    Same as ``torch.var_mean``.
+    """
     return _spread_and_mean(x, dim, unbiased, keepdim, correction, "var_mean",
                             (VAR_MEAN_VAR, VAR_MEAN_MEAN))
 
 
 def aminmax(x, *, dim=None, keepdim=False):
+    """The smallest and the largest values, of all or along ``dim``, as ``(min, max)``.
+
+    Same as ``torch.aminmax``.
+    """
     data = np.asarray(x._data)
     if dim is None:
         if data.size == 0:
@@ -104,6 +116,10 @@ DIST = defop("dist", "DistBackward0", 2, replay=scan_kernels.dist_fw, replay_f32
 
 
 def dist(x, other, p=2):
+    """The ``p``-norm of ``x - other``.
+
+    Same as ``torch.dist``.
+    """
     x, other = _promoted(x, other)
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "

@@ -138,6 +138,10 @@ def _shape_args(shape):
 
 
 def reshape(x, *args, shape=None):
+    """``x`` in another shape with the same elements (a view when possible).
+
+    Same as ``torch.reshape``.
+    """
     shape = _infer(_shape_args(args if shape is None else (shape,)), x.numel())
     data = x._array()
     out = data.reshape(shape)
@@ -149,6 +153,10 @@ def reshape(x, *args, shape=None):
 
 
 def view(x, *args, size=None):
+    """This tensor's elements in another shape, sharing memory; fails where that needs a copy.
+
+    Same as ``torch.Tensor.view``.
+    """
     shape = _infer(_shape_args(args if size is None else (size,)), x.numel())
     data = x._array()
     probe = data.view()
@@ -162,6 +170,10 @@ def view(x, *args, size=None):
 
 
 def flatten(x, start_dim=0, end_dim=-1):
+    """``x`` with the dimensions ``start_dim`` to ``end_dim`` merged into one.
+
+    Same as ``torch.flatten``.
+    """
     s, e = _wrap(start_dim, x.ndim), _wrap(end_dim, x.ndim)
     if x.ndim == 0:
         return reshape(x, 1)
@@ -172,6 +184,10 @@ def flatten(x, start_dim=0, end_dim=-1):
 
 
 def unflatten(x, dim, sizes):
+    """``x`` with the dimension ``dim`` split into the dimensions ``sizes``.
+
+    Same as ``torch.unflatten``.
+    """
     d = _wrap(dim, x.ndim)
     if not len(sizes):
         raise RuntimeError("unflatten: sizes must be non-empty")
@@ -185,6 +201,10 @@ def unflatten(x, dim, sizes):
 
 
 def squeeze(x, dim=None):
+    """``x`` without its dimensions of size 1 (only ``dim``, if given).
+
+    Same as ``torch.squeeze``.
+    """
     if dim is None:
         return as_view(SQUEEZE, x, lambda a: a.reshape([s for s in a.shape if s != 1]))
     dims = []
@@ -199,11 +219,19 @@ def squeeze(x, dim=None):
 
 
 def unsqueeze(x, dim):
+    """``x`` with a dimension of size 1 inserted at ``dim``.
+
+    Same as ``torch.unsqueeze``.
+    """
     d = _wrap(dim, x.ndim + 1)
     return as_view(UNSQUEEZE, x, lambda a: np.expand_dims(a, d))
 
 
 def permute(x, *dims):
+    """``x`` with its dimensions in the order ``dims``.
+
+    Same as ``torch.permute``.
+    """
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_args(dims)
@@ -219,6 +247,10 @@ def permute(x, *dims):
 
 
 def transpose(x, dim0, dim1):
+    """``x`` with the dimensions ``dim0`` and ``dim1`` swapped.
+
+    Same as ``torch.transpose``.
+    """
     d0, d1 = _wrap(dim0, x.ndim), _wrap(dim1, x.ndim)  # a 0-d tensor takes dims -1 and 0 only
     if x.ndim == 0:
         return as_view(TRANSPOSE, x, lambda a: a)
@@ -226,6 +258,10 @@ def transpose(x, dim0, dim1):
 
 
 def t(x):
+    """The transpose of a matrix; a 0-d or 1-d tensor as it is.
+
+    Same as ``torch.t``.
+    """
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
     return as_view(T, x, _transposed, same_start=True)
@@ -252,6 +288,10 @@ def _sizes_argument(op, name, args, kw):
 
 
 def expand(x, *sizes, size=None):
+    """A view of this tensor with its size-1 dimensions repeated to ``sizes`` (-1: unchanged).
+
+    Same as ``torch.Tensor.expand``.
+    """
     target = expanded_shape(x, _sizes_argument("expand", "size", sizes, size))
     return as_view(EXPAND, x, lambda a: np.broadcast_to(a, target))
 
@@ -289,15 +329,27 @@ def expanded_shape(x, sizes):
 
 
 def broadcast_to(x, shape):
+    """``x`` broadcast to ``shape``: ``x.expand(shape)``.
+
+    Same as ``torch.broadcast_to``.
+    """
     return expand(x, size=shape)
 
 
 def expand_as(x, other):
+    """This tensor expanded to ``other``'s shape: ``self.expand(other.shape)``.
+
+    Same as ``torch.Tensor.expand_as``.
+    """
     return expand(x, size=other.shape)
 
 
 def narrow(x, dim, start, length):
     # torch's checks: a Python slice would wrap a negative start or clip an overlong length
+    """The slice ``start:start + length`` of ``x`` along ``dim``.
+
+    Same as ``torch.narrow``.
+    """
     if x.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap(dim, x.ndim)
@@ -325,6 +377,10 @@ def _split_at(x, sizes, d, op):
 
 
 def split(x, split_size_or_sections, dim=0):
+    """``x`` split along ``dim`` into pieces of a given size, or of the sizes listed.
+
+    Same as ``torch.split``.
+    """
     if x.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     if isinstance(split_size_or_sections, int):
@@ -351,6 +407,10 @@ def split(x, split_size_or_sections, dim=0):
 
 
 def chunk(x, chunks, dim=0):
+    """``x`` split into ``chunks`` pieces of equal size along ``dim`` (the last smaller).
+
+    Same as ``torch.chunk``.
+    """
     if x.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
@@ -363,6 +423,10 @@ def chunk(x, chunks, dim=0):
 
 
 def unbind(x, dim=0):
+    """The slices of ``x`` along ``dim``, as a tuple, without that dimension.
+
+    Same as ``torch.unbind``.
+    """
     d = _wrap(dim, x.ndim)
     if x.ndim == 0:
         raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
@@ -372,6 +436,10 @@ def unbind(x, dim=0):
 
 
 def repeat(x, *sizes, repeats=None):
+    """``x`` tiled ``sizes[i]`` times along each dimension ``i``.
+
+    Same as ``torch.Tensor.repeat``.
+    """
     sizes = _sizes_argument("repeat", "repeats", sizes, repeats)
     if len(sizes) < x.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
@@ -397,6 +465,10 @@ def _same_dtype(tensors):
 
 
 def cat(tensors, dim=0):
+    """The tensors joined along the existing dimension ``dim``.
+
+    Same as ``torch.cat`` (aliases ``concat``, ``concatenate``).
+    """
     if isinstance(tensors, Tensor):
         raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         "Tensor")
@@ -472,6 +544,10 @@ def _channels_last(a):
 
 
 def stack(tensors, dim=0):
+    """The tensors, all of one shape, joined along a new dimension ``dim``.
+
+    Same as ``torch.stack``.
+    """
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -492,6 +568,10 @@ def stack(tensors, dim=0):
 
 
 def contiguous(x):
+    """This tensor if it is C-contiguous, else a C-contiguous copy.
+
+    Same as ``torch.Tensor.contiguous``.
+    """
     data = x._array()
     if data.flags.c_contiguous:
         return x

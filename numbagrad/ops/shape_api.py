@@ -72,6 +72,10 @@ __all__ = [
 
 # ---- dims ------------------------------------------------------------------------------------
 def swapaxes(x, axis0, axis1):
+    """``x`` with the dimensions ``axis0`` and ``axis1`` swapped.
+
+    Same as ``torch.swapaxes`` (alias ``swapdims``).
+    """
     return transpose(x, axis0, axis1)
 
 
@@ -97,6 +101,10 @@ def _movedim_order(ndim, source, destination):
 
 
 def movedim(x, source, destination):
+    """``x`` with the dimensions ``source`` moved to the positions ``destination``.
+
+    Same as ``torch.movedim`` (alias ``moveaxis``).
+    """
     order = _movedim_order(x.ndim, source, destination)
     if x.ndim == 0:
         return _shape.as_view(_shape.PERMUTE, x, lambda a: a)
@@ -123,14 +131,26 @@ def _atleast(n, tensors):
 
 
 def atleast_1d(*tensors):
+    """Each tensor given, with a dimension added if it is 0-d.
+
+    Same as ``torch.atleast_1d``.
+    """
     return _atleast(1, tensors)
 
 
 def atleast_2d(*tensors):
+    """Each tensor given, with leading dimensions added up to two.
+
+    Same as ``torch.atleast_2d``.
+    """
     return _atleast(2, tensors)
 
 
 def atleast_3d(*tensors):
+    """Each tensor given, with dimensions added up to three.
+
+    Same as ``torch.atleast_3d``.
+    """
     return _atleast(3, tensors)
 
 
@@ -145,11 +165,19 @@ def _tensor_list(tensors, op):
 
 
 def hstack(tensors):
+    """The tensors joined horizontally (dimension 1, or 0 for 1-D tensors).
+
+    Same as ``torch.hstack``.
+    """
     parts = [atleast_1d(t) for t in _tensor_list(tensors, "hstack")]
     return cat(parts, 0 if parts[0].ndim == 1 else 1)
 
 
 def vstack(tensors):
+    """The tensors joined vertically (1-D tensors become rows).
+
+    Same as ``torch.vstack`` (alias ``row_stack``).
+    """
     return cat([atleast_2d(t) for t in _tensor_list(tensors, "vstack")], 0)
 
 
@@ -157,10 +185,18 @@ row_stack = vstack
 
 
 def dstack(tensors):
+    """The tensors joined depthwise, along the third dimension.
+
+    Same as ``torch.dstack``.
+    """
     return cat([atleast_3d(t) for t in _tensor_list(tensors, "dstack")], 2)
 
 
 def column_stack(tensors):
+    """The tensors stacked as columns of a matrix (1-D ones become columns).
+
+    Same as ``torch.column_stack``.
+    """
     parts = [reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t
              for t in _tensor_list(tensors, "column_stack")]
     return cat(parts, 1)
@@ -168,6 +204,10 @@ def column_stack(tensors):
 
 # ---- splits ----------------------------------------------------------------------------------
 def tensor_split(x, indices_or_sections, dim=0):
+    """``x`` split along ``dim`` into a number of near-equal pieces, or at the indices given.
+
+    Same as ``torch.tensor_split``.
+    """
     if x.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
@@ -212,19 +252,35 @@ def _split_along(x, spec, d, name, need):
 
 
 def hsplit(x, indices_or_sections):
+    """``x`` split horizontally (dimension 1, or 0 for 1-D), as ``tensor_split`` splits.
+
+    Same as ``torch.hsplit``.
+    """
     return _split_along(x, indices_or_sections, 1 if x.ndim > 1 else 0, "hsplit", 1)
 
 
 def vsplit(x, indices_or_sections):
+    """``x`` split vertically (dimension 0), as ``tensor_split`` splits.
+
+    Same as ``torch.vsplit``.
+    """
     return _split_along(x, indices_or_sections, 0, "vsplit", 2)
 
 
 def dsplit(x, indices_or_sections):
+    """``x`` split along its third dimension, as ``tensor_split`` splits.
+
+    Same as ``torch.dsplit``.
+    """
     return _split_along(x, indices_or_sections, 2, "dsplit", 3)
 
 
 # ---- repeats and broadcasts ------------------------------------------------------------------
 def tile(x, dims):
+    """``x`` repeated ``dims[i]`` times along each dimension ``i``.
+
+    Same as ``torch.tile``.
+    """
     if not isinstance(dims, (tuple, list)):
         raise TypeError(f"tile(): argument 'dims' (position 2) must be tuple of ints, not "
                         f"{type(dims).__name__}")
@@ -234,6 +290,10 @@ def tile(x, dims):
 
 
 def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
+    """Each element of ``x`` repeated ``repeats`` times in place, along ``dim``.
+
+    Same as ``torch.repeat_interleave``.
+    """
     if repeats is None:  # torch.repeat_interleave(repeats): each index repeated so often
         counts = x._array()
         if counts.ndim > 1:
@@ -274,6 +334,10 @@ def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
 
 
 def broadcast_shapes(*shapes):
+    """The shape that tensors of the given shapes broadcast to, a ``Size``.
+
+    Same as ``torch.broadcast_shapes``.
+    """
     given = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes]
     if any(k < 0 for s in given for k in s):
         raise ValueError("Attempting to broadcast a dimension with negative length!")
@@ -291,6 +355,10 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_tensors(*tensors):
+    """The tensors given, each broadcast to their common shape.
+
+    Same as ``torch.broadcast_tensors``.
+    """
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape = _broadcast_shapes(*[t.shape for t in tensors])
@@ -299,6 +367,10 @@ def broadcast_tensors(*tensors):
 
 # ---- selections that are no op of their own --------------------------------------------------
 def take_along_dim(x, indices, dim=None):
+    """The elements of ``x`` at ``indices`` along ``dim`` (of the flattened ``x`` if None).
+
+    Same as ``torch.take_along_dim``.
+    """
     if dim is None:
         return gather(reshape(x, -1), 0, reshape(indices, -1))
     d = _wrap(dim, x.ndim)
@@ -322,6 +394,10 @@ def take_along_dim(x, indices, dim=None):
 
 
 def nonzero(x, *, as_tuple=False):
+    """The indices of the nonzero elements: one row each, or a tuple of index tensors.
+
+    Same as ``torch.nonzero``.
+    """
     data = np.asarray(x._array())
     if as_tuple:
         if data.ndim == 0:
@@ -331,18 +407,34 @@ def nonzero(x, *, as_tuple=False):
 
 
 def argwhere(x):
+    """The indices of the nonzero elements, one row per element.
+
+    Same as ``torch.argwhere``.
+    """
     return nonzero(x)
 
 
 def clone(x, *, memory_format=None):
+    """A copy of ``x``; the copy's gradient flows back to ``x``.
+
+    Same as ``torch.clone``.
+    """
     return unary("clone", x)
 
 
 def detach(x):
+    """``x.detach()``: the same values outside the graph.
+
+    Same as ``torch.detach``.
+    """
     return x.detach()
 
 
 def sum_to_size(x, *size, **kw):
+    """This tensor summed over the dimensions where ``size`` is 1 or missing, down to ``size``.
+
+    Same as ``torch.Tensor.sum_to_size``.
+    """
     if "size" in kw:  # torch's keyword
         size = (kw.pop("size"),)
     if kw:
@@ -365,6 +457,10 @@ def sum_to_size(x, *size, **kw):
 
 
 def _flip(x, *dims, dims_kw=None, **kw):
+    """``x`` with the order of the elements reversed along ``dims``.
+
+    Same as ``torch.flip``.
+    """
     if "dims" in kw:  # torch's keyword
         dims_kw = kw.pop("dims")
     if kw:

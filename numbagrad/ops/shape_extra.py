@@ -54,6 +54,10 @@ def _block_diag_vjp(ctx, g):
 
 
 def index_put(x, indices, values, accumulate=False):
+    """A copy of ``x`` with ``values`` at the tuple of ``indices`` (added if ``accumulate``).
+
+    Same as ``torch.index_put``.
+    """
     if not isinstance(indices, (tuple, list)):
         raise TypeError("index_put(): argument 'indices' must be tuple of Tensors, not "
                         f"{type(indices).__name__}")
@@ -90,6 +94,10 @@ def _view_scatter(op, x, src, view_of):
 
 
 def select_scatter(x, src, dim, index):
+    """A copy of ``x`` with ``src`` written at ``index`` along ``dim``.
+
+    Same as ``torch.select_scatter``.
+    """
     d = _wrap(dim, x.ndim)
     n = x.shape[d]
     if not -n <= index < n:
@@ -100,6 +108,10 @@ def select_scatter(x, src, dim, index):
 
 
 def slice_scatter(x, src, dim=0, start=None, end=None, step=1):
+    """A copy of ``x`` with ``src`` written into the slice ``start:end:step`` of ``dim``.
+
+    Same as ``torch.slice_scatter``.
+    """
     d = _wrap(dim, x.ndim)
     if step <= 0:
         raise RuntimeError("slice step must be positive")
@@ -108,6 +120,10 @@ def slice_scatter(x, src, dim=0, start=None, end=None, step=1):
 
 
 def diagonal_scatter(x, src, offset=0, dim1=0, dim2=1):
+    """A copy of ``x`` with ``src`` written onto its diagonal (as ``diagonal`` picks it).
+
+    Same as ``torch.diagonal_scatter``.
+    """
     d1, d2 = _wrap(dim1, x.ndim), _wrap(dim2, x.ndim)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
@@ -116,6 +132,10 @@ def diagonal_scatter(x, src, offset=0, dim1=0, dim2=1):
 
 
 def narrow_copy(x, dim, start, length):
+    """A copy of the slice ``start:start + length`` of ``x`` along ``dim``.
+
+    Same as ``torch.narrow_copy``.
+    """
     narrow(x.detach(), dim, start, length)  # torch's checks and messages
     d = _wrap(dim, x.ndim)
     start = start + x.shape[d] if start < 0 else start
@@ -124,6 +144,10 @@ def narrow_copy(x, dim, start, length):
 
 
 def block_diag(*tensors):
+    """A block-diagonal matrix of the tensors given.
+
+    Same as ``torch.block_diag``.
+    """
     if not tensors:
         return _make(np.zeros((1, 0), np.float32))
     for i, t in enumerate(tensors):
@@ -148,10 +172,18 @@ def block_diag(*tensors):
 
 
 def ravel(x):
+    """``x`` flattened to one dimension.
+
+    Same as ``torch.ravel``.
+    """
     return view(contiguous(x), -1)
 
 
 def adjoint(x):
+    """The transpose of the last two dimensions (the conjugate transpose: tensors are real).
+
+    Same as ``torch.adjoint``.
+    """
     if x.ndim < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
                            f"matrices. Got {x.ndim}-D tensor.")
@@ -165,6 +197,10 @@ def _vectors(tensors):
 
 
 def cartesian_prod(*tensors):
+    """The Cartesian product of 1-D tensors, one row per combination.
+
+    Same as ``torch.cartesian_prod``.
+    """
     _vectors(tensors)
     if len(tensors) == 1:
         return tensors[0]
@@ -185,6 +221,10 @@ def _promoted(tensors):
 
 
 def combinations(x, r=2, with_replacement=False):
+    """The length-``r`` combinations of the elements of a 1-D tensor, one per row.
+
+    Same as ``torch.combinations``.
+    """
     _vectors((x,))
     if r == 0:
         return _make(np.empty(0, x.dtype.np))
@@ -196,6 +236,10 @@ def combinations(x, r=2, with_replacement=False):
 
 
 def unravel_index(indices, shape):
+    """The coordinates in a tensor of ``shape`` of the flat ``indices``, a tuple.
+
+    Same as ``torch.unravel_index``.
+    """
     if not isinstance(indices, Tensor):
         raise TypeError(f"expected 'indices' to be a tensor, but got {type(indices).__name__}")
     idx = indices._array()

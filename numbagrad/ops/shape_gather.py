@@ -115,18 +115,30 @@ def flip(x, *dims, dims_kw=None):
 
 
 def fliplr(x):
+    """``x`` with the order of the columns (dimension 1) reversed.
+
+    Same as ``torch.fliplr``.
+    """
     if x.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(x, [1])
 
 
 def flipud(x):
+    """``x`` with the order of the rows (dimension 0) reversed.
+
+    Same as ``torch.flipud``.
+    """
     if x.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(x, [0])
 
 
 def roll(x, shifts, dims=None):
+    """``x`` with its elements shifted by ``shifts`` along ``dims``, wrapping around.
+
+    Same as ``torch.roll``.
+    """
     shifts = [shifts] if isinstance(shifts, (int, np.integer)) else list(shifts)
     if dims is None or (not isinstance(dims, (int, np.integer)) and not len(dims)):
         if not shifts:
@@ -147,6 +159,10 @@ def roll(x, shifts, dims=None):
 
 
 def rot90(x, k=1, dims=(0, 1)):
+    """``x`` rotated by ``k`` quarter turns in the plane ``dims``.
+
+    Same as ``torch.rot90``.
+    """
     dims = list(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
@@ -160,6 +176,10 @@ def rot90(x, k=1, dims=(0, 1)):
 
 
 def take(x, index):
+    """The elements of the flattened ``x`` at ``index``, in the shape of ``index``.
+
+    Same as ``torch.take``.
+    """
     idx = index._array()
     if idx.dtype != np.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got "
@@ -173,6 +193,10 @@ def take(x, index):
 
 
 def masked_select(x, mask):
+    """The elements of ``x`` where the boolean ``mask`` is true, a 1-D tensor.
+
+    Same as ``torch.masked_select``.
+    """
     m = mask._array()
     if m.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
@@ -198,10 +222,18 @@ def _triangle(op, x, diagonal, name):
 
 
 def tril(x, diagonal=0):
+    """The lower triangle of (each) matrix, from the ``diagonal``-th diagonal down; zeros above.
+
+    Same as ``torch.tril``.
+    """
     return _triangle(TRIL, x, int(diagonal), "tril")
 
 
 def triu(x, diagonal=0):
+    """The upper triangle of (each) matrix, from the ``diagonal``-th diagonal up; zeros below.
+
+    Same as ``torch.triu``.
+    """
     return _triangle(TRIU, x, int(diagonal), "triu")
 
 
@@ -219,6 +251,10 @@ def _diagonal_of(a, offset, d1, d2):
 
 
 def diagonal(x, offset=0, dim1=0, dim2=1):
+    """The ``offset``-th diagonal of the planes (``dim1``, ``dim2``), as a last dimension.
+
+    Same as ``torch.diagonal``.
+    """
     d1, d2 = _wrap(dim1, x.ndim), _wrap(dim2, x.ndim)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
@@ -227,6 +263,10 @@ def diagonal(x, offset=0, dim1=0, dim2=1):
 
 
 def diag_embed(x, offset=0, dim1=-2, dim2=-1):
+    """A tensor whose planes (``dim1``, ``dim2``) have the last dimension of ``x`` as diagonal.
+
+    Same as ``torch.diag_embed``.
+    """
     nd = x.ndim + 1
     d1, d2 = _wrap(dim1, nd), _wrap(dim2, nd)
     if d1 == d2:
@@ -249,6 +289,10 @@ def diag_embed(x, offset=0, dim1=-2, dim2=-1):
 
 
 def diag(x, diagonal=0):
+    """The diagonal matrix of a vector, or the ``diagonal``-th diagonal of a matrix.
+
+    Same as ``torch.diag``.
+    """
     if x.ndim == 1:
         return diag_embed(x, diagonal, 0, 1)
     if x.ndim != 2:
@@ -258,11 +302,19 @@ def diag(x, diagonal=0):
 
 
 def diagflat(x, offset=0):
+    """The matrix with the flattened ``x`` as its ``offset``-th diagonal.
+
+    Same as ``torch.diagflat``.
+    """
     return diag_embed(x.reshape(-1), offset, 0, 1)
 
 
 # ---- views -----------------------------------------------------------------------------------
 def select(x, dim, index):
+    """The slice of ``x`` at ``index`` along ``dim``, without that dimension.
+
+    Same as ``torch.select``.
+    """
     if x.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap(dim, x.ndim)
@@ -276,6 +328,10 @@ def select(x, dim, index):
 
 
 def unfold(x, dimension, size, step):
+    """The windows of ``size`` elements along ``dimension``, every ``step``, as a last dimension.
+
+    Same as ``torch.Tensor.unfold``.
+    """
     d = _wrap(dimension, x.ndim)
     n = x.shape[d] if x.ndim else 1
     if size > n:

@@ -187,6 +187,10 @@ def _filled(op, x, positions, value):
 
 # ---- front ends ------------------------------------------------------------------------------
 def scatter(x, dim, index, src=None, *, value=None, reduce=None):
+    """A copy of ``x`` with ``src`` (or ``value``) written along ``dim`` at ``index``.
+
+    Same as ``torch.scatter``.
+    """
     if src is None:
         src = value
     if not isinstance(src, Tensor):
@@ -217,6 +221,10 @@ def _reduced_no_grad(x, positions, values, reduce, needs=False):
 
 
 def scatter_add(x, dim, index, src):
+    """A copy of ``x`` with ``src`` added along ``dim`` at ``index``.
+
+    Same as ``torch.scatter_add``.
+    """
     _same_dtype(x, src, "scatter(): Expected self.dtype to be equal to src.dtype")
     positions, ishape = _scatter_positions(x, dim, index, src, "scatter_add")
     return _added(SCATTER_ADD, x, positions, _leading_part(src, ishape))
@@ -226,6 +234,10 @@ _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
 
 def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
+    """A copy of ``x`` with ``src`` reduced into it along ``dim`` at ``index`` by ``reduce``.
+
+    Same as ``torch.scatter_reduce``.
+    """
     _same_dtype(x, src, "scatter(): Expected self.dtype to be equal to src.dtype")
     reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # torch's aliases
     if reduce not in _REDUCTIONS:
@@ -321,6 +333,10 @@ def _check_source(x, d, idx, source, op, sep):
 
 
 def index_add(x, dim, index, source, *, alpha=1):
+    """A copy of ``x`` with ``alpha * source`` added at the positions ``index`` along ``dim``.
+
+    Same as ``torch.index_add``.
+    """
     if source.dtype is not x.dtype:
         raise RuntimeError(f"index_add_(): self ({x.dtype.scalar_name}) and source "
                            f"({source.dtype.scalar_name}) must have the same scalar type")
@@ -335,6 +351,10 @@ def index_add(x, dim, index, source, *, alpha=1):
 
 
 def index_copy(x, dim, index, source):
+    """A copy of ``x`` with ``source`` written at the positions ``index`` along ``dim``.
+
+    Same as ``torch.index_copy``.
+    """
     if source.dtype is not x.dtype:
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
                            f"but got (self) {x.dtype.scalar_name} and (source) "
@@ -349,6 +369,10 @@ def index_copy(x, dim, index, source):
 
 
 def index_fill(x, dim, index, value):
+    """A copy of ``x`` with ``value`` at the positions ``index`` along ``dim``.
+
+    Same as ``torch.index_fill``.
+    """
     d = _wrap(dim, x.ndim)
     if not isinstance(index, Tensor) or index._array().dtype != np.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
@@ -365,6 +389,10 @@ def index_fill(x, dim, index, value):
 
 
 def masked_scatter(x, mask, source):
+    """A copy of ``x`` with the elements of ``source``, in order, where ``mask`` is true.
+
+    Same as ``torch.masked_scatter``.
+    """
     if source.dtype is not x.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got{x.dtype.scalar_name} and {source.dtype.scalar_name}")
@@ -383,6 +411,10 @@ def masked_scatter(x, mask, source):
 
 
 def put(x, index, source, accumulate=False):
+    """A copy of this tensor with ``source`` at the flat positions ``index``, or added to them.
+
+    Same as ``torch.Tensor.put``.
+    """
     if source.dtype is not x.dtype:
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
                            f"self.dtype = {x.dtype.scalar_name} and source.dtype = "

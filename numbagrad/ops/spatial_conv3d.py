@@ -44,6 +44,10 @@ def _record(x, w, b, stride, dilation, lead_pads, out_spatial, groups):
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """A 3-D convolution (cross-correlation) of ``input`` with the filters ``weight``.
+
+    Same as ``torch.nn.functional.conv3d``.
+    """
     x, batched = _batchify(input, 3, "conv3d")
     w = weight
     groups = int(groups)

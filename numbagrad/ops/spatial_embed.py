@@ -40,6 +40,12 @@ def _bags(idx, offsets, include_last_offset):
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
                   padding_idx=None):
+    """Sums, means or maxima of bags of rows of ``weight``, without the rows in between.
+
+    Same as ``torch.nn.functional.embedding_bag``; ``max_norm``,
+    ``scale_grad_by_freq`` and ``sparse`` raise NotImplementedError, and ``per_sample_weights``
+    get no gradient.
+    """
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("numbagrad: embedding_bag's max_norm, scale_grad_by_freq and "
                                   "sparse are not implemented")

@@ -33,6 +33,10 @@ def _align_default(align_corners):
 
 
 def affine_grid(theta, size, align_corners=None):
+    """The sampling grid of the affine maps ``theta`` for an output of ``size`` (``grid_sample``).
+
+    Same as ``torch.nn.functional.affine_grid``.
+    """
     align_corners = _align_default(align_corners)
     given, size = size, [int(s) for s in size]
     if not theta.dtype.is_floating_point:
@@ -130,6 +134,11 @@ def _check_grid(x, grid, mode, padding_mode):
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """``input`` sampled at the positions ``grid`` gives, by interpolation.
+
+    Same as ``torch.nn.functional.grid_sample``; 4-D input with
+    mode ``"bilinear"`` or ``"nearest"`` only.
+    """
     x = input
     _check_grid(x, grid, mode, padding_mode)
     align_corners = _align_default(align_corners)

@@ -117,6 +117,11 @@ def _output_size(x, size, scale_factor, dim):
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,  # noqa: A002
                 recompute_scale_factor=None, antialias=False):
+    """``input`` resized to ``size`` or by ``scale_factor``, interpolated by ``mode``.
+
+    Same as ``torch.nn.functional.interpolate``; ``antialias=True`` raises
+    NotImplementedError.
+    """
     x = input
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -183,18 +188,30 @@ def _upsample(x, out, scales, mode, align_corners):
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):  # noqa: A002
+    """``input`` resized as ``interpolate`` resizes it (deprecated in torch).
+
+    Same as ``torch.nn.functional.upsample``.
+    """
     warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
                   "instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):  # noqa: A002
+    """``interpolate(input, ..., mode="nearest")``.
+
+    Same as ``torch.nn.functional.upsample_nearest``.
+    """
     warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):  # noqa: A002
+    """``interpolate(input, ..., mode="bilinear", align_corners=True)``.
+
+    Same as ``torch.nn.functional.upsample_bilinear``.
+    """
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

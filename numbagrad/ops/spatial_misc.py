@@ -16,6 +16,10 @@ from .vjp import const
 
 
 def one_hot(tensor, num_classes=-1):
+    """The integer classes ``tensor`` as one-hot vectors of length ``num_classes`` (int64).
+
+    Same as ``torch.nn.functional.one_hot``.
+    """
     idx = tensor._array()
     if idx.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
@@ -40,6 +44,10 @@ def _clamped_norm(x, p, dim, eps):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input`` divided by its ``p``-norm along ``dim`` (at least ``eps``).
+
+    Same as ``torch.nn.functional.normalize``; ``out=`` raises NotImplementedError.
+    """
     if out is not None:
         raise NotImplementedError("numbagrad: normalize(out=) is not supported")
     denom = _norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
@@ -47,6 +55,10 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """The cosine of the angle between ``x1`` and ``x2`` along ``dim``.
+
+    Same as ``torch.nn.functional.cosine_similarity``.
+    """
     common = np.result_type(x1._array().dtype, x2._array().dtype)
     if common.kind != "f":
         x1, x2 = to_dtype(x1, dtypes.get_default_dtype()), to_dtype(x2, dtypes.get_default_dtype())
@@ -60,11 +72,19 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """The ``p``-norm distance between the rows of ``x1`` and ``x2``.
+
+    Same as ``torch.nn.functional.pairwise_distance``.
+    """
     dim = max(x1.ndim, x2.ndim)
     return _norm(x1 - x2 + eps, p, dim - 1 if dim else None, keepdim=keepdim)
 
 
 def pdist(input, p=2):
+    """The ``p``-norm distances between every two rows of a matrix, as a 1-D tensor.
+
+    Same as ``torch.nn.functional.pdist``.
+    """
     x = input
     if x.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {x.ndim}D")
@@ -103,6 +123,11 @@ def _unbatched(x, fn):
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of a 1-D signal with probability ``p`` (in training), scaling the rest.
+
+    Same as ``torch.nn.functional.dropout1d``; ``inplace`` is accepted and ignored (the result is a
+    new tensor).
+    """
     x = input
     _check_p(p)
     if x.ndim not in (2, 3):
@@ -116,6 +141,11 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of a 2-D signal with probability ``p`` (in training), scaling the rest.
+
+    Same as ``torch.nn.functional.dropout2d``; ``inplace`` is accepted and ignored (the result is a
+    new tensor).
+    """
     x = input
     _check_p(p)
     if x.ndim not in (3, 4):
@@ -136,6 +166,11 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of a 3-D signal with probability ``p`` (in training), scaling the rest.
+
+    Same as ``torch.nn.functional.dropout3d``; ``inplace`` is accepted and ignored (the result is a
+    new tensor).
+    """
     x = input
     _check_p(p)
     if x.ndim not in (4, 5):
@@ -171,10 +206,20 @@ def _alpha_dropout(x, p, training, feature):
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps the mean and variance of SELU activations (in training).
+
+    Same as ``torch.nn.functional.alpha_dropout``; ``inplace`` is accepted and ignored (the result
+    is a new tensor).
+    """
     return _alpha_dropout(input, p, training, False)
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """``alpha_dropout`` of whole channels (in training).
+
+    Same as ``torch.nn.functional.feature_alpha_dropout``; ``inplace`` is accepted and ignored (the
+    result is a new tensor).
+    """
     return _alpha_dropout(input, p, training, True)
 
 

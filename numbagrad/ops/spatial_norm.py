@@ -28,6 +28,10 @@ _NO = np.empty(0, np.int64)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    """Group normalization: statistics over groups of channels, per sample.
+
+    Same as ``torch.nn.functional.group_norm``.
+    """
     x, groups = input, int(num_groups)
     if x.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
@@ -110,6 +114,10 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Each channel divided by a power of the sum of squares of its ``size`` neighbours.
+
+    Same as ``torch.nn.functional.local_response_norm``.
+    """
     x = input
     dim = x.ndim
     if dim < 3:
@@ -134,6 +142,10 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """Root-mean-square normalization over the last dimensions ``normalized_shape``.
+
+    Same as ``torch.nn.functional.rms_norm``.
+    """
     x = input
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         tuple(normalized_shape)

@@ -120,6 +120,10 @@ def _check_reflect(x, k, pairs):
 
 # ---- pixel shuffle ---------------------------------------------------------------------------
 def pixel_shuffle(input, upscale_factor):  # noqa: A002
+    """Channels rearranged into space: (C * r * r, H, W) to (C, H * r, W * r).
+
+    Same as ``torch.nn.functional.pixel_shuffle``.
+    """
     x, r = input, int(upscale_factor)
     if x.ndim < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
@@ -138,6 +142,10 @@ def pixel_shuffle(input, upscale_factor):  # noqa: A002
 
 
 def pixel_unshuffle(input, downscale_factor):  # noqa: A002
+    """Space rearranged into channels: (C, H * r, W * r) to (C * r * r, H, W).
+
+    Same as ``torch.nn.functional.pixel_unshuffle``.
+    """
     x, r = input, int(downscale_factor)
     if x.ndim < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
@@ -194,6 +202,10 @@ def _fold_args(kernel_size, dilation, padding, stride):
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
+    """The sliding local blocks of a batch of images, as columns.
+
+    Same as ``torch.nn.functional.unfold``.
+    """
     x = input
     if x.ndim not in (3, 4):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possibly 0 "
@@ -213,6 +225,10 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
+    """Sliding local blocks (columns) summed back into a batch of images: the inverse of ``unfold``.
+
+    Same as ``torch.nn.functional.fold``.
+    """
     x = input
     if x.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 "

@@ -43,6 +43,10 @@ def _check_1d(x, name):
 # ---- 1-d pooling -----------------------------------------------------------------------------
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
+    """Max pooling over a 1-D signal, ``kernel_size`` windows every ``stride`` (and indices).
+
+    Same as ``torch.nn.functional.max_pool1d``.
+    """
     x = input
     if x.ndim not in (2, 3):
         raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
@@ -58,6 +62,10 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
+    """Average pooling over a 1-D signal, ``kernel_size`` windows every ``stride``.
+
+    Same as ``torch.nn.functional.avg_pool1d``.
+    """
     x = input
     _check_1d(x, "avg_pool1d")
     k = _one(kernel_size, "avg_pool1d: kernel_size")
@@ -68,6 +76,10 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def adaptive_avg_pool1d(input, output_size):
+    """Average pooling over a 1-D signal into ``output_size`` windows.
+
+    Same as ``torch.nn.functional.adaptive_avg_pool1d``.
+    """
     x = input
     _check_1d(x, "adaptive_avg_pool1d")
     n = _one(output_size, "adaptive_avg_pool1d: output_size")
@@ -75,6 +87,10 @@ def adaptive_avg_pool1d(input, output_size):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max pooling over a 1-D signal into ``output_size`` windows (and the argmax indices).
+
+    Same as ``torch.nn.functional.adaptive_max_pool1d``.
+    """
     x = input
     _check_1d(x, "adaptive_max_pool1d")
     n = _one(output_size, "adaptive_max_pool1d: output_size")
@@ -131,18 +147,30 @@ def _adaptive_max(x, out, op, name):
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling over a 2-D signal into an ``output_size`` grid (and the argmax indices).
+
+    Same as ``torch.nn.functional.adaptive_max_pool2d``.
+    """
     out = _adaptive_size(input, output_size, 2)
     y, idx = _adaptive_max(input, out, ADAPTIVE_MAX_POOL2D, "adaptive_max_pool2d")
     return (y, _make(idx)) if return_indices else y
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max pooling over a 3-D signal into an ``output_size`` grid (and the argmax indices).
+
+    Same as ``torch.nn.functional.adaptive_max_pool3d``.
+    """
     out = _adaptive_size(input, output_size, 3)
     y, idx = _adaptive_max(input, out, ADAPTIVE_MAX_POOL3D, "adaptive_max_pool3d")
     return (y, _make(idx)) if return_indices else y
 
 
 def adaptive_avg_pool3d(input, output_size):
+    """Average pooling over a 3-D signal into an ``output_size`` grid of windows.
+
+    Same as ``torch.nn.functional.adaptive_avg_pool3d``.
+    """
     x = input
     out = _adaptive_size(x, output_size, 3)
     if out == [1, 1, 1] and x.ndim in (4, 5):  # torch: a mean over the last three dims
@@ -189,6 +217,10 @@ def _pool3d_args(name, x, kernel_size, stride, padding, dilation, ceil_mode):
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
+    """Max pooling over a 3-D signal, ``kernel_size`` windows every ``stride`` (and indices).
+
+    Same as ``torch.nn.functional.max_pool3d``.
+    """
     x = input
     k, s, p, d, sp, out = _pool3d_args("max_pool3d", x, kernel_size, stride, padding, dilation,
                                        ceil_mode)
@@ -220,6 +252,10 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
+    """Average pooling over a 3-D signal, ``kernel_size`` windows every ``stride``.
+
+    Same as ``torch.nn.functional.avg_pool3d``.
+    """
     x = input
     k, s, p, _, sp, out = _pool3d_args("avg_pool3d", x, kernel_size, stride, padding, 1,
                                        ceil_mode)

@@ -65,6 +65,10 @@ def mvlgamma(input, p):  # noqa: A002
 
 
 def _polygamma_method(self, n):
+    """The ``n``-th derivative of digamma of this tensor, ``polygamma(n, self)``.
+
+    Same as ``torch.Tensor.polygamma``.
+    """
     return polygamma(n, self)
 
 

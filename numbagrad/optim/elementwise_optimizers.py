@@ -77,6 +77,11 @@ class _ElementwiseOptimizer(Optimizer):
 
 
 class Adadelta(_ElementwiseOptimizer):
+    """Adadelta: steps scaled by running averages of squared gradients and squared updates.
+
+    Same as ``torch.optim.Adadelta``; ``differentiable=True`` raises NotImplementedError.
+    """
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
         _check("learning rate", lr)
@@ -113,6 +118,11 @@ class Adadelta(_ElementwiseOptimizer):
 
 
 class Adamax(_ElementwiseOptimizer):
+    """Adamax: Adam with the infinity norm of past gradients in place of the second moment.
+
+    Same as ``torch.optim.Adamax``; ``differentiable=True`` raises NotImplementedError.
+    """
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):
         _check("learning rate", lr)
@@ -143,6 +153,11 @@ class Adamax(_ElementwiseOptimizer):
 
 
 class NAdam(_ElementwiseOptimizer):
+    """NAdam: Adam with Nesterov momentum (and momentum decay).
+
+    Same as ``torch.optim.NAdam``; ``differentiable=True`` raises NotImplementedError.
+    """
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False):
@@ -189,6 +204,11 @@ class NAdam(_ElementwiseOptimizer):
 
 
 class RAdam(_ElementwiseOptimizer):
+    """RAdam: Adam with the variance of the adaptive step rectified in early steps.
+
+    Same as ``torch.optim.RAdam``; ``differentiable=True`` raises NotImplementedError.
+    """
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
                  capturable=False, differentiable=False):
@@ -234,6 +254,11 @@ class RAdam(_ElementwiseOptimizer):
 
 
 class Rprop(_ElementwiseOptimizer):
+    """Rprop: per-element step sizes grown or shrunk by the sign of successive gradients.
+
+    Same as ``torch.optim.Rprop``; ``differentiable=True`` raises NotImplementedError.
+    """
+
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
         _check("learning rate", lr)
@@ -262,6 +287,11 @@ class Rprop(_ElementwiseOptimizer):
 
 
 class ASGD(_ElementwiseOptimizer):
+    """Averaged stochastic gradient descent: SGD that keeps a running average of the parameters.
+
+    Same as ``torch.optim.ASGD``; ``differentiable=True`` raises NotImplementedError.
+    """
+
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False, capturable=False):
         _check("learning rate", lr)
