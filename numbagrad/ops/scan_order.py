@@ -1,0 +1,141 @@
+"""Stable orders of one line, NaN counted as larger than every number (torch's order for
+sort and topk): the merge sort that sort, median and mode use, and topk's picks.
+
+topk(k) returns the first k elements of the line's stable sort (descending for the k
+largest), in that order: among equal values the lower index comes first, as NumPy's
+``argsort(kind="stable")`` orders them. torch leaves that choice unspecified (the indices of
+tied elements may vary), so on ties the indices can differ from torch's while the values
+agree; ``sorted=False`` gets the same sorted order. The picks take expected linear time:
+np.partition finds the k-th value, then one pass keeps the values before it and the first
+of its equals (on a long line, a buffer of candidates that a running k-th value filters),
+and the merge sort orders those k."""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def before(a, b, descending):
+    """Whether a sorts strictly before b (NaN as the largest value)."""
+    if descending:
+        return (a > b) or (a != a and b == b)
+    return (a < b) or (b != b and a == a)
+
+
+@njit(cache=True)
+def stable_order(v, descending):
+    """The stable order of v (NumPy's stable argsort, and its mirror for descending): a
+    bottom-up merge sort, a much smaller compile than Numba's np.argsort."""
+    n = v.shape[0]
+    idx = np.arange(n)
+    tmp = np.empty(n, np.int64)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if before(v[idx[j]], v[idx[i]], descending):
+                    tmp[k] = idx[j]
+                    j += 1
+                else:
+                    tmp[k] = idx[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                tmp[k] = idx[i]
+                i += 1
+                k += 1
+            while j < hi:
+                tmp[k] = idx[j]
+                j += 1
+                k += 1
+        idx, tmp = tmp, idx
+        width *= 2
+    return idx
+
+
+@njit(cache=True)
+def _first_k(v, k, largest):
+    """The positions, in index order, of the first k values of v's order, and the k-th
+    value: np.partition finds it, one pass keeps the values before it and the first of
+    its equals."""
+    n = v.shape[0]
+    at = n - k if largest else k - 1
+    kth = np.partition(v, at)[at]  # ascending, NaN last: the k-th value of the order
+    equals = k  # how many values equal to kth to keep: k minus those strictly before it
+    for i in range(n):
+        if before(v[i], kth, largest):
+            equals -= 1
+    picked = np.empty(k, np.int64)
+    m = 0
+    for i in range(n):
+        if before(v[i], kth, largest):
+            picked[m] = i
+            m += 1
+        elif equals > 0 and not before(kth, v[i], largest):  # equal (NaN to NaN too)
+            picked[m] = i
+            m += 1
+            equals -= 1
+    return picked, kth
+
+
+@njit(cache=True)
+def _picks(v, k, largest):
+    """_first_k's positions for a long line and a small k without partitioning all of it:
+    candidates gather in a buffer; when it is full, its first k stay and their k-th value
+    becomes the bar a later value must beat strictly (an equal one comes later: it loses)."""
+    n = v.shape[0]
+    cap = max(2 * k, 1024)
+    if cap >= n:
+        return _first_k(v, k, largest)[0]
+    buf = np.empty(cap, np.int64)
+    m, bar, barred = 0, v[0], False
+    for i in range(n):
+        if barred and not before(v[i], bar, largest):
+            continue
+        buf[m] = i
+        m += 1
+        if m == cap:
+            keep, bar = _first_k(v[buf], k, largest)
+            buf[:k] = buf[keep]
+            m, barred = k, True
+    keep, _ = _first_k(v[buf[:m]], k, largest)
+    return buf[keep]
+
+
+@njit(cache=True)
+def topk_line(v, k, largest, out):
+    """out[:k] = the positions in v of the first k values of its stable order, descending
+    when ``largest``."""
+    if k == 0:
+        return
+    picked = _picks(v, k, largest)
+    order = stable_order(v[picked], largest)  # picked is in index order: ties stay so
+    for i in range(k):
+        out[i] = picked[order[i]]
+
+
+@njit(cache=True)
+def topk_positions(x0, sh0, d, k, largest):
+    """Flat input positions of topk's outputs (C order of the output, k along d)."""
+    outer, n, inner = 1, 1, 1
+    for q in range(sh0.shape[0]):
+        if q < d:
+            outer *= sh0[q]
+        elif q > d:
+            inner *= sh0[q]
+        else:
+            n = sh0[q]
+    pos = np.empty(outer * k * inner, np.int64)
+    v = np.empty(n, x0.dtype)
+    local = np.empty(max(k, 1), np.int64)
+    for o in range(outer):
+        for j in range(inner):
+            for i in range(n):
+                v[i] = x0[(o * n + i) * inner + j]
+            topk_line(v, k, largest, local)
+            for i in range(k):
+                pos[(o * k + i) * inner + j] = (o * n + local[i]) * inner + j
+    return pos
