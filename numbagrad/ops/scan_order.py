@@ -24,34 +24,33 @@ def before(a, b, descending):
 
 @njit(cache=True)
 def stable_order(v, descending):
-    """The stable order of v (NumPy's stable argsort, and its mirror for descending): a
-    bottom-up merge sort, a much smaller compile than Numba's np.argsort."""
+    """The stable order of v (NumPy's stable argsort, and its mirror for descending): runs
+    of 8 by insertion, then a bottom-up merge of (value, index) pairs; a much smaller
+    compile than Numba's np.argsort."""
     n = v.shape[0]
-    idx = np.arange(n)
-    tmp = np.empty(n, np.int64)
-    width = 1
+    key, idx = v.copy(), np.arange(n)
+    for lo in range(0, n, 8):
+        for i in range(lo + 1, min(lo + 8, n)):
+            x, at, j = key[i], idx[i], i
+            while j > lo and before(x, key[j - 1], descending):  # equal ones stay ahead
+                key[j], idx[j] = key[j - 1], idx[j - 1]
+                j -= 1
+            key[j], idx[j] = x, at
+    key2, idx2 = np.empty_like(key), np.empty_like(idx)
+    width = 8
     while width < n:
         for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if before(v[idx[j]], v[idx[i]], descending):
-                    tmp[k] = idx[j]
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j = lo, mid
+            for k in range(lo, hi):
+                # the right run's value goes first only when strictly before: stable
+                if j < hi and (i == mid or before(key[j], key[i], descending)):
+                    key2[k], idx2[k] = key[j], idx[j]
                     j += 1
                 else:
-                    tmp[k] = idx[i]
+                    key2[k], idx2[k] = key[i], idx[i]
                     i += 1
-                k += 1
-            while i < mid:
-                tmp[k] = idx[i]
-                i += 1
-                k += 1
-            while j < hi:
-                tmp[k] = idx[j]
-                j += 1
-                k += 1
-        idx, tmp = tmp, idx
+        key, key2, idx, idx2 = key2, key, idx2, idx
         width *= 2
     return idx
 
