@@ -228,8 +228,8 @@ def _line_positions(v, kind, a, b, out):
     if kind == KTHVALUE:
         out[0] = _kth_smallest(v, a - 1)
         return
-    if kind == TOPK:  # a: largest
-        topk_line(v, b, a != 0, out)
+    if kind == TOPK:  # a: largest, and sorted as its bit 1
+        topk_line(v, b, (a & 1) != 0, (a & 2) != 0, out)
         return
     order = stable_order(v, kind == SORT and a != 0)
     if kind == SORT:

@@ -5,10 +5,11 @@ topk(k) returns the first k elements of the line's stable sort (descending for t
 largest), in that order: among equal values the lower index comes first, as NumPy's
 ``argsort(kind="stable")`` orders them. torch leaves that choice unspecified (the indices of
 tied elements may vary), so on ties the indices can differ from torch's while the values
-agree; ``sorted=False`` gets the same sorted order. The picks take expected linear time:
-np.partition finds the k-th value, then one pass keeps the values before it and the first
-of its equals (on a long line, a buffer of candidates that a running k-th value filters),
-and the merge sort orders those k."""
+agree. ``sorted=False`` returns the same k in their order along the line (torch leaves
+that order open too). The picks take expected linear time: np.partition finds the k-th
+value, then one pass keeps the values before it and the first of its equals (on a long
+line, a buffer of candidates that a running k-th value filters); for ``sorted=True`` the
+merge sort orders those k."""
 
 import numpy as np
 from numba import njit
@@ -105,19 +106,22 @@ def _picks(v, k, largest):
 
 
 @njit(cache=True)
-def topk_line(v, k, largest, out):
+def topk_line(v, k, largest, ordered, out):
     """out[:k] = the positions in v of the first k values of its stable order, descending
-    when ``largest``."""
+    when ``largest``: in that order if ``ordered``, else in index order."""
     if k == 0:
         return
     picked = _picks(v, k, largest)
+    if not ordered:
+        out[:k] = picked
+        return
     order = stable_order(v[picked], largest)  # picked is in index order: ties stay so
     for i in range(k):
         out[i] = picked[order[i]]
 
 
 @njit(cache=True)
-def topk_positions(x0, sh0, d, k, largest):
+def topk_positions(x0, sh0, d, k, largest, ordered):
     """Flat input positions of topk's outputs (C order of the output, k along d)."""
     outer, n, inner = 1, 1, 1
     for q in range(sh0.shape[0]):
@@ -134,7 +138,7 @@ def topk_positions(x0, sh0, d, k, largest):
         for j in range(inner):
             for i in range(n):
                 v[i] = x0[(o * n + i) * inner + j]
-            topk_line(v, k, largest, local)
+            topk_line(v, k, largest, ordered, local)
             for i in range(k):
                 pos[(o * k + i) * inner + j] = (o * n + local[i]) * inner + j
     return pos

@@ -101,7 +101,7 @@ def _positions(x, kind, d, a=0, b=0):
         elif kind == KTHVALUE:
             pos = scan_kernels.kth_positions(flat, sh, d, a)
         elif kind == TOPK:
-            pos = scan_order.topk_positions(flat, sh, d, b, a != 0)
+            pos = scan_order.topk_positions(flat, sh, d, b, (a & 1) != 0, (a & 2) != 0)
         else:
             pos = scan_kernels.cumulative_extreme_positions(flat, sh, d, kind == CUMMAX)
         m = lines.shape[d] if kind in (CUMMAX, CUMMIN) else (b if kind == TOPK else 1)
@@ -177,8 +177,9 @@ def topk(x, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     n = x.shape[d] if x.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
-    # sorted or not, the values come sorted (scan_order: torch leaves the unsorted order open)
-    return topk_return(*_select(TOPK_OP, x, TOPK, d, int(bool(largest)), int(k)))
+    # a: largest, and sorted as its bit 1 (unsorted: the picks in index order, scan_order)
+    flags = int(bool(largest)) | (int(bool(sorted)) << 1)
+    return topk_return(*_select(TOPK_OP, x, TOPK, d, flags, int(k)))
 
 
 def _one_per_line(x, dim, name):
