@@ -1,11 +1,13 @@
 """Reductions, scans and sorting against torch: values, dtypes, indices (ties and NaN as
-torch CPU orders them), gradients and grad_fn names, NumPy-style aliases, errors."""
+torch CPU orders them, but topk's ties, which torch leaves open), gradients and grad_fn
+names, NumPy-style aliases, errors."""
 
 import numpy as np
 import pytest
 from torch_oracle import outcome
 
 import numbagrad as ng
+import numbagrad.func  # noqa: F401 - binds ng.func
 
 torch = pytest.importorskip("torch")
 
@@ -50,11 +52,8 @@ VALUE_CASES = {
     "topk": lambda t: t.topk(t.tensor(_M), 2),
     "topk_smallest_dim0": lambda t: t.tensor(_C).topk(2, dim=0, largest=False),
     "topk_0": lambda t: t.topk(t.tensor(_M), 0),
-    "topk_ties_nan": lambda t: t.topk(t.tensor([[1.0, 2, 2, 2, 1, 0, float("nan"), 2],
-                                                [3.0, 1, 1, 3, 3, 0, 1, 1]]), 5),
-    "topk_ties_smallest_unsorted": lambda t: t.topk(t.tensor([1.0, 2, 2, 2, 1, 0, 1, 2] * 3), 6,
-                                                    largest=False, sorted=False),
-    "topk_ties_partial_sort": lambda t: t.topk(t.tensor([float(i % 3) for i in range(130)]), 2),
+    "topk_nan": lambda t: t.topk(t.tensor([[1.0, float("nan"), -float("inf"), 0.5],
+                                           [float("inf"), 3.0, -1.0, 2.0]]), 3),
     "topk_int": lambda t: t.topk(t.tensor([4, 9, 1, 7]), 3),
     "kthvalue": lambda t: t.kthvalue(t.tensor(_M), 2),
     "kthvalue_ties_nan": lambda t: t.kthvalue(t.tensor([[1.0, 2, 2, 2, 1, 0, 1],
@@ -166,6 +165,68 @@ VALUE_CASES = {
 @pytest.mark.parametrize("name", VALUE_CASES)
 def test_values_indices_and_dtypes(name):
     same(VALUE_CASES[name])
+
+
+# topk among equal values: torch leaves which of them it returns unspecified ("the indices
+# of tied elements are not guaranteed to be stable"), and the order of sorted=False. Its
+# values and their sorted order are documented: they equal torch's; the indices point at
+# them, and they are those of NumPy's stable sort (descending for the largest, NaN above
+# every number), in index order if unsorted, as numbagrad documents
+_NAN = float("nan")
+TOPK_TIE_CASES = {
+    "nan": ([[1.0, 2, 2, 2, 1, 0, _NAN, 2], [3.0, 1, 1, 3, 3, 0, 1, 1]], dict(k=5)),
+    "nans_smallest": ([_NAN, 2, _NAN, 1, 2, _NAN, 1], dict(k=6, largest=False)),
+    "smallest_unsorted": ([1.0, 2, 2, 2, 1, 0, 1, 2] * 3, dict(k=6, largest=False, sorted=False)),
+    "long_line": ([float(i % 3) for i in range(130)], dict(k=2)),
+    "long_line_unsorted": ([float(i % 7) for i in range(3000)], dict(k=40, sorted=False)),
+    "dim0_int": (_INTS, dict(k=1, dim=0, largest=False)),
+    "dim0_3d": (np.round(_C * 2), dict(k=2, dim=1)),
+    "all": ([2.0] * 9, dict(k=9)),
+}
+
+
+def _stable_order(a, dim, descending):
+    """NumPy's stable argsort along dim; descending: the flipped line's, flipped back (so
+    equal values keep their order and NaN, last in NumPy's ascending order, comes first)."""
+    if not descending:
+        return np.argsort(a, axis=dim, kind="stable")
+    n = a.shape[dim]
+    return n - 1 - np.flip(np.argsort(np.flip(a, dim), axis=dim, kind="stable"), dim)
+
+
+@pytest.mark.parametrize("name", TOPK_TIE_CASES)
+def test_topk_ties_values_as_torch_indices_of_the_stable_sort(name):
+    data, kw = TOPK_TIE_CASES[name]
+    a = np.asarray(data)
+    ours, theirs = ng.topk(ng.tensor(a), **kw), torch.topk(torch.tensor(a), **kw)
+    dim, k = kw.get("dim", -1), kw["k"]
+    v, i, tv = ours.values.numpy(), ours.indices.numpy(), theirs.values.numpy()
+    assert _plain(ours.indices)[:2] == _plain(theirs.indices)[:2]  # shape, dtype
+    if kw.get("sorted", True):
+        assert _plain(ours.values) == _plain(theirs.values)
+    else:  # torch's order is open: the same values, in some order
+        assert _plain(ours.values)[:2] == _plain(theirs.values)[:2]
+        np.testing.assert_array_equal(np.sort(v, dim), np.sort(tv, dim))
+    np.testing.assert_array_equal(np.take_along_axis(a, i, dim), v)
+    assert all(len(set(line)) == k for line in np.moveaxis(i, dim, -1).reshape(-1, k).tolist())
+    want = np.take(_stable_order(a, dim, kw.get("largest", True)), np.arange(k), dim)
+    np.testing.assert_array_equal(i, want if kw.get("sorted", True) else np.sort(want, dim))
+
+
+@pytest.mark.parametrize("name", ["nan", "long_line_unsorted", "dim0_3d"])
+def test_topk_ties_replay_picks_as_eager(name):
+    """The compiled replay picks topk's positions again with eager's kernel: on ties its
+    gradient lands where eager's indices point."""
+    data, kw = TOPK_TIE_CASES[name]
+    a = np.asarray(data)
+    eager = ng.topk(ng.tensor(a), **kw)
+    w = _RNG.uniform(0.5, 1.5, tuple(eager.values.shape))
+    dim = kw.get("dim", -1)
+    want = np.zeros_like(a)
+    np.put_along_axis(want, eager.indices.numpy(), w, dim)
+    grad = ng.func.grad(lambda x: (ng.topk(x, **kw).values * ng.tensor(w)).sum())
+    np.testing.assert_array_equal(grad(a), want)
+    np.testing.assert_array_equal(ng.compile(grad)(a), want)
 
 
 ALIAS_CASES = {

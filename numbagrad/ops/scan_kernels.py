@@ -10,7 +10,7 @@ from numba import njit
 
 from .kernels import bcast_index, norm_bw
 from .replay_kernels import group_sums_into, norm_fw
-from .scan_topk import topk_line
+from .scan_order import stable_order, topk_line
 
 
 @njit(cache=True, inline="always")
@@ -136,48 +136,6 @@ SORT, TOPK, KTHVALUE, MEDIAN, NANMEDIAN, MODE, CUMMAX, CUMMIN = range(8)
 
 
 @njit(cache=True, inline="always")
-def _before(a, b, descending):
-    """Whether a sorts strictly before b (NaN as the largest value)."""
-    if descending:
-        return (a > b) or (a != a and b == b)
-    return (a < b) or (b != b and a == a)
-
-
-@njit(cache=True)
-def _order(v, descending):
-    """The stable order of v (NumPy's stable argsort, and its mirror for descending): a
-    bottom-up merge sort, a much smaller compile than Numba's np.argsort."""
-    n = v.shape[0]
-    idx = np.arange(n)
-    tmp = np.empty(n, np.int64)
-    width = 1
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if _before(v[idx[j]], v[idx[i]], descending):
-                    tmp[k] = idx[j]
-                    j += 1
-                else:
-                    tmp[k] = idx[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                tmp[k] = idx[i]
-                i += 1
-                k += 1
-            while j < hi:
-                tmp[k] = idx[j]
-                j += 1
-                k += 1
-        idx, tmp = tmp, idx
-        width *= 2
-    return idx
-
-
-@njit(cache=True, inline="always")
 def _gt_or_nan(a, b):
     return (a != a and b == b) or a > b
 
@@ -273,7 +231,7 @@ def _line_positions(v, kind, a, b, out):
     if kind == TOPK:  # a: largest, and sorted as its bit 1
         topk_line(v, b, (a & 1) != 0, (a & 2) != 0, out)
         return
-    order = _order(v, kind == SORT and a != 0)
+    order = stable_order(v, kind == SORT and a != 0)
     if kind == SORT:
         for i in range(out.shape[0]):
             out[i] = order[i]
@@ -317,7 +275,7 @@ def mode_positions(x0, sh0, d):
         for j in range(inner):
             for i in range(n):
                 v[i] = x0[(o * n + i) * inner + j]
-            pos[o * inner + j] = (o * n + _mode_of(v, _order(v, False))) * inner + j
+            pos[o * inner + j] = (o * n + _mode_of(v, stable_order(v, False))) * inner + j
     return pos
 
 

@@ -7,7 +7,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..tensor import Tensor, _make  # noqa: F401
-from . import reduce, scan_kernels, scan_topk, vjp  # noqa: F401 - vjp attaches max()'s rule
+from . import reduce, scan_kernels, scan_order, vjp  # noqa: F401 - vjp attaches max()'s rule
 from .index import index_add_flat
 from .record import record
 from .registry import Sample, defop, vjp_rule
@@ -87,17 +87,13 @@ vjp_rule(MEDIAN_ALL, NANMEDIAN_ALL)(reduce.MAX_ALL.vjp)
 
 def _positions(x, kind, d, a=0, b=0):
     """(values, indices along d, flat positions) of a selection, as NumPy arrays in the
-    output's shape with the dim d kept. NumPy's stable sort orders as the replay's kernel
-    (Numba's mergesort, NaN last): the same positions; mode and the cumulative extremes
-    come from that kernel itself."""
+    output's shape with the dim d kept. NumPy's stable sort orders as the replay's merge
+    sort (NaN last): the same positions; topk, kthvalue, mode and the cumulative extremes
+    come from the replay's kernels themselves."""
     data = np.asarray(x._data)
     shape = data.shape
     lines = data.reshape(shape or (1,))
-    if kind == TOPK and (a & 2) and not _has_ties(lines, d):
-        kind_fast = True  # sorted, and no equal values: a stable sort's first k are torch's
-    else:
-        kind_fast = False
-    if kind in (MODE, CUMMAX, CUMMIN, KTHVALUE) or (kind == TOPK and not kind_fast):
+    if kind in (MODE, CUMMAX, CUMMIN, KTHVALUE, TOPK):
         flat = _as_float64(lines.reshape(-1))
         sh = np.asarray(lines.shape, np.int64)
         if kind == MODE:
@@ -105,7 +101,7 @@ def _positions(x, kind, d, a=0, b=0):
         elif kind == KTHVALUE:
             pos = scan_kernels.kth_positions(flat, sh, d, a)
         elif kind == TOPK:
-            pos = scan_topk.topk_positions(flat, sh, d, b, (a & 1) != 0, (a & 2) != 0)
+            pos = scan_order.topk_positions(flat, sh, d, b, (a & 1) != 0, (a & 2) != 0)
         else:
             pos = scan_kernels.cumulative_extreme_positions(flat, sh, d, kind == CUMMAX)
         m = lines.shape[d] if kind in (CUMMAX, CUMMIN) else (b if kind == TOPK else 1)
@@ -113,24 +109,12 @@ def _positions(x, kind, d, a=0, b=0):
         local = (pos // int(np.prod(lines.shape[d + 1:]))) % max(lines.shape[d], 1)
         local = local.reshape(out_shape)
     else:
-        local = _local_order(lines, kind, d, a, b)
+        local = _local_order(lines, kind, d, a)
         pos = np.take_along_axis(np.arange(lines.size).reshape(lines.shape), local, d)
     values = np.take_along_axis(lines, local, d)
     if not shape:
         values, local = values.reshape(()), local.reshape(())
     return values, local.astype(np.int64), pos.reshape(-1).astype(np.int64)
-
-
-def _has_ties(lines, d):
-    """Whether any line along d holds a value twice (two NaNs count)."""
-    if lines.shape[d] < 2:
-        return False
-    ordered = np.sort(lines, axis=d)
-    same = np.take(ordered, range(1, lines.shape[d]), d) == np.take(ordered,
-                                                                    range(lines.shape[d] - 1), d)
-    if same.any():
-        return True
-    return lines.dtype.kind == "f" and bool((np.isnan(lines).sum(axis=d) > 1).any())
 
 
 def _as_float64(flat):
@@ -143,18 +127,16 @@ def _as_float64(flat):
     return flat.astype(np.float64)
 
 
-def _local_order(lines, kind, d, a, b):
-    """Indices along d of a sort's, a tie-free sorted topk's or median's picks (d kept)."""
+def _local_order(lines, kind, d, a):
+    """Indices along d of a sort's or median's picks (d kept)."""
     n = lines.shape[d]
-    descending = (a != 0 and kind == SORT) or (kind == TOPK and (a & 1) != 0)
+    descending = a != 0 and kind == SORT
     if descending:  # stable, equal values in order: the reversed line's order, reversed
         order = n - 1 - np.flip(np.argsort(np.flip(lines, d), axis=d, kind="stable"), d)
     else:
         order = np.argsort(lines, axis=d, kind="stable")
     if kind == SORT:
         return order
-    if kind == TOPK:
-        return np.take(order, np.arange(b), axis=d)
     nan = np.isnan(lines) if lines.dtype.kind == "f" else np.zeros(lines.shape, bool)
     if kind == MEDIAN:
         at = np.take(order, [(n - 1) // 2], axis=d)
@@ -211,7 +193,7 @@ def topk(x, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     n = x.shape[d] if x.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
-    # a: largest, and sorted as its bit 1 (they decide the order of equal values)
+    # a: largest, and sorted as its bit 1 (unsorted: the picks in index order, scan_order)
     flags = int(bool(largest)) | (int(bool(sorted)) << 1)
     return topk_return(*_select(TOPK_OP, x, TOPK, d, flags, int(k)))
 
