@@ -1,5 +1,6 @@
 """Open every page of the built site in headless Chromium and fail on any page that logs a
-console error, throws, or has a request fail.
+console error, throws (its web workers included), has a request fail, or asks for anything
+outside the site.
 
     python tools/check_pages.py [SITE_DIR] [--chromium PATH]   # SITE_DIR: site (mkdocs build)
     python tools/check_pages.py --self-test                    # shows that it catches errors
@@ -43,7 +44,7 @@ def page_paths(site):
     return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
 
 
-def _settle(page, pending, path, errors, quiet_ms=100, limit_s=20):
+def _settle(page, pending, errors, quiet_ms=100, limit_s=20):
     """Wait until what the page started after its load event (the search worker fetching the
     index) has finished: no request in flight for ``quiet_ms``. Playwright's "networkidle"
     waits 500 ms per page for the same."""
@@ -92,7 +93,7 @@ def check_site(site, chromium="/usr/bin/chromium", pages=None):
             for path in pages if pages is not None else page_paths(site):
                 errors.clear()
                 page.goto(base + path, wait_until="load")
-                _settle(page, pending, path, errors)
+                _settle(page, pending, errors)
                 if errors:
                     problems[path] = sorted(set(errors))
             context.close()
@@ -102,8 +103,8 @@ def check_site(site, chromium="/usr/bin/chromium", pages=None):
 
 
 def self_test(chromium):
-    """A site of three pages: one clean, one with a script error, one with a missing image.
-    True when exactly the two bad pages are reported."""
+    """A site of four pages: one clean, one with a script error, one with a missing image, one
+    that loads a web font from the network. True when exactly the three bad ones are reported."""
     with tempfile.TemporaryDirectory() as tmp:
         site = pathlib.Path(tmp)
         (site / "good.html").write_text("<html><body><p>fine</p><script>console.log('ok')"
@@ -112,11 +113,14 @@ def self_test(chromium):
                                             "</body></html>")
         (site / "missing_file.html").write_text("<html><body><img src='missing.png'>"
                                                 "</body></html>")
+        (site / "web_font.html").write_text(
+            "<html><head><link rel='stylesheet' href='https://fonts.googleapis.com/css?"
+            "family=Roboto'></head><body>text</body></html>")
         problems = check_site(site, chromium)
     for path, errors in problems.items():
         print(f"{path}: {errors}")
-    ok = sorted(problems) == ["js_error.html", "missing_file.html"]
-    print("self-test:", "the two bad pages were caught" if ok else "FAILED")
+    ok = sorted(problems) == ["js_error.html", "missing_file.html", "web_font.html"]
+    print("self-test:", "the three bad pages were caught" if ok else "FAILED")
     return ok
 
 
@@ -125,7 +129,7 @@ def main(argv=None):
     parser.add_argument("site", nargs="?", default="site", help="built site (default: site)")
     parser.add_argument("--chromium", default="/usr/bin/chromium", help="browser executable")
     parser.add_argument("--self-test", action="store_true",
-                        help="check that a page with a JS error and one with a missing file fail")
+                        help="check that pages with a JS error, a missing file or a web font fail")
     args = parser.parse_args(argv)
     if args.self_test:
         return 0 if self_test(args.chromium) else 1
