@@ -16,8 +16,16 @@ import types
 
 import griffe
 
+# what docs/api/ renders (a new page's namespace goes here too), and the names documented on a
+# page of their own rather than among their module's
+OWN_PAGE = {"numbagrad": {"Tensor"}}
 NAMESPACES = ("numbagrad", "numbagrad.Tensor", "numbagrad.nn", "numbagrad.nn.functional",
-              "numbagrad.optim", "numbagrad.func", "numbagrad.autograd", "numbagrad.linalg")
+              "numbagrad.nn.init", "numbagrad.nn.utils", "numbagrad.optim",
+              "numbagrad.optim.lr_scheduler", "numbagrad.func", "numbagrad.autograd",
+              "numbagrad.autograd.functional", "numbagrad.autograd.forward_ad",
+              "numbagrad.autograd.graph", "numbagrad.linalg", "numbagrad.utils.data",
+              "numbagrad.distributions", "numbagrad.optimize", "numbagrad.viz",
+              "numbagrad.extend", "numbagrad.testing")
 
 
 def public_names(obj):
@@ -54,6 +62,12 @@ def resolved(member):
         return None
 
 
+def _shorten_value(member):
+    """Leave out an attribute's value when it is long (a table's repr): its name says enough."""
+    if not member.is_alias and member.is_attribute and len(str(member.value or "")) > 80:
+        member.value = None
+
+
 def _name_first_parameter_self(method):
     if method.labels & {"staticmethod", "classmethod"} or not method.parameters:
         return
@@ -73,15 +87,17 @@ class RuntimeNames(griffe.Extension):
             modules_collection=loader.modules_collection)
         self.fixed_classes = set()
         for path in NAMESPACES:
-            runtime = runtime_object(path)
             documented = resolved(loader.modules_collection[path])
-            names = self.complete(documented, runtime)
+            names = self.complete(documented, runtime_object(path))
             if documented.is_module:
-                documented.exports = names  # what mkdocstrings renders: the runtime's names
+                documented.exports = names
 
     def complete(self, documented, runtime):
-        """Give every public runtime name of ``runtime`` a member griffe can render."""
+        """Give every public runtime name of ``runtime`` a member griffe can render, and
+        mark the members public exactly when the runtime has them public (the pages use
+        mkdocstrings' ``filters: public``: a module's imported helpers and constants stay out)."""
         names = public_names(runtime)
+        shown = set(names) - OWN_PAGE.get(documented.path, set())
         for name in names:
             value = getattr(runtime, name)
             member = documented.members.get(name)
@@ -91,21 +107,30 @@ class RuntimeNames(griffe.Extension):
             if inspect.isclass(value) and target.is_class and target.path not in self.fixed_classes:
                 self.fixed_classes.add(target.path)
                 self.complete_class(target, value)
+        for name, member in documented.members.items():
+            member.public = name in shown
+            _shorten_value(member)
         return names
 
     def complete_class(self, documented, cls):
         """A class's own members: those griffe aliased to places it cannot follow, or to a
         module's function (a function bound to the class by assignment), are inspected as
         members of the class; a method's first parameter is named ``self``, as Python
-        passes the instance there (mkdocstrings leaves ``self`` out of signatures)."""
+        passes the instance there (mkdocstrings leaves ``self`` out of signatures). Members
+        named with an underscore (``__doc__``, ``__add__``...) are dropped, as a class seen
+        through an alias shows all its members whatever their ``public`` flag; ``__init__``
+        stays, for mkdocstrings to merge its signature into the class's."""
         for name, member in list(documented.members.items()):
-            if not hasattr(cls, name):
+            if name.startswith("_") and name != "__init__":
+                documented.del_member(name)
                 continue
-            target = resolved(member)
-            if member.is_alias and (target is None or not target.parent.is_class):
-                member = self.inspect_into(documented, cls, name)
-            if member.is_function and not member.is_alias:
-                _name_first_parameter_self(member)
+            if hasattr(cls, name):
+                target = resolved(member)
+                if member.is_alias and (target is None or not target.parent.is_class):
+                    member = self.inspect_into(documented, cls, name)
+                if member.is_function and not member.is_alias:
+                    _name_first_parameter_self(member)
+            _shorten_value(member)
 
     def inspect_into(self, parent, runtime_parent, name):
         """Inspect ``runtime_parent.name`` into ``parent`` as griffe inspects a module."""
