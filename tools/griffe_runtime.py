@@ -7,7 +7,9 @@ does not hold them, which cannot be rendered. This extension reads the public na
 documented namespace from the imported object (``__all__``, else ``dir`` without modules or
 ``_`` names) and makes each one that griffe did not resolve an object inspected from the
 runtime value, with its runtime docstring; the same for the members of the classes there.
-mkdocs.yml loads it in mkdocstrings' python handler (``extensions``).
+It also marks which members are public (the runtime's names, nothing a module merely
+imports) and drops classes' underscore members. mkdocs.yml loads it in mkdocstrings' python
+handler (``extensions``).
 """
 
 import importlib
