@@ -1,0 +1,145 @@
+"""Griffe extension for the API reference: numbagrad's names as Python sees them once imported.
+
+Much of numbagrad's API is bound at import time (Tensor methods set by ``setattr``, functions
+made by factories, star-imports), so griffe, even inspecting the package, leaves many public
+names as aliases to a factory's local function (``_unary_fn.<locals>.fn``) or to a module that
+does not hold them, which cannot be rendered. This extension reads the public names of each
+documented namespace from the imported object (``__all__``, else ``dir`` without modules or
+``_`` names) and makes each one that griffe did not resolve an object inspected from the
+runtime value, with its runtime docstring; the same for the members of the classes there.
+It also marks which members are public (the runtime's names, nothing a module merely
+imports) and drops classes' underscore members. mkdocs.yml loads it in mkdocstrings' python
+handler (``extensions``).
+"""
+
+import importlib
+import inspect
+import types
+
+import griffe
+
+# what docs/api/ renders (a new page's namespace goes here too), and the names documented on a
+# page of their own rather than among their module's
+OWN_PAGE = {"numbagrad": {"Tensor"}}
+NAMESPACES = ("numbagrad", "numbagrad.Tensor", "numbagrad.nn", "numbagrad.nn.functional",
+              "numbagrad.nn.init", "numbagrad.nn.utils", "numbagrad.optim",
+              "numbagrad.optim.lr_scheduler", "numbagrad.func", "numbagrad.autograd",
+              "numbagrad.autograd.functional", "numbagrad.autograd.forward_ad",
+              "numbagrad.autograd.graph", "numbagrad.linalg", "numbagrad.utils.data",
+              "numbagrad.distributions", "numbagrad.optimize", "numbagrad.viz",
+              "numbagrad.extend", "numbagrad.testing")
+
+
+def public_names(obj):
+    """The names a user reaches on ``obj``: its ``__all__``, else its own public attributes."""
+    names = getattr(obj, "__all__", None)
+    if names is None:
+        names = dir(obj) if isinstance(obj, types.ModuleType) else list(vars(obj))
+        names = [n for n in names if not n.startswith("_")]
+    return [n for n in names if hasattr(obj, n)
+            and not isinstance(getattr(obj, n), types.ModuleType)]
+
+
+def runtime_object(path):
+    """The imported object at a dotted path (a module, or an attribute of one)."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for part in parts[cut:]:
+            obj = getattr(obj, part)
+        return obj
+    raise ImportError(path)
+
+
+def resolved(member):
+    """The object a griffe member stands for, or None for an alias griffe cannot follow."""
+    if not member.is_alias:
+        return member
+    try:
+        return member.final_target
+    except (griffe.AliasResolutionError, griffe.CyclicAliasError):
+        return None
+
+
+def _shorten_value(member):
+    """Leave out an attribute's value when it is long (a table's repr): its name says enough."""
+    if not member.is_alias and member.is_attribute and len(str(member.value or "")) > 80:
+        member.value = None
+
+
+def _name_first_parameter_self(method):
+    if method.labels & {"staticmethod", "classmethod"} or not method.parameters:
+        return
+    first = next(iter(method.parameters))
+    if first.kind in (griffe.ParameterKind.positional_only,
+                      griffe.ParameterKind.positional_or_keyword):
+        first.name = "self"
+
+
+class RuntimeNames(griffe.Extension):
+    def on_package(self, *, pkg, loader, **kwargs):
+        if pkg.name != "numbagrad":
+            return
+        self.inspector = griffe.Inspector(
+            pkg.name, None, loader.extensions, docstring_parser=loader.docstring_parser,
+            docstring_options=loader.docstring_options,
+            modules_collection=loader.modules_collection)
+        self.fixed_classes = set()
+        for path in NAMESPACES:
+            documented = resolved(loader.modules_collection[path])
+            names = self.complete(documented, runtime_object(path))
+            if documented.is_module:
+                documented.exports = names
+
+    def complete(self, documented, runtime):
+        """Give every public runtime name of ``runtime`` a member griffe can render, and
+        mark the members public exactly when the runtime has them public (the pages use
+        mkdocstrings' ``filters: public``: a module's imported helpers and constants stay out)."""
+        names = public_names(runtime)
+        shown = set(names) - OWN_PAGE.get(documented.path, set())
+        for name in names:
+            value = getattr(runtime, name)
+            member = documented.members.get(name)
+            target = resolved(member) if member is not None else None
+            if target is None:
+                target = self.inspect_into(documented, runtime, name)
+            if inspect.isclass(value) and target.is_class and target.path not in self.fixed_classes:
+                self.fixed_classes.add(target.path)
+                self.complete_class(target, value)
+        for name, member in documented.members.items():
+            member.public = name in shown
+            _shorten_value(member)
+        return names
+
+    def complete_class(self, documented, cls):
+        """A class's own members: those griffe aliased to places it cannot follow, or to a
+        module's function (a function bound to the class by assignment), are inspected as
+        members of the class; a method's first parameter is named ``self``, as Python
+        passes the instance there (mkdocstrings leaves ``self`` out of signatures). Members
+        named with an underscore (``__doc__``, ``__add__``...) are dropped, as a class seen
+        through an alias shows all its members whatever their ``public`` flag; ``__init__``
+        stays, for mkdocstrings to merge its signature into the class's."""
+        for name, member in list(documented.members.items()):
+            if name.startswith("_") and name != "__init__":
+                documented.del_member(name)
+                continue
+            if hasattr(cls, name):
+                target = resolved(member)
+                if member.is_alias and (target is None or not target.parent.is_class):
+                    member = self.inspect_into(documented, cls, name)
+                if member.is_function and not member.is_alias:
+                    _name_first_parameter_self(member)
+            _shorten_value(member)
+
+    def inspect_into(self, parent, runtime_parent, name):
+        """Inspect ``runtime_parent.name`` into ``parent`` as griffe inspects a module."""
+        if name in parent.members:
+            parent.del_member(name)
+        node = griffe.ObjectNode(getattr(runtime_parent, name), name,
+                                 parent=griffe.ObjectNode(runtime_parent, parent.name))
+        self.inspector.current = parent
+        self.inspector.inspect(node)
+        return parent.members[name]
