@@ -193,7 +193,10 @@ def test_notebook_runs_saves_its_figures_and_puts_settings_back(path, tmp_path, 
     km = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=kernel_specs)
     client = nbclient.NotebookClient(nb, km=km, timeout=2 * TIME_LIMIT,
                                      resources={"metadata": {"path": str(NOTEBOOKS)}})
-    env = {**os.environ, "NUMBAGRAD_FIGURE_DIR": str(figures)}
+    # torch.compile's first call builds C++ with the system compiler: tens of seconds per
+    # notebook, for timings; the notebooks catch its failures, so it is left out here
+    env = {**os.environ, "NUMBAGRAD_FIGURE_DIR": str(figures),
+           "NUMBAGRAD_SKIP_TORCH_COMPILE": "1"}
     start = time.perf_counter()
     # raises CellExecutionError, with the cell and its traceback, at the first failing cell
     # (the last cell's assertion names the settings that were not put back)
