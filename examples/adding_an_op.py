@@ -1,6 +1,6 @@
 """Tutorial: add two ops to numbagrad's op table, so they run inside the compiled sweep.
 
-Run: python examples/adding_an_op.py  (the first run compiles the extended sweep: ~1 min)
+Run: python examples/adding_an_op.py  (the first run compiles the two ops' kernels: seconds)
 
 1. ``softsign`` (x / (1 + |x|)), elementwise: give the NumPy forward, the derivative as a
    scalar formula over g (upstream gradient), a (input) and y (output), and the replay

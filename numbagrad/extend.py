@@ -3,9 +3,9 @@
 An op declared here is differentiated inside the compiled sweep, at the speed of the
 built-in ops: its derivative is either a scalar formula (elementwise ops; the serial and
 parallel kernels and the differentiable create_graph form are generated from it) or an
-@njit kernel with the sweep's fixed signature. Declare ops before the first backward of the
-process, or expect one reload: the sweep is regenerated for the new table and compiled
-once (about a minute; cached on disk under a name that hashes the table and the kernels).
+@njit kernel with the sweep's fixed signature. Like a built-in op's, its kernels are
+generated into a module of its own and compiled the first time a graph uses the op (cached
+on disk under a name that hashes their source).
 
 * ``defop(name, grad_fn, arity, ...)``: the record (see numbagrad/ops/registry.py).
 * ``unary(name, x, *float_attrs)`` / ``binary(name, a, b)``: call an elementwise op.
