@@ -7,6 +7,20 @@ from numbagrad.tensor import Tensor
 
 class MultiheadAttention(Module):
     def __init__(self, embed_dim: Any, num_heads: Any, dropout: Any = ..., bias: Any = ..., add_bias_kv: Any = ..., add_zero_attn: Any = ..., kdim: Any = ..., vdim: Any = ..., batch_first: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
+    add_zero_attn: Any
+    batch_first: Any
     bias_k: Tensor | None
     bias_v: Tensor | None
+    dropout: Any
+    embed_dim: Any
     def forward(self, query: Any, key: Any, value: Any, key_padding_mask: Any = ..., need_weights: Any = ..., attn_mask: Any = ..., average_attn_weights: Any = ..., is_causal: Any = ...) -> tuple[Tensor, Tensor | None]: ...
+    head_dim: Any
+    in_proj_bias: Any
+    in_proj_weight: Any
+    k_proj_weight: Any
+    kdim: Any
+    num_heads: Any
+    out_proj: Any
+    q_proj_weight: Any
+    v_proj_weight: Any
+    vdim: Any

@@ -9,11 +9,14 @@ class BCELoss(Module):
     def __init__(self, weight: Any = ..., size_average: Any = ..., reduce: Any = ..., reduction: Any = ...) -> None: ...
     def forward(self, input: Any, target: Any) -> Tensor: ...
     reduction: str
+    weight: Tensor | None
 
 class BCEWithLogitsLoss(Module):
     def __init__(self, weight: Any = ..., size_average: Any = ..., reduce: Any = ..., reduction: Any = ..., pos_weight: Any = ...) -> None: ...
     def forward(self, input: Any, target: Any) -> Tensor: ...
+    pos_weight: Tensor | None
     reduction: str
+    weight: Tensor | None
 
 class CrossEntropyLoss(Module):
     def __init__(self, weight: Any = ..., size_average: Any = ..., ignore_index: Any = ..., reduce: Any = ..., reduction: Any = ..., label_smoothing: Any = ...) -> None: ...
@@ -21,15 +24,18 @@ class CrossEntropyLoss(Module):
     ignore_index: int
     label_smoothing: float
     reduction: str
+    weight: Tensor | None
 
 class HuberLoss(Module):
     def __init__(self, reduction: Any = ..., delta: Any = ...) -> None: ...
+    delta: Any
     def forward(self, input: Any, target: Any) -> Tensor: ...
     reduction: str
 
 class KLDivLoss(Module):
     def __init__(self, size_average: Any = ..., reduce: Any = ..., reduction: Any = ..., log_target: Any = ...) -> None: ...
     def forward(self, input: Any, target: Any) -> Tensor: ...
+    log_target: Any
     reduction: str
 
 class L1Loss(Module):
@@ -47,8 +53,10 @@ class NLLLoss(Module):
     def forward(self, input: Any, target: Any) -> Tensor: ...
     ignore_index: int
     reduction: str
+    weight: Tensor | None
 
 class SmoothL1Loss(Module):
     def __init__(self, size_average: Any = ..., reduce: Any = ..., reduction: Any = ..., beta: Any = ...) -> None: ...
+    beta: Any
     def forward(self, input: Any, target: Any) -> Tensor: ...
     reduction: str

@@ -34,6 +34,7 @@ class MultiLabelSoftMarginLoss(Module):
     def __init__(self, weight: Any = ..., size_average: Any = ..., reduce: Any = ..., reduction: Any = ...) -> None: ...
     def forward(self, input: Any, target: Any) -> Tensor: ...
     reduction: str
+    weight: Tensor | None
 
 class MultiMarginLoss(Module):
     def __init__(self, p: Any = ..., margin: Any = ..., weight: Any = ..., size_average: Any = ..., reduce: Any = ..., reduction: Any = ...) -> None: ...
@@ -41,6 +42,7 @@ class MultiMarginLoss(Module):
     margin: float
     p: int
     reduction: str
+    weight: Tensor | None
 
 class PoissonNLLLoss(Module):
     def __init__(self, log_input: Any = ..., full: Any = ..., size_average: Any = ..., eps: Any = ..., reduce: Any = ..., reduction: Any = ...) -> None: ...

@@ -12,6 +12,7 @@ class LSTM(RNNBase):
 
 class RNN(RNNBase):
     def __init__(self, input_size: Any, hidden_size: Any, num_layers: Any = ..., nonlinearity: Any = ..., bias: Any = ..., batch_first: Any = ..., dropout: Any = ..., bidirectional: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
+    nonlinearity: Any
 
 class RNNBase(Module):
     def __init__(self, mode: Any, input_size: Any, hidden_size: Any, num_layers: Any = ..., bias: Any = ..., batch_first: Any = ..., dropout: Any = ..., bidirectional: Any = ..., proj_size: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...

@@ -67,48 +67,64 @@ class FeatureAlphaDropout(Module):
 class GroupNorm(Module):
     def __init__(self, num_groups: Any, num_channels: Any, eps: Any = ..., affine: Any = ..., bias: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
     affine: bool
+    bias: Any
     eps: float
     def extra_repr(self) -> str: ...
     def forward(self, input: Any) -> Tensor: ...
     num_channels: int
     num_groups: int
+    weight: Any
 
 class InstanceNorm1d(Module):
     def __init__(self, num_features: Any, eps: Any = ..., momentum: Any = ..., affine: Any = ..., track_running_stats: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
     affine: bool
+    bias: Any
     eps: float
     def extra_repr(self) -> str: ...
     def forward(self, input: Any) -> Tensor: ...
     momentum: float | None
+    num_batches_tracked: Tensor | None
     num_features: int
     def reset_running_stats(self) -> None: ...
+    running_mean: Tensor | None
+    running_var: Tensor | None
     track_running_stats: bool
+    weight: Any
 
 class InstanceNorm2d(Module):
     def __init__(self, num_features: Any, eps: Any = ..., momentum: Any = ..., affine: Any = ..., track_running_stats: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
     affine: bool
+    bias: Any
     eps: float
     def extra_repr(self) -> str: ...
     def forward(self, input: Any) -> Tensor: ...
     momentum: float | None
+    num_batches_tracked: Tensor | None
     num_features: int
     def reset_running_stats(self) -> None: ...
+    running_mean: Tensor | None
+    running_var: Tensor | None
     track_running_stats: bool
+    weight: Any
 
 class InstanceNorm3d(Module):
     def __init__(self, num_features: Any, eps: Any = ..., momentum: Any = ..., affine: Any = ..., track_running_stats: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
     affine: bool
+    bias: Any
     eps: float
     def extra_repr(self) -> str: ...
     def forward(self, input: Any) -> Tensor: ...
     momentum: float | None
+    num_batches_tracked: Tensor | None
     num_features: int
     def reset_running_stats(self) -> None: ...
+    running_mean: Tensor | None
+    running_var: Tensor | None
     track_running_stats: bool
+    weight: Any
 
 class LazyLinear(Linear):
     def __init__(self, out_features: Any, bias: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
-    bias: Any
     def forward(self, input: Any) -> Tensor: ...
     def has_uninitialized_params(self) -> Any: ...
     def initialize_parameters(self, input: Any) -> None: ...
@@ -136,3 +152,4 @@ class RMSNorm(Module):
     def extra_repr(self) -> str: ...
     def forward(self, x: Any) -> Tensor: ...
     normalized_shape: tuple[int, ...]
+    weight: Any

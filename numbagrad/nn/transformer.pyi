@@ -7,22 +7,59 @@ from numbagrad.tensor import Tensor
 
 class Transformer(Module):
     def __init__(self, d_model: Any = ..., nhead: Any = ..., num_encoder_layers: Any = ..., num_decoder_layers: Any = ..., dim_feedforward: Any = ..., dropout: Any = ..., activation: Any = ..., custom_encoder: Any = ..., custom_decoder: Any = ..., layer_norm_eps: Any = ..., batch_first: Any = ..., norm_first: Any = ..., bias: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
+    batch_first: Any
+    d_model: Any
+    decoder: Any
+    encoder: Any
     def forward(self, src: Any, tgt: Any, src_mask: Any = ..., tgt_mask: Any = ..., memory_mask: Any = ..., src_key_padding_mask: Any = ..., tgt_key_padding_mask: Any = ..., memory_key_padding_mask: Any = ..., src_is_causal: Any = ..., tgt_is_causal: Any = ..., memory_is_causal: Any = ...) -> Tensor: ...
     @staticmethod
     def generate_square_subsequent_mask(sz: Any, device: Any = ..., dtype: Any = ...) -> Tensor: ...
+    nhead: Any
 
 class TransformerDecoder(Module):
     def __init__(self, decoder_layer: Any, num_layers: Any, norm: Any = ...) -> None: ...
     def forward(self, tgt: Any, memory: Any, tgt_mask: Any = ..., memory_mask: Any = ..., tgt_key_padding_mask: Any = ..., memory_key_padding_mask: Any = ..., tgt_is_causal: Any = ..., memory_is_causal: Any = ...) -> Tensor: ...
+    layers: Any
+    norm: Any
+    num_layers: Any
 
 class TransformerDecoderLayer(Module):
     def __init__(self, d_model: Any, nhead: Any, dim_feedforward: Any = ..., dropout: Any = ..., activation: Any = ..., layer_norm_eps: Any = ..., batch_first: Any = ..., norm_first: Any = ..., bias: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
+    activation: Any
+    dropout: Any
+    dropout1: Any
+    dropout2: Any
+    dropout3: Any
     def forward(self, tgt: Any, memory: Any, tgt_mask: Any = ..., memory_mask: Any = ..., tgt_key_padding_mask: Any = ..., memory_key_padding_mask: Any = ..., tgt_is_causal: Any = ..., memory_is_causal: Any = ...) -> Tensor: ...
+    linear1: Any
+    linear2: Any
+    multihead_attn: Any
+    norm1: Any
+    norm2: Any
+    norm3: Any
+    norm_first: Any
+    self_attn: Any
 
 class TransformerEncoder(Module):
     def __init__(self, encoder_layer: Any, num_layers: Any, norm: Any = ..., enable_nested_tensor: Any = ..., mask_check: Any = ...) -> None: ...
+    enable_nested_tensor: Any
     def forward(self, src: Any, mask: Any = ..., src_key_padding_mask: Any = ..., is_causal: Any = ...) -> Tensor: ...
+    layers: Any
+    mask_check: Any
+    norm: Any
+    num_layers: Any
+    use_nested_tensor: Any
 
 class TransformerEncoderLayer(Module):
     def __init__(self, d_model: Any, nhead: Any, dim_feedforward: Any = ..., dropout: Any = ..., activation: Any = ..., layer_norm_eps: Any = ..., batch_first: Any = ..., norm_first: Any = ..., bias: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
+    activation: Any
+    dropout: Any
+    dropout1: Any
+    dropout2: Any
     def forward(self, src: Any, src_mask: Any = ..., src_key_padding_mask: Any = ..., is_causal: Any = ...) -> Tensor: ...
+    linear1: Any
+    linear2: Any
+    norm1: Any
+    norm2: Any
+    norm_first: Any
+    self_attn: Any

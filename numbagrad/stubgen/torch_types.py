@@ -30,6 +30,7 @@ NAMES = {
     "Parameter": "numbagrad.nn.module.Parameter", "Module": "numbagrad.nn.module.Module",
     "Size": "numbagrad.size.Size", "dtype": "numbagrad.dtypes.dtype",
     "_dtype": "numbagrad.dtypes.dtype", "Optimizer": "numbagrad.optim.optimizer.Optimizer",
+    "Generator": "numbagrad.factories.Generator",  # torch.Generator (typing's: see convert)
     "ndarray": "NDArray[Any]",
 }
 # generic heads: name -> (our head, number of parameters a bare use gets as Any; -1: tuple)
@@ -38,7 +39,8 @@ GENERICS = {
     "set": ("set", 1), "Set": ("set", 1), "frozenset": ("frozenset", 1),
     "tuple": ("tuple", -1), "Tuple": ("tuple", -1), "type": ("type", 1), "Type": ("type", 1),
     "Sequence": ("Sequence", 1), "Iterator": ("Iterator", 1), "Iterable": ("Iterable", 1),
-    "Mapping": ("Mapping", 2), "OrderedDict": ("dict", 2), "Callable": ("Callable", 0),
+    "Mapping": ("Mapping", 2), "OrderedDict": ("dict", 2), "defaultdict": ("dict", 2),
+    "Callable": ("Callable", 0),
     "Generator": ("Iterator", 1), "Optional": None, "Union": None, "Literal": None,
     "Annotated": None,
 }
@@ -218,16 +220,21 @@ class TorchTypes:
         return None
 
     def attributes(self, path):
-        """(name, type) of the attributes torch's class at ``path`` declares in its body."""
+        """{name: type} of the attributes torch's class at ``path`` declares: in its body,
+        and as ``self.name: T = ...`` in ``__init__`` (``self.name = ...``: Any); along its
+        MRO, the first declaration of a name winning."""
         cls = self.torch
         for part in path.split("."):
             cls = getattr(cls, part, None)
-        out = []
+        out = {}
         for klass in cls.__mro__[:-1] if inspect.isclass(cls) else ():
             src, node = self._class_sources(klass)
             for n in node.body if node is not None else ():
                 if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
-                    out.append((n.target.id, self.convert(n.annotation, src) or "Any"))
+                    out.setdefault(n.target.id, self.convert(n.annotation, src) or "Any")
+                elif isinstance(n, ast.FunctionDef) and n.name == "__init__":
+                    for name, kind in _self_assigned(n).items():
+                        out.setdefault(name, kind and self.convert(kind, src) or "Any")
         return out
 
     def _overloads(self, src, defs):
@@ -305,11 +312,14 @@ class TorchTypes:
             head, last = name.split(".", 1)[0], name.rsplit(".", 1)[1]
             if head not in ROOTS or ".return_types." in name:
                 return None
-            return _bare(last)
+            return _bare(last, generic=head in ("typing", "collections"))
         if name == self_tv:
             return "Self"
         if self._typevar(src, name):
             return None
+        if src.imports.get(name, ("",))[0] in ("typing", "collections.abc") and \
+                name in GENERICS:  # typing's Generator, not torch's
+            return _bare(name, generic=True)
         if name in NAMES or name in GENERICS:
             return _bare(name)
         value = src.alias(name)
@@ -352,8 +362,8 @@ class TorchTypes:
         return f"{ours}[{', '.join(parts)}]"
 
 
-def _bare(name):
-    if name in NAMES:
+def _bare(name, generic=False):
+    if name in NAMES and not generic:
         return NAMES[name]
     spec = GENERICS.get(name)
     if not spec:
@@ -377,6 +387,19 @@ def _union(parts):
     none = "None" in out
     out = [p for p in out if p != "None"] + (["None"] if none else [])
     return " | ".join(out)
+
+
+def _self_assigned(function):
+    """{name: annotation or None} of the ``self.name = ...`` in a function's body."""
+    out = {}
+    for n in ast.walk(function):
+        targets = n.targets if isinstance(n, ast.Assign) else \
+            [n.target] if isinstance(n, ast.AnnAssign) else []
+        for t in targets:
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and \
+                    t.value.id == "self" and (out.get(t.attr) is None):
+                out[t.attr] = getattr(n, "annotation", None)
+    return out
 
 
 def split_union(type_):

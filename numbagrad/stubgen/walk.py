@@ -2,9 +2,11 @@
 Tensor class was given (most are bound with setattr), with the runtime's parameters and torch's
 result types (or ours, from overrides.py, where torch's say too little)."""
 
+import ast
 import builtins
 import importlib
 import inspect
+import textwrap
 
 from . import overrides
 from .model import Class, Function, Property, Stub, Variable
@@ -186,21 +188,19 @@ class Walker:
         return None if name.startswith("_") else Variable(name, self._type_of(raw))
 
     def _declared(self, cls, path, seen):
-        """Instance attributes torch's class declares (``Linear.weight: Tensor``) that
-        numbagrad's sets too (its code names them), and no base's stub declares."""
+        """The instance attributes: those numbagrad's ``__init__`` sets, and those torch's
+        class declares that numbagrad's code names (``Linear.weight: Tensor``); typed as
+        torch types them, else Any; less those the stubs of its bases declare."""
         stub_bases = [c for c, t in self.token.items() if t == overrides.BASES.get(path)]
-        declared = [(n, t) for n, t in self.torch.attributes(path) if not n.startswith("_")
-                    and n not in seen and not any(hasattr(c, n) for c in [cls, *stub_bases])]
-        if not declared:
-            return []
-        named = set().union(*(_names_in(k) for k in cls.__mro__ if _ours(k)))
+        ours = [k for k in cls.__mro__ if _ours(k)]
+        torch_types = self.torch.attributes(path)
+        named = set().union(*map(_names_in, ours)) if torch_types else set()
+        names = set().union(*map(_init_assigned, ours)) | (torch_types.keys() & named)
         inherited = set().union(*(self._declared_names(b) for b in cls.__mro__[1:]
                                   if b in self.classes))
-        out = []
-        for name, kind in declared:
-            if name in named and name not in inherited | seen:
-                seen.add(name)
-                out.append(Variable(name, kind))
+        out = [Variable(n, torch_types.get(n, "Any")) for n in sorted(names)
+               if not n.startswith("_") and n not in seen | inherited
+               and not any(hasattr(c, n) for c in [cls, *stub_bases])]
         self.declared[cls] = {v.name for v in out}
         return out
 
@@ -208,6 +208,19 @@ class Walker:
         if cls not in self.declared:
             self._declared(cls, self.classes[cls], set())
         return self.declared.get(cls, set())
+
+
+def _init_assigned(cls):
+    """The names ``cls.__init__`` (its own) assigns as ``self.name = ...``."""
+    init = vars(cls).get("__init__")
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
+    except (OSError, TypeError, SyntaxError):
+        return set()
+    return {t.attr for n in ast.walk(tree) if isinstance(n, ast.Assign | ast.AnnAssign)
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+            and t.value.id == "self"}
 
 
 def _names_in(cls):
