@@ -109,6 +109,8 @@ def train() -> float:
     reveal_type(linear.in_features)  # revealed: int
     opt = numbagrad.optim.Adam(model.parameters(), lr=1e-2)
     numbagrad.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    schedule = numbagrad.optim.lr_scheduler.StepLR(opt, step_size=20, gamma=0.5)
+    reveal_type(opt.param_groups)  # revealed: list[dict[str, Any]]
     loss = numbagrad.zeros(())
     for _ in range(30):
         opt.zero_grad()
@@ -116,6 +118,8 @@ def train() -> float:
         loss = F.cross_entropy(logits, labels) + 0.1 * F.mse_loss(logits.softmax(dim=1), targets)
         loss.backward()
         opt.step()
+        schedule.step()
+    opt.param_groups[0]["lr"] = 1e-3
     reveal_type(loss)  # revealed: numbagrad.tensor.Tensor
     reveal_type(loss.backward)  # revealed: def (gradient: Any =, retain_graph: Any =, create_graph: Any =, inputs: Any =)
     reveal_type(loss.item())  # revealed: float
