@@ -12,6 +12,7 @@ class Function:
     kind: str = "function"  # or "method", "staticmethod", "classmethod"
     passthrough: str | None = None  # the parameter whose type is the result (decorators)
     text: list[str] | None = None  # written out in full (overrides)
+    param_types: dict = field(default_factory=dict)  # parameter -> type, where not Any
 
 
 @dataclass
@@ -32,6 +33,7 @@ class Class:
     name: str
     bases: list[str]
     members: list = field(default_factory=list)  # Function, Property, Variable
+    typevars: list = field(default_factory=list)  # [(name, variance)] of a generic class
 
 
 @dataclass

@@ -117,6 +117,7 @@ class TorchTypes:
         self.torch = torch
         self.root = pathlib.Path(torch.__file__).parent
         self._sources, self._classes = {}, {}
+        self.twins = {}  # torch's name of a generic class -> (our token, its arity)
 
     # ---- files ---------------------------------------------------------------------------
     def _source(self, module):
@@ -219,7 +220,7 @@ class TorchTypes:
                 return found
         return None
 
-    def attributes(self, path):
+    def attributes(self, path, tvars=None):
         """{name: type} of the attributes torch's class at ``path`` declares: in its body,
         and as ``self.name: T = ...`` in ``__init__`` (``self.name = ...``: Any); along its
         MRO, the first declaration of a name winning."""
@@ -231,10 +232,51 @@ class TorchTypes:
             src, node = self._class_sources(klass)
             for n in node.body if node is not None else ():
                 if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
-                    out.setdefault(n.target.id, self.convert(n.annotation, src) or "Any")
+                    out.setdefault(n.target.id, self.convert(n.annotation, src, tvars) or "Any")
                 elif isinstance(n, ast.FunctionDef) and n.name == "__init__":
                     for name, kind in _self_assigned(n).items():
-                        out.setdefault(name, kind and self.convert(kind, src) or "Any")
+                        out.setdefault(name, kind and self.convert(kind, src, tvars) or "Any")
+        return out
+
+    def _class(self, path):
+        cls = self.torch
+        for part in path.split("."):
+            cls = getattr(cls, part, None)
+        return cls if inspect.isclass(cls) else None
+
+    def generic(self, path):
+        """The TypeVars [(name, variance)] of torch's class at ``path`` (none: not generic)."""
+        return [(p.__name__, "covariant" if p.__covariant__ else "contravariant"
+                 if p.__contravariant__ else "")
+                for p in getattr(self._class(path), "__parameters__", ())]
+
+    def bases(self, path, tvars):
+        """{name of a base: its parameters} for the subscripted bases of torch's class at
+        ``path`` (``Dataset[tuple[Tensor, ...]]``), spelt with ``tvars``."""
+        cls = self._class(path)
+        src, node = self._class_sources(cls) if cls is not None else (None, None)
+        out = {}
+        for b in node.bases if node is not None else ():
+            head = _dotted(b.value) if isinstance(b, ast.Subscript) else None
+            if head:
+                args = list(b.slice.elts) if isinstance(b.slice, ast.Tuple) else [b.slice]
+                out[head.rsplit(".", 1)[-1]] = [
+                    "..." if isinstance(a, ast.Constant) and a.value is Ellipsis else
+                    self.convert(a, src, tvars) or "Any" for a in args]
+        return out
+
+    def init_params(self, path, tvars):
+        """[(name, position, type)] of the parameters of torch's ``__init__`` at ``path``
+        whose types name the class's TypeVars (``DataLoader(dataset: Dataset[T])``)."""
+        found = self.lookup(f"{path}.__init__")
+        if found is None or len(found.params) != 1:
+            return []
+        out = []
+        for i, (name, node) in enumerate(found.params[0][1:]):
+            names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} if node else set()
+            kind = names & tvars.keys() and self.convert(node, found.source, tvars)
+            if kind:
+                out.append((name, i, kind))
         return out
 
     def _overloads(self, src, defs):
@@ -264,10 +306,11 @@ class TorchTypes:
         return bool(other) and self._typevar(other, orig, depth + 1)
 
     # ---- torch's types in ours -------------------------------------------------------------
-    def returns(self, found, attribute=False):
+    def returns(self, found, attribute=False, tvars=None):
         """(type, parameter) for a definition: the type of its result (of the attribute, for
         ``attribute``) in our spelling, None when torch gives none; and, for a decorator typed
-        ``(f: F) -> F``, the name and position of that parameter (else None)."""
+        ``(f: F) -> F``, the name and position of that parameter (else None). ``tvars``: the
+        TypeVars of the generic class it is in, spelt."""
         if found is None or any(r is None for r in found.returns):
             return None, None
         if found.kind == "attribute" and not attribute:  # a method declared as an attribute
@@ -277,21 +320,23 @@ class TorchTypes:
             found = Found(found.source, [result], [[]], found.self_typevar)
         elif attribute and found.kind == "function":  # a method in torch, a property in ours
             return None, None
+        tvars = {**(tvars or {}), **({found.self_typevar: "Self"} if found.self_typevar else {})}
         first = found.returns[0]
         if len(found.returns) == 1 and isinstance(first, ast.Name) and \
-                first.id != found.self_typevar and self._typevar(found.source, first.id):
+                first.id not in tvars and self._typevar(found.source, first.id):
             same = [(p, i) for i, (p, a) in enumerate(found.params[0])
                     if isinstance(a, ast.Name) and a.id == first.id]
             return ("_T", same[0]) if len(same) == 1 else ("Any", None)
-        types = {self.convert(r, found.source, found.self_typevar) or "Any"
-                 for r in found.returns}
+        types = {self.convert(r, found.source, tvars) or "Any" for r in found.returns}
         return (types.pop() if len(types) == 1 else "Any"), None
 
-    def convert(self, node, src, self_tv=None, depth=0):
-        """An annotation of torch's file ``src`` in our spelling, or None."""
+    def convert(self, node, src, tvars=None, depth=0):
+        """An annotation of torch's file ``src`` in our spelling, or None; ``tvars`` spells
+        the TypeVars it may name (a method's self type: Self; a generic class's own)."""
         if depth > 8:
             return None
-        conv = lambda n: self.convert(n, src, self_tv, depth + 1)  # noqa: E731
+        tvars = tvars or {}
+        conv = lambda n: self.convert(n, src, tvars, depth + 1)  # noqa: E731
         if isinstance(node, ast.Constant):
             if node.value is None:
                 return "None"
@@ -313,10 +358,13 @@ class TorchTypes:
             if head not in ROOTS or ".return_types." in name:
                 return None
             return _bare(last, generic=head in ("typing", "collections"))
-        if name == self_tv:
-            return "Self"
+        if name in tvars:
+            return tvars[name]
         if self._typevar(src, name):
             return None
+        if name in self.twins:
+            token, arity = self.twins[name]
+            return f"{token}[{', '.join(['Any'] * arity)}]"
         if src.imports.get(name, ("",))[0] in ("typing", "collections.abc") and \
                 name in GENERICS:  # typing's Generator, not torch's
             return _bare(name, generic=True)
@@ -347,6 +395,8 @@ class TorchTypes:
             return inner and f"{head.lstrip('_')}[{inner}]"
         if head == "Literal":
             return f"Literal[{', '.join(ast.unparse(a) for a in args)}]"
+        if head in self.twins:
+            return f"{self.twins[head][0]}[{', '.join(conv(a) or 'Any' for a in args)}]"
         if head not in GENERICS:
             return None
         ours = GENERICS[head][0]

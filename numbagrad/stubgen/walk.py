@@ -59,6 +59,8 @@ class Walker:
         self.token = {}  # class -> its token ("numbagrad.nn.layers.Linear")
         self.declared = {}  # class -> the instance attributes its stub declares
         self.paths = {}  # id of a function -> its public paths
+        self.arity = {}  # class -> the number of its type parameters (torch's twin's)
+        self.tvars = {}  # the TypeVars of the generic class being walked, spelt
 
     def stub(self, module):
         if module not in self.stubs:
@@ -81,6 +83,10 @@ class Walker:
         for cls, path in self.classes.items():
             for name, raw in vars(cls).items():
                 self.paths.setdefault(id(raw), []).append(f"{path}.{name}")
+            # generic as torch's twin where numbagrad's can be subscripted too (Dataset[T])
+            self.arity[cls] = len(self.torch.generic(path)) * hasattr(cls, "__class_getitem__")
+            if self.arity[cls]:  # torch's annotations name it with its parameters
+                self.torch.twins[cls.__name__] = (self.token[cls], self.arity[cls])
         for ns, module in modules.items():
             stub = self.stub(module.__name__)
             stub.submodules = [c.rsplit(".", 1)[-1] for c in NAMESPACES
@@ -117,13 +123,16 @@ class Walker:
             sig = inspect.signature(fn, follow_wrapped=False)
         except (TypeError, ValueError):
             sig = None
-        if name == "__init__":
-            return Function(name, sig, "None", kind)
+        if name == "__init__":  # a generic class's: the parameters that give its type
+            names = list(sig.parameters)[1:] if sig is not None else []
+            types = {p if p in names else names[i] if i < len(names) else None: t
+                     for p, i, t in self.torch.init_params(path.rsplit(".", 1)[0], self.tvars)}
+            return Function(name, sig, "None", kind, param_types=types)
         if override is not None:
             return Function(name, sig, override, kind)
         returns, through = None, None
         for where in [path] + self.paths.get(id(fn), []):  # torch's type under any of its names
-            returns, through = self.torch.returns(self.torch.lookup(where))
+            returns, through = self.torch.returns(self.torch.lookup(where), tvars=self.tvars)
             if returns is not None:
                 break
         if through is not None:  # the parameter of that name, else at that position
@@ -148,7 +157,11 @@ class Walker:
                     base.__name__ if getattr(builtins, base.__name__, None) is base else "Any"))
         if path in overrides.BASES:
             bases = [overrides.BASES[path]]
-        out, seen = Class(cls.__name__, [b for b in bases if b != "Any"]), set()
+        params = self.torch.generic(path) if self.arity[cls] else []
+        self.tvars = {n: "_" + n.lstrip("_") for n, _ in params}
+        bases = self._parameterized([b for b in bases if b != "Any"], path)
+        out, seen = Class(cls.__name__, bases, typevars=[(self.tvars[n], v) for n, v in params]), \
+            set()
         meta, new = type(cls), vars(cls).get("__new__")
         if _ours(meta) and "__call__" in vars(meta):  # the class is called through its metaclass
             new = meta.__call__
@@ -167,6 +180,24 @@ class Walker:
                     out.members.append(member)
         out.members += self._declared(cls, path, seen)
         out.members.sort(key=lambda m: (m.name != "__init__", m.name))
+        self.tvars = {}
+        return out
+
+    def _parameterized(self, bases, path):
+        """The bases with their type parameters: as torch's class gives them (Sampler[int]),
+        else Any; and Generic[...] for a generic class no base makes generic."""
+        given, arity = self.torch.bases(path, self.tvars), {self.token[c]: n
+                                                             for c, n in self.arity.items()}
+        out = []
+        for b in bases:
+            name = b.rsplit(".", 1)[-1]
+            if name in given and len(given[name]) == arity.get(b):
+                out.append(f"{b}[{', '.join(given[name])}]")
+            else:
+                out.append(f"{b}[{', '.join(['Any'] * arity[b])}]" if arity.get(b) else b)
+        mine = list(self.tvars.values())
+        if mine and not any(all(t in b for t in mine) for b in out):
+            out.append(f"Generic[{', '.join(mine)}]")
         return out
 
     def _member(self, path, name, raw):
@@ -174,7 +205,8 @@ class Walker:
         if isinstance(raw, property):
             kind = overrides.TYPES.get(key)
             if kind is None:
-                kind, _ = self.torch.returns(self.torch.lookup(key), attribute=True)
+                kind, _ = self.torch.returns(self.torch.lookup(key), attribute=True,
+                                             tvars=self.tvars)
             return Property(name, kind or "Any", raw.fset is not None)
         if isinstance(raw, staticmethod | classmethod):
             return self._function(name, raw.__func__, key, type(raw).__name__)
@@ -183,7 +215,8 @@ class Walker:
         if inspect.isroutine(raw):
             return self._function(name, raw, key, "method")
         if callable(raw):  # a callable object is not bound: called without self
-            kind = overrides.TYPES.get(key) or self.torch.returns(self.torch.lookup(key))[0]
+            kind = overrides.TYPES.get(key) or \
+                self.torch.returns(self.torch.lookup(key), tvars=self.tvars)[0]
             return Variable(name, f"Callable[..., {kind or 'Any'}]")
         return None if name.startswith("_") else Variable(name, self._type_of(raw))
 
@@ -193,7 +226,7 @@ class Walker:
         torch types them, else Any; less those the stubs of its bases declare."""
         stub_bases = [c for c, t in self.token.items() if t == overrides.BASES.get(path)]
         ours = [k for k in cls.__mro__ if _ours(k)]
-        torch_types = self.torch.attributes(path)
+        torch_types = self.torch.attributes(path, self.tvars)
         named = set().union(*map(_names_in, ours)) if torch_types else set()
         names = set().union(*map(_init_assigned, ours)) | (torch_types.keys() & named)
         inherited = set().union(*(self._declared_names(b) for b in cls.__mro__[1:]

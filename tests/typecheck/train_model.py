@@ -10,6 +10,7 @@ import numbagrad
 import numbagrad.nn as nn
 import numbagrad.nn.functional as F  # noqa: N812 - torch's spelling
 from numbagrad import Tensor
+from numbagrad.utils.data import DataLoader, Dataset
 
 
 class MLP(nn.Module):
@@ -23,6 +24,17 @@ class MLP(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         out: Tensor = self.net(x)  # calling a Module gives Any, as in torch
         return out
+
+
+class Points(Dataset[tuple[Tensor, Tensor]]):
+    def __init__(self, x: Tensor, labels: Tensor) -> None:
+        self.x, self.labels = x, labels
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def __getitem__(self, i: int) -> tuple[Tensor, Tensor]:
+        return self.x[i], self.labels[i]
 
 
 @numbagrad.no_grad()
@@ -120,6 +132,12 @@ def train() -> float:
         opt.step()
         schedule.step()
     opt.param_groups[0]["lr"] = 1e-3
+    data = Points(x, labels)
+    reveal_type(data[0])  # revealed: tuple[numbagrad.tensor.Tensor, numbagrad.tensor.Tensor]
+    for xb, yb in DataLoader(data, batch_size=16, shuffle=True):
+        opt.zero_grad()
+        F.cross_entropy(model(xb), yb).backward()
+        opt.step()
     reveal_type(loss)  # revealed: numbagrad.tensor.Tensor
     reveal_type(loss.backward)  # revealed: def (gradient: Any =, retain_graph: Any =, create_graph: Any =, inputs: Any =)
     reveal_type(loss.item())  # revealed: float
