@@ -16,6 +16,7 @@ import typing
 import pytest
 
 from numbagrad import stubgen
+from numbagrad.stubgen.torch_types import split_union
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "typecheck" / "train_model.py"
@@ -97,23 +98,18 @@ def _class(name, script_globals):
 
 
 def _holds(static, value, script_globals):
-    """Whether a value of the runtime is of the type mypy revealed (a generic type's class only,
-    a callable's being callable)."""
+    """Whether a value of the runtime is of a type as mypy spells it (a generic type's class
+    only, a callable's being callable)."""
     if static.startswith("def "):
         return callable(value)
-    depth, parts, start = 0, [], 0
-    for i, c in enumerate(static):  # the union's members, at the top level
-        depth += c in "[(" or -(c in "])")
-        if depth == 0 and static[i:i + 3] == " | ":
-            parts.append(static[start:i])
-            start = i + 3
-    parts.append(static[start:])
-    return any(isinstance(value, _class(p.split("[", 1)[0], script_globals)) for p in parts)
+    return any(isinstance(value, _class(p.split("[", 1)[0], script_globals))
+               for p in split_union(static))
 
 
-def test_the_revealed_types_are_the_runtimes(mypy_report, monkeypatch):
-    _, revealed = mypy_report
-    seen = []
+def test_the_revealed_types_are_the_runtimes(monkeypatch):
+    """Run the script: each value it reveals has the type its comment names (which is mypy's,
+    when test_mypy_reveals_numbagrad_types passes)."""
+    revealed, seen = _expected(), []
 
     def reveal_type(value):
         frame = sys._getframe(1)
