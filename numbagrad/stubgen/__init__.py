@@ -42,6 +42,7 @@ def on_disk():
 
 
 def write():
+    """Write the stubs into the package, removing stale ones."""
     stale = on_disk()
     for path, text in generate().items():
         stale.pop(path, None)

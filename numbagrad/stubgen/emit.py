@@ -18,6 +18,8 @@ _P = inspect.Parameter
 
 
 class Emitter:
+    """Prints one Stub; each type named so that the scope it is in does not hide it."""
+
     def __init__(self, stub):
         self.stub = stub
         self.imports = set()  # (module, name, alias or None)
@@ -65,6 +67,7 @@ class Emitter:
 
     # ---- definitions ----------------------------------------------------------------------
     def function(self, fn, hidden=(), indent=""):
+        """The lines of a function (a method inside a class whose names are ``hidden``)."""
         if fn.text is not None:  # written out, types in braces
             return [indent + re.sub(r"\{([^{}]*)\}", lambda m: self.spell(m.group(1), hidden),
                                     line) for line in fn.text]
@@ -74,6 +77,7 @@ class Emitter:
         return lines + [f"{indent}def {fn.name}({', '.join(params)}) -> {returns}: ..."]
 
     def klass(self, cls):
+        """The lines of a class."""
         hidden = {m.name for m in cls.members}
         bases = ", ".join(self.spell(b) for b in cls.bases)
         lines = [f"class {cls.name}({bases}):" if bases else f"class {cls.name}:"]
@@ -92,6 +96,7 @@ class Emitter:
         return lines if len(lines) > 1 else [lines[0] + " ..."]
 
     def text(self):
+        """The whole stub file."""
         stub = self.stub
         body = [f"{v.name}: {self.spell(v.type)}" for v in sorted(stub.variables,
                                                                   key=lambda v: v.name)]

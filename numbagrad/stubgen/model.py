@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Function:
+    """A function or method: the runtime's signature, the result's type."""
+
     name: str
     signature: inspect.Signature | None  # the runtime's (None: not introspectable)
     returns: str = "Any"
@@ -17,6 +19,8 @@ class Function:
 
 @dataclass
 class Property:
+    """A property; ``settable`` if the runtime's has a setter."""
+
     name: str
     type: str
     settable: bool
@@ -24,12 +28,16 @@ class Property:
 
 @dataclass
 class Variable:
+    """A module variable or a class's attribute, and its type."""
+
     name: str
     type: str
 
 
 @dataclass
 class Class:
+    """A class: its bases as types, its members."""
+
     name: str
     bases: list[str]
     members: list = field(default_factory=list)  # Function, Property, Variable

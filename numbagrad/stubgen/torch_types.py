@@ -82,6 +82,7 @@ class _Source:
                 self.top.setdefault(node.target.id, []).append(node)
 
     def typevar(self, name):
+        """Whether ``name`` is a TypeVar defined in this file."""
         for node in self.top.get(name, ()):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
                     _dotted(node.value.func) in ("TypeVar", "typing.TypeVar"):
@@ -111,6 +112,8 @@ class Found:
 
 
 class TorchTypes:
+    """Looks up torch's definition of a public name and spells its types as ours."""
+
     def __init__(self):
         import torch  # the generator's only use of torch: imported when stubs are generated
 

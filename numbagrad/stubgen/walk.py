@@ -52,6 +52,8 @@ def _public(module):
 
 
 class Walker:
+    """Builds the Stubs of the public API from the runtime; ``run()`` returns them."""
+
     def __init__(self, torch_types):
         self.torch = torch_types
         self.stubs = {}  # module name -> Stub
@@ -63,12 +65,14 @@ class Walker:
         self.tvars = {}  # the TypeVars of the generic class being walked, spelt
 
     def stub(self, module):
+        """The Stub of a module, made on first use."""
         if module not in self.stubs:
             self.stubs[module] = Stub(module)
         return self.stubs[module]
 
     # ---- the walk ---------------------------------------------------------------------------
     def run(self):
+        """{module name: Stub} for the public modules and those their classes live in."""
         modules = {ns: importlib.import_module(_full(ns)) for ns in NAMESPACES}
         for ns, module in modules.items():  # every public class first: bases and types name them
             for name in _public(module):
