@@ -57,21 +57,35 @@ def _blas_controllers(refresh=False):
     return _found[1]
 
 
-class _OneThread:
+class OneThread:
     """``with``: the BLAS pools at one thread for the block, then back as they were. Nested
-    and concurrent blocks share one hold, which the last to end releases."""
+    and concurrent blocks share one hold, which the last to end releases.
 
-    __slots__ = ("scipy",)
+    ``scipy`` loads SciPy's BLAS first, to hold it too (the calls that reach it through
+    Numba's np.dot); ``symbol`` holds only the libraries exporting it (an eager product
+    holds the one its gemm comes from: half the cost of holding two)."""
 
-    def __init__(self, scipy):
-        self.scipy = scipy
+    __slots__ = ("scipy", "symbol", "_picked")
+
+    def __init__(self, scipy=False, symbol=None):
+        self.scipy, self.symbol = scipy, symbol
+        self._picked = (None, ())  # (the controllers picked from, those exporting symbol)
+
+    def _libraries(self):
+        libs = _blas_controllers()
+        if self.symbol is None:
+            return libs
+        if self._picked[0] is not libs:
+            self._picked = (libs, [c for c in libs
+                                   if getattr(c.dynlib, self.symbol, None) is not None])
+        return self._picked[1]
 
     def __enter__(self):
         global _held
         if _found is None or (self.scipy and not _found[0]):
             _load(self.scipy)
         with _lock:
-            for c in _blas_controllers():
+            for c in self._libraries():
                 if c.filepath not in _hold:
                     n = c.get_num_threads()
                     _hold[c.filepath] = (c, n)
@@ -91,20 +105,19 @@ class _OneThread:
                 _hold.clear()
 
 
-_ONE_THREAD = (_OneThread(False), _OneThread(True))
+_ALL = OneThread()
 
 
-def one_thread(when=True, scipy=False):
-    """A context manager holding the BLAS pools at one thread (``when`` false: doing
-    nothing), for numbagrad's calls that run BLAS; ``scipy``: SciPy's BLAS too, loading it
-    first (the calls that reach it through Numba's np.dot)."""
-    return _ONE_THREAD[scipy] if when else _NO_LIMIT
+def one_thread(when=True):
+    """A context manager holding every BLAS pool loaded at one thread (``when`` false:
+    doing nothing), for numbagrad's calls that run BLAS."""
+    return _ALL if when else _NO_LIMIT
 
 
 def on_one_thread(scipy=False):
-    """A decorator: the function runs with the BLAS pools held at one thread
-    (``one_thread(scipy=scipy)``)."""
-    hold = _ONE_THREAD[scipy]
+    """A decorator: the function runs with every BLAS pool held at one thread, SciPy's
+    loaded first with ``scipy``."""
+    hold = OneThread(scipy=scipy)
 
     def wrap(fn):
         @functools.wraps(fn)

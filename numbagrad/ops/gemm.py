@@ -15,7 +15,7 @@ float dtype, computed in that dtype:
   the replay one after the other (``product``). The blocks do not depend on the thread
   count, so neither do the bits: splitting a float32 product changes them, and so would
   OpenBLAS's own threading, which is why a product from ``BLAS_THREADS_MIN`` multiply-adds
-  runs with the BLAS pools held at one thread (eager here, the replay and the backward
+  runs with the BLAS pool held at one thread (eager here, the replay and the backward
   around their whole call: numbagrad/_blas.py).
 
 Why not ``np.matmul``: it picks gemm, gemv, dot or its own loops by shape, and the replay
@@ -48,9 +48,11 @@ SMALL_MM = 8192
 # run in 54% of its time on two.
 SPLIT_MIN = 1 << 20
 SPLIT_PARTS = 4
-# From this many multiply-adds OpenBLAS may split a product over its threads (2 x its
-# 4 x 65536 per thread); below, it computes on one thread whatever its pool's size.
-BLAS_THREADS_MIN = 1 << 19
+# From this many multiply-adds a product runs with the BLAS pool held at one thread. OpenBLAS
+# may thread a call from 2^19 (its 4 x 65536 per thread), but measured here no call below
+# 2^20 changed a bit between one and two threads (1,000 shapes of 2^17-2^22 multiply-adds
+# through `product`), while holding costs 3-6 us, half a 2^19 product's time.
+BLAS_THREADS_MIN = SPLIT_MIN
 _SYMBOLS = {"s": "numbagrad_cblas_sgemm", "d": "numbagrad_cblas_dgemm"}
 _NUMPY_NAMES = {"s": ("scipy_cblas_sgemm64_", "cblas_sgemm64_"),
                 "d": ("scipy_cblas_dgemm64_", "cblas_dgemm64_")}
@@ -88,24 +90,27 @@ def _numpy_blas():
 
 
 def _register():
-    """Point the two symbols at NumPy's OpenBLAS gemm, or at the stand-ins; returns
-    whether NumPy's was found."""
-    found = {}
+    """Point the two symbols at NumPy's OpenBLAS gemm, or at the stand-ins; returns the name
+    NumPy's sgemm was found under, or None."""
+    found, names = {}, {}
     lib = _numpy_blas()
-    for real, names in _NUMPY_NAMES.items():
-        for name in names:
+    for real, candidates in _NUMPY_NAMES.items():
+        for name in candidates:
             fn = getattr(lib, name, None) if lib is not None else None
             if fn is not None and real not in found:
                 found[real] = ctypes.cast(fn, ctypes.c_void_p).value
-    numpy_blas = len(found) == 2
-    if not numpy_blas:
-        found = {real: _stand_in(real).address for real in _SYMBOLS}
+                names[real] = name
+    if len(found) != 2:
+        found, names = {real: _stand_in(real).address for real in _SYMBOLS}, {}
     for real, addr in found.items():
         llb.add_symbol(_SYMBOLS[real], addr)
-    return numpy_blas
+    return names.get("s")
 
 
-available = _register()
+_numpy_sgemm = _register()
+available = _numpy_sgemm is not None
+# eager's products hold at one thread the pool of the BLAS library they call, only that one
+_ONE_THREAD = _blas.OneThread(symbol=_numpy_sgemm) if available else _blas.one_thread(False)
 
 
 def _gemm_intrinsic(real):
@@ -259,7 +264,10 @@ def batched_product(y, a, b):
 def batched_product_into(y, a, b):
     """Eager's call of ``batched_product``: BLAS on one thread when each product is big
     enough for its pool's size to count."""
-    with _blas.one_thread(a.shape[1] * a.shape[2] * b.shape[2] >= BLAS_THREADS_MIN):
+    if a.shape[1] * a.shape[2] * b.shape[2] < BLAS_THREADS_MIN:
+        batched_product(y, a, b)
+        return
+    with _ONE_THREAD:
         batched_product(y, a, b)
 
 
@@ -270,7 +278,7 @@ def product_into(y, a, b, alpha=1.0, beta=0.0):
     if work < BLAS_THREADS_MIN:
         product(y, a, b, float(alpha), float(beta))
         return
-    with _blas.one_thread():
+    with _ONE_THREAD:
         if work >= SPLIT_MIN and numba.get_num_threads() > 1:
             _product_parallel(y, a, b, float(alpha), float(beta))
         else:
