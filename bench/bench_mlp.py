@@ -80,7 +80,7 @@ def main():
     for threads in (1, 2):
         set_threads(threads)
         steps = {lib: setup(lib, x, y) for lib in (numbagrad, torch)}
-        if threads == 1:  # NumPy's own BLAS pool is kept at one thread (numbagrad._blas)
+        if threads == 1:  # NumPy's BLAS pool at one thread too (set_threads)
             steps[np] = numpy_step(x, y)
         for step in steps.values():
             for _ in range(10):

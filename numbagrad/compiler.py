@@ -18,6 +18,7 @@ import threading
 import numpy as np
 from numba import njit
 
+from . import _blas
 from .autograd import eager_nodes, fusion, replay_scalar, sweep
 from .autograd.engine import FREED_MSG
 from .core import grad_mode
@@ -186,6 +187,7 @@ class Program:
             tuple(args[i] for i in positions))[1]
         sweep.prefetch()  # on a cold cache, a worker compiles the replay's entry while we trace
         tape, traced, out = _record_trace(compiled.func, flat, spec)
+        self.blas = tape.blas  # a product or convolution: replays hold BLAS at one thread
         api = f"{compiled.kind}(f)(*args)"
         if not isinstance(out, Tensor):
             raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(out)}")
@@ -281,6 +283,12 @@ class Program:
         """Forward and reverse sweeps on new inputs ``x`` (the inputs' values, flattened and
         concatenated; with fused regions, a list of them): the output's value and the
         gradients, concatenated."""
+        if self.blas:
+            with _blas.one_thread():
+                return self._sweeps(x, with_grad)
+        return self._sweeps(x, with_grad)
+
+    def _sweeps(self, x, with_grad):
         if self.stream is not None:
             return self.module.run(self.stream[0], self.stream[1], self.base, self.in_off,
                                    self.in_len, x, self.out_off, self.grad_off, self.grad_len,
@@ -656,6 +664,7 @@ class TensorProgram:
                 "included, are not supported yet: keep such a function eager)")
         if tape.bridges:
             raise NotImplementedError(_FOREIGN.format(name))
+        self.blas = tape.blas  # a product or convolution: BLAS held at one thread (_blas.py)
         Program._check_tape(tape, compiled)
         _take_tape(self, tape, flat, traced)
         # what each output is: a node of the trace, or a constant (independent of inputs)
@@ -715,8 +724,9 @@ class TensorProgram:
         x = parts[0] if len(parts) == 1 else (np.concatenate(parts) if parts else
                                                 np.zeros(0))
         r = self.replay
-        val = sweep.run_forward(r.tables, r.arity, self.nodes, self.args, self.shapes, self.iat,
-                                self.fat, self.base, self.in_off, self.in_len, x)
+        with _blas.one_thread(self.blas):
+            val = sweep.run_forward(r.tables, r.arity, self.nodes, self.args, self.shapes,
+                                    self.iat, self.fat, self.base, self.in_off, self.in_len, x)
         values = []
         for q, (node, shape, dtype) in enumerate(self.outputs):
             if q in self.passthrough:
@@ -744,6 +754,7 @@ class TensorProgram:
             value = values[self.diff[0]]
         node_t = record(registry.PY_FUNCTION, value, [slot_tensors[q] for q in needs])
         tape, node = node_t._tape, node_t._node
+        tape.blas = tape.blas or self.blas  # this call's backward runs in that tape's sweep
         call = _CompiledCall(self, val, needs, [slot_tensors[q]._data.dtype for q in needs])
         tape.functions[node] = call
         tape.names[node] = BACKWARD_NAME

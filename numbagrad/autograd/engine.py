@@ -5,6 +5,7 @@ import re
 
 import numpy as np
 
+from .. import _blas
 from ..core.grad_mode import no_grad
 from ..core.tape import (
     F_BIG,
@@ -524,30 +525,37 @@ def _run_backward(roots, grads, retain_graph, inputs, collect):
         pending.setdefault(t._tape.serial, (t._tape, []))[1].append((t._node, g))
     while pending:
         tape, seeds = pending.pop(max(pending))
-        run = _Run(tape, retain_graph)
-        stops = _stops(tape, inputs) if inputs else []
-        flags = [run.nodes[i, F_FLAGS] for i in stops]
-        try:
-            if stops:  # torch runs only what the inputs' gradients need: the sweep hands
-                run.stops = set(stops)  # each non-leaf input back to Python, which stops
-                run.nodes[stops, F_FLAGS] |= FLAG_HOOK
-            for node, g in seeds:
-                run.seed(node, g)
-            run.run(max(node for node, _ in seeds))
-            _accumulate(run, tape, inputs, collect)
-            for node, (older, older_node) in tape.bridges.items():
-                g = run.gradient_of(node)
-                if g is not None:
-                    pending.setdefault(older.serial, (older, []))[1].append(
-                        (older_node, np.array(g)))
-        finally:
-            for i, f in zip(stops, flags):
-                run.nodes[i, F_FLAGS] = f
-            # the views pin the tape's buffers (np.frombuffer); a live traceback must not keep
-            # them, or the next op recorded on this tape could not grow it
-            run.release()
-        if not retain_graph:
-            retire(tape)
+        with _blas.one_thread(tape.blas):
+            _sweep_tape(tape, seeds, pending, retain_graph, inputs, collect)
+
+
+def _sweep_tape(tape, seeds, pending, retain_graph, inputs, collect):
+    """One tape's part of a backward: its sweep from ``seeds``; its bridges' gradients go
+    into ``pending`` for the older tapes."""
+    run = _Run(tape, retain_graph)
+    stops = _stops(tape, inputs) if inputs else []
+    flags = [run.nodes[i, F_FLAGS] for i in stops]
+    try:
+        if stops:  # torch runs only what the inputs' gradients need: the sweep hands
+            run.stops = set(stops)  # each non-leaf input back to Python, which stops
+            run.nodes[stops, F_FLAGS] |= FLAG_HOOK
+        for node, g in seeds:
+            run.seed(node, g)
+        run.run(max(node for node, _ in seeds))
+        _accumulate(run, tape, inputs, collect)
+        for node, (older, older_node) in tape.bridges.items():
+            g = run.gradient_of(node)
+            if g is not None:
+                pending.setdefault(older.serial, (older, []))[1].append(
+                    (older_node, np.array(g)))
+    finally:
+        for i, f in zip(stops, flags):
+            run.nodes[i, F_FLAGS] = f
+        # the views pin the tape's buffers (np.frombuffer); a live traceback must not keep
+        # them, or the next op recorded on this tape could not grow it
+        run.release()
+    if not retain_graph:
+        retire(tape)
 
 
 def _stops(tape, inputs):

@@ -127,7 +127,7 @@ class Tape:
                  "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
                  "live", "serial", "bridges", "hooks", "functions", "names", "sites", "transposes",
                  "big", "pinned", "traced_casts", "sweeps", "node_objects", "node_metadata",
-                 "node_post_hooks", "output_of", "__weakref__")
+                 "node_post_hooks", "output_of", "blas", "__weakref__")
 
     def __init__(self):
         self.nodes = array("q")
@@ -170,6 +170,9 @@ class Tape:
         # node, its metadata dict, its post hooks, and each custom Function output's
         # (call node, output index)
         self.node_objects = self.node_metadata = self.node_post_hooks = self.output_of = None
+        # a node calls BLAS on work big enough for its pool's size to count (ops/record.py):
+        # backward and replay then hold the BLAS pools at one thread (numbagrad/_blas.py)
+        self.blas = False
 
     def __len__(self):
         return len(self.nodes) // NODE_FIELDS

@@ -16,7 +16,7 @@ compiled primitives cover the forward and backward of both, per batch item and g
 
 1-d is 2-d with H = 1. The GEMMs are np.dot inside Numba (BLAS through scipy), one per
 batch item and group; big work runs the batch in ``prange`` chunks (the weight gradient in
-per-chunk partial sums; numbagrad keeps BLAS itself on one thread, numbagrad/_blas.py).
+per-chunk partial sums), BLAS itself held at one thread (numbagrad/_blas.py).
 The bias rides in the GEMMs (a row of ones under the cols). A node's ``iat`` is
 [transposed, groups, sh, sw, dh, dw, pt, pl]; its shapes give the rest.
 
@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit, prange
 from numba import uint64 as _u
 
+from .. import _blas
 from .registry import Sample, defop
 
 # Work (multiply-adds) from which a convolution runs its batch in parallel chunks, and
@@ -429,6 +430,7 @@ def _geo(sh_wide, sh_narrow, sh_w, iat):
     return geo
 
 
+@_blas.on_one_thread(scipy=True)
 def conv_forward(x, w, b, sh_x, sh_y, sh_w, iat):
     """The forward of a convolution (iat[0] == 0) or a transposed one, on flat arrays; big
     work runs the batch in parallel chunks."""
@@ -475,6 +477,7 @@ def conv_nd_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, need
             _channel_sums(g, gx2, geo[0], geo[1], geo[2] * geo[3])
 
 
+@_blas.on_one_thread(scipy=True)
 def _conv_bw_big(g, xs, gxs, iat, fat):
     """A big convolution node's backward (the engine's numpy_bw hook: arrays in their
     shapes, gxs[k] None when not needed): conv_nd_bw's steps with the batch in parallel
@@ -772,7 +775,7 @@ _F = "lib.nn.functional."
 CONV = defop(
     # replay_f32: the replay runs a float32 convolution in float32, as conv_forward does
     "conv", "ConvolutionBackward0", 3, replay="conv_fw", replay_f32=True, kernel=conv_nd_bw,
-    saves=("x0", "x1"),
+    saves=("x0", "x1"), blas_inner=-1,
     samples=[
         Sample(((2, 3, 5, 5), (4, 3, 3, 3), (4,)), {}, _F + "conv2d(x0, x1, x2)"),
         Sample(((1, 4, 6, 5), (4, 2, 3, 2), (4,)), {"stride": 2, "padding": 1, "groups": 2},
@@ -790,7 +793,7 @@ CONV = defop(
 CONV_TRANSPOSE = defop(
     "conv_transpose", "ConvolutionBackward0", 3, replay="conv_fw", replay_f32=True,
     kernel=conv_nd_bw,
-    saves=("x0", "x1"),
+    saves=("x0", "x1"), blas_inner=-1,
     samples=[
         Sample(((2, 4, 3, 3), (4, 3, 3, 3), (3,)), {"stride": 2, "padding": 1,
                                                     "output_padding": 1},

@@ -11,10 +11,12 @@ float dtype, computed in that dtype:
   baked into the code, so the kernels that call it can be cached; a process without that
   library gets a plain-loop stand-in under the same symbol (slow, but the same everywhere);
 * from ``SPLIT_MIN`` multiply-adds, cut into ``SPLIT_PARTS`` blocks of rows (or columns)
-  of ``y``, one BLAS call each. Eager runs the blocks on Numba's threads (``product_into``:
-  numbagrad keeps the BLAS pools at one thread, see _blas.py), the replay one after the
-  other (``product``). The blocks do not depend on the thread count, so neither do the bits:
-  splitting a float32 product changes them, and so would OpenBLAS's own threading.
+  of ``y``, one BLAS call each. Eager runs the blocks on Numba's threads (``product_into``),
+  the replay one after the other (``product``). The blocks do not depend on the thread
+  count, so neither do the bits: splitting a float32 product changes them, and so would
+  OpenBLAS's own threading, which is why a product from ``BLAS_THREADS_MIN`` multiply-adds
+  runs with the BLAS pool held at one thread (eager here, the replay and the backward
+  around their whole call: numbagrad/_blas.py).
 
 Why not ``np.matmul``: it picks gemm, gemv, dot or its own loops by shape, and the replay
 would have to copy that choice; one routine is the same by construction. ``beta`` also lets
@@ -34,7 +36,7 @@ from numba import cfunc, njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .._blas import _openblas_libraries
+from .. import _blas
 
 # CBLAS enums
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
@@ -46,6 +48,11 @@ SMALL_MM = 8192
 # run in 54% of its time on two.
 SPLIT_MIN = 1 << 20
 SPLIT_PARTS = 4
+# From this many multiply-adds a product runs with the BLAS pool held at one thread. OpenBLAS
+# may thread a call from 2^19 (its 4 x 65536 per thread), but measured here no call below
+# 2^20 changed a bit between one and two threads (1,000 shapes of 2^17-2^22 multiply-adds
+# through `product`), while holding costs 3-6 us, half a 2^19 product's time.
+BLAS_THREADS_MIN = SPLIT_MIN
 _SYMBOLS = {"s": "numbagrad_cblas_sgemm", "d": "numbagrad_cblas_dgemm"}
 _NUMPY_NAMES = {"s": ("scipy_cblas_sgemm64_", "cblas_sgemm64_"),
                 "d": ("scipy_cblas_dgemm64_", "cblas_dgemm64_")}
@@ -72,31 +79,38 @@ def _stand_in(real):
     return gemm
 
 
+def _numpy_blas():
+    """NumPy's own BLAS as a ctypes library, reached through NumPy's extension module that
+    links it (a symbol lookup searches a library's dependencies too); None if not loadable."""
+    core = getattr(np, "_core", None) or np.core
+    try:
+        return ctypes.CDLL(core._multiarray_umath.__file__)
+    except OSError:
+        return None
+
+
 def _register():
-    """Point the two symbols at NumPy's OpenBLAS gemm, or at the stand-ins; returns
-    whether NumPy's was found."""
-    found = {}
-    for path in _openblas_libraries():
-        if "numpy" not in path:
-            continue
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for real, names in _NUMPY_NAMES.items():
-            for name in names:
-                fn = getattr(lib, name, None)
-                if fn is not None and real not in found:
-                    found[real] = ctypes.cast(fn, ctypes.c_void_p).value
-    numpy_blas = len(found) == 2
-    if not numpy_blas:
-        found = {real: _stand_in(real).address for real in _SYMBOLS}
+    """Point the two symbols at NumPy's OpenBLAS gemm, or at the stand-ins; returns the name
+    NumPy's sgemm was found under, or None."""
+    found, names = {}, {}
+    lib = _numpy_blas()
+    for real, candidates in _NUMPY_NAMES.items():
+        for name in candidates:
+            fn = getattr(lib, name, None) if lib is not None else None
+            if fn is not None and real not in found:
+                found[real] = ctypes.cast(fn, ctypes.c_void_p).value
+                names[real] = name
+    if len(found) != 2:
+        found, names = {real: _stand_in(real).address for real in _SYMBOLS}, {}
     for real, addr in found.items():
         llb.add_symbol(_SYMBOLS[real], addr)
-    return numpy_blas
+    return names.get("s")
 
 
-available = _register()
+_numpy_sgemm = _register()
+available = _numpy_sgemm is not None
+# eager's products hold at one thread the pool of the BLAS library they call, only that one
+_ONE_THREAD = _blas.OneThread(symbol=_numpy_sgemm) if available else _blas.one_thread(False)
 
 
 def _gemm_intrinsic(real):
@@ -247,12 +261,28 @@ def batched_product(y, a, b):
         product(y[i], a[i], b[i], 1.0, 0.0)
 
 
+def batched_product_into(y, a, b):
+    """Eager's call of ``batched_product``: BLAS on one thread when each product is big
+    enough for its pool's size to count."""
+    if a.shape[1] * a.shape[2] * b.shape[2] < BLAS_THREADS_MIN:
+        batched_product(y, a, b)
+        return
+    with _ONE_THREAD:
+        batched_product(y, a, b)
+
+
 def product_into(y, a, b, alpha=1.0, beta=0.0):
-    """Eager's call of ``product``: the blocks of a split product on Numba's threads."""
-    if a.shape[0] * a.shape[1] * b.shape[1] >= SPLIT_MIN and numba.get_num_threads() > 1:
-        _product_parallel(y, a, b, float(alpha), float(beta))
-    else:
+    """Eager's call of ``product``: the blocks of a split product on Numba's threads, BLAS
+    on one thread (from BLAS_THREADS_MIN multiply-adds, where its pool's size would count)."""
+    work = a.shape[0] * a.shape[1] * b.shape[1]
+    if work < BLAS_THREADS_MIN:
         product(y, a, b, float(alpha), float(beta))
+        return
+    with _ONE_THREAD:
+        if work >= SPLIT_MIN and numba.get_num_threads() > 1:
+            _product_parallel(y, a, b, float(alpha), float(beta))
+        else:
+            product(y, a, b, float(alpha), float(beta))
 
 
 def matmul(a, b):

@@ -29,21 +29,21 @@ from .vjp import unbroadcast, unbroadcast_array
 MM = defop("mm", "MmBackward0", 2, replay="mm_fw", replay_f32=True, kernel="mm_bw",
            saves=("x0", "x1"),
            samples=[Sample(((3, 4), (4, 2))), Sample(((1, 5), (5, 1))), Sample(((2, 0), (0, 3)))],
-           torch="mm")
+           torch="mm", blas_inner=0)
 MV = defop("mv", "MvBackward0", 2, replay="mv_fw", replay_f32=True, kernel="mv_bw",
            saves=("x0", "x1"),
-           samples=[Sample(((3, 4), (4,))), Sample(((1, 2), (2,)))], torch="mv")
+           samples=[Sample(((3, 4), (4,))), Sample(((1, 2), (2,)))], torch="mv", blas_inner=0)
 DOT = defop("dot", "DotBackward0", 2, replay="dot_fw", replay_f32=True, kernel="dot_bw",
             saves=("x0", "x1"),
-            samples=[Sample(((5,), (5,))), Sample(((1,), (1,)))], torch="dot")
+            samples=[Sample(((5,), (5,))), Sample(((1,), (1,)))], torch="dot", blas_inner=0)
 BMM = defop("bmm", "BmmBackward0", 2, replay="bmm_fw", replay_f32=True, kernel="bmm_bw",
             saves=("x0", "x1"),
-            samples=[Sample(((2, 3, 4), (2, 4, 5)))], torch="bmm")
+            samples=[Sample(((2, 3, 4), (2, 4, 5)))], torch="bmm", blas_inner=0)
 ADDMM = defop("addmm", "AddmmBackward0", 3, replay="addmm_fw", replay_f32=True,
               kernel="addmm_bw", saves=("x1", "x2"),
               samples=[Sample(((3, 2), (3, 4), (4, 2))), Sample(((2,), (3, 4), (4, 2))),
                        Sample(((3, 2), (3, 4), (4, 2)), {"beta": 0.5, "alpha": 2.0},
-                              "lib.addmm(x0, x1, x2, **kw)")], torch="addmm")
+                              "lib.addmm(x0, x1, x2, **kw)")], torch="addmm", blas_inner=1)
 # ---- big-node derivatives in NumPy: one BLAS call per product, accumulated in place ----------
 def _add_product(target, left, right, alpha=1.0):
     """target += alpha * (left @ right), computed in target's own layout: a transposed target
@@ -201,7 +201,7 @@ def bmm(a, b):
     if x.dtype.kind != "f":
         return record(BMM, np.matmul(x, w), (a, b))
     value = np.empty((x.shape[0], x.shape[1], w.shape[2]), x.dtype)
-    gemm.batched_product(value, x, w)
+    gemm.batched_product_into(value, x, w)
     return record(BMM, value, (a, b))
 
 

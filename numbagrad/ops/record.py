@@ -17,6 +17,7 @@ from ..core.tape import (
 )
 from ..tensor import Tensor, _make  # noqa: F401
 from . import replay_kernels
+from .gemm import BLAS_THREADS_MIN
 from .registry import BY_NAME
 
 _NO_INTS = np.empty(0, np.int64)
@@ -92,6 +93,9 @@ def record(op, out, inputs, iat=(), fat=()):
         # one result to eager's, and the backward uses the factor eager applied
         fat = tuple(float(np.float32(f)) for f in fat)
     node = tape.push(op.code, out, size, shape, args, iat, fat, flags)
+    if op.blas_inner is not None and not tape.blas:
+        k = op.blas_inner
+        tape.blas = k < 0 or size * inputs[k].shape[-1] >= BLAS_THREADS_MIN
     if anomaly_flags.state.enabled:
         anomaly_flags.note(tape, node)
     return _make(out, tape, node)

@@ -111,6 +111,11 @@ class OpDef:
     # ``x + 2``, dropout's mask) as (None, 0): "last", "first" or its position
     none_operand: str | int = ""
     doc: str = ""
+    # ops whose kernels call BLAS: the input whose last dimension is the product's inner one
+    # (-1: any size counts, the convolutions), so that record() can flag a tape holding a
+    # product big enough for BLAS to use several threads (its backward then holds the BLAS
+    # pools at one thread, numbagrad/_blas.py)
+    blas_inner: int | None = None
     _reads: dict = field(default_factory=dict, repr=False)
 
     @property
