@@ -15,12 +15,17 @@ own threads (Numba's), beside which BLAS's threads oversubscribe the cores: meas
 small CNN's, which alternates NumPy's and SciPy's pools, 29 ms against 186 ms. And
 OpenBLAS's result depends on its thread count (64x784 @ 784x256 comes out with other bits on
 two threads): held, eager and replay give the same bits whatever the pools' sizes.
+
+Only calls made on the main thread hold the pools. From other Python threads, OpenBLAS was
+seen to ignore a count set back (the pool stayed at one thread for the rest of the process),
+so numbagrad's calls there run with the pools as the user left them.
 """
 
 import functools
 import os
 import sys
 import threading
+import time
 from contextlib import nullcontext
 
 _SCIPY_BLAS = "scipy.linalg.cython_blas"  # what Numba's np.dot calls (the convolutions)
@@ -30,6 +35,7 @@ _held = 0  # numbagrad calls holding the pools at one thread now, in all threads
 _hold = {}  # library path -> (controller, threads to put back) while _held
 _before = {}  # library path -> threads before set_blas_threads first changed it
 _NO_LIMIT = nullcontext()
+_MAIN = threading.main_thread()
 
 
 def _load(scipy):
@@ -82,6 +88,8 @@ class OneThread:
 
     def __enter__(self):
         global _held
+        if threading.current_thread() is not _MAIN:
+            return self  # OpenBLAS may ignore a count set from another thread (module doc)
         if _found is None or (self.scipy and not _found[0]):
             _load(self.scipy)
         with _lock:
@@ -96,13 +104,25 @@ class OneThread:
 
     def __exit__(self, *exc):
         global _held
+        if threading.current_thread() is not _MAIN:
+            return
         with _lock:
             _held -= 1
             if not _held:
                 for c, n in _hold.values():
                     if n != 1:
-                        c.set_num_threads(n)
+                        _set_exactly(c, n)
                 _hold.clear()
+
+
+def _set_exactly(controller, n):
+    """Set a pool to ``n`` threads and read it back, setting it again until it holds (seen
+    dropped while another Python thread was inside OpenBLAS)."""
+    for _ in range(1000):
+        controller.set_num_threads(n)
+        if controller.get_num_threads() == n:
+            return
+        time.sleep(0)
 
 
 _ALL = OneThread()
