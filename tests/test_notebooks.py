@@ -27,7 +27,8 @@ PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
 TIME_LIMIT = 60  # seconds per notebook, with a warm Numba cache (the issue's budget)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 REGENERATE = ("store the outputs of one full run: jupyter nbconvert --to notebook --execute "
-              "--inplace --ExecutePreprocessor.record_timing=False notebooks/{}")
+              "--inplace --ExecutePreprocessor.record_timing=False "
+              "--ExecutePreprocessor.store_widget_state=False notebooks/{}")
 
 
 def test_the_notebooks_are_there():
@@ -35,6 +36,13 @@ def test_the_notebooks_are_there():
     assert {"01_backward_explained", "02_train_a_classifier", "03_optimize_with_scipy",
             "04_inside_the_tape",
             "05_speed"} <= stems
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.stem)
+def test_no_widget_state_is_stored(path):
+    """Stored widget state makes the rendered page load the widget manager from the network
+    (the documentation site's page check fails on it)."""
+    assert "widgets" not in json.loads(path.read_text())["metadata"], REGENERATE.format(path.name)
 
 
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: p.stem)
