@@ -16,16 +16,16 @@ small CNN's, which alternates NumPy's and SciPy's pools, 29 ms against 186 ms. A
 OpenBLAS's result depends on its thread count (64x784 @ 784x256 comes out with other bits on
 two threads): held, eager and replay give the same bits whatever the pools' sizes.
 
-Only calls made on the main thread hold the pools. From other Python threads, OpenBLAS was
-seen to ignore a count set back (the pool stayed at one thread for the rest of the process),
-so numbagrad's calls there run with the pools as the user left them.
+Only calls made on the main thread hold the pools: threadpoolctl lets only the first thread
+that set an OpenBLAS pool set it again and ignores the others (its documented rule), so a
+hold released in another thread could leave a pool at one thread. numbagrad's calls in
+other threads run with the pools as the user left them.
 """
 
 import functools
 import os
 import sys
 import threading
-import time
 from contextlib import nullcontext
 
 _SCIPY_BLAS = "scipy.linalg.cython_blas"  # what Numba's np.dot calls (the convolutions)
@@ -89,7 +89,7 @@ class OneThread:
     def __enter__(self):
         global _held
         if threading.current_thread() is not _MAIN:
-            return self  # OpenBLAS may ignore a count set from another thread (module doc)
+            return self  # threadpoolctl ignores other threads' changes (module doc)
         if _found is None or (self.scipy and not _found[0]):
             _load(self.scipy)
         with _lock:
@@ -111,18 +111,9 @@ class OneThread:
             if not _held:
                 for c, n in _hold.values():
                     if n != 1:
-                        _set_exactly(c, n)
+                        c.set_num_threads(n)
                 _hold.clear()
 
-
-def _set_exactly(controller, n):
-    """Set a pool to ``n`` threads and read it back, setting it again until it holds (seen
-    dropped while another Python thread was inside OpenBLAS)."""
-    for _ in range(1000):
-        controller.set_num_threads(n)
-        if controller.get_num_threads() == n:
-            return
-        time.sleep(0)
 
 
 _ALL = OneThread()
