@@ -19,6 +19,9 @@ import time
 # compile_pool) could only add processes; tests/test_compile_pool.py sets them up itself
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("NUMBAGRAD_COMPILE_WORKERS", "0")
+    # nor BLAS threads beside them: two workers with 2-thread OpenBLAS pools each made the
+    # suite about twice as slow (tests/test_blas_threads.py runs its own processes without it)
+    os.environ.setdefault("NUMBAGRAD_BLAS_THREADS", "1")
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, Phase, settings  # noqa: E402
