@@ -23,7 +23,7 @@ from .autograd import eager_nodes, fusion, replay_scalar, sweep
 from .autograd.engine import FREED_MSG
 from .core import grad_mode
 from .core import tape as tape_mod
-from .core.tape import FLAG_HOOK, column
+from .core.tape import FLAG_HOOK, FLAG_NEEDS_GRAD, column
 from .func import transforms as func_mod
 from .ops import kernel_abi, registry
 from .ops.index import gather_flat
@@ -161,6 +161,9 @@ def _is_dynamic(x):
         isinstance(x, (float, np.floating))
 
 
+_NO_INPUTS, _NO_VALUES = np.zeros(0, np.int64), np.zeros(0)
+
+
 class Program:
     """One trace: the tape's arrays, the replay module for its ops, and where the inputs and
     gradients live in its arena."""
@@ -200,6 +203,10 @@ class Program:
         self._check_tape(tape, compiled)
         # identical views (``w.T`` written inside a loop) become one node: see _merge_views
         node_of = _take_tape(self, tape, flat, traced, merge=not self.constant_output)
+        # every floating leaf was traced as requiring grad; the sweeps need only what lies
+        # above a differentiated input (or a closed-over parameter)
+        wanted = [n for k, n in zip(self.inputs, self.slots) if k in self.diff]
+        _needs_grad_only_above(self.nodes, self.args, wanted + self.slots[len(self.inputs):])
         # gradients: one per differentiated leaf, zeros for those the output does not use
         self.grad_shapes, grad_off, grad_len = [], [], []
         for k in self.diff:
@@ -243,7 +250,7 @@ class Program:
         """The fast path of a call with one floating NumPy array (differentiated)."""
         x = a.reshape(-1) if a.dtype == np.float64 and a.flags.c_contiguous else \
             np.ascontiguousarray(a, np.float64).reshape(-1)
-        value, g = self._replay([x] if self.fused is not None else x, True)
+        value, g = self._replay([x] if self.stream is None else x, True)
         g = g.reshape(a.shape) if a.dtype == np.float64 else g.reshape(a.shape).astype(a.dtype)
         value = float(self.out_dtype.type(value))
         if self.kind == "grad":
@@ -271,12 +278,12 @@ class Program:
         parts = [np.asarray(flat[k]._data if isinstance(flat[k], Tensor) else flat[k],
                             np.float64).reshape(-1) for k in self.inputs]
         parts += [np.asarray(t._data, np.float64).reshape(-1) for t in self.captured]
-        if self.fused is not None and not self.constant_output:
-            return self._replay(parts, with_grad)  # no concatenated copy: see fusion.run
-        x = parts[0] if len(parts) == 1 else (np.concatenate(parts) if parts else
-                                                np.zeros(0))
         if self.constant_output:
             return self.out_value, np.zeros(self.grad_total)
+        if self.stream is None:
+            return self._replay(parts, with_grad)  # no concatenated copy: see _sweeps
+        x = parts[0] if len(parts) == 1 else (np.concatenate(parts) if parts else
+                                                np.zeros(0))
         return self._replay(x, with_grad)
 
     def _replay(self, x, with_grad):
@@ -304,12 +311,15 @@ class Program:
         try:
             if self.fused is not None:
                 return fusion.run(self.fused, self, val, adj, x, with_grad)
+            # the inputs straight into the arena (``x``: a list of them), a copy each
+            for o, n, part in zip(self.in_off, self.in_len, x):
+                val[o:o + n] = part
             r = self.replay
             grads = np.zeros(self.grad_total)
             value = sweep.run_in(r.tables, r.arity, self.nodes, self.args, self.shapes,
-                                 self.iat, self.fat, val, adj, touched, self.in_off,
-                                 self.in_len, x, self.out_node, self.grad_off, self.grad_len,
-                                 grads, with_grad)
+                                 self.iat, self.fat, val, adj, touched, _NO_INPUTS,
+                                 _NO_INPUTS, _NO_VALUES, self.out_node, self.grad_off,
+                                 self.grad_len, grads, with_grad)
             return value, grads
         finally:
             if len(self.arenas) < _POOLED_ARENAS:
@@ -435,6 +445,7 @@ def _take_tape(program, tape, flat, traced, merge=False):
             program.inputs.append(k)
     program.captured = [t for node, t in tape.leaves if node_of(node) not in slots]
     slots += [node_of(tape.sources[id(t)]) for t in program.captured]
+    program.slots = slots
     program.in_off = np.array(column(program.nodes, "voff")[slots], np.int64)
     program.in_len = np.array(column(program.nodes, "size")[slots], np.int64)
     # constants closed over: a later in-place change of one makes the trace stale
@@ -442,6 +453,20 @@ def _take_tape(program, tape, flat, traced, merge=False):
     program.constants = [(t._vc, t._vc[0]) for t in tape.source_refs + tape.traced_casts
                          if not t._requires_grad and not any(t is x for x in traced)]
     return node_of
+
+
+def _needs_grad_only_above(nodes, args, sources):
+    """Clear FLAG_NEEDS_GRAD on every node of ``nodes`` that no path joins to one of the
+    source nodes ``sources``: the reverse sweep then skips them, and the gradients of
+    their operands (``X`` in ``X @ w`` when only ``w`` is differentiated)."""
+    flags, arg_ptr, nargs = column(nodes, "flags"), column(nodes, "arg_ptr"), column(nodes, "nargs")
+    active = np.zeros(len(nodes), np.bool_)
+    active[sources] = True
+    for i in range(len(nodes)):
+        n = nargs[i]
+        if n and not active[i]:
+            active[i] = active[args[arg_ptr[i]:arg_ptr[i] + n]].any()
+    flags[~active] &= ~FLAG_NEEDS_GRAD
 
 
 # Ops whose replay only moves values (views, reshapes, broadcasts): merging two identical
