@@ -6,6 +6,10 @@ float dtype, computed in that dtype:
 
 * up to ``SMALL_MM`` multiply-adds as plain loops (on the 1 x 32 x 32 products of a small
   RNN a BLAS call costs more overhead than the loop's whole arithmetic);
+* a matrix times a vector (``y`` with one row or one column) through its ``?gemv``:
+  OpenBLAS's gemm packs the whole matrix first, 5x slower for a 400k x 32 ``X.T @ g``.
+  gemv sums a transposed matrix in another order than a contiguous one, so these products'
+  last bits depend on the operand's layout (``layout_sensitive``);
 * above, NumPy's bundled OpenBLAS (its CBLAS ``?gemm``). The kernels reach it through a
   symbol registered with LLVM (``llvmlite.binding.add_symbol``) rather than an address
   baked into the code, so the kernels that call it can be cached; a process without that
@@ -53,9 +57,12 @@ SPLIT_PARTS = 4
 # 2^20 changed a bit between one and two threads (1,000 shapes of 2^17-2^22 multiply-adds
 # through `product`), while holding costs 3-6 us, half a 2^19 product's time.
 BLAS_THREADS_MIN = SPLIT_MIN
-_SYMBOLS = {"s": "numbagrad_cblas_sgemm", "d": "numbagrad_cblas_dgemm"}
+_SYMBOLS = {"s": "numbagrad_cblas_sgemm", "d": "numbagrad_cblas_dgemm",
+            "sv": "numbagrad_cblas_sgemv", "dv": "numbagrad_cblas_dgemv"}
 _NUMPY_NAMES = {"s": ("scipy_cblas_sgemm64_", "cblas_sgemm64_"),
-                "d": ("scipy_cblas_dgemm64_", "cblas_dgemm64_")}
+                "d": ("scipy_cblas_dgemm64_", "cblas_dgemm64_"),
+                "sv": ("scipy_cblas_sgemv64_", "cblas_sgemv64_"),
+                "dv": ("scipy_cblas_dgemv64_", "cblas_dgemv64_")}
 
 
 def _stand_in(real):
@@ -79,6 +86,25 @@ def _stand_in(real):
     return gemm
 
 
+def _stand_in_gemv(real):
+    """A plain-loop cblas_?gemv (row major) for a process without NumPy's OpenBLAS."""
+    flt = types.float32 if real == "sv" else types.float64
+    ptr = types.CPointer(flt)
+    sig = types.void(types.int32, types.int32, types.int64, types.int64, flt, ptr,
+                     types.int64, ptr, types.int64, flt, ptr, types.int64)
+
+    @cfunc(sig, cache=True)
+    def gemv(order, ta, m, n, alpha, a, lda, x, incx, beta, y, incy):
+        rows, cols = (m, n) if ta == _NO_TRANS else (n, m)
+        for i in range(rows):
+            acc = flt(0.0)
+            for p in range(cols):
+                av = a[i * lda + p] if ta == _NO_TRANS else a[p * lda + i]
+                acc += av * x[p * incx]
+            y[i * incy] = alpha * acc + (beta * y[i * incy] if beta != 0 else 0)
+    return gemv
+
+
 def _numpy_blas():
     """NumPy's own BLAS as a ctypes library, reached through NumPy's extension module that
     links it (a symbol lookup searches a library's dependencies too); None if not loadable."""
@@ -100,8 +126,10 @@ def _register():
             if fn is not None and real not in found:
                 found[real] = ctypes.cast(fn, ctypes.c_void_p).value
                 names[real] = name
-    if len(found) != 2:
-        found, names = {real: _stand_in(real).address for real in _SYMBOLS}, {}
+    if len(found) != 4:
+        found = {real: (_stand_in(real) if len(real) == 1 else _stand_in_gemv(real)).address
+                 for real in _SYMBOLS}
+        names = {}
     for real, addr in found.items():
         llb.add_symbol(_SYMBOLS[real], addr)
     return names.get("s")
@@ -146,6 +174,39 @@ _sgemm = _gemm_intrinsic("s")
 _dgemm = _gemm_intrinsic("d")
 
 
+def _gemv_intrinsic(real):
+    @intrinsic
+    def call(typingctx, ta, m, n, alpha, a, lda, x, incx, beta, y, incy):
+        """cblas_?gemv(RowMajor, ta, m, n, alpha, a, lda, x, incx, beta, y, incy), the
+        arrays given as addresses (integers)."""
+        sig = types.void(ta, m, n, alpha, a, lda, x, incx, beta, y, incy)
+
+        def codegen(context, builder, signature, args):
+            i32, i64 = ir.IntType(32), ir.IntType(64)
+            flt = ir.FloatType() if real == "sv" else ir.DoubleType()
+            ptr = ir.IntType(8).as_pointer()
+            fnty = ir.FunctionType(ir.VoidType(), [i32, i32, i64, i64, flt, ptr, i64, ptr, i64,
+                                                   flt, ptr, i64])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, _SYMBOLS[real])
+            (ta_, m_, n_, alpha_, a_, lda_, x_, incx_, beta_, y_, incy_) = args
+
+            def real_(v, ty):
+                return builder.fptrunc(v, flt) if real == "sv" and ty == types.float64 else v
+
+            builder.call(fn, [
+                ir.Constant(i32, _ROW_MAJOR), builder.trunc(ta_, i32), m_, n_,
+                real_(alpha_, signature.args[3]), builder.inttoptr(a_, ptr), lda_,
+                builder.inttoptr(x_, ptr), incx_, real_(beta_, signature.args[8]),
+                builder.inttoptr(y_, ptr), incy_])
+            return context.get_dummy_value()
+        return sig, codegen
+    return call
+
+
+_sgemv = _gemv_intrinsic("sv")
+_dgemv = _gemv_intrinsic("dv")
+
+
 @njit(cache=True, nogil=True)
 def _operand(x):
     """(transpose flag, leading dimension) of a 2-d operand BLAS can read in place, or
@@ -182,11 +243,32 @@ def _blas_block(y, a, b, alpha, beta, ta, lda, tb, ldb, p, parts):
         pb += (j0 if tb == _NO_TRANS else j0 * ldb) * size
         pc += j0 * size
         n = j1 - j0
-    if m > 0 and n > 0:
-        if y.itemsize == 8:
-            _dgemm(ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, y.shape[1])
+    if m <= 0 or n <= 0:
+        return
+    if n == 1:  # a matrix times a vector: gemv (OpenBLAS's gemm packs the whole matrix)
+        inc_b = ldb if tb == _NO_TRANS else 1
+        if ta == _NO_TRANS:
+            _gemv(size, _NO_TRANS, m, k, alpha, pa, lda, pb, inc_b, beta, pc, y.shape[1])
         else:
-            _sgemm(ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, y.shape[1])
+            _gemv(size, _TRANS, k, m, alpha, pa, lda, pb, inc_b, beta, pc, y.shape[1])
+    elif m == 1:  # a vector times a matrix: y.T = op(b).T @ a.T
+        inc_a = 1 if ta == _NO_TRANS else lda
+        if tb == _NO_TRANS:
+            _gemv(size, _TRANS, k, n, alpha, pb, ldb, pa, inc_a, beta, pc, 1)
+        else:
+            _gemv(size, _NO_TRANS, n, k, alpha, pb, ldb, pa, inc_a, beta, pc, 1)
+    elif size == 8:
+        _dgemm(ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, y.shape[1])
+    else:
+        _sgemm(ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, y.shape[1])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _gemv(size, ta, m, n, alpha, a, lda, x, incx, beta, y, incy):
+    if size == 8:
+        _dgemv(ta, m, n, alpha, a, lda, x, incx, beta, y, incy)
+    else:
+        _sgemv(ta, m, n, alpha, a, lda, x, incx, beta, y, incy)
 
 
 @njit(cache=True, nogil=True)
@@ -232,6 +314,10 @@ def _prepare(y, a, b, alpha, beta):
         b = np.ascontiguousarray(b)
         tb, ldb = _NO_TRANS, max(n, 1)
     parts = SPLIT_PARTS if m * k * n >= SPLIT_MIN else 1
+    # a vector product is split only into blocks of contiguous rows of its matrix: a block
+    # of its columns would read the whole matrix's cache lines for a part of each
+    if (n == 1 and m > 1 and ta == _TRANS) or (m == 1 and n > 1 and tb == _NO_TRANS):
+        parts = 1
     return False, a, b, ta, lda, tb, ldb, parts
 
 
@@ -309,10 +395,11 @@ def add_product(target, a, b, alpha=1.0, overwrite=False):
 
 
 def layout_sensitive():
-    """Whether this machine's BLAS gives different bits for one product with its operands in
-    other layouts (seen with NumPy's OpenBLAS on AMD EPYC: vector shapes go to gemv, small
-    ones to kernels of their own): then a product on a transposed view and the same product
-    on a contiguous copy (as a replay computes it) may differ in the last bits."""
+    """Whether one product gives different bits with its operands in other layouts: vector
+    shapes always (gemv), and on some machines matrix shapes too (NumPy's OpenBLAS on AMD
+    EPYC: small ones go to kernels of their own). A product on a transposed view and the
+    same product on a contiguous copy (as a replay computes it) may then differ in the last
+    bits."""
     global _layout_sensitive
     if _layout_sensitive is None:
         rng = np.random.default_rng(0)
