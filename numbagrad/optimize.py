@@ -7,6 +7,8 @@ their Jacobian, both from compiled traces. ``fun`` is written with numbagrad ops
 (as for ``numbagrad.func.grad``); scipy sees NumPy arrays only.
 """
 
+import weakref
+
 import numpy as np
 
 from . import func
@@ -25,6 +27,21 @@ def _derivatives(use_compile):
     return _compile if use_compile else (lambda transform: transform)
 
 
+# fun -> {use_compile: value_and_grad}: minimizing the same function again (many starts, many
+# problems on one worker) reuses its traces instead of tracing anew
+_value_and_grads = weakref.WeakKeyDictionary()
+
+
+def _value_and_grad_of(fun, use_compile):
+    try:
+        per_fun = _value_and_grads.setdefault(fun, {})
+    except TypeError:  # not weakly referenceable: no reuse
+        per_fun = {}
+    if use_compile not in per_fun:
+        per_fun[use_compile] = _derivatives(use_compile)(func.value_and_grad(fun))
+    return per_fun[use_compile]
+
+
 def minimize(fun, x0, args=(), method=None, *, compile=True, **kwargs):  # noqa: A002
     """``scipy.optimize.minimize(fun, x0, args, method, jac=True, ...)`` with the value and
     gradient of ``fun(x, *args)`` (a scalar Tensor) from one compiled replay per evaluation.
@@ -33,17 +50,25 @@ def minimize(fun, x0, args=(), method=None, *, compile=True, **kwargs):  # noqa:
     compiled Hessian-vector product; for dogleg and trust-exact, ``hess`` (n such products).
     Other keyword arguments go to scipy unchanged; a ``hess`` or ``hessp`` given there wins.
     ``compile=False`` uses the eager transforms (for functions compile does not support).
-    Returns scipy's ``OptimizeResult``."""
+    ``jac=True`` (or a ``fun`` with ``returns_value_and_grad``, as ``numbagrad.distributed``'s
+    has) means ``fun`` returns ``(value, gradient)`` on NumPy arrays itself: it goes to scipy
+    as it is. Returns scipy's ``OptimizeResult``."""
     import scipy.optimize  # on first use: it takes ~0.35 s to import
 
+    if kwargs.get("jac") is True or getattr(fun, "returns_value_and_grad", False):
+        # fun already gives (value, gradient) on NumPy arrays (distributed.value_and_grad)
+        kwargs.pop("jac", None)
+        return scipy.optimize.minimize(fun, np.asarray(x0, np.float64), args=args,
+                                       method=method, jac=True, **kwargs)
     if "jac" in kwargs:
         raise TypeError("numbagrad.optimize.minimize() computes jac itself; call "
-                        "scipy.optimize.minimize directly to pass your own")
+                        "scipy.optimize.minimize directly to pass your own, or pass jac=True "
+                        "with a fun that returns (value, gradient)")
     wrap = _derivatives(compile)
     x0 = np.asarray(x0, dtype=np.float64)
     shape = x0.shape
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
-    value_and_grad = wrap(func.value_and_grad(fun))
+    value_and_grad = _value_and_grad_of(fun, compile)
 
     def fun_and_jac(x, *a):
         value, g = value_and_grad(x.reshape(shape), *a)

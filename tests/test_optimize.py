@@ -145,3 +145,28 @@ def test_least_squares_matches_scipy_with_analytic_jacobian(m, method):
 def test_least_squares_rejects_non_vector_residuals():
     with pytest.raises(ValueError, match="1-D Tensor of residuals"):
         ng.optimize.least_squares(lambda p: (p * p).sum(), np.ones(2))
+
+
+def test_minimize_takes_a_function_returning_value_and_gradient():
+    """jac=True, or a callable marked returns_value_and_grad (numbagrad.distributed's), goes
+    to scipy as it is; minimizing one function again reuses its compiled traces."""
+    def value_and_grad(x):
+        return float(((x - 3.0) ** 2).sum()), 2 * (x - 3.0)
+    result = ng.optimize.minimize(value_and_grad, np.zeros(4), jac=True, method="BFGS")
+    np.testing.assert_allclose(result.x, 3.0, atol=1e-6)
+
+    class Marked:
+        returns_value_and_grad = True
+
+        def __call__(self, x):
+            return value_and_grad(x)
+    np.testing.assert_allclose(ng.optimize.minimize(Marked(), np.zeros(2)).x, 3.0, atol=1e-6)
+    with pytest.raises(TypeError, match="jac=True"):
+        ng.optimize.minimize(value_and_grad, np.zeros(2), jac=lambda x: x)
+
+    def f(x):
+        return ((x - 1.0) ** 2).sum()
+    ng.optimize.minimize(f, np.zeros(3))
+    compiled = ng.optimize._value_and_grads[f][True]
+    ng.optimize.minimize(f, np.ones(3) * 5)
+    assert ng.optimize._value_and_grads[f][True] is compiled and len(compiled.traces) == 1
