@@ -100,7 +100,7 @@ _safe_cache.guard_loaded()  # every cached @njit function of the package heals a
 __version__ = "0.1.0"
 
 # imported on first use: import time is part of every user's cold start
-_LAZY_SUBMODULES = {"distributions", "testing"}
+_LAZY_SUBMODULES = {"distributions", "testing", "distributed"}
 
 
 def __getattr__(name):

@@ -8,6 +8,7 @@ from typing_extensions import TypeIs
 from numbagrad import autograd as autograd
 from numbagrad import backends as backends
 from numbagrad import cuda as cuda
+from numbagrad import distributed as distributed
 from numbagrad import distributions as distributions
 from numbagrad import func as func
 from numbagrad import linalg as linalg

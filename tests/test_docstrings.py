@@ -16,7 +16,7 @@ import numbagrad
 
 MODULES = ["numbagrad", "numbagrad.nn", "numbagrad.optim", "numbagrad.func",
            "numbagrad.nn.functional", "numbagrad.linalg", "numbagrad.special",
-           "numbagrad.autograd"]
+           "numbagrad.autograd", "numbagrad.distributed"]
 
 
 def _problem(obj):

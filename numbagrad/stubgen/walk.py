@@ -15,7 +15,7 @@ from .model import Class, Function, Property, Stub, Variable
 # the implementation, which the stubs leave out
 NAMESPACES = [
     "", "autograd", "autograd.forward_ad", "autograd.functional", "autograd.graph",
-    "backends", "backends.cudnn", "backends.mps", "cuda", "distributions",
+    "backends", "backends.cudnn", "backends.mps", "cuda", "distributed", "distributions",
     "distributions.constraints", "distributions.kl", "distributions.transforms", "func",
     "linalg", "nn", "nn.functional", "nn.init", "nn.utils", "nn.utils.parametrize",
     "nn.utils.rnn", "optim", "optim.lr_scheduler", "optim.swa_utils", "optimize", "testing",

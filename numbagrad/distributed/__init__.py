@@ -1,0 +1,207 @@
+"""numbagrad.distributed: gradients of sums over data, training and many optimizations, on a
+Dask cluster.
+
+Three entry points, all on any ``dask.distributed.Client`` (by default the one already made
+in this process, else a ``LocalCluster`` of one worker process per core):
+
+- ``value_and_grad(f, data_shards)``: the shards stay on the workers; each call sends the
+  parameters, every worker runs its compiled ``value_and_grad`` of ``f`` on its shards
+  (compiled once per worker process) and the parts are summed by a tree reduction.
+- ``DataParallel(module, loss_fn)``: each step sends the module's ``state_dict()``, the
+  workers compute the gradients of their part of the batch, and ``.grad`` receives the
+  batch's gradient; the usual optimizer then steps.
+- ``map_minimize(f, x0s, args_list)``: one compiled ``numbagrad.optimize.minimize`` per
+  problem across the cluster.
+
+A worker that dies mid-call loses nothing: Dask reruns its tasks elsewhere, and data this
+process scattered is scattered again. An error in ``f`` on a worker raises ``WorkerError``
+naming the shard, part or problem, with the worker's traceback.
+"""
+
+try:
+    import dask  # noqa: F401 - the check that the extra is installed
+    import distributed as _dask_distributed  # noqa: F401
+except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
+    raise ImportError("numbagrad.distributed needs Dask: pip install 'numbagrad[distributed]'"
+                      ) from exc
+
+import numpy as np
+
+from ..factories import from_numpy
+from . import _cluster, _worker
+from ._cluster import local_client
+from ._worker import WorkerError
+
+__all__ = ["value_and_grad", "DistributedValueAndGrad", "DataParallel", "map_minimize",
+           "split", "local_client", "WorkerError"]
+
+
+def split(*arrays: np.ndarray, n: int) -> list:
+    """Split arrays along their first axis into ``n`` shards of nearly equal rows: a list of
+    arrays for one array, else a list of tuples (the row blocks of each array together)."""
+    if not arrays:
+        raise TypeError("split() needs at least one array")
+    arrays = [np.asarray(a) for a in arrays]
+    rows = {len(a) for a in arrays}
+    if len(rows) != 1:
+        raise ValueError(f"split(): the arrays have different numbers of rows {sorted(rows)}")
+    if not 1 <= n <= rows.pop():
+        raise ValueError(f"split(): n={n} must be between 1 and the number of rows")
+    blocks = [np.array_split(a, n) for a in arrays]
+    return blocks[0] if len(arrays) == 1 else list(zip(*blocks))
+
+
+class DistributedValueAndGrad:
+    """``vg(params) -> (value, gradient)``: the sum over the shards of ``f(params, shard)``
+    and its gradient with respect to ``params``, computed on the workers holding the shards.
+    NumPy in, ``(float, ndarray)`` out, so ``scipy.optimize.minimize(vg, x0, jac=True)`` and
+    ``numbagrad.optimize.minimize(vg, x0)`` take it directly."""
+
+    returns_value_and_grad = True  # what numbagrad.optimize.minimize looks for
+
+    def __init__(self, f, data_shards, client=None):
+        self.client = _cluster.get_client(client)
+        _cluster.check_workers(self.client)
+        self.f = f
+        self.shards = _cluster.place_shards(self.client, data_shards)
+        self.function = _cluster.Placed(self.client, [f], broadcast=True)
+        self.calls = 0
+
+    @property
+    def n_shards(self) -> int:
+        """How many shards the data is in."""
+        return len(self.shards.futures)
+
+    def __repr__(self):
+        return (f"<numbagrad.distributed.value_and_grad({getattr(self.f, '__name__', '?')}) "
+                f"over {self.n_shards} shards>")
+
+    def __call__(self, params: np.ndarray) -> tuple[float, np.ndarray]:
+        params = np.asarray(params)
+        if params.dtype.kind != "f":
+            params = params.astype(np.float64)
+        client = self.client
+
+        def submit_all():
+            sent = _cluster.ship(client, params)
+            parts = [client.submit(_worker.shard_value_and_grad, self.function.futures[0],
+                                   sent, shard, i, pure=False)
+                     for i, shard in enumerate(self.shards.futures)]
+            return _cluster.tree_sum(client, parts)
+
+        value, grad = _cluster.run_with_retries([self.shards, self.function], submit_all,
+                                                lambda total: total.result())
+        self.calls += 1
+        return value, grad.reshape(params.shape)
+
+
+def value_and_grad(f, data_shards, client=None) -> DistributedValueAndGrad:
+    """Data-parallel ``value_and_grad``: ``f(params, shard)`` returns a scalar (the shard's
+    part of a sum: sum, don't average, or weight by the shard's share); the result is a
+    callable ``vg(params) -> (float, ndarray)`` of the sum over all shards.
+
+    ``data_shards``: a list of arrays or of tuples of arrays (``split`` makes one), scattered
+    to the workers once; a Dask array, or a tuple of Dask arrays with the same row chunks (one
+    shard per block of rows); or a list of Dask futures. ``f`` is compiled with
+    ``numbagrad.compile`` on each worker (once per worker process); integer arrays in a shard
+    are traced as constants, so give labels as floats to share one trace across shards."""
+    return DistributedValueAndGrad(f, data_shards, client)
+
+
+class DataParallel:
+    """Data-parallel training of ``module``: ``backward(*batch)`` splits the batch's rows
+    into parts, each worker computes ``loss_fn(module, *part)`` and its gradients on its copy
+    of the module (loaded with this process's ``state_dict()`` at each step), and each
+    parameter's ``.grad`` receives the batch's gradient (added to what is there, as
+    ``backward()`` does). Then the usual optimizer steps.
+
+    ``reduction="mean"``: ``loss_fn`` returns the mean over its part, and parts are weighted by
+    their rows, so the result equals one process's mean loss over the whole batch (to
+    rounding); ``"sum"``: parts are added. Buffers the forward updates on the workers (batch
+    norm's running statistics) are not sent back, and each part draws its own dropout masks."""
+
+    def __init__(self, module, loss_fn, client=None, *, n_parts=None, reduction="mean"):
+        if reduction not in ("mean", "sum"):
+            raise ValueError(f"DataParallel: reduction must be 'mean' or 'sum', got {reduction!r}")
+        self.client = _cluster.get_client(client)
+        _cluster.check_workers(self.client)
+        self.module, self.reduction = module, reduction
+        self.n_parts = n_parts or len(self.client.scheduler_info()["workers"])
+        self.remote = _cluster.Placed(self.client, [module, loss_fn], broadcast=True)
+
+    def backward(self, *batch) -> float:
+        """Fill ``.grad`` with the gradient of the batch's loss; returns the loss (a float)."""
+        arrays = [np.asarray(b.numpy() if hasattr(b, "numpy") else b) for b in batch]
+        rows = len(arrays[0])
+        parts = split(*arrays, n=min(self.n_parts, rows))
+        parts = [p if isinstance(p, tuple) else (p,) for p in parts]
+        weights = [len(p[0]) / rows if self.reduction == "mean" else 1.0 for p in parts]
+        state = {k: v.numpy() for k, v in self.module.state_dict().items()}
+        client = self.client
+        placed_parts = _cluster.Placed(client, parts)
+        placed_state = _cluster.Placed(client, [state], broadcast=True)
+
+        def submit_all():
+            module, loss_fn = self.remote.futures
+            grads = [client.submit(_worker.module_part_grads, module, loss_fn,
+                                   placed_state.futures[0], part, w, i, pure=False)
+                     for i, (part, w) in enumerate(zip(placed_parts.futures, weights))]
+            return _cluster.tree_sum(client, grads)
+
+        loss, grads = _cluster.run_with_retries(
+            [self.remote, placed_parts, placed_state], submit_all, lambda total: total.result())
+        for name, p in self.module.named_parameters():
+            g = grads.get(name)
+            if g is None:
+                continue
+            g = from_numpy(np.asarray(g, dtype=p.detach().numpy().dtype))
+            p.grad = g if p.grad is None else p.grad + g
+        return loss
+
+    def train(self, batches, optimizer, *, progress: bool = True) -> list[float]:
+        """For each batch (a tuple of arrays or Tensors): ``zero_grad()``, ``backward``,
+        ``step()``. Returns the losses; ``progress`` shows a bar over the steps."""
+        total = len(batches) if hasattr(batches, "__len__") else None
+        bar = _cluster.progress_bar(total, "training steps", progress)
+        losses = []
+        try:
+            for batch in batches:
+                optimizer.zero_grad()
+                losses.append(self.backward(*batch))
+                optimizer.step()
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(loss=f"{losses[-1]:.4g}")
+        finally:
+            if bar is not None:
+                bar.close()
+        return losses
+
+
+def map_minimize(f, x0s, args_list=None, client=None, *, method=None,
+                 compile: bool = True, progress: bool = True, **kwargs) -> list:  # noqa: A002
+    """``numbagrad.optimize.minimize(f, x0s[i], args_list[i], method, **kwargs)`` for every
+    problem i, across the cluster; returns scipy's ``OptimizeResult``s in order. ``f`` is
+    compiled once per worker process and its traces reused across that worker's problems;
+    ``progress`` shows a bar over the problems."""
+    client = _cluster.get_client(client)
+    _cluster.check_workers(client)
+    x0s = [np.asarray(x, np.float64) for x in x0s]
+    if args_list is None:
+        args_list = [()] * len(x0s)
+    args_list = [tuple(a) if isinstance(a, (tuple, list)) else (a,) for a in args_list]
+    if len(args_list) != len(x0s):
+        raise ValueError(f"map_minimize: {len(x0s)} starting points but {len(args_list)} "
+                         "argument tuples")
+    function = _cluster.Placed(client, [f], broadcast=True)
+
+    def submit_all():
+        return [client.submit(_worker.minimize_one, function.futures[0], x0, args, method,
+                              compile, kwargs, i, pure=False)
+                for i, (x0, args) in enumerate(zip(x0s, args_list))]
+
+    def gather(futures):
+        bar = _cluster.progress_bar(len(futures), "problems", progress)
+        return _cluster.gather_in_order(client, futures, bar)
+
+    return _cluster.run_with_retries([function], submit_all, gather)

@@ -1,0 +1,196 @@
+"""The Dask side of numbagrad.distributed: which client, checking the workers, data placed on
+the workers that survives a worker's death, tree reductions, progress bars."""
+
+import atexit
+import os
+import threading
+
+import dask
+import numpy as np
+from dask import delayed
+from dask.base import is_dask_collection
+from distributed import Client, Future, LocalCluster, as_completed, default_client
+from distributed.client import FutureCancelledError
+from tqdm.auto import tqdm
+
+from .. import __version__
+from . import _worker
+
+# tasks whose inputs were lost with a dead worker are retried after placing the inputs again
+_MAX_RETRIES = 3
+_SCATTER_INLINE_BYTES = 1 << 20  # larger arguments are scattered once, not copied per task
+
+_local = {"client": None}
+_local_lock = threading.Lock()
+
+
+def local_client(n_workers=None, threads_per_worker=1, **cluster_kwargs):
+    """A Client on a new ``LocalCluster`` of ``n_workers`` processes (default: one per core),
+    each running Numba with ``threads_per_worker`` threads: n processes on n cores, not
+    n * n threads. Close it (``client.close(); client.cluster.close()``) when done."""
+    n_workers = n_workers or max(1, os.cpu_count() or 1)
+    # set before the spawn: a worker has imported Numba before Nanny's env applies
+    key = "distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS"
+    with dask.config.set({key: threads_per_worker}):
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
+                               processes=True, **{"dashboard_address": None, **cluster_kwargs})
+    return Client(cluster, set_as_default=False)
+
+
+def get_client(client=None):
+    """``client``, else the process's default Dask client, else a LocalCluster numbagrad starts
+    (``local_client()``: one worker process per core) and closes at exit."""
+    if client is not None:
+        return client
+    try:
+        return default_client()
+    except ValueError:
+        pass
+    with _local_lock:
+        if _local["client"] is None or _local["client"].status != "running":
+            _local["client"] = local_client()
+            atexit.register(_close_local)
+        return _local["client"]
+
+
+def _close_local():
+    client = _local["client"]
+    if client is not None:
+        cluster = client.cluster
+        client.close()
+        cluster.close()
+        _local["client"] = None
+
+
+def check_workers(client):
+    """Raise a clear error when a worker cannot import numbagrad, or has another version."""
+    probe = "__import__('numbagrad').__version__"
+    found = client.run(eval, probe, on_error="return")
+    if not found:
+        raise RuntimeError("numbagrad.distributed: the Dask cluster has no workers")
+    for address, version in sorted(found.items()):
+        if isinstance(version, BaseException):
+            raise RuntimeError(
+                f"numbagrad.distributed: worker {address} cannot import numbagrad "
+                f"({type(version).__name__}: {version}); install numbagrad[distributed] "
+                "in the workers' environment") from None
+        if version != __version__:
+            raise RuntimeError(
+                f"numbagrad.distributed: worker {address} has numbagrad {version}, this "
+                f"process {__version__}; install the same version on both")
+
+
+class Placed:
+    """Objects on the workers, as futures. Those this process scattered are kept here too, so
+    that one lost with a dead worker is scattered again and the call retried."""
+
+    def __init__(self, client, objects, broadcast=False):
+        self.client, self.broadcast = client, broadcast
+        self.local = list(objects)
+        self.futures = client.scatter(self.local, broadcast=broadcast, hash=False)
+
+    @classmethod
+    def given(cls, client, futures):
+        """Futures the user placed (or Dask computes): nothing to scatter again; a lost
+        computed future is recomputed by Dask itself."""
+        placed = cls.__new__(cls)
+        placed.client, placed.broadcast = client, False
+        placed.local, placed.futures = None, list(futures)
+        return placed
+
+    def replace_lost(self):
+        """Scatter again whatever was lost; False when nothing was lost or it can't be."""
+        lost = [i for i, f in enumerate(self.futures) if f.status in ("lost", "cancelled",
+                                                                       "error")]
+        if not lost or self.local is None:
+            return False
+        again = self.client.scatter([self.local[i] for i in lost], broadcast=self.broadcast,
+                                    hash=False)
+        for i, future in zip(lost, again):
+            self.futures[i] = future
+        return True
+
+
+def place_shards(client, data_shards):
+    """The shards as futures on the workers: a list of arrays or tuples of arrays is
+    scattered; a Dask array (or a tuple of them with the same row chunks) gives one shard per
+    block of rows; a list of futures is taken as it is."""
+    if is_dask_collection(data_shards) or (
+            isinstance(data_shards, tuple) and data_shards and
+            all(is_dask_collection(a) for a in data_shards)):
+        return Placed.given(client, client.compute(_row_blocks(data_shards)))
+    shards = list(data_shards)
+    if not shards:
+        raise ValueError("numbagrad.distributed: data_shards is empty")
+    if all(isinstance(s, Future) for s in shards):
+        return Placed.given(client, shards)
+    if any(isinstance(s, Future) for s in shards):
+        raise TypeError("numbagrad.distributed: data_shards mixes futures and local data")
+    return Placed(client, shards)
+
+
+def _row_blocks(arrays):
+    """Delayed shards, one per block of rows of one Dask array or of several together."""
+    several = isinstance(arrays, tuple)
+    arrays = arrays if several else (arrays,)
+    rows = arrays[0].chunks[0]
+    if any(a.chunks[0] != rows for a in arrays):
+        raise ValueError("numbagrad.distributed: the Dask arrays of a shard must have the "
+                         f"same row chunks, got {[a.chunks[0] for a in arrays]}")
+    blocks = []
+    for a in arrays:
+        a = a.rechunk({axis: -1 for axis in range(1, a.ndim)})  # whole rows per block
+        blocks.append(list(a.to_delayed().reshape(-1)))
+    if not several:
+        return blocks[0]
+    return [delayed(_worker.pack)(*parts) for parts in zip(*blocks)]
+
+
+def ship(client, obj):
+    """A small argument goes in each task; a large one is scattered once per call."""
+    if isinstance(obj, np.ndarray) and obj.nbytes > _SCATTER_INLINE_BYTES:
+        return client.scatter(obj, hash=False)
+    return obj
+
+
+def tree_sum(client, futures):
+    """Sum (value, gradient) pairs pairwise on the workers, in a fixed order."""
+    level = list(futures)
+    while len(level) > 1:
+        paired = [client.submit(_worker.add_pair, level[i], level[i + 1], pure=False)
+                  for i in range(0, len(level) - 1, 2)]
+        level = paired + level[len(paired) * 2:]
+    return level[0]
+
+
+def run_with_retries(placements, submit_all, gather):
+    """``gather(submit_all())``; when that fails because a worker died with an input, place
+    the lost inputs again and run the whole call again (the result is the same)."""
+    for attempt in range(_MAX_RETRIES + 1):
+        futures = submit_all()
+        try:
+            return gather(futures)
+        except FutureCancelledError:
+            replaced = [p.replace_lost() for p in placements]
+            if attempt == _MAX_RETRIES or not any(replaced):
+                raise
+
+
+def progress_bar(total, desc, enabled):
+    """A tqdm bar (tqdm.auto: a widget in Jupyter), or None when progress is off."""
+    if not enabled:
+        return None
+    return tqdm(total=total, desc=desc)
+
+
+def gather_in_order(client, futures, bar):
+    """Results in submission order; the bar moves as each one finishes."""
+    if bar is None:
+        return client.gather(futures)
+    try:
+        for future in as_completed(futures):
+            future.result()  # raises the worker's error at once
+            bar.update(1)
+    finally:
+        bar.close()
+    return client.gather(futures)

@@ -1,0 +1,120 @@
+"""What runs inside a Dask worker process: one shard's compiled value and gradient, one part
+of a batch's module gradients, one optimization. Everything here is pickled by reference, so
+the workers need numbagrad installed (checked before any task is sent)."""
+
+import collections
+import threading
+import traceback
+
+import numpy as np
+from distributed import get_worker
+
+from .. import func, optimize
+from ..compiler import compile as _compile
+from ..factories import from_numpy
+
+# A function or module scattered once reaches each worker as one object that every task of
+# that worker receives, so caching by that object compiles once per worker process.
+_CACHE_SIZE = 64
+_compiled = collections.OrderedDict()  # id(fn) -> (fn, compiled value_and_grad)
+_module_locks = collections.OrderedDict()  # id(module) -> (module, lock)
+_cache_lock = threading.Lock()
+
+
+class WorkerError(RuntimeError):
+    """A user function raised on a worker: the message names the shard, part or problem, the
+    worker's address, and carries the worker's traceback."""
+
+    def __init__(self, what, worker, error, remote_traceback):
+        self.what, self.worker, self.error = what, worker, error
+        self.remote_traceback = remote_traceback
+        super().__init__(f"{what} raised on worker {worker}: {error}\n\n"
+                         f"Traceback on the worker:\n{remote_traceback}")
+
+    def __reduce__(self):  # Dask pickles the exception back to the client
+        return (WorkerError, (self.what, self.worker, self.error, self.remote_traceback))
+
+
+def _worker_address():
+    try:
+        return get_worker().address
+    except ValueError:
+        return "(not a Dask worker)"
+
+
+def _reraise(what, exc):
+    """Turn any exception of a user's function into a WorkerError carrying the traceback as
+    text, so it survives the trip to the client even when its type does not unpickle there."""
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    raise WorkerError(what, _worker_address(), f"{type(exc).__name__}: {exc}", text) from None
+
+
+def _remember(table, key, make):
+    with _cache_lock:
+        entry = table.get(key)
+        if entry is None:
+            entry = table[key] = make()
+            while len(table) > _CACHE_SIZE:
+                table.popitem(last=False)
+        table.move_to_end(key)
+        return entry
+
+
+def compiled_value_and_grad(fn):
+    """``numbagrad.compile(func.value_and_grad(fn))``, made once per worker and function."""
+    # max_traces: integer arrays in a shard are traced as constants, one trace per shard
+    return _remember(_compiled, id(fn), lambda: (
+        fn, _compile(func.value_and_grad(fn), max_traces=256)))[1]
+
+
+def shard_value_and_grad(fn, params, shard, index):
+    """The compiled value and gradient of ``fn(params, shard)``, as (float, array)."""
+    try:
+        value, grad = compiled_value_and_grad(fn)(params, shard)
+        return float(value), np.asarray(grad)
+    except Exception as exc:  # noqa: BLE001 - any user error goes back with its traceback
+        _reraise(f"shard {index}", exc)
+
+
+def add_pair(a, b):
+    """One step of the tree reduction of (value, gradient) pairs."""
+    if isinstance(a[1], dict):
+        return a[0] + b[0], {k: _add_or_none(g, b[1][k]) for k, g in a[1].items()}
+    return a[0] + b[0], a[1] + b[1]
+
+
+def _add_or_none(a, b):
+    if a is None:
+        return b
+    return a if b is None else a + b
+
+
+def module_part_grads(module, loss_fn, state, part, weight, index):
+    """Load ``state`` into this worker's copy of ``module``, compute ``loss_fn(module, *part)``
+    and its gradients, and return both scaled by ``weight`` (the part's share of the batch)."""
+    lock = _remember(_module_locks, id(module), lambda: (module, threading.Lock()))[1]
+    with lock:  # tasks on a multi-threaded worker share the module object
+        try:
+            module.load_state_dict(state)
+            for p in module.parameters():
+                p.grad = None
+            loss = loss_fn(module, *(from_numpy(np.asarray(a)) for a in part))
+            loss.backward()
+        except Exception as exc:  # noqa: BLE001
+            _reraise(f"part {index} of the batch", exc)
+        grads = {name: None if p.grad is None else np.asarray(p.grad.numpy(), np.float64) * weight
+                 for name, p in module.named_parameters() if p.requires_grad}
+        return float(loss.item()) * weight, grads
+
+
+def minimize_one(fn, x0, args, method, use_compile, kwargs, index):
+    """One problem of map_minimize: numbagrad.optimize.minimize on this worker."""
+    try:
+        return optimize.minimize(fn, x0, args, method, compile=use_compile, **kwargs)
+    except Exception as exc:  # noqa: BLE001
+        _reraise(f"problem {index}", exc)
+
+
+def pack(*parts):
+    """A shard of several arrays (Dask array blocks of the same rows), as one tuple."""
+    return tuple(parts)

@@ -1,0 +1,324 @@
+"""numbagrad.distributed on a real Dask LocalCluster of two worker processes: values and
+gradients equal one process's, training and many optimizations match local runs, errors name
+the shard and carry the worker's traceback, and a worker killed mid-call changes nothing."""
+
+import copy
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import cloudpickle
+import numpy as np
+import pytest
+import scipy.optimize
+
+import numbagrad as ng
+from numbagrad import func
+
+pytest.importorskip("distributed")
+from dask.distributed import Client, LocalCluster  # noqa: E402
+
+from numbagrad import distributed as nd  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+# the workers can't import this test module: its functions travel by value
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    with Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def least_squares(w, shard):
+    X, y = shard
+    r = X @ w - y
+    return (r * r).sum()
+
+
+SIZES = (5, 16, 3)  # inputs, hidden, outputs of the MLP below
+
+
+def mlp_loss(params, shard):
+    """A two-layer MLP's summed squared error, its weights unpacked from one flat vector."""
+    X, Y = shard
+    n_in, n_hid, n_out = SIZES
+    a = n_in * n_hid
+    b = a + n_hid
+    c = b + n_hid * n_out
+    hidden = ng.tanh(X @ params[:a].reshape(n_in, n_hid) + params[a:b])
+    out = hidden @ params[b:c].reshape(n_hid, n_out) + params[c:]
+    return ((out - Y) ** 2).sum()
+
+
+def rosenbrock(x, a):
+    return (a * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+
+
+def _data(rows=600, cols=5, outs=None, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((rows, cols))
+    y = rng.standard_normal(rows if outs is None else (rows, outs))
+    return X, y
+
+
+def _local(f, params, data):
+    value, grad = ng.compile(func.value_and_grad(f))(params, data)
+    return float(value), np.asarray(grad)
+
+
+def test_least_squares_value_and_gradient_equal_one_process(client):
+    X, y = _data()
+    w = np.random.default_rng(1).standard_normal(5)
+    vg = nd.value_and_grad(least_squares, nd.split(X, y, n=5), client)
+    value, grad = vg(w)
+    ref_value, ref_grad = _local(least_squares, w, (X, y))
+    assert isinstance(value, float) and grad.shape == w.shape and grad.dtype == np.float64
+    np.testing.assert_allclose(value, ref_value, rtol=1e-12)
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-12, atol=1e-12 * abs(ref_grad).max())
+    assert vg.n_shards == 5 and vg.client is client
+
+
+def test_mlp_loss_value_and_gradient_equal_one_process(client):
+    n_in, n_hid, n_out = SIZES
+    X, Y = _data(rows=400, outs=n_out, seed=2)
+    n_params = n_in * n_hid + n_hid + n_hid * n_out + n_out
+    params = np.random.default_rng(3).standard_normal(n_params) * 0.3
+    vg = nd.value_and_grad(mlp_loss, nd.split(X, Y, n=4), client)
+    value, grad = vg(params)
+    ref_value, ref_grad = _local(mlp_loss, params, (X, Y))
+    np.testing.assert_allclose(value, ref_value, rtol=1e-12)
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-12, atol=1e-12 * abs(ref_grad).max())
+    # and against the eager (uncompiled) gradient over the whole data
+    eager_value, eager_grad = func.value_and_grad(mlp_loss)(params, (X, Y))
+    np.testing.assert_allclose(grad, np.asarray(eager_grad), rtol=1e-12,
+                               atol=1e-12 * abs(ref_grad).max())
+
+
+def test_the_default_client_is_used(client):
+    X, y = _data(rows=40)
+    vg = nd.value_and_grad(least_squares, nd.split(X, y, n=2))
+    assert vg.client is client
+
+
+def test_dask_array_and_future_shards(client):
+    da = pytest.importorskip("dask.array")
+    X, y = _data(rows=500)
+    w = np.linspace(-1, 1, 5)
+    ref_value, ref_grad = _local(least_squares, w, (X, y))
+    from_arrays = nd.value_and_grad(least_squares, (da.from_array(X, chunks=(128, 2)),
+                                                    da.from_array(y, chunks=128)), client)
+    assert from_arrays.n_shards == 4
+    futures = client.scatter(nd.split(X, y, n=3))
+    from_futures = nd.value_and_grad(least_squares, futures, client)
+    for vg in (from_arrays, from_futures):
+        value, grad = vg(w)
+        np.testing.assert_allclose(value, ref_value, rtol=1e-12)
+        np.testing.assert_allclose(grad, ref_grad, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="same row chunks"):
+        nd.value_and_grad(least_squares, (da.from_array(X, chunks=100),
+                                          da.from_array(y, chunks=128)), client)
+
+
+def test_minimize_through_the_distributed_gradient_reaches_the_same_optimum(client):
+    X, y = _data(rows=800, seed=4)
+    vg = nd.value_and_grad(least_squares, nd.split(X, y, n=4), client)
+    x0 = np.zeros(5)
+    distributed = scipy.optimize.minimize(vg, x0, jac=True, method="L-BFGS-B",
+                                          options={"gtol": 1e-12, "ftol": 1e-15})
+    local = ng.optimize.minimize(least_squares, x0, args=((X, y),), method="L-BFGS-B",
+                                 options={"gtol": 1e-12, "ftol": 1e-15})
+    exact = np.linalg.lstsq(X, y, rcond=None)[0]
+    np.testing.assert_allclose(distributed.x, local.x, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(distributed.x, exact, rtol=1e-7, atol=1e-10)
+    through_numbagrad = ng.optimize.minimize(vg, x0, method="BFGS")  # takes (value, grad)
+    np.testing.assert_allclose(through_numbagrad.x, exact, rtol=1e-5, atol=1e-8)
+    assert through_numbagrad.success and distributed.success
+
+
+def _mlp(seed):
+    ng.manual_seed(seed)
+    return ng.nn.Sequential(ng.nn.Linear(5, 16), ng.nn.Tanh(), ng.nn.Linear(16, 3)).double()
+
+
+def _mse(model, xb, yb):
+    return ng.nn.functional.mse_loss(model(xb), yb)
+
+
+def test_data_parallel_training_matches_one_process_for_20_steps(client):
+    X, _ = _data(rows=20 * 48, seed=5)
+    Y = np.tanh(X @ np.random.default_rng(9).standard_normal((5, 3)))  # learnable
+    batches = [(X[i * 48:(i + 1) * 48], Y[i * 48:(i + 1) * 48]) for i in range(20)]
+    model = _mlp(0)
+    reference = copy.deepcopy(model)
+    optimizer = ng.optim.Adam(model.parameters(), lr=1e-2)
+    ref_optimizer = ng.optim.Adam(reference.parameters(), lr=1e-2)
+    losses = nd.DataParallel(model, _mse, client, n_parts=3).train(batches, optimizer,
+                                                                    progress=False)
+    ref_losses = []
+    for xb, yb in batches:
+        ref_optimizer.zero_grad()
+        loss = _mse(reference, ng.from_numpy(xb), ng.from_numpy(yb))
+        loss.backward()
+        ref_optimizer.step()
+        ref_losses.append(loss.item())
+    assert len(losses) == 20 and np.mean(losses[-5:]) < np.mean(losses[:5])
+    np.testing.assert_allclose(losses, ref_losses, rtol=1e-10)
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-9,
+                                   atol=1e-12, err_msg=name)
+
+
+def test_data_parallel_backward_accumulates_like_backward(client):
+    X, Y = _data(rows=30, outs=3, seed=6)
+    model = _mlp(1)
+    reference = copy.deepcopy(model)
+    dp = nd.DataParallel(model, _mse, client)
+    loss = dp.backward(ng.from_numpy(X), ng.from_numpy(Y))
+    dp.backward(X, Y)  # a second backward adds to .grad
+    ref_loss = _mse(reference, ng.from_numpy(X), ng.from_numpy(Y))
+    ref_loss.backward()
+    np.testing.assert_allclose(loss, ref_loss.item(), rtol=1e-12)
+    for p, q in zip(model.parameters(), reference.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), 2 * q.grad.numpy(), rtol=1e-10, atol=1e-14)
+        assert p.grad.dtype == q.grad.dtype
+
+
+def test_map_minimize_of_20_problems_matches_20_local_runs(client, capsys):
+    rng = np.random.default_rng(7)
+    x0s = [rng.uniform(-1.5, 1.5, size=6) for _ in range(20)]
+    args_list = [(float(a),) for a in rng.uniform(1, 100, size=20)]
+    results = nd.map_minimize(rosenbrock, x0s, args_list, client, method="L-BFGS-B",
+                              progress=True)
+    assert "problems" in capsys.readouterr().err  # the progress bar
+    assert len(results) == 20
+    for x0, args, result in zip(x0s, args_list, results):
+        local = ng.optimize.minimize(rosenbrock, x0, args, method="L-BFGS-B")
+        assert result.success and result.nit == local.nit
+        np.testing.assert_allclose(result.x, local.x, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(result.fun, local.fun, rtol=1e-9, atol=1e-15)
+    with pytest.raises(ValueError, match="20 starting points but 2"):
+        nd.map_minimize(rosenbrock, x0s, args_list[:2], client)
+
+
+def test_an_error_in_f_names_the_shard_and_carries_the_worker_traceback(client):
+    X, y = _data(rows=60)
+    shards = nd.split(X, y, n=3)
+    shards[2] = (shards[2][0][:, :4], shards[2][1])  # one shard with a column missing
+    vg = nd.value_and_grad(least_squares, shards, client)
+    with pytest.raises(nd.WorkerError) as info:
+        vg(np.ones(5))
+    message = str(info.value)
+    assert "shard 2 raised on worker tcp://" in message
+    assert "Traceback on the worker" in message and "least_squares" in message
+    assert info.value.worker.startswith("tcp://")
+
+    def bad_loss(model, xb, yb):
+        raise ValueError("no loss today")
+    with pytest.raises(nd.WorkerError, match="part 0 of the batch.*no loss today"):
+        nd.DataParallel(_mlp(0), bad_loss, client).backward(X, y)
+    with pytest.raises(nd.WorkerError, match="problem 1 raised"):
+        nd.map_minimize(rosenbrock, [np.zeros(3), np.zeros(2, int)], [(1.0,), ("x",)], client,
+                        progress=False)
+
+
+def test_a_worker_without_numbagrad_is_named(tmp_path):
+    hide = tmp_path / "hide_numbagrad.py"
+    hide.write_text("import sys\nsys.modules['numbagrad'] = None\n")
+    with LocalCluster(n_workers=1, processes=True, dashboard_address=None,
+                      preload=[str(hide)]) as cluster, Client(cluster, set_as_default=False) as c:
+        with pytest.raises(RuntimeError, match="cannot import numbagrad.*numbagrad\\[distributed\\]"):
+            nd.value_and_grad(least_squares, [np.ones((2, 2))], c)
+
+
+def _kill_soon(client, address, delay):
+    """SIGKILL the worker process at ``address`` after ``delay`` seconds."""
+    pid = client.run(os.getpid)[address]
+
+    def kill():
+        time.sleep(delay)
+        os.kill(pid, signal.SIGKILL)
+    thread = threading.Thread(target=kill)
+    thread.start()
+    return thread
+
+
+def _slow_to_trace(f, seconds):
+    """``f``, sleeping while its trace is recorded (Python code runs then: the first call on
+    each worker), so that a worker can be killed in the middle of a call."""
+    def slow(*args):
+        time.sleep(seconds)
+        return f(*args)
+    return slow
+
+
+def test_a_worker_killed_during_a_call_changes_nothing(client):
+    X, y = _data(rows=300, seed=8)
+    w = np.arange(5.0)
+    vg = nd.value_and_grad(_slow_to_trace(least_squares, 1.5), nd.split(X, y, n=4), client)
+    holder = next(iter(client.who_has([vg.shards.futures[0]])[vg.shards.futures[0].key]))
+    before = list(vg.shards.futures)
+    killer = _kill_soon(client, holder, delay=0.5)
+    value, grad = vg(w)  # the worker dies while tracing: its shards are scattered again
+    killer.join()
+    assert holder not in client.scheduler_info()["workers"]
+    assert vg.shards.futures[0] is not before[0]  # the lost shard was placed again
+    ref_value, ref_grad = _local(least_squares, w, (X, y))
+    np.testing.assert_allclose(value, ref_value, rtol=1e-12)
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-12, atol=1e-12)
+    client.wait_for_workers(2, timeout=60)
+
+    x0s = [np.full(3, 0.1 * i) for i in range(8)]
+    victim = sorted(client.scheduler_info()["workers"])[0]
+    killer = _kill_soon(client, victim, delay=0.5)
+    results = nd.map_minimize(_slow_to_trace(rosenbrock, 1.5), x0s, [(10.0,)] * 8, client,
+                              progress=False)  # Dask runs the dead worker's problems again
+    killer.join()
+    assert victim not in client.scheduler_info()["workers"]
+    for x0, result in zip(x0s, results):
+        local = ng.optimize.minimize(rosenbrock, x0, (10.0,))
+        np.testing.assert_allclose(result.x, local.x, rtol=1e-10, atol=1e-12)
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_without_a_client_numbagrad_starts_a_local_cluster_and_closes_it(tmp_path):
+    """No client given and none made: a LocalCluster of one process per core, one Numba
+    thread each, closed at exit without errors."""
+    script = tmp_path / "no_client.py"
+    script.write_text(
+        "import numpy as np\n"
+        "from numbagrad import distributed as nd\n"
+        "def f(w, shard):\n"
+        "    return ((shard @ w) ** 2).sum()\n"
+        "if __name__ == '__main__':\n"
+        "    x = np.arange(12.0).reshape(6, 2)\n"
+        "    vg = nd.value_and_grad(f, nd.split(x, n=2))\n"
+        "    value, grad = vg(np.ones(2))\n"
+        "    assert value == ((x @ np.ones(2)) ** 2).sum()\n"
+        "    assert np.allclose(grad, 2 * x.T @ (x @ np.ones(2)))\n"
+        "    threads = vg.client.run(eval, \"__import__('numba').get_num_threads()\")\n"
+        "    print(type(vg.client.cluster).__name__, len(threads), set(threads.values()))\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["LocalCluster", str(os.cpu_count()), "{1}"]
+    assert " ERROR " not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_split():
+    X, y = np.arange(20.0).reshape(10, 2), np.arange(10.0)
+    parts = nd.split(X, y, n=3)
+    assert [len(p[0]) for p in parts] == [4, 3, 3]
+    np.testing.assert_array_equal(np.concatenate([p[1] for p in parts]), y)
+    assert len(nd.split(y, n=2)) == 2 and isinstance(nd.split(y, n=2)[0], np.ndarray)
+    with pytest.raises(ValueError, match="different numbers of rows"):
+        nd.split(X, y[:5], n=2)
+    with pytest.raises(ValueError, match="n=11"):
+        nd.split(y, n=11)
