@@ -26,8 +26,8 @@ NAMESPACES = ("numbagrad", "numbagrad.Tensor", "numbagrad.nn", "numbagrad.nn.fun
               "numbagrad.optim.lr_scheduler", "numbagrad.func", "numbagrad.autograd",
               "numbagrad.autograd.functional", "numbagrad.autograd.forward_ad",
               "numbagrad.autograd.graph", "numbagrad.linalg", "numbagrad.utils.data",
-              "numbagrad.distributions", "numbagrad.optimize", "numbagrad.viz",
-              "numbagrad.extend", "numbagrad.testing")
+              "numbagrad.distributions", "numbagrad.distributed", "numbagrad.optimize",
+              "numbagrad.viz", "numbagrad.extend", "numbagrad.testing")
 
 
 def public_names(obj):
