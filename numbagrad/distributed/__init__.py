@@ -85,7 +85,7 @@ class DistributedValueAndGrad:
         def submit_all():
             sent = _cluster.ship(client, params)
             parts = [client.submit(_worker.shard_value_and_grad, self.function.futures[0],
-                                   sent, shard, i, pure=False)
+                                   sent, shard, i, pure=False, workers=self.shards.where(i))
                      for i, shard in enumerate(self.shards.futures)]
             return _cluster.tree_sum(client, parts)
 

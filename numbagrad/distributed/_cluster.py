@@ -88,6 +88,18 @@ class Placed:
         self.client, self.broadcast = client, broadcast
         self.local = list(objects)
         self.futures = client.scatter(self.local, broadcast=broadcast, hash=False)
+        self._holders = None
+
+    def where(self, i):
+        """The workers holding object i, for a task that must run there (a task on a
+        scattered shard moved elsewhere would copy the shard: Dask's work stealing does
+        that when a worker is still compiling), or None to let Dask place it."""
+        if self.local is None or self.broadcast:
+            return None
+        if self._holders is None:
+            held = self.client.who_has(self.futures)
+            self._holders = [list(held.get(f.key, ())) or None for f in self.futures]
+        return self._holders[i]
 
     @classmethod
     def given(cls, client, futures):
@@ -95,7 +107,7 @@ class Placed:
         computed future is recomputed by Dask itself."""
         placed = cls.__new__(cls)
         placed.client, placed.broadcast = client, False
-        placed.local, placed.futures = None, list(futures)
+        placed.local, placed.futures, placed._holders = None, list(futures), None
         return placed
 
     def replace_lost(self):
@@ -108,6 +120,7 @@ class Placed:
                                     hash=False)
         for i, future in zip(lost, again):
             self.futures[i] = future
+        self._holders = None
         return True
 
 
