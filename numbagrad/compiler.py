@@ -162,6 +162,9 @@ def _is_dynamic(x):
 
 
 _NO_INPUTS, _NO_VALUES = np.zeros(0, np.int64), np.zeros(0)
+# inputs of up to this many elements in all are concatenated for the replay (one call); more
+# are written into the arena one by one (a new array of their size costs page faults)
+_CONCATENATE_MAX = 1 << 16
 
 
 class Program:
@@ -311,15 +314,21 @@ class Program:
         try:
             if self.fused is not None:
                 return fusion.run(self.fused, self, val, adj, x, with_grad)
-            # the inputs straight into the arena (``x``: a list of them), a copy each
-            for o, n, part in zip(self.in_off, self.in_len, x):
-                val[o:o + n] = part
             r = self.replay
             grads = np.zeros(self.grad_total)
+            in_off, in_len = self.in_off, self.in_len
+            if len(x) == 1:
+                x = x[0]
+            elif self.in_total <= _CONCATENATE_MAX:
+                x = np.concatenate(x) if x else _NO_VALUES
+            else:  # large inputs straight into the arena: no concatenated copy
+                for o, n, part in zip(in_off, in_len, x):
+                    val[o:o + n] = part
+                in_off, in_len, x = _NO_INPUTS, _NO_INPUTS, _NO_VALUES
             value = sweep.run_in(r.tables, r.arity, self.nodes, self.args, self.shapes,
-                                 self.iat, self.fat, val, adj, touched, _NO_INPUTS,
-                                 _NO_INPUTS, _NO_VALUES, self.out_node, self.grad_off,
-                                 self.grad_len, grads, with_grad)
+                                 self.iat, self.fat, val, adj, touched, in_off, in_len, x,
+                                 self.out_node, self.grad_off, self.grad_len, grads,
+                                 with_grad)
             return value, grads
         finally:
             if len(self.arenas) < _POOLED_ARENAS:
@@ -448,6 +457,7 @@ def _take_tape(program, tape, flat, traced, merge=False):
     program.slots = slots
     program.in_off = np.array(column(program.nodes, "voff")[slots], np.int64)
     program.in_len = np.array(column(program.nodes, "size")[slots], np.int64)
+    program.in_total = int(program.in_len.sum())
     # constants closed over: a later in-place change of one makes the trace stale
     # (a constant cast to another dtype on the way in is watched through the original)
     program.constants = [(t._vc, t._vc[0]) for t in tape.source_refs + tape.traced_casts

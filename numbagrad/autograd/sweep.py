@@ -211,11 +211,12 @@ def run_in(tables, arity, nodes, args, shapes, iat, fat, val, adj, touched, in_o
     forward(tables, arity, nodes, args, shapes, iat, fat, val, 0, nodes.shape[0])
     oy = nodes[out_node, F_VOFF]
     if with_grad:
+        for k in range(touched.shape[0]):
+            touched[k] = 0
         for i in range(nodes.shape[0]):  # only adjoints a sweep may add to: not a large
-            touched[i] = 0               # input's that no gradient is asked of
-            if nodes[i, F_FLAGS] & 1:
-                for k in range(nodes[i, F_VOFF], nodes[i, F_VOFF] + nodes[i, F_SIZE]):
-                    adj[k] = 0.0
+            if nodes[i, F_FLAGS] & 1:    # input's that no gradient is asked of
+                o = nodes[i, F_VOFF]
+                adj[o:o + nodes[i, F_SIZE]] = 0.0
         adj[oy] = 1.0
         touched[out_node] = 1
         replay_sweep(tables, arity, nodes, args, shapes, iat, fat, val, adj, touched, out_node)
