@@ -6,7 +6,8 @@ in this process, else a ``LocalCluster`` of one worker process per core):
 
 - ``value_and_grad(f, data_shards)``: the shards stay on the workers; each call sends the
   parameters, every worker runs its compiled ``value_and_grad`` of ``f`` on its shards
-  (compiled once per worker process) and the parts are summed by a tree reduction.
+  (compiled once per worker process and shard) and the parts are summed by a tree
+  reduction.
 - ``DataParallel(module, loss_fn)``: each step sends the module's ``state_dict()``, the
   workers compute the gradients of their part of the batch, and ``.grad`` receives the
   batch's gradient; the usual optimizer then steps.
@@ -103,8 +104,8 @@ def value_and_grad(f, data_shards, client=None) -> DistributedValueAndGrad:
     ``data_shards``: a list of arrays or of tuples of arrays (``split`` makes one), scattered
     to the workers once; a Dask array, or a tuple of Dask arrays with the same row chunks (one
     shard per block of rows); or a list of Dask futures. ``f`` is compiled with
-    ``numbagrad.compile`` on each worker (once per worker process); integer arrays in a shard
-    are traced as constants, so give labels as floats to share one trace across shards."""
+    ``numbagrad.compile`` on each worker, once per worker process and shard, with the shard's
+    data built into the trace (a call copies only the parameters)."""
     return DistributedValueAndGrad(f, data_shards, client)
 
 

@@ -15,8 +15,8 @@ from ..factories import from_numpy
 
 # A function or module scattered once reaches each worker as one object that every task of
 # that worker receives, so caching by that object compiles once per worker process.
-_CACHE_SIZE = 64
-_compiled = collections.OrderedDict()  # id(fn) -> (fn, compiled value_and_grad)
+_CACHE_SIZE = 256
+_compiled = collections.OrderedDict()  # (id(fn), id(shard)) -> (fn, shard, compiled)
 _module_locks = collections.OrderedDict()  # id(module) -> (module, lock)
 _cache_lock = threading.Lock()
 
@@ -60,17 +60,26 @@ def _remember(table, key, make):
         return entry
 
 
-def compiled_value_and_grad(fn):
-    """``numbagrad.compile(func.value_and_grad(fn))``, made once per worker and function."""
-    # max_traces: integer arrays in a shard are traced as constants, one trace per shard
-    return _remember(_compiled, id(fn), lambda: (
-        fn, _compile(func.value_and_grad(fn), max_traces=256)))[1]
+def compiled_value_and_grad(fn, shard):
+    """``numbagrad.compile`` of ``params -> fn(params, shard)``, made once per worker, function
+    and shard: the shard's data is built into the trace as constants, so a call copies only
+    the parameters into the replay's arena, not the shard."""
+    def make():
+        data = _as_tensors(shard)
+        return fn, shard, _compile(func.value_and_grad(lambda params: fn(params, data)))
+    return _remember(_compiled, (id(fn), id(shard)), make)[2]
+
+
+def _as_tensors(shard):
+    if isinstance(shard, (tuple, list)):
+        return type(shard)(_as_tensors(part) for part in shard)
+    return from_numpy(shard) if isinstance(shard, np.ndarray) else shard
 
 
 def shard_value_and_grad(fn, params, shard, index):
     """The compiled value and gradient of ``fn(params, shard)``, as (float, array)."""
     try:
-        value, grad = compiled_value_and_grad(fn)(params, shard)
+        value, grad = compiled_value_and_grad(fn, shard)(params)
         return float(value), np.asarray(grad)
     except Exception as exc:  # noqa: BLE001 - any user error goes back with its traceback
         _reraise(f"shard {index}", exc)
