@@ -469,14 +469,15 @@ def _needs_grad_only_above(nodes, args, sources):
     """Clear FLAG_NEEDS_GRAD on every node of ``nodes`` that no path joins to one of the
     source nodes ``sources``: the reverse sweep then skips them, and the gradients of
     their operands (``X`` in ``X @ w`` when only ``w`` is differentiated)."""
-    flags, arg_ptr, nargs = column(nodes, "flags"), column(nodes, "arg_ptr"), column(nodes, "nargs")
-    active = np.zeros(len(nodes), np.bool_)
-    active[sources] = True
-    for i in range(len(nodes)):
-        n = nargs[i]
+    active = [False] * len(nodes)
+    for i in sources:
+        active[i] = True
+    arg_list = args.tolist()  # Python lists: a trace of 14k scalar nodes took 21 ms on arrays
+    for i, (p, n) in enumerate(zip(column(nodes, "arg_ptr").tolist(),
+                                   column(nodes, "nargs").tolist())):
         if n and not active[i]:
-            active[i] = active[args[arg_ptr[i]:arg_ptr[i] + n]].any()
-    flags[~active] &= ~FLAG_NEEDS_GRAD
+            active[i] = any(active[a] for a in arg_list[p:p + n])
+    column(nodes, "flags")[~np.array(active, np.bool_)] &= ~FLAG_NEEDS_GRAD
 
 
 # Ops whose replay only moves values (views, reshapes, broadcasts): merging two identical

@@ -423,8 +423,8 @@ class Plan:
         # whose adjoints live in registers (~30 MB each on a 4M-element region: the memset
         # would cost as much as a fused pass), and the adjoints one-pass kernels overwrite
         # and those of nodes no gradient flows through (a large input's, in X @ w)
-        unneeded = [(int(voff[i]), int(size[i])) for i in range(len(nodes))
-                    if not flags[i] & FLAG_NEEDS_GRAD]
+        unneeded = [(int(voff[i]), int(size[i]))
+                    for i in np.flatnonzero((flags & FLAG_NEEDS_GRAD) == 0)]
         skip = sorted([span for r in regions for span in r.inner] + overwritten + unneeded)
         self.zero, pos = [], 0
         for o, n in skip:
