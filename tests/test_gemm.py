@@ -114,6 +114,26 @@ def test_stand_in_gemm(real, dtype):
         np.testing.assert_allclose(c, 0.5 + exact, rtol=1e-5)
 
 
+@pytest.mark.parametrize("real,dtype", [("sv", np.float32), ("dv", np.float64)])
+def test_stand_in_gemv(real, dtype):
+    """The plain-loop cblas_?gemv: row major, both transpose flags, strides, alpha and beta
+    (0: y not read)."""
+    fn = gemm._stand_in_gemv(real).ctypes
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((4, 5)).astype(dtype)
+    x = rng.standard_normal(10).astype(dtype)  # read with stride 2
+    ptr = lambda v: v.ctypes.data_as(ctypes.POINTER(np.ctypeslib.as_ctypes_type(dtype)))  # noqa: E731
+    for ta, rows in ((111, 4), (112, 5)):
+        op = a if ta == 111 else a.T
+        exact = op.astype(np.float64) @ x[::2][:op.shape[1]]
+        y = np.full(rows, np.nan, dtype)
+        fn(101, ta, 4, 5, 2.0, ptr(a), 5, ptr(x), 2, 0.0, ptr(y), 1)
+        np.testing.assert_allclose(y, 2 * exact, rtol=1e-5)
+        y = np.ones(rows, dtype)
+        fn(101, ta, 4, 5, 1.0, ptr(a), 5, ptr(x), 2, 0.5, ptr(y), 1)
+        np.testing.assert_allclose(y, 0.5 + exact, rtol=1e-5)
+
+
 def test_thread_count_does_not_change_the_bits():
     """An MLP's float32 gradients at one and at two Numba threads: bit for bit (the split
     blocks do not depend on the thread count)."""

@@ -141,32 +141,38 @@ available = _numpy_sgemm is not None
 _ONE_THREAD = _blas.OneThread(symbol=_numpy_sgemm) if available else _blas.one_thread(False)
 
 
+def _cblas_call(symbol, single, kinds):
+    """The codegen of an intrinsic calling CBLAS routine ``symbol`` with RowMajor, then its
+    arguments, of the kinds ``kinds`` names: e an enum (int32), i an integer, f a scalar of
+    the routine's float type (``single``: float32), p an array's address (an integer)."""
+    def codegen(context, builder, signature, args):
+        i32 = ir.IntType(32)
+        flt = ir.FloatType() if single else ir.DoubleType()
+        ptr = ir.IntType(8).as_pointer()
+        irtype = {"e": i32, "i": ir.IntType(64), "f": flt, "p": ptr}
+        fnty = ir.FunctionType(ir.VoidType(), [i32] + [irtype[k] for k in kinds])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, symbol)
+        values = [ir.Constant(i32, _ROW_MAJOR)]
+        for kind, value, ty in zip(kinds, args, signature.args):
+            if kind == "e":
+                value = builder.trunc(value, i32)
+            elif kind == "p":
+                value = builder.inttoptr(value, ptr)
+            elif kind == "f" and single and ty == types.float64:
+                value = builder.fptrunc(value, flt)
+            values.append(value)
+        builder.call(fn, values)
+        return context.get_dummy_value()
+    return codegen
+
+
 def _gemm_intrinsic(real):
     @intrinsic
     def call(typingctx, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
         """cblas_?gemm(RowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), the
         matrices given as addresses (integers)."""
         sig = types.void(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-
-        def codegen(context, builder, signature, args):
-            i32, i64 = ir.IntType(32), ir.IntType(64)
-            flt = ir.FloatType() if real == "s" else ir.DoubleType()
-            ptr = ir.IntType(8).as_pointer()
-            fnty = ir.FunctionType(ir.VoidType(), [i32, i32, i32, i64, i64, i64, flt, ptr, i64,
-                                                   ptr, i64, flt, ptr, i64])
-            fn = cgutils.get_or_insert_function(builder.module, fnty, _SYMBOLS[real])
-            (ta_, tb_, m_, n_, k_, alpha_, a_, lda_, b_, ldb_, beta_, c_, ldc_) = args
-
-            def real_(v, ty):
-                return builder.fptrunc(v, flt) if real == "s" and ty == types.float64 else v
-
-            builder.call(fn, [
-                ir.Constant(i32, _ROW_MAJOR), builder.trunc(ta_, i32), builder.trunc(tb_, i32),
-                m_, n_, k_, real_(alpha_, signature.args[5]), builder.inttoptr(a_, ptr), lda_,
-                builder.inttoptr(b_, ptr), ldb_, real_(beta_, signature.args[10]),
-                builder.inttoptr(c_, ptr), ldc_])
-            return context.get_dummy_value()
-        return sig, codegen
+        return sig, _cblas_call(_SYMBOLS[real], real == "s", "eeiiifpipifpi")
     return call
 
 
@@ -180,26 +186,7 @@ def _gemv_intrinsic(real):
         """cblas_?gemv(RowMajor, ta, m, n, alpha, a, lda, x, incx, beta, y, incy), the
         arrays given as addresses (integers)."""
         sig = types.void(ta, m, n, alpha, a, lda, x, incx, beta, y, incy)
-
-        def codegen(context, builder, signature, args):
-            i32, i64 = ir.IntType(32), ir.IntType(64)
-            flt = ir.FloatType() if real == "sv" else ir.DoubleType()
-            ptr = ir.IntType(8).as_pointer()
-            fnty = ir.FunctionType(ir.VoidType(), [i32, i32, i64, i64, flt, ptr, i64, ptr, i64,
-                                                   flt, ptr, i64])
-            fn = cgutils.get_or_insert_function(builder.module, fnty, _SYMBOLS[real])
-            (ta_, m_, n_, alpha_, a_, lda_, x_, incx_, beta_, y_, incy_) = args
-
-            def real_(v, ty):
-                return builder.fptrunc(v, flt) if real == "sv" and ty == types.float64 else v
-
-            builder.call(fn, [
-                ir.Constant(i32, _ROW_MAJOR), builder.trunc(ta_, i32), m_, n_,
-                real_(alpha_, signature.args[3]), builder.inttoptr(a_, ptr), lda_,
-                builder.inttoptr(x_, ptr), incx_, real_(beta_, signature.args[8]),
-                builder.inttoptr(y_, ptr), incy_])
-            return context.get_dummy_value()
-        return sig, codegen
+        return sig, _cblas_call(_SYMBOLS[real], real == "sv", "eiifpipifpi")
     return call
 
 
