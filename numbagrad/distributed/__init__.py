@@ -29,6 +29,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in the t
 import numpy as np
 
 from ..factories import from_numpy
+from ..tensor import Tensor
 from . import _cluster, _worker
 from ._cluster import local_client
 from ._worker import WorkerError
@@ -66,7 +67,6 @@ class DistributedValueAndGrad:
         self.f = f
         self.shards = _cluster.place_shards(self.client, data_shards)
         self.function = _cluster.Placed(self.client, [f], broadcast=True)
-        self.calls = 0
 
     @property
     def n_shards(self) -> int:
@@ -92,7 +92,6 @@ class DistributedValueAndGrad:
 
         value, grad = _cluster.run_with_retries([self.shards, self.function], submit_all,
                                                 lambda total: total.result())
-        self.calls += 1
         return value, grad.reshape(params.shape)
 
 
@@ -132,7 +131,7 @@ class DataParallel:
 
     def backward(self, *batch) -> float:
         """Fill ``.grad`` with the gradient of the batch's loss; returns the loss (a float)."""
-        arrays = [np.asarray(b.numpy() if hasattr(b, "numpy") else b) for b in batch]
+        arrays = [b.detach().numpy() if isinstance(b, Tensor) else np.asarray(b) for b in batch]
         rows = len(arrays[0])
         parts = split(*arrays, n=min(self.n_parts, rows))
         parts = [p if isinstance(p, tuple) else (p,) for p in parts]

@@ -20,7 +20,6 @@ class DataParallel:
 class DistributedValueAndGrad:
     def __init__(self, f: Any, data_shards: Any, client: Any = ...) -> None: ...
     def __call__(self, params: Any) -> Any: ...
-    calls: Any
     client: Any
     f: Any
     function: Any
