@@ -20,8 +20,10 @@ from numbagrad import func
 
 pytest.importorskip("distributed")
 from dask.distributed import Client, LocalCluster  # noqa: E402
+from distributed.comm.core import CommClosedError  # noqa: E402
 
 from numbagrad import distributed as nd  # noqa: E402
+from numbagrad.distributed import _cluster  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 # the workers can't import this test module: its functions travel by value
@@ -238,6 +240,25 @@ def test_a_worker_without_numbagrad_is_named(tmp_path):
             nd.value_and_grad(least_squares, [np.ones((2, 2))], c)
 
 
+def test_an_unreachable_worker_is_not_taken_for_one_without_numbagrad():
+    """A worker killed a moment ago may still be listed: its probe fails with Dask's
+    CommClosedError, which says nothing about numbagrad (CI saw this right after a kill)."""
+    class Answers:
+        def __init__(self, answers):
+            self.answers = answers
+
+        def run(self, *args, on_error):
+            return self.answers
+
+    _cluster.check_workers(Answers({"tcp://a": CommClosedError("Stream is closed"),
+                                    "tcp://b": ng.__version__}))
+    with pytest.raises(RuntimeError, match="tcp://b cannot import numbagrad"):
+        _cluster.check_workers(Answers({"tcp://a": CommClosedError("closed"),
+                                        "tcp://b": ImportError("no numbagrad")}))
+    with pytest.raises(RuntimeError, match="has no workers"):
+        _cluster.check_workers(Answers({"tcp://a": CommClosedError("closed")}))
+
+
 def _kill_soon(client, address, delay):
     """SIGKILL the worker process at ``address`` after ``delay`` seconds."""
     pid = client.run(os.getpid)[address]
@@ -248,6 +269,17 @@ def _kill_soon(client, address, delay):
     thread = threading.Thread(target=kill)
     thread.start()
     return thread
+
+
+def _wait_replaced(client, dead, timeout=60):
+    """Until the scheduler has dropped the killed worker and its Nanny's new one has joined."""
+    deadline = time.monotonic() + timeout
+    while True:
+        workers = client.scheduler_info()["workers"]
+        if dead not in workers and len(workers) == 2:
+            return
+        assert time.monotonic() < deadline, f"worker {dead} was not replaced: {list(workers)}"
+        time.sleep(0.1)
 
 
 def _slow_to_trace(f, seconds):
@@ -268,12 +300,11 @@ def test_a_worker_killed_during_a_call_changes_nothing(client):
     killer = _kill_soon(client, holder, delay=0.5)
     value, grad = vg(w)  # the worker dies while tracing: its shards are scattered again
     killer.join()
-    assert holder not in client.scheduler_info()["workers"]
     assert vg.shards.futures[0] is not before[0]  # the lost shard was placed again
+    _wait_replaced(client, holder)
     ref_value, ref_grad = _local(least_squares, w, (X, y))
     np.testing.assert_allclose(value, ref_value, rtol=1e-12)
     np.testing.assert_allclose(grad, ref_grad, rtol=1e-12, atol=1e-12)
-    client.wait_for_workers(2, timeout=60)
 
     x0s = [np.full(3, 0.1 * i) for i in range(8)]
     victim = sorted(client.scheduler_info()["workers"])[0]
@@ -281,11 +312,10 @@ def test_a_worker_killed_during_a_call_changes_nothing(client):
     results = nd.map_minimize(_slow_to_trace(rosenbrock, 1.5), x0s, [(10.0,)] * 8, client,
                               progress=False)  # Dask runs the dead worker's problems again
     killer.join()
-    assert victim not in client.scheduler_info()["workers"]
+    _wait_replaced(client, victim)
     for x0, result in zip(x0s, results):
         local = ng.optimize.minimize(rosenbrock, x0, (10.0,))
         np.testing.assert_allclose(result.x, local.x, rtol=1e-10, atol=1e-12)
-    client.wait_for_workers(2, timeout=60)
 
 
 def test_without_a_client_numbagrad_starts_a_local_cluster_and_closes_it(tmp_path):

@@ -66,6 +66,10 @@ def check_workers(client):
     """Raise a clear error when a worker cannot import numbagrad, or has another version."""
     probe = "__import__('numbagrad').__version__"
     found = client.run(eval, probe, on_error="return")
+    # a worker that could not be reached (OSError: Dask's CommClosedError) is dying or gone,
+    # which Dask handles; only what the live workers answer says anything about numbagrad
+    found = {address: answer for address, answer in found.items()
+             if not isinstance(answer, OSError)}
     if not found:
         raise RuntimeError("numbagrad.distributed: the Dask cluster has no workers")
     for address, version in sorted(found.items()):
