@@ -96,7 +96,8 @@ class Arena:
         k = value.size
         if n + k > len(self.buf):
             self._grow(n + k)
-        self.buf[n:n + k] = value.reshape(-1)
+        # one pass that casts and gathers a strided value (reshape(-1) would copy it first)
+        np.copyto(self.buf[n:n + k].reshape(value.shape), value, casting="unsafe")
         self.n = n + k
 
     def _grow(self, need):
@@ -214,6 +215,28 @@ class Tape:
             else:
                 self.iat.extend(iat)
         if len(fat):
+            self.fat.extend(fat)
+        return node
+
+    def push_0d(self, code, value, a, b, fat):
+        """push() of a 0-d float64 result of elementwise op ``code`` on node ``a`` (and ``b``,
+        or -1 for a unary op), with float attributes ``fat``: a scalar graph's node, in
+        fewer steps. A result of a big operand stays big (push() keeps its value)."""
+        nodes = self.nodes
+        args = (a,) if b < 0 else (a, b)
+        if self.big <= 1 or nodes[a * NODE_FIELDS + F_FLAGS] & FLAG_BIG or \
+                (b >= 0 and nodes[b * NODE_FIELDS + F_FLAGS] & FLAG_BIG):
+            return self.push(code, value, 1, (), args, (), fat, FLAG_NEEDS_GRAD | FLAG_BIG)
+        node = len(nodes) // NODE_FIELDS
+        val = self.val
+        voff = val.n
+        val.append(float(value))
+        self_args = self.args
+        nodes.frombytes(_NODE.pack(code, voff, 1, FLAG_NEEDS_GRAD, len(self_args) >> 3,
+                                   len(args), 0, len(self.shapes), len(self.iat), 0,
+                                   len(self.fat), len(fat), -1))
+        self_args += _ARGS[len(args)].pack(*args)
+        if fat:
             self.fat.extend(fat)
         return node
 

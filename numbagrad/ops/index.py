@@ -8,7 +8,7 @@ from ..dtypes import from_numpy_dtype
 from ..tensor import Tensor, _make  # noqa: F401
 from .index_rules import resolve
 from .pointwise import _operand, to_dtype, torch_order
-from .record import record
+from .record import c_strides, record
 from .registry import Sample, defop
 from .shape import SELECT, SLICE, UNSQUEEZE, _wrap, as_view
 
@@ -60,12 +60,31 @@ def getitem(x, index):
         return record(INDEX, data[rows], (x,), flat.reshape(-1))
     basic, adv, _ = resolve(x.shape, index)
     if adv is None:
-        return as_view(_basic_op(basic), x, lambda a: a[basic])
+        return as_view(_basic_op(basic), x, lambda a: a[basic],
+                       offset=lambda shape: _basic_offset(shape, basic))
     data = x._array()
     view = data[basic]
     out = _index_layout(view, adv, view[adv])
     flat = np.arange(data.size).reshape(data.shape)[basic][adv]
     return record(INDEX, out, (x,), flat.reshape(-1))
+
+
+def _basic_offset(shape, basic):
+    """Where ``a[basic]`` starts, in elements, in a C-ordered ``a`` of ``shape``: the sum of
+    each int's and each slice start's C stride (``basic`` as resolve gives it: ints in
+    range, slices, None, a final Ellipsis)."""
+    offset, dim, strides = 0, 0, c_strides(shape)
+    for i in basic:
+        if i is None or i is Ellipsis:
+            continue
+        n = shape[dim]
+        if isinstance(i, slice):
+            if n:
+                offset += i.indices(n)[0] * strides[dim]
+        else:
+            offset += (i % n) * strides[dim]
+        dim += 1
+    return offset
 
 
 def _rows_in_range(x, index):

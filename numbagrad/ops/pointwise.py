@@ -7,7 +7,7 @@ from ..core import tape as tape_mod
 from ..tensor import Tensor, _make  # noqa: F401
 from . import elementwise, op_kernels  # noqa: F401 - elementwise declares the records used below
 from . import record as record_module
-from .record import _NO_INTS, broadcast_shapes, record, shape_error_broadcast
+from .record import _NO_INTS, broadcast_shapes, record, record_0d, shape_error_broadcast
 from .registry import BY_NAME
 
 # ops that keep integer dtypes (the rest compute in the default float dtype)
@@ -156,6 +156,7 @@ def _eager_kernel(op, prefix="_fw_"):
 
 
 _ARRAY, _SCALAR = {}, {}  # op code -> kernel
+_F64 = np.dtype(np.float64)
 _NO_FLOATS = np.empty(0, np.float64)
 
 
@@ -184,6 +185,9 @@ def _bool_unary(name, x):
 
 def unary(name, x, *fattrs):
     op = BY_NAME[name]
+    d = x._data
+    if d.dtype is _F64 and d.shape == ():  # a scalar graph's op
+        return record_0d(op, eager_forward(op, d, *fattrs), x, None, fattrs)
     dt = x.dtype
     if dt is dtypes.bool_ and name in ("neg", "abs", "sign", "floor", "round"):
         return _bool_unary(name, x)
@@ -196,6 +200,15 @@ def unary(name, x, *fattrs):
 def binary(name, a, b):
     """``a`` is a Tensor; ``b`` a Tensor or a Python number."""
     op = BY_NAME[name]
+    da = a._data
+    if da.dtype is _F64 and da.shape == () and name in _WITH_SCALAR:  # a scalar graph's op
+        if type(b) is Tensor:
+            db = b._data
+            if db.dtype is _F64 and db.shape == ():
+                return record_0d(op, op.forward(da, db), a, b)
+        elif type(b) is float or type(b) is int:
+            op = BY_NAME[name + "_scalar"]
+            return record_0d(op, op.forward(da, b), a, None, (float(b),))
     if name == "sub" and a.dtype is dtypes.bool_ and isinstance(b, Tensor) and \
             b.dtype is dtypes.bool_:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
@@ -259,6 +272,9 @@ def pow_scalar(x, e):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     if not x.dtype.is_floating_point and isinstance(e, float):
         x = to_dtype(x, dtypes.get_default_dtype())
+    d = x._data
+    if e == 2 and d.dtype.kind == "f":  # the kernel's pw squares: NumPy's product, no call
+        return record(BY_NAME["pow_scalar"], torch_layout(d * d, (d,)), (x,), (), (2.0,))
     return unary("pow_scalar", x, float(e))
 
 

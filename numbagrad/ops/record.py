@@ -24,6 +24,8 @@ _NO_INTS = np.empty(0, np.int64)
 # set by numbagrad.autograd.forward_ad while a dual level is active: every op's result then
 # passes through it (tangent propagation); None otherwise, the eager path's one extra check
 forward_hook = None
+_grad = grad_mode.state
+_anomaly = anomaly_flags.state
 
 
 def replay_value(op, inputs, out_size, dtype, iat=(), fat=()):
@@ -101,6 +103,32 @@ def record(op, out, inputs, iat=(), fat=()):
     return _make(out, tape, node)
 
 
+def record_0d(op, out, a, b, fat=()):
+    """record() of elementwise ``op`` on 0-d float64 tensors ``a`` and ``b`` (None for a
+    unary op): a scalar graph's op, recorded in fewer steps when its operands are on one
+    tape (or are its sources) and nothing else watches; every other case goes to record()."""
+    if forward_hook is None and _grad.enabled and not _anomaly.enabled and \
+            a._base is None and (b is None or b._base is None):
+        ta = a._tape
+        if b is None:
+            if not a._requires_grad:
+                return _make(out)
+            if ta is not None and not ta.sweeps:
+                return _make(out, ta, ta.push_0d(op.code, out, a._node, -1, fat))
+        else:
+            tb = b._tape
+            tape = ta if ta is not None else tb
+            if tape is None:  # two sources
+                if not (a._requires_grad or b._requires_grad):
+                    return _make(out)
+                tape = current_tape()
+            if (tb is None or tb is tape) and not tape.sweeps:
+                na = a._node if ta is tape else tape.source(a)
+                nb = b._node if tb is tape else tape.source(b)
+                return _make(out, tape, tape.push_0d(op.code, out, na, nb, fat))
+    return record(op, out, (a,) if b is None else (a, b), (), fat)
+
+
 def c_strides(shape):
     st, acc = [], 1
     for s in reversed(shape):
@@ -113,16 +141,19 @@ def _address(a):
     return a.__array_interface__["data"][0]
 
 
-def view_map(shape, fn, data=None, view=None, same_start=False):
+def view_map(shape, fn, data=None, view=None, same_start=False, offset=None):
     """(offset, strides) of ``fn``'s view in the C-order element space of ``shape``. When
     the input ``data`` is C-contiguous its element space is that order already, so the
     already-made ``view`` is read directly (no dummy array); ``same_start``: ``fn`` only
-    reorders axes (t, transpose), so the offset is 0 without reading addresses."""
+    reorders axes (t, transpose), so the offset is 0 without reading addresses; ``offset``:
+    the caller knows where the view starts in C order (reading an address costs microseconds)."""
     if data is not None and data.flags.c_contiguous and isinstance(view, np.ndarray):
         item = data.itemsize
         if same_start:
             return (0, *(s // item for s in view.strides))
-        return ((_address(view) - _address(data)) // item, *(s // item for s in view.strides))
+        if offset is None:
+            offset = (_address(view) - _address(data)) // item
+        return (offset, *(s // item for s in view.strides))
     base = np.zeros(1, np.uint8)
     dummy = np.lib.stride_tricks.as_strided(base, shape=shape, strides=c_strides(shape))
     v = fn(dummy)

@@ -92,14 +92,16 @@ for _op in (UNSQUEEZE, PERMUTE, TRANSPOSE, T, SELECT, SLICE, SPLIT, SPLIT_SIZES,
     _op.numpy_bw = _view_numpy
 
 
-def as_view(op, x, fn, *, map_shape=None, same_start=False, copy=False):
+def as_view(op, x, fn, *, map_shape=None, same_start=False, copy=False, offset=None):
     """Record ``fn`` (a NumPy view function) applied to ``x`` as the view op ``op``; with
     ``copy``, its result is a contiguous copy and no view of ``x`` (as torch's _unsafe_view
-    of a temporary: in-place ops on it are then ordinary ones)."""
+    of a temporary: in-place ops on it are then ordinary ones). ``offset``: a function of
+    ``x``'s shape giving where the view starts in C order, where the caller knows it."""
     data = x._array()
     out = fn(data)
     if op.kernel == _VIEW and (x._requires_grad and grad_mode.state.enabled):
-        iat = view_map(data.shape, fn, data, out, same_start)
+        iat = view_map(data.shape, fn, data, out, same_start,
+                       None if offset is None or not out.size else offset(data.shape))
     else:
         iat = ()  # not recorded: no map needed
     if copy:
@@ -273,7 +275,7 @@ def _transposed(a):
 
 def reverse_dims(x):
     """The .T property: all dims reversed."""
-    return as_view(PERMUTE, x, lambda a: a.T)
+    return as_view(PERMUTE, x, _transposed, same_start=True)
 
 
 def _sizes_argument(op, name, args, kw):
