@@ -113,8 +113,10 @@ def record_0d(op, out, a, b, fat=()):
         if b is None:
             if not a._requires_grad:
                 return _make(out)
-            if ta is not None and not ta.sweeps:
-                return _make(out, ta, ta.push_0d(op.code, out, a._node, -1, fat))
+            tape = ta if ta is not None else current_tape()
+            if not tape.sweeps:
+                na = a._node if ta is tape else tape.source(a)
+                return _make(out, tape, tape.push_0d(op.code, out, na, -1, fat))
         else:
             tb = b._tape
             tape = ta if ta is not None else tb
