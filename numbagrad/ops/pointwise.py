@@ -273,7 +273,8 @@ def pow_scalar(x, e):
     if not x.dtype.is_floating_point and isinstance(e, float):
         x = to_dtype(x, dtypes.get_default_dtype())
     d = x._data
-    if e == 2 and d.dtype.kind == "f":  # the kernel's pw squares: NumPy's product, no call
+    # the kernel's pw squares for 2: NumPy's product is the same bits, without a kernel call
+    if isinstance(e, (int, float)) and e == 2 and d.dtype.kind == "f":
         return record(BY_NAME["pow_scalar"], torch_layout(d * d, (d,)), (x,), (), (2.0,))
     return unary("pow_scalar", x, float(e))
 

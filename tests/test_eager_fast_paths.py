@@ -1,0 +1,118 @@
+"""The eager recording shortcuts give what the general path gives: scalar (0-d float64) ops in
+every situation the shortcut hands back (leaves, constants, views, a big operand, other tapes,
+no_grad, anomaly mode), a basic index's offset read from the index, x ** 2 as a product."""
+
+import random
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+from numbagrad.core.tape import BIG
+from numbagrad.ops.index import _basic_offset
+from numbagrad.ops.index_rules import resolve
+from numbagrad.ops.pointwise import eager_forward
+from numbagrad.ops.record import _address
+from numbagrad.ops.registry import BY_NAME
+
+torch = pytest.importorskip("torch")
+
+
+def _scalar_program(lib, xs, c):
+    """0-d ops over leaves ``xs`` and constant ``c``: leaf with leaf, leaf with constant,
+    non-leaf with leaf, unary on a leaf, Python numbers on both sides, a graph kept across a
+    no_grad block, a view of a 0-d tensor and a result of another tape's graph."""
+    a, b, d = xs
+    u = a * b + a * c - 0.5 * b
+    v = lib.tanh(a) * lib.sin(u) / (1.5 + d * d)
+    with lib.no_grad():
+        w = u * 3.0  # not recorded: a constant below
+    earlier = (d * 2.0).exp()  # recorded before the next ops: the same tape
+    y = v - w * u + earlier / 4 + u.view(()) ** 2 + 2.0 ** a
+    return y
+
+
+@pytest.mark.parametrize("anomaly", [False, True])
+def test_scalar_ops_match_torch(anomaly):
+    vals = (0.3, -1.2, 0.7)
+    results = []
+    for lib in (ng, torch):
+        xs = [lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in vals]
+        c = lib.tensor(1.25, dtype=lib.float64)
+        with lib.autograd.set_detect_anomaly(anomaly):
+            y = _scalar_program(lib, xs, c)
+            y.backward()
+        results.append((y.item(), [x.grad.item() for x in xs], type(y.grad_fn).__name__))
+    ours, theirs = results
+    assert ours[2] == theirs[2]
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-14)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-13)
+
+
+def test_scalar_ops_on_a_big_operand_and_across_tapes():
+    """A 0-d result of a big node is itself big (its value stays an array); a 0-d tensor of
+    an older graph is bridged into the newer one."""
+    n = BIG + 5
+    data = np.linspace(-1, 1, n)
+    results = []
+    for lib in (ng, torch):
+        x = lib.tensor(data, requires_grad=True)
+        s = (x * x).sum()  # 0-d, from a big operand
+        t = s * s + lib.tanh(s) * 0.5 - s / 3.0
+        old = lib.tensor(0.4, dtype=lib.float64, requires_grad=True) * 2.0
+        for _ in range(3):  # ops mixing the two graphs
+            t = t * old + old
+        t.backward()
+        results.append((t.item(), x.grad.numpy().copy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)
+
+
+def test_scalar_grad_fn_names_and_requires_grad():
+    def run(lib):
+        a = lib.tensor(2.0, dtype=lib.float64, requires_grad=True)
+        k = lib.tensor(3.0, dtype=lib.float64)
+        out = [a * k, k * k, a + 1, 1 - a, lib.tanh(a), lib.tanh(k), a * 2 / a]
+        return [(t.requires_grad, type(t.grad_fn).__name__, t.item()) for t in out]
+    ours, theirs = run(ng), run(torch)
+    assert ours == theirs
+
+
+def test_basic_index_offsets_equal_numpy_addresses():
+    rng = random.Random(0)
+    checked = 0
+    for _ in range(3000):
+        shape = tuple(rng.randint(0, 5) for _ in range(rng.randint(1, 4)))
+        index = []
+        for d in range(rng.randint(0, len(shape))):
+            r = rng.random()
+            if r < 0.3 and shape[d]:
+                index.append(rng.randint(-shape[d], shape[d] - 1))
+            elif r < 0.4:
+                index.append(None)
+            else:
+                index.append(slice(rng.choice([None, -7, -2, 0, 1, 3, 8]),
+                                   rng.choice([None, -7, -1, 0, 2, 4, 9]),
+                                   rng.choice([None, 1, 2, 3])))
+        try:
+            basic, _, _ = resolve(shape, tuple(index))
+        except (IndexError, ValueError):  # torch's errors (an empty dim's index and so on)
+            continue
+        a = np.zeros(shape)
+        view = a[basic]
+        if view.size:
+            assert _basic_offset(shape, basic) == (_address(view) - _address(a)) // 8, \
+                (shape, index)
+            checked += 1
+    assert checked > 1000
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_square_is_the_kernels_value(dtype):
+    """x ** 2 is computed by NumPy's product: the same bits as the kernel's pw."""
+    x = (np.random.default_rng(0).standard_normal(10_000) * 1e3).astype(dtype)
+    ours = (ng.tensor(x, requires_grad=True) ** 2).detach().numpy()
+    kernel = eager_forward(BY_NAME["pow_scalar"], x, 2.0)
+    assert ours.dtype == kernel.dtype == dtype
+    assert np.array_equal(ours.view(np.uint8), np.asarray(kernel).view(np.uint8))
+    assert np.array_equal(ours, (torch.tensor(x) ** 2).numpy())
