@@ -176,11 +176,12 @@ def logit(a, eps):
 
 @_scalar
 def logit_backward(g, a, eps):
-    """torch's logit derivative: NaN outside [0, 1] without eps, 0 outside [eps, 1 - eps]."""
+    """torch's logit derivative: NaN outside [0, 1] without eps, 0 outside [eps, 1 - eps]
+    (NaN included: torch's test is ``eps <= a <= 1 - eps``)."""
     if eps < 0.0:
         if a < 0.0 or a > 1.0:
             return math.nan
-    elif a < eps or a > 1.0 - eps:
+    elif not (eps <= a <= 1.0 - eps):
         return 0.0
     return g / (a * (1.0 - a))
 
