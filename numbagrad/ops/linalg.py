@@ -140,7 +140,7 @@ def mm(a, b):
         raise RuntimeError("self must be a matrix")
     if b.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    if a._data.shape[1] != b._data.shape[0]:
+    if a.shape[1] != b.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims_of(a)} and "
                            f"{_dims_of(b)})")
     a, b = _common(a, b)
@@ -283,7 +283,7 @@ def weight_t(w):
 
 def matmul(a, b):
     """torch.matmul's dispatch, recording the same primitive ops torch does."""
-    if a._data.ndim == 2 and b._data.ndim == 2:  # the common case first
+    if a.ndim == 2 and b.ndim == 2:  # the common case first
         return mm(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
