@@ -412,7 +412,11 @@ def _record_trace(func, flat, spec):
     tape.traced_casts = []
     # every floating leaf is traced as a leaf requiring grad, so that every op on it is
     # recorded (an op on a constant is computed once and would be baked into the trace)
-    traced = [_traced_leaf(x) if _is_dynamic(x) else x for x in flat]
+    # and, as eager func transforms do with NumPy arguments, a NumPy array of integers or
+    # bools (labels, masks) reaches func as a Tensor: a constant of the trace
+    numpy_mode = not any(isinstance(x, Tensor) for x in flat)
+    traced = [_traced_leaf(x) if _is_dynamic(x) else
+              func_mod._numpy_arg(x) if numpy_mode else x for x in flat]
     previous = tape_mod.install(tape)
     try:
         with grad_mode.enable_grad():

@@ -612,3 +612,31 @@ def test_eager_sums_equal_the_replays_bit_for_bit(shape, dim, dtype):
     got = ng.compile(total)(ng.tensor(x, requires_grad=True)).detach().numpy()
     assert got.dtype == want.dtype == dtype
     np.testing.assert_array_equal(got, want)
+
+
+def test_integer_and_bool_numpy_arguments_reach_func_as_tensors():
+    """As eager func.value_and_grad: labels and masks passed as NumPy arrays are Tensors
+    inside f; a compiled call equals eager's and torch's, and new labels give a new trace."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((5, 3)).astype(np.float32)
+    x = rng.standard_normal((8, 5)).astype(np.float32)
+    mask = rng.random(8) > 0.3
+
+    def loss(w, x, y, m):
+        z = ng.nn.functional.cross_entropy(x @ w, y, reduction="none")
+        return (z * m).sum()
+
+    vg = ng.func.value_and_grad(loss)
+    compiled = ng.compile(vg)
+    for y in (rng.integers(0, 3, 8), rng.integers(0, 3, 8)):
+        value, grad = compiled(w, x, y, mask)
+        eager_value, eager_grad = vg(w, x, y, mask)
+        assert value == eager_value and grad.dtype == np.float32
+        np.testing.assert_array_equal(grad, eager_grad)
+        tw = torch.tensor(w, requires_grad=True)
+        tz = torch.nn.functional.cross_entropy(torch.tensor(x) @ tw, torch.tensor(y),
+                                               reduction="none")
+        (tz * torch.tensor(mask)).sum().backward()
+        np.testing.assert_allclose(grad, tw.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert len(compiled.traces) == 2
