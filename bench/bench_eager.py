@@ -1,11 +1,11 @@
 """Eager mode against torch eager on the everyday workloads, in one run: scalar graphs
 (recording and backward per op), an MLP SGD step, an Elman RNN, Rosenbrock, and large
 elementwise arrays. Each library's result is checked against torch's before timing; the
-libraries take turns in blocks, round after round (medians of the rounds), at 1 thread and
-then at 2.
+libraries (and, with several thread counts, the counts) take turns in blocks, round after
+round; medians of the rounds.
 
-Run: taskset -c 0 python bench/bench_eager.py      (1-thread table on one core)
-     python bench/bench_eager.py --threads 1,2     (both tables, both cores)
+Run: taskset -c 1 python bench/bench_eager.py      (1 thread, pinned to one core)
+     python bench/bench_eager.py --threads 1,2     (1 and 2 threads interleaved, both cores)
 """
 
 import argparse
@@ -148,31 +148,44 @@ def check(name, ref, got, rtol):
         np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * 1e-2, err_msg=name)
 
 
-def run(threads, only):
-    set_threads(threads)
+def run(thread_counts, only):
+    """Every workload at each thread count in ``thread_counts``: the libraries and the thread
+    counts take turns block by block, so the counts are compared in the same conditions."""
     rows = []
     for names, make, rtol, rounds, block in WORKLOADS:
         if only and make.__name__ not in only:
             continue
         steps = {label: make(lib) for label, lib in LIBS.items()}
-        for s in steps.values():  # warm-up: compiles, or loads numbagrad's kernels from disk
-            for _ in range(3):
-                s()
+        for n in thread_counts:
+            set_threads(n)
+            for s in steps.values():  # warm-up: compiles, or loads numbagrad's kernels
+                for _ in range(3):
+                    s()
         check(names[0], steps["torch"].result, steps["numbagrad"].result, rtol)
-        samples = {label: [] for label in steps}
-        for _ in range(rounds):  # libraries take turns, block by block
-            for label, s in steps.items():
-                s()  # not counted: it finds the caches holding the other library's data
-                for _ in range(block):
-                    samples[label].append(s())
+        samples = {(label, n): [] for n in thread_counts for label in steps}
+        for _ in range(rounds):
+            for n in thread_counts:
+                set_threads(n)
+                for label, s in steps.items():
+                    s()  # not counted: it finds the caches holding the other one's data
+                    for _ in range(block):
+                        samples[label, n].append(s())
         for k, name in enumerate(names):
-            med = {label: statistics.median(x[k] for x in xs) for label, xs in samples.items()}
-            rows.append((name, med["numbagrad"], med["torch"]))
-    print(f"\n{threads} thread(s): torch {torch.__version__}, numbagrad {ng.__version__}")
-    print("| workload | numbagrad eager | torch eager | ratio |")
-    print("|---|---|---|---|")
-    for name, ours, theirs in rows:
-        print(f"| {name} | {fmt(ours)} | {fmt(theirs)} | {ours / theirs:.2f}x |")
+            med = {key: statistics.median(x[k] for x in xs) for key, xs in samples.items()}
+            rows.append((name, med))
+    print(f"\ntorch {torch.__version__}, numbagrad {ng.__version__}; ratio: numbagrad / torch")
+    head = " | ".join(f"{n} thread(s): numbagrad | torch | ratio" for n in thread_counts)
+    extra = f" | numbagrad at {thread_counts[-1]} / at {thread_counts[0]} threads" \
+        if len(thread_counts) > 1 else ""
+    print(f"| workload | {head}{extra} |")
+    print("|---|" + "---|---|---|" * len(thread_counts) + ("---|" if extra else ""))
+    for name, med in rows:
+        cells = " | ".join(f"{fmt(med['numbagrad', n])} | {fmt(med['torch', n])} | "
+                           f"{med['numbagrad', n] / med['torch', n]:.2f}x" for n in thread_counts)
+        if extra:
+            ours = [med["numbagrad", n] for n in (thread_counts[-1], thread_counts[0])]
+            cells += f" | {ours[0] / ours[1]:.2f}x"
+        print(f"| {name} | {cells} |")
     return rows
 
 
@@ -190,8 +203,7 @@ def main():
     p.add_argument("--only", default="", help="comma-separated workloads (scalar, mlp, ...)")
     a = p.parse_args()
     only = set(filter(None, a.only.split(",")))
-    for n in map(int, a.threads.split(",")):
-        run(n, only)
+    run([int(n) for n in a.threads.split(",")], only)
 
 
 if __name__ == "__main__":
