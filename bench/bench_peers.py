@@ -199,8 +199,9 @@ def mlp_grads(make, f):
             return float(v), [np.asarray(g) for g in gs]
         return vg
     if make is ng_compiled:
-        # integer arrays reach a compiled function as NumPy values (part of its signature)
-        fn = ng.compile(ng.func.value_and_grad(lambda p, x, y: f(ng, *p, x, ng.as_tensor(y))))
+        # the integer labels reach the function as a Tensor; their values are part of the
+        # trace's signature (new labels: a new trace)
+        fn = ng.compile(ng.func.value_and_grad(lambda p, x, y: f(ng, *p, x, y)))
 
         def vg(*a):
             v, gs = fn(tuple(a[:6]), a[6], a[7])
