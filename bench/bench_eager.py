@@ -132,7 +132,7 @@ def elementwise(lib, n=4_000_000):
 # (row names, make, rtol of the check against torch, rounds, calls per block)
 WORKLOADS = [
     (("10,000 scalar ops over 100 leaves, forward (recording) per op",
-      "same, backward per op"), scalar, 1e-9, 7, 3),
+      "same, backward per op"), scalar, 1e-9, 15, 2),
     (("MLP 784-256-256-10 float32, batch 64, SGD step",), mlp, 2e-4, 7, 30),
     (("Elman RNN h=32, T=100, float32, forward + backward",), rnn, 1e-4, 7, 10),
     (("Rosenbrock n=1000, value and gradient",), rosenbrock, 1e-10, 7, 100),
