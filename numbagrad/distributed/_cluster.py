@@ -2,6 +2,8 @@
 the workers that survives a worker's death, tree reductions, progress bars."""
 
 import atexit
+import contextlib
+import logging
 import os
 import threading
 
@@ -57,9 +59,17 @@ def _close_local():
     client = _local["client"]
     if client is not None:
         cluster = client.cluster
+        # Closing on purpose: a worker's heartbeat that meets the closing scheduler (Dask's
+        # shutdown race, seen on a loaded machine) would log a traceback that is not an error
+        with contextlib.suppress(Exception):
+            client.run(_quiet_worker_log, on_error="ignore")
         client.close()
         cluster.close()
         _local["client"] = None
+
+
+def _quiet_worker_log():
+    logging.getLogger("distributed.worker").setLevel(logging.CRITICAL)
 
 
 def check_workers(client):
