@@ -98,7 +98,7 @@ class Arena:
         k = value.size
         if n + k > len(self.buf):
             self._grow(n + k)
-        self.buf[n:n + k] = value.reshape(-1)
+        self.buf[n:n + k] = value if value.ndim == 1 else value.reshape(-1)
         self.n = n + k
 
     def _grow(self, need):
