@@ -148,11 +148,11 @@ def check(name, ref, got, rtol):
         np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * 1e-2, err_msg=name)
 
 
-def run(thread_counts, only):
+def run(thread_counts, only, workloads=WORKLOADS):
     """Every workload at each thread count in ``thread_counts``: the libraries and the thread
     counts take turns block by block, so the counts are compared in the same conditions."""
     rows = []
-    for names, make, rtol, rounds, block in WORKLOADS:
+    for names, make, rtol, rounds, block in workloads:
         if only and make.__name__ not in only:
             continue
         steps = {label: make(lib) for label, lib in LIBS.items()}

@@ -8,9 +8,10 @@ import warnings as _warnings
 # matches the module that made the NumPy call, so the user's NumPy code is untouched).
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"numbagrad(\.|$)")
 
-from .core import gc_pause, progress
+from .core import gc_pause, progress, thread_wait
 progress.install()  # say so when a first use compiles kernels for long
 gc_pause.install()  # and compile without the garbage collector walking the process
+thread_wait.install()  # Numba's idle OpenMP threads sleep soon: no spinning on busy cores
 
 from . import dtypes as _dtypes
 from .dtypes import dtype, get_default_dtype, set_default_dtype
