@@ -232,13 +232,7 @@ def binary(name, a, b):
         dt = dtypes.result_type((a.dtype, a.ndim), (dtypes.scalar_dtype(b), None))
         ta, tb = _promoted(name, dt, a, b)
     try:
-        xa, xb = ta._data, tb._data
-        if name in _CORRECTLY_ROUNDED and xa.dtype is xb.dtype and xa.dtype.kind == "f" and \
-                xa.flags.c_contiguous and xb.flags.c_contiguous:
-            # one IEEE operation: NumPy's loop gives the kernel's bits, in torch's layout
-            out = op.forward(xa, xb)
-        else:
-            out = eager_forward(op, xa, xb)
+        out = eager_forward(op, ta._data, tb._data)
     except ValueError:
         err = shape_error_broadcast(np.shape(ta._data), np.shape(tb._data))
         if err is None:
@@ -248,7 +242,6 @@ def binary(name, a, b):
 
 
 _WITH_SCALAR = {"add", "sub", "mul", "div"}
-_CORRECTLY_ROUNDED = {"add", "sub", "mul"}
 
 
 def _promoted(name, dt, a, b):
