@@ -279,6 +279,8 @@ def logsumexp_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
 
 @njit(cache=True, error_model="numpy")
 def _group_mean(x0, j, n_groups):
+    # corrected by the mean deviation from it, as replay_kernels._var_groups: exactly the
+    # value of a group of equal elements (so var's gradient there is 0, as torch's)
     mean = np.zeros(n_groups)
     cnt = np.zeros(n_groups)
     for k in range(x0.shape[0]):
@@ -286,6 +288,11 @@ def _group_mean(x0, j, n_groups):
         cnt[j[k]] += 1.0
     for q in range(n_groups):
         mean[q] /= max(cnt[q], 1.0)
+    shift = np.zeros(n_groups)
+    for k in range(x0.shape[0]):
+        shift[j[k]] += x0[k] - mean[j[k]]
+    for q in range(n_groups):
+        mean[q] += shift[q] / max(cnt[q], 1.0)
     return mean, cnt
 
 

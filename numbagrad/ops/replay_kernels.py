@@ -556,16 +556,25 @@ def binary_cross_entropy_with_logits_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
 # ---- var, std, norm: iat holds the kept shape (reduced dims as 1) ------------------------
 @njit(cache=True, error_model="numpy")
 def _var_groups(x0, sh0, kept, ddof):
-    """np.var's steps: group mean (sum / n), squared deviations, their sum / max(n - ddof, 0)."""
+    """In float64, as torch: the group mean (sum / n) corrected by the mean deviation from
+    it, then the squared deviations' sum / max(n - ddof, 0)."""
     m = numel(kept)
     n = x0.shape[0] // m if m else 0
     s = group_sums(x0, sh0, kept)
+    mean = np.empty(m)
     for q in range(m):
-        s[q] = s[q] / n
+        mean[q] = s[q] / n
     j = bcast_index(kept, sh0)
+    # equal values: a rounded mean is off by ulps, the deviations' mean is that error exactly,
+    # so they then deviate by 0, as in torch's Welford kernel
+    shift = np.zeros(m)
+    for k in range(x0.shape[0]):
+        shift[j[k]] += x0[k] - mean[j[k]]
+    for q in range(m):
+        mean[q] = mean[q] + shift[q] / n
     d = np.empty(x0.shape[0])
     for k in range(x0.shape[0]):
-        c = x0[k] - s[j[k]]
+        c = x0[k] - mean[j[k]]
         d[k] = c * c
     v = group_sums(d, sh0, kept)
     r = max(n - ddof, 0.0)

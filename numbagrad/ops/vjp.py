@@ -441,14 +441,23 @@ def _group_size(ctx):
     return int(np.prod([shape[d] for d in _dims_of(ctx)])) if shape else 1
 
 
+def _centered(x, dims):
+    """x minus its group mean, less the mean of that (kernels._group_mean's correction): 0
+    for a group of equal values, where one rounded mean leaves an ulp."""
+    c = x - _mean(x, dims, keepdim=True)
+    return c - _mean(c, dims, keepdim=True)
+
+
 @vjp_rule(VAR)
 def _var_vjp(ctx, g):
     x = ctx.x(0)
     dof = _group_size(ctx) - ctx.fat[0]
     if len(ctx.fat) > 1 and ctx.fat[1] and dof <= 0:  # as kernels.var_bw
-        at_mean = np.asarray(x._data) == np.mean(x._data)
+        data = np.asarray(x._data, np.float64)
+        mean = np.mean(data)
+        at_mean = data == mean + np.mean(data - mean)
         return [_kept_grad(ctx, g) * const(np.where(at_mean, np.nan, np.inf), x._data.dtype)]
-    centered = x - _mean(x, _dims_of(ctx), keepdim=True)
+    centered = _centered(x, _dims_of(ctx))
     return [_kept_grad(ctx, g) * centered * (2.0 / dof if dof else np.inf)]
 
 
@@ -463,7 +472,7 @@ def _masked(ctx, t, y):
 @vjp_rule(STD)
 def _std_vjp(ctx, g):
     x, y = ctx.x(0), ctx.y
-    centered = x - _mean(x, _dims_of(ctx), keepdim=True)
+    centered = _centered(x, _dims_of(ctx))
     grad = _kept_grad(ctx, g) * centered / (_kept_value(ctx, y) * (_group_size(ctx) - ctx.fat[0]))
     return [_masked(ctx, grad, y)]
 

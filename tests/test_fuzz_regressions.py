@@ -1,0 +1,158 @@
+"""Wrong answers found by fuzzing against torch 2.13, each held to torch as the oracle (and,
+for gradients, to finite differences in float64)."""
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+
+torch = pytest.importorskip("torch")
+
+
+# ---- var and std of equal values --------------------------------------------------------------
+# torch's kernels (Welford, or for one output a two-pass sum of squares about its mean) give
+# exactly 0 for equal values here; a mean rounded once leaves deviations of an ulp, so a
+# std of ~4e-16 and a gradient of 1 / (n - correction) instead of 0. (Values whose mean torch
+# itself rounds, 7.77 over 5 elements, give var a gradient of an ulp in torch: not held here.)
+_SPREAD = {
+    "var": lambda lib, x, kw: x.var(**kw),
+    "std": lambda lib, x, kw: x.std(**kw),
+    "std_mean": lambda lib, x, kw: lib.std_mean(x, **kw)[0],
+    "var_mean": lambda lib, x, kw: lib.var_mean(x, **kw)[0],
+}
+_KWS = [{}, {"correction": 0}, {"dim": None, "correction": 2}, {"unbiased": False},
+        {"dim": 1}, {"dim": -1, "keepdim": True, "correction": 0}, {"dim": 0, "unbiased": True},
+        {"dim": (0, 2)}, {"dim": (-1, 0), "keepdim": True, "correction": 2},
+        {"dim": (0, 1, 2), "correction": 0}, {"dim": -2, "unbiased": False, "keepdim": True}]
+_DTYPES = {"float64": (np.float64, dict(rtol=1e-12, atol=0)),
+           "float32": (np.float32, dict(rtol=2e-6, atol=0))}
+
+
+def _spread_and_grad(lib, name, kw, data, g_seed=0):
+    x = lib.tensor(data, requires_grad=True)
+    y = _SPREAD[name](lib, x, kw)
+    g = np.random.default_rng(g_seed).uniform(0.5, 1.5, tuple(y.shape)).astype(data.dtype)
+    y.backward(lib.tensor(g))
+    return y.detach().numpy(), x.grad.numpy()
+
+
+def _same(ours, theirs, tol, grad_scale=False):
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        # atol 0: where torch's value or gradient is exactly 0, ours must be too; but a
+        # gradient (x - mean) of random values cancels, to rounding of the largest terms
+        scale = tol["rtol"] * np.max(np.abs(b)) if k and grad_scale else 0.0
+        np.testing.assert_allclose(a, b, **{**tol, "atol": scale})
+
+
+@pytest.mark.parametrize("dtype", sorted(_DTYPES))
+@pytest.mark.parametrize("kw", _KWS, ids=str)
+@pytest.mark.parametrize("name", sorted(_SPREAD))
+def test_spread_of_equal_values_is_exactly_zero_with_a_zero_gradient(name, kw, dtype):
+    dt, tol = _DTYPES[dtype]
+    for value in (2.4, 9.2, 1 / 3):
+        data = np.full((3, 5, 4), value, dt)
+        _same(_spread_and_grad(ng, name, kw, data), _spread_and_grad(torch, name, kw, data), tol)
+
+
+@pytest.mark.parametrize("dtype", sorted(_DTYPES))
+@pytest.mark.parametrize("kw", _KWS, ids=str)
+@pytest.mark.parametrize("name", sorted(_SPREAD))
+def test_spread_of_some_equal_groups_and_of_random_values(name, kw, dtype):
+    # constant groups among random ones (along every dim, so some reduced groups are equal
+    # values), and random values alone: torch's values and gradients to rounding
+    dt, tol = _DTYPES[dtype]
+    rng = np.random.default_rng(5)
+    mixed = rng.standard_normal((3, 5, 4)) * 3 + 1
+    mixed[1] = 2.4
+    mixed[:, 2] = -0.7
+    mixed[:, :, 3] = 7.77
+    for data in (mixed.astype(dt), rng.uniform(-4, 9, (3, 5, 4)).astype(dt)):
+        _same(_spread_and_grad(ng, name, kw, data), _spread_and_grad(torch, name, kw, data), tol,
+              grad_scale=True)
+
+
+def test_std_of_equal_values_reproducer():
+    for lib in (ng, torch):
+        x = lib.full((10,), 2.4, dtype=lib.float64, requires_grad=True)
+        s = x.std(correction=0)
+        s.backward()
+        assert s.item() == 0.0 and x.grad[0].item() == 0.0
+
+
+def test_var_of_equal_values_with_no_degree_of_freedom_left():
+    # torch: NaN at the mean, inf elsewhere; every element is at the mean here
+    data = np.full((3, 5, 4), 2.4)
+    for kw in ({"correction": 60}, {"correction": 61}):
+        _same(_spread_and_grad(ng, "var", kw, data), _spread_and_grad(torch, "var", kw, data),
+              dict(rtol=0, atol=0, equal_nan=True))
+        grads = []
+        for lib in (ng, torch):  # and the differentiable rule's
+            x = lib.tensor(data, requires_grad=True)
+            grads.append(lib.autograd.grad(x.var(**kw), x, create_graph=True)[0].detach())
+        np.testing.assert_array_equal(*grads)
+
+
+@pytest.mark.parametrize("name", sorted(_SPREAD))
+def test_spread_gradient_against_finite_differences(name):
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((3, 5, 4))
+    data[:, 1] = 0.3  # a constant group along dim 1: the value stays differentiable
+    for kw in ({"dim": 1}, {"dim": (0, 2), "correction": 2}, {}):
+        x = ng.tensor(data, requires_grad=True)
+        y = _SPREAD[name](ng, x, kw)
+        g = rng.standard_normal(tuple(y.shape))
+        y.backward(ng.tensor(g))
+        v = rng.standard_normal(data.shape)
+        v[:, 1] = 0.0  # the std of a constant group has no derivative (torch gives 0)
+
+        def f(t):
+            with ng.no_grad():
+                return float(np.sum(_SPREAD[name](ng, ng.tensor(data + t * v), kw).numpy() * g))
+        eps = 1e-6
+        numeric = (f(eps) - f(-eps)) / (2 * eps)
+        assert float(np.sum(x.grad.numpy() * v)) == pytest.approx(numeric, rel=1e-6, abs=1e-8)
+
+
+@pytest.mark.parametrize("dtype", sorted(_DTYPES))
+@pytest.mark.parametrize("kw", [{}, {"dim": 1}, {"dim": (-1, 0), "keepdim": True,
+                                                 "correction": 0}], ids=str)
+@pytest.mark.parametrize("name", sorted(_SPREAD))
+def test_spread_of_equal_values_in_compiled_replay(name, kw, dtype):
+    # the replay's forward (std_fw / var_fw) and backward kernels: a second call replays
+    dt, tol = _DTYPES[dtype]
+
+    def loss(x):
+        return (_SPREAD[name](ng, x, kw) * 1.5).sum()
+    vg = ng.compile(ng.func.value_and_grad(loss))
+    values = ng.compile(lambda x: _SPREAD[name](ng, x, kw))
+    for value in (9.2, 2.4, 1 / 3):
+        data = np.full((3, 5, 4), value, dt)
+        tx = torch.tensor(data, requires_grad=True)
+        ty = _SPREAD[name](torch, tx, kw)
+        (ty * 1.5).sum().backward()
+        v, grad = vg(data)
+        assert v == (ty * 1.5).sum().item()
+        np.testing.assert_allclose(grad, tx.grad.numpy(), **tol)
+        x = ng.tensor(data, requires_grad=True)
+        y = values(x)
+        y.backward(ng.tensor(np.full(tuple(y.shape), 1.25, dt)))
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), **tol)
+        assert not np.any(x.grad.numpy())  # torch: exactly 0
+
+
+@pytest.mark.parametrize("name", sorted(_SPREAD))
+def test_spread_of_equal_values_with_create_graph_and_on_the_big_node_path(name, monkeypatch):
+    # the differentiable rule (create_graph) and big nodes' kernels, as the small ones
+    data = np.full((3, 5, 4), 2.4)
+    for kw in ({}, {"dim": 1}, {"dim": (0, 2), "correction": 0}):
+        grads = []
+        for lib in (ng, torch):
+            x = lib.tensor(data, requires_grad=True)
+            (gx,) = lib.autograd.grad(_SPREAD[name](lib, x, kw).sum(), x, create_graph=True)
+            grads.append(gx.detach().numpy())
+        np.testing.assert_array_equal(*grads)
+    monkeypatch.setattr(ng.core.tape, "BIG", 1)
+    for kw in ({}, {"dim": 1}):
+        _same(_spread_and_grad(ng, name, kw, data), _spread_and_grad(torch, name, kw, data),
+              dict(rtol=0, atol=0))
