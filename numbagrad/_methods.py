@@ -39,6 +39,8 @@ Tensor.backward = backward
 
 # ---- comparisons: never differentiable ------------------------------------------------------
 def _compare(ufunc):
+    ufunc = pointwise.torch_laid_out(ufunc)  # torch's layout, not NumPy's
+
     def cmp(self, other):
         o = other._data if isinstance(other, Tensor) else other
         if other is None:
@@ -59,6 +61,8 @@ Tensor.greater, Tensor.less = Tensor.gt, Tensor.lt
 
 
 def _logical(ufunc):
+    ufunc = pointwise.torch_laid_out(ufunc)
+
     def op(self, other):
         o = other._data if isinstance(other, Tensor) else other
         return _make(np.asarray(ufunc(self._data, o)))

@@ -3,6 +3,7 @@ for gradients, to finite differences in float64)."""
 
 import numpy as np
 import pytest
+from torch_oracle import same_as_torch
 
 import numbagrad as ng
 
@@ -156,3 +157,59 @@ def test_spread_of_equal_values_with_create_graph_and_on_the_big_node_path(name,
     for kw in ({}, {"dim": 1}):
         _same(_spread_and_grad(ng, name, kw, data), _spread_and_grad(torch, name, kw, data),
               dict(rtol=0, atol=0))
+
+
+# ---- the layout of comparisons and of 3-operand elementwise results -------------------------
+# torch lays an elementwise result out in its operands' memory order, the first operand that
+# tells two dims apart deciding (TensorIterator); so view() succeeds or fails as in torch
+def _t(lib):  # strides (1, 4)
+    return lib.arange(16.0).reshape(4, 4).t()
+
+
+def _perm(lib):  # (2, 3, 4) with strides (1, 8, 2)
+    return lib.arange(24.0).reshape(3, 4, 2).permute(2, 0, 1)
+
+
+def _c(lib, *shape):
+    return lib.arange(float(np.prod(shape))).reshape(*shape) / 7 + 1
+
+
+def _s(lib):  # (2, 1, 4) with strides (1, 2, 2)
+    return lib.arange(8.0).reshape(4, 1, 2).permute(2, 1, 0) + 1
+
+
+_LAYOUTS = {
+    "where reproducer": lambda lib: lib.where(_t(lib) > lib.zeros(1, 4, 4), _t(lib),
+                                              lib.zeros(1, 4, 4)),
+    "gt operator": lambda lib: _t(lib) > _c(lib, 1, 4, 4),
+    "lt method": lambda lib: _perm(lib).lt(_c(lib, 2, 3, 4)),
+    "eq function": lambda lib: lib.eq(_t(lib), _c(lib, 4, 4)),
+    "ge function": lambda lib: lib.ge(_perm(lib), _c(lib, 2, 3, 4)),
+    "logical_and": lambda lib: lib.logical_and(_t(lib), _c(lib, 2, 4, 4)),
+    "and operator": lambda lib: (_perm(lib) > 3) & (_c(lib, 2, 3, 4) > 1),
+    "bitwise_or": lambda lib: lib.bitwise_or(_t(lib).long(), _c(lib, 4, 4).long()),
+    "where of logical_or": lambda lib: lib.where(
+        lib.logical_or(_t(lib) > 2, _c(lib, 1, 4, 4) > 2), 1.0, 0.0),
+    "lerp tensor weight": lambda lib: lib.lerp(_c(lib, 4), _t(lib), _c(lib, 4, 4)),
+    "lerp 3d": lambda lib: lib.lerp(_c(lib, 3, 1), _perm(lib), _c(lib, 2, 3, 4)),
+    "addcmul": lambda lib: lib.addcmul(_s(lib), _c(lib, 1, 3, 4), _c(lib, 2, 1, 4)),
+    "addcdiv": lambda lib: lib.addcdiv(_s(lib), _c(lib, 2, 1, 4), _c(lib, 1, 3, 4)),
+    "addcmul ints": lambda lib: lib.addcmul(_c(lib, 4).long(), _t(lib).long(),
+                                            _c(lib, 4, 4).long()),
+    "clamp tensors": lambda lib: lib.clamp(_c(lib, 4, 1), _c(lib, 4), _t(lib) + 1),
+    "clamp tensors 3d": lambda lib: lib.clamp(_s(lib), _c(lib, 3, 1), _perm(lib) + 1),
+}
+
+
+def _stride_order(t):
+    """The strides of the dims longer than 1 (the others do not decide whether a view exists)."""
+    return [s for s, n in zip(t.stride(), t.shape) if n > 1]
+
+
+@pytest.mark.parametrize("name", sorted(_LAYOUTS))
+def test_elementwise_results_are_laid_out_as_torch_lays_them(name):
+    ours, theirs = _LAYOUTS[name](ng), _LAYOUTS[name](torch)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert _stride_order(ours) == _stride_order(theirs)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)  # (fused in torch)
+    same_as_torch(lambda lib: _LAYOUTS[name](lib).view(-1), decimals=5)

@@ -12,7 +12,7 @@ from ..core.docs import torch_doc
 from ..tensor import Tensor, _make
 from . import elementwise_math, elementwise_math_binary, pointwise  # noqa: F401 - the records
 from .math_logic import LOGIC_FUNCTIONS, LOGIC_METHODS
-from .pointwise import eager_forward, to_dtype, unary
+from .pointwise import eager_forward, to_dtype, torch_layout, unary
 from .record import record, shape_error_broadcast
 from .registry import BY_NAME, FORMULA_FUNCTIONS
 
@@ -148,14 +148,15 @@ def _bound_dtype(x, bound):
     return dtypes.result_type((x.dtype, x.ndim), kind)
 
 
-def _one_sided(name, x, bound, tensor_op):
+def _one_sided(name, x, bound, tensor_op, layout=None):
     dt = _bound_dtype(x, bound)
     if not dt.is_floating_point:  # integers: no gradient, NumPy's answer in torch's dtype
         fn = np.maximum if name == "clamp_min" else np.minimum
         b = bound._data if isinstance(bound, Tensor) else bound
-        return _plain(fn(np.asarray(x._data, dt.np), np.asarray(b, dt.np)))
+        return _plain(torch_layout(fn(np.asarray(x._data, dt.np), np.asarray(b, dt.np)),
+                                   _arrays(layout or (x, bound))))
     if isinstance(bound, Tensor):
-        return binary_op(tensor_op, x, bound, name)
+        return binary_op(tensor_op, x, bound, name, layout=layout)
     return unary(name, to_dtype(x, dt), float(bound))
 
 
@@ -195,7 +196,9 @@ def clamp(input, min=None, max=None):  # noqa: A002
     for bound, name in ((min, "min"), (max, "max")):
         if bound is None:
             continue
-        out = _one_sided("clamp_" + name, out, bound, "clamp_tensor_" + name)
+        # two nodes, one result laid out as torch's from its three operands
+        out = _one_sided("clamp_" + name, out, bound, "clamp_tensor_" + name,
+                         (input, min, max) if name == "max" else None)
     return out
 
 
@@ -215,15 +218,22 @@ def _promote(a, b):
     return dt
 
 
-def binary_op(name, a, b, fname, fattrs=()):
+def binary_op(name, a, b, fname, fattrs=(), layout=None):
     """Record the float binary table op ``name`` on Tensors ``a`` and ``b`` (promoted; integer
-    operands compute in the default dtype)."""
+    operands compute in the default dtype). ``layout``: the Tensors torch's op reads, whose
+    memory order decides the result's (where ``b`` is computed from several)."""
     dt = _promote(a, b)
     if not dt.is_floating_point:
         dt = dtypes.get_default_dtype()
     ta, tb = pointwise._operand(a, dt), pointwise._operand(b, dt)
     out = eager_forward(BY_NAME[name], ta._data, tb._data, *fattrs)
+    if layout is not None and type(out) is np.ndarray:
+        out = torch_layout(out, _arrays(layout))
     return record(BY_NAME[name], out, (ta, tb), (), fattrs)
+
+
+def _arrays(tensors):
+    return [t._data for t in tensors if isinstance(t, Tensor)]
 
 
 def _float_binary(name, int_error=None):
@@ -356,7 +366,8 @@ def lerp(input, end, weight):  # noqa: A002
                                   else "lerp_kernel_tensor", input)
     if not isinstance(weight, Tensor):
         return binary_op("lerp_scalar", input, end, "lerp", (float(weight),))
-    return binary_op("lerp_tensor", input, weight * (end - input), "lerp")
+    return binary_op("lerp_tensor", input, weight * (end - input), "lerp",
+                     layout=(input, end, weight))
 
 
 def _addc(name, input, tensor1, tensor2, value):
@@ -375,10 +386,10 @@ def _addc(name, input, tensor1, tensor2, value):
             "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
     if not dt.is_floating_point:
         a, b, c = (np.asarray(t._data, dt.np) for t in (input, tensor1, tensor2))
-        return _plain(a + dt.np.type(value) * b * c)
+        return _plain(torch_layout(a + dt.np.type(value) * b * c, (a, b, c)))
     rest = pointwise.mul(tensor1, tensor2) if name == "addcmul" else \
         pointwise.div(tensor1, tensor2)
-    return binary_op(name, input, rest, name, (float(value),))
+    return binary_op(name, input, rest, name, (float(value),), layout=(input, tensor1, tensor2))
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002

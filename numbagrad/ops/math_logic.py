@@ -7,6 +7,7 @@ import numpy as np
 from .. import dtypes
 from ..core.docs import torch_doc
 from ..tensor import Tensor, _make
+from .pointwise import torch_laid_out
 from .record import shape_error_broadcast
 
 
@@ -40,6 +41,8 @@ def _operands(fname, a, b):
 
 
 def _comparison(name, ufunc, doc):
+    ufunc = torch_laid_out(ufunc)  # NumPy orders a result of strided operands its own way
+
     def fn(input, other):  # noqa: A002 - torch's keyword
         _need_tensor(input, name)
         a, b, _ = _operands(name, input, other)
@@ -58,6 +61,8 @@ ge = _comparison("ge", np.greater_equal, "Element-wise ``input >= other``, a boo
 
 
 def _logical(name, ufunc, doc):
+    ufunc = torch_laid_out(ufunc)
+
     def fn(input, other):  # noqa: A002
         _need_tensor(input, name)
         _need_tensor(other, name, "other", 2)
@@ -88,6 +93,8 @@ def logical_not(input):  # noqa: A002
 
 
 def _bitwise(name, ufunc, doc):
+    ufunc = torch_laid_out(ufunc)
+
     def fn(input, other):  # noqa: A002
         _need_tensor(input, name)
         a, b, dt = _operands(name, input, other)

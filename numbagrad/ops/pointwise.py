@@ -109,6 +109,15 @@ def torch_layout(out, operands):
     return np.ascontiguousarray(moved).transpose(np.argsort(order))
 
 
+def torch_laid_out(fn):
+    """``fn`` of arrays (a NumPy ufunc: a comparison, a logical op), its result laid out as
+    torch's (torch_layout)."""
+    def laid_out(*arrays):
+        return torch_layout(fn(*arrays), arrays)
+    laid_out.__name__ = fn.__name__
+    return laid_out
+
+
 def torch_order(shape, arrays):
     """The axis order, outermost first, in which torch's elementwise kernels lay out a result
     of ``shape`` from operands ``arrays`` (TensorIterator's reorder_dimensions: dims sorted by
