@@ -6,7 +6,7 @@ import numpy as np
 
 from . import creation, dtypes
 from .autograd import api
-from .core import grad_mode
+from .core import grad_mode, trace_guards
 from .core.docs import documented, inplace_doc, torch_doc
 from .ops import (
     index,
@@ -46,9 +46,10 @@ def _compare(ufunc):
         if other is None:
             return NotImplemented
         try:
-            return _make(np.asarray(ufunc(self._data, o)))
+            out = _make(np.asarray(ufunc(self._data, o)))
         except ValueError:
             raise shape_error_broadcast(self.shape, np.shape(o)) from None
+        return trace_guards.derive(out, ufunc, (self, other), "a comparison")
     return cmp
 
 
@@ -230,14 +231,17 @@ def _arg(fn, doc):
             if data.size == 0:
                 raise IndexError(f"{fn.__name__}(): Expected reduction dim to be specified for "
                                  "input.numel() == 0.")
-            return _make(np.asarray(fn(data), np.int64)[()])
+            out = _make(np.asarray(fn(data), np.int64)[()])
+            return trace_guards.derive(out, fn, (self,), f"{fn.__name__}()")
         d = shape._wrap(dim, data.ndim)
         if data.ndim and data.shape[d] == 0:
             raise IndexError(f"{fn.__name__}(): Expected reduction dim {d} to have non-zero size.")
         out = fn(data, axis=d) if data.ndim else np.zeros((), np.int64)
         if keepdim and data.ndim:
             out = np.expand_dims(out, dim)
-        return _make(np.asarray(out, np.int64))
+        return trace_guards.derive(_make(np.asarray(out, np.int64)),
+                                   lambda a: arg(_make(a), dim, keepdim)._data, (self,),
+                                   f"{fn.__name__}()")
     return documented(arg, torch_doc(doc, f"torch.{fn.__name__}"))
 
 
@@ -247,8 +251,10 @@ Tensor.argmin = _arg(np.argmin, "The index of the smallest element along ``dim``
                      "flattened tensor; the first on ties.")
 Tensor.all = lambda self, dim=None: _make(np.asarray(np.all(self._data, axis=dim)))
 Tensor.any = lambda self, dim=None: _make(np.asarray(np.any(self._data, axis=dim)))
-Tensor.isnan = lambda self: _make(np.asarray(np.isnan(self._data)))
-Tensor.isfinite = lambda self: _make(np.asarray(np.isfinite(self._data)))
+Tensor.isnan = lambda self: trace_guards.derive(_make(np.asarray(np.isnan(self._data))),
+                                                np.isnan, (self,), "isnan()")
+Tensor.isfinite = lambda self: trace_guards.derive(_make(np.asarray(np.isfinite(self._data))),
+                                                   np.isfinite, (self,), "isfinite()")
 Tensor.floor = pointwise.floor
 Tensor.round = pointwise.round
 

@@ -5,7 +5,10 @@ The first call with a given signature (argument shapes and dtypes) runs the func
 on a tape of its own, with every value kept in the float64 arena; later calls write the new
 inputs into the tape's source slots and run ``replay_codegen``'s ``run`` on it. The trace is
 one path through the function: Python control flow that depends on input values is the
-caller's responsibility, as under ``jax.jit`` (``check=True`` compares with eager runs).
+not recorded: a value the function reads out of the trace (``item()``, ``if`` on a tensor,
+a comparison mask, argmax indices, ``detach()``) becomes a guard (core/trace_guards.py), and
+a replay whose guards do not hold is traced again (``max_traces`` per signature, then the
+signature runs eagerly); ``fullgraph=True`` makes such a read an error instead.
 
 A plain function of Tensors (``CompiledFunction``) is traced the same way, but a call runs
 only the forward (``run_forward``) on an arena of its own, which the output's one graph node
@@ -14,6 +17,7 @@ keeps for ``run_backward``: the reverse sweep seeded with the output's gradient.
 
 import sys
 import threading
+import warnings
 
 import numpy as np
 from numba import njit
@@ -21,7 +25,7 @@ from numba import njit
 from . import _blas
 from .autograd import eager_nodes, fusion, replay_scalar, sweep
 from .autograd.engine import FREED_MSG
-from .core import grad_mode
+from .core import grad_mode, trace_guards
 from .core import tape as tape_mod
 from .core.tape import FLAG_HOOK, FLAG_NEEDS_GRAD, column
 from .func import transforms as func_mod
@@ -36,7 +40,7 @@ _KINDS = ("grad", "value_and_grad", "grad_and_value")
 _POOLED_ARENAS = 2
 
 
-def compile(fn=None, *, check=False, max_traces=8):  # noqa: A001 - torch.compile's name
+def compile(fn=None, *, check=False, max_traces=8, fullgraph=False):  # noqa: A001 - torch's name
     """Compile ``numbagrad.func.grad(f)`` / ``value_and_grad(f)`` / ``grad_and_value(f)``:
     the result takes and returns what the transform does (NumPy arrays and Python floats
     for NumPy inputs), computed by replaying a trace of ``f`` inside Numba.
@@ -47,33 +51,109 @@ def compile(fn=None, *, check=False, max_traces=8):  # noqa: A001 - torch.compil
     ``CompiledFunctionBackward`` node whose backward is the trace's reverse sweep, also in
     Numba; ``.backward()`` then fills ``.grad`` as usual.
 
+    A value the function reads from the trace in Python (``item()``, ``float()``, an ``if``
+    on a tensor, ``tolist()``, ``numpy()``) or computes off the graph (comparison masks,
+    argmax indices, ``detach()``) is a guard: a call whose values differ is traced again.
+    ``max_traces`` bounds the traces kept per signature (argument shapes, dtypes and static
+    values; least recently used signatures dropped beyond it): a signature that needs more
+    runs eagerly from then on, with a warning. ``fullgraph=True`` makes every such read a
+    ``TraceReadError`` naming its line, as torch.compile's ``fullgraph`` does for graph breaks.
+
     ``check=True`` (or a number of calls) also runs the transform eagerly on the first calls
-    and raises if the replay differs; ``max_traces`` bounds the traces kept (one per
-    signature, least recently used dropped)."""
+    and raises if the replay differs."""
     if fn is None:
-        return lambda f: compile(f, check=check, max_traces=max_traces)
+        return lambda f: compile(f, check=check, max_traces=max_traces, fullgraph=fullgraph)
     transform = getattr(fn, "_numbagrad_transform", None)
     if transform is not None and transform[0] in _KINDS:
-        return Compiled(fn, transform, check, max_traces)
+        return Compiled(fn, transform, check, max_traces, fullgraph)
     if not callable(fn):
         raise TypeError(f"numbagrad.compile: expected a callable, got {type(fn).__name__}")
-    return CompiledFunction(fn, check, max_traces)
+    return CompiledFunction(fn, check, max_traces, fullgraph)
+
+
+class _Traces:
+    """A compiled function's traces: per signature, the traces made (most recently used
+    first; several when guards took other paths), at most ``max_traces`` signatures and
+    ``max_traces`` traces per signature; signatures that needed more run eagerly."""
+
+    def __init__(self, name, max_traces, depth):
+        self.name, self.max_traces = name, max_traces
+        self.depth = depth  # frames from _go_eager's warning up to the user's call
+        self.by_key = {}  # signature -> [program, ...], in use order (dicts keep insertion)
+        self.eager = set()
+        self.lock = threading.Lock()
+
+    def replay(self, key, run):
+        """``(program, run(program))`` for the first current trace of ``key`` whose guards
+        hold (``run`` returns None when they do not), or None."""
+        programs = self.by_key.get(key)
+        for program in programs or ():
+            if not program.constants_current():
+                continue
+            out = run(program)
+            if out is not None:
+                if program is not programs[0]:
+                    with self.lock:
+                        if program in programs:
+                            programs.remove(program)
+                            programs.insert(0, program)
+                return program, out
+        return None
+
+    def add(self, key, program):
+        """Keep ``program`` for ``key``; False (and the key runs eagerly) when it cannot be
+        replayed or the key has ``max_traces`` traces already."""
+        if program.opaque:
+            where, what = program.opaque[0]
+            self._go_eager(key, f"{what} at {where} computes a value from the inputs that a "
+                                "replay cannot recompute")
+            return False
+        with self.lock:
+            programs = [p for p in self.by_key.pop(key, []) if p.constants_current()]
+            full = len(programs) >= self.max_traces
+            if not full:
+                programs.insert(0, program)
+                self.by_key[key] = programs
+                while len(self.by_key) > self.max_traces:
+                    self.by_key.pop(next(iter(self.by_key)))
+        if full:
+            reads = sorted({f"{what} at {where}" for p in programs
+                            for _, _, where, what in p.reads})
+            self._go_eager(key, f"the values it reads ({'; '.join(reads[:3])}) took "
+                                f"{len(programs) + 1} different paths")
+        return not full
+
+    def _go_eager(self, key, why):
+        with self.lock:
+            self.eager.add(key)
+            self.by_key.pop(key, None)
+        warnings.warn(f"numbagrad.compile: {self.name}: {why}; calls with these argument "
+                      "shapes and dtypes run eagerly from now on (fullgraph=True makes such a "
+                      "read an error)", stacklevel=self.depth)
+
+    def programs(self):
+        return [p for ps in self.by_key.values() for p in ps]
+
+    values = programs
+
+    def __len__(self):
+        return sum(len(ps) for ps in self.by_key.values())
 
 
 class Compiled:
     """A compiled gradient transform: call it like the transform; ``as_numba()`` gives a
     function that @njit code can call."""
 
-    def __init__(self, fn, transform, check, max_traces):
+    def __init__(self, fn, transform, check, max_traces, fullgraph=False):
         self.fn = fn
         self.kind, self.func, self.argnums, self.has_aux = transform
         if self.has_aux:
             raise NotImplementedError("numbagrad.compile: has_aux=True is not supported yet")
         self.checks_left = (3 if check is True else int(check)) if check else 0
         self.max_traces = max_traces
-        self.traces = {}  # signature -> Program, in use order (dicts keep insertion order)
-        self.fast = {}  # (shape, dtype) -> Program, for calls with one NumPy array
-        self.lock = threading.Lock()
+        self.fullgraph = fullgraph
+        self.traces = _Traces(getattr(self.func, "__name__", "the function"), max_traces, 5)
+        self.fast = {}  # (shape, dtype) -> Program without guards, for calls with one array
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
 
@@ -91,10 +171,16 @@ class Compiled:
                 return program.call_array(a)
         flat, spec = func_mod._tree_flatten((args, kwargs))
         key = (spec, tuple(_leaf_key(x) for x in flat))
-        program = self.traces.get(key)
-        if program is None or not program.constants_current():
+        if key in self.traces.eager:
+            return self.fn(*args, **kwargs)
+        found = self.traces.replay(key, lambda p: p.run(flat))
+        if found is None:
             program = self._trace(key, args, kwargs)
-        value, grads = program.run(flat)
+            out = program.run(flat) if program is not None else None
+            if out is None:  # not replayable, or its replay disagrees with its own reads
+                return self.fn(*args, **kwargs)
+            found = program, out
+        program, (value, grads) = found
         result = program.results(value, grads, flat)
         if self.checks_left:
             self.checks_left -= 1
@@ -103,15 +189,14 @@ class Compiled:
 
     def _trace(self, key, args, kwargs):
         program = Program(self, args, kwargs)
-        with self.lock:
-            self.traces.pop(key, None)
-            self.traces[key] = program
-            while len(self.traces) > self.max_traces:
-                dropped = self.traces.pop(next(iter(self.traces)))
-                self.fast = {k: p for k, p in self.fast.items() if p is not dropped}
-            if program.single_array and not program.constants and not program.captured:
-                a = args[0]
-                self.fast[(a.shape, a.dtype.str)] = program
+        if not self.traces.add(key, program):
+            return None
+        kept = self.traces.programs()
+        self.fast = {k: p for k, p in self.fast.items() if p in kept}
+        if program.single_array and not program.constants and not program.captured and \
+                not program.reads:
+            a = args[0]
+            self.fast[(a.shape, a.dtype.str)] = program
         return program
 
     def as_numba(self, *example_args):
@@ -122,13 +207,20 @@ class Compiled:
         if example_args:
             self(*example_args)
             flat, spec = func_mod._tree_flatten((example_args, {}))
-            program = self.traces[(spec, tuple(_leaf_key(x) for x in flat))]
-        elif len(self.traces) == 1:
-            program = next(iter(self.traces.values()))
+            programs = self.traces.by_key.get((spec, tuple(_leaf_key(x) for x in flat)))
         else:
+            programs = self.traces.programs()
+        if not programs or len(programs) > 1:
             raise RuntimeError("as_numba(): call the compiled function once first (or pass "
                                "example arguments) so there is one trace to export; there "
-                               f"are {len(self.traces)}")
+                               f"are {len(programs or ())}")
+        program = programs[0]
+        if program.reads:
+            recipe, seen, where, what = program.reads[0]
+            raise NotImplementedError(
+                f"as_numba(): the trace reads a value computed from its inputs ({what} at "
+                f"{where}), which a @njit caller cannot check; compute it with tensor ops "
+                "(torch.where instead of if) to export the function")
         return program.as_numba()
 
 
@@ -192,7 +284,11 @@ class Program:
             args[compiled.argnums] if isinstance(compiled.argnums, int) else
             tuple(args[i] for i in positions))[1]
         sweep.prefetch()  # on a cold cache, a worker compiles the replay's entry while we trace
-        tape, traced, out = _record_trace(compiled.func, flat, spec)
+        tape, traced, out = _record_trace(compiled.func, flat, spec, compiled.fullgraph)
+        self.opaque = tape.guards.opaque
+        if self.opaque:
+            self._check_tape(tape, compiled)  # an op replay lacks is the error to report
+            return  # not replayable: the caller runs the function eagerly
         self.blas = tape.blas  # a product or convolution: replays hold BLAS at one thread
         api = f"{compiled.kind}(f)(*args)"
         if not isinstance(out, Tensor):
@@ -206,6 +302,7 @@ class Program:
         self._check_tape(tape, compiled)
         # identical views (``w.T`` written inside a loop) become one node: see _merge_views
         node_of = _take_tape(self, tape, flat, traced, merge=not self.constant_output)
+        _split_guards(self, tape, node_of)
         # every floating leaf was traced as requiring grad; the sweeps need only what lies
         # above a differentiated input (or a closed-over parameter)
         wanted = [n for k, n in zip(self.inputs, self.slots) if k in self.diff]
@@ -227,10 +324,11 @@ class Program:
         self.grad_total = int(self.grad_len.sum())
         self.out_node = node_of(out._node) if not self.constant_output else -1
         self.out_value = float(np.asarray(out._data))
-        # a trace of one-element nodes only runs as a scalar instruction stream
+        # a trace of one-element nodes only runs as a scalar instruction stream (whose
+        # values stay inside it: guards need the arena, and so do fused regions below)
         self.stream = replay_scalar.build(self.nodes, self.args, self.iat, self.fat, \
                                           self.out_node) \
-            if not self.constant_output else None
+            if not self.constant_output and not self.guards else None
         if self.stream is not None:
             self.module = replay_scalar.load(column(self.nodes, "code"))
             self.out_off = int(column(self.nodes, "voff")[self.out_node])
@@ -239,10 +337,11 @@ class Program:
             if self.stream is None and not self.constant_output else {}
         # runs of large elementwise nodes: fused kernels, driven from Python (fusion.run)
         regions = fusion.plan(self.nodes, self.args, self.fat, self.out_node, steps) \
-            if self.stream is None and not self.constant_output else []
+            if self.stream is None and not self.constant_output and not self.guards else []
         if self.stream is None:
-            self.replay = sweep.Replay(self.nodes, self.args,
-                                       () if regions or steps else ("run_in",))
+            self.replay = sweep.Replay(
+                self.nodes, self.args, ("run_forward",) if self.constant_output else
+                () if regions or steps else ("run_in",))
         self.fused = fusion.Plan(regions, self, steps) if regions or steps else None
         self.tape_len = len(self.nodes)
         self.single_array = len(flat) == 1 and type(flat[0]) is np.ndarray and \
@@ -278,10 +377,22 @@ class Program:
         return all(vc[0] == v for vc, v in self.constants)
 
     def run(self, flat, with_grad=True):
+        """The output's value and the gradients, or None when the trace's guards fail."""
         parts = [np.asarray(flat[k]._data if isinstance(flat[k], Tensor) else flat[k],
                             np.float64).reshape(-1) for k in self.inputs]
         parts += [np.asarray(t._data, np.float64).reshape(-1) for t in self.captured]
+        if self.input_guards and trace_guards.failing(
+                self.input_guards, lambda n: parts[self.slot_of[n]]):
+            return None
         if self.constant_output:
+            if self.guards:
+                x = np.concatenate(parts) if parts else _NO_VALUES
+                r = self.replay
+                val = sweep.run_forward(r.tables, r.arity, self.nodes, self.args, self.shapes,
+                                        self.iat, self.fat, self.base, self.in_off,
+                                        self.in_len, x)
+                if not self._guards_hold(val):
+                    return None
             return self.out_value, np.zeros(self.grad_total)
         if self.stream is None:
             return self._replay(parts, with_grad)  # no concatenated copy: see _sweeps
@@ -289,10 +400,16 @@ class Program:
                                                 np.zeros(0))
         return self._replay(x, with_grad)
 
+    def _guards_hold(self, val):
+        """Whether the values the trace read are those of the replay (arena ``val``)."""
+        voff, size = column(self.nodes, "voff"), column(self.nodes, "size")
+        return trace_guards.failing(
+            self.guards, lambda n: val[voff[n]:voff[n] + size[n]]) is None
+
     def _replay(self, x, with_grad):
         """Forward and reverse sweeps on new inputs ``x`` (the inputs' values, flattened and
         concatenated; with fused regions, a list of them): the output's value and the
-        gradients, concatenated."""
+        gradients, concatenated; None when the trace's guards do not hold."""
         if self.blas:
             with _blas.one_thread():
                 return self._sweeps(x, with_grad)
@@ -313,7 +430,8 @@ class Program:
         val, adj, touched = arena
         try:
             if self.fused is not None:
-                return fusion.run(self.fused, self, val, adj, x, with_grad)
+                out = fusion.run(self.fused, self, val, adj, x, with_grad)
+                return out if not self.guards or self._guards_hold(val) else None
             r = self.replay
             grads = np.zeros(self.grad_total)
             in_off, in_len = self.in_off, self.in_len
@@ -329,6 +447,8 @@ class Program:
                                  self.iat, self.fat, val, adj, touched, in_off, in_len, x,
                                  self.out_node, self.grad_off, self.grad_len, grads,
                                  with_grad)
+            if self.guards and not self._guards_hold(val):
+                return None
             return value, grads
         finally:
             if len(self.arenas) < _POOLED_ARENAS:
@@ -403,13 +523,15 @@ class Program:
         return value_and_grad
 
 
-def _record_trace(func, flat, spec):
+def _record_trace(func, flat, spec, fullgraph=False):
     """Run ``func`` eagerly on the arguments ``flat`` (leaves of ``spec``) on a tape of its
-    own; returns the tape, the traced leaves and the output."""
+    own; returns the tape (``tape.guards``: what the function read out of it), the traced
+    leaves and the output."""
     tape = tape_mod.Tape()
     tape.big = sys.maxsize  # every value in the arena: replay never leaves Numba
     tape.pinned = True
     tape.traced_casts = []
+    tape.guards = trace_guards.Guards(strict=fullgraph)
     # every floating leaf is traced as a leaf requiring grad, so that every op on it is
     # recorded (an op on a constant is computed once and would be baked into the trace)
     # and, as eager func transforms do with NumPy arguments, a NumPy array of integers or
@@ -429,6 +551,19 @@ def _record_trace(func, flat, spec):
         tape_mod.install(previous)
         tape.pinned = False
     return tape, traced, out
+
+
+def _split_guards(program, tape, node_of):
+    """Set ``program``'s guards: ``input_guards`` read only input slots (checked on the
+    inputs, before a replay), ``guards`` read other nodes (checked on the replay's arena,
+    which the scalar stream and fused regions do not fill: a program with them runs
+    neither); ``reads``, all of them."""
+    program.reads = trace_guards.remap(tape.guards.items, node_of)
+    program.slot_of = {n: q for q, n in enumerate(program.slots)}
+    program.input_guards, program.guards = [], []
+    for g in program.reads:
+        on_inputs = all(n in program.slot_of for n in trace_guards.nodes(g[0]))
+        (program.input_guards if on_inputs else program.guards).append(g)
 
 
 def _take_tape(program, tape, flat, traced, merge=False):
@@ -631,13 +766,13 @@ class CompiledFunction:
     them, least recently used dropped); ``check=True`` compares the first calls with eager
     ``f``."""
 
-    def __init__(self, fn, check, max_traces):
+    def __init__(self, fn, check, max_traces, fullgraph=False):
         self.func = fn
         self.checks_left = (3 if check is True else int(check)) if check else 0
         self.max_traces = max_traces
-        self.traces = {}
-        self.lock = threading.Lock()
+        self.fullgraph = fullgraph
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+        self.traces = _Traces(self.__name__, max_traces, 4)
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__wrapped__ = fn
 
@@ -647,15 +782,16 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         flat, spec = func_mod._tree_flatten((args, kwargs))
         key = (spec, tuple(_leaf_key(x) for x in flat), getattr(self.func, "training", None))
-        program = self.traces.get(key)
-        if program is None or not program.constants_current():
+        if key in self.traces.eager:
+            return self.func(*args, **kwargs)
+        found = self.traces.replay(key, lambda p: p.call(flat))
+        if found is None:
             program = TensorProgram(self, flat, spec)
-            with self.lock:
-                self.traces.pop(key, None)
-                self.traces[key] = program
-                while len(self.traces) > self.max_traces:
-                    self.traces.pop(next(iter(self.traces)))
-        result = program.call(flat)
+            result = program.call(flat) if self.traces.add(key, program) else None
+            if result is None:  # not replayable, or its replay disagrees with its own reads
+                return self.func(*args, **kwargs)
+        else:
+            result = found[1]
         if self.checks_left:
             self.checks_left -= 1
             self._check(args, kwargs, result)
@@ -693,7 +829,11 @@ class TensorProgram:
     def __init__(self, compiled, flat, spec):
         name = compiled.__name__
         sweep.prefetch(("kernels_needed", "run_forward"))
-        tape, traced, out = _record_trace(compiled.func, flat, spec)
+        tape, traced, out = _record_trace(compiled.func, flat, spec, compiled.fullgraph)
+        self.opaque = tape.guards.opaque
+        if self.opaque:
+            Program._check_tape(tape, compiled)  # an op replay lacks is the error to report
+            return  # not replayable: the caller runs the function eagerly
         self.is_tuple = isinstance(out, (tuple, list))
         outs = tuple(out) if self.is_tuple else (out,)
         if not outs or not all(isinstance(o, Tensor) for o in outs):
@@ -706,7 +846,12 @@ class TensorProgram:
             raise NotImplementedError(_FOREIGN.format(name))
         self.blas = tape.blas  # a product or convolution: BLAS held at one thread (_blas.py)
         Program._check_tape(tape, compiled)
-        _take_tape(self, tape, flat, traced)
+        node_of = _take_tape(self, tape, flat, traced)
+        _split_guards(self, tape, node_of)
+        # inputs only a guard reads get no gradient (None), as eager gives them
+        used = set(np.frombuffer(tape.args, np.int64).tolist()) if tape.args else set()
+        self.read_only = {q for q, n in enumerate(self.slots) if n not in used and
+                          n in {node_of(m) for m in tape.guards.sources}}
         # what each output is: a node of the trace, or a constant (independent of inputs)
         self.outputs, out_nodes = [], []
         # outputs that are an argument itself (``x.double()`` of a float64 x returns x): the
@@ -761,12 +906,19 @@ class TensorProgram:
         parts = [np.asarray(flat[k]._data if isinstance(flat[k], Tensor) else flat[k],
                             np.float64).reshape(-1) for k in self.inputs]
         parts += [np.asarray(t._data, np.float64).reshape(-1) for t in self.captured]
+        if self.input_guards and trace_guards.failing(
+                self.input_guards, lambda n: parts[self.slot_of[n]]):
+            return None
         x = parts[0] if len(parts) == 1 else (np.concatenate(parts) if parts else
                                                 np.zeros(0))
         r = self.replay
         with _blas.one_thread(self.blas):
             val = sweep.run_forward(r.tables, r.arity, self.nodes, self.args, self.shapes,
                                     self.iat, self.fat, self.base, self.in_off, self.in_len, x)
+        if self.guards:
+            voff, size = column(self.nodes, "voff"), column(self.nodes, "size")
+            if trace_guards.failing(self.guards, lambda n: val[voff[n]:voff[n] + size[n]]):
+                return None
         values = []
         for q, (node, shape, dtype) in enumerate(self.outputs):
             if q in self.passthrough:
@@ -779,7 +931,8 @@ class TensorProgram:
         fresh = [_tensor(v) if v is not None else None for v in values]
         for q, k in self.passthrough.items():
             fresh[q] = flat[k] if isinstance(flat[k], Tensor) else _tensor(np.asarray(flat[k]))
-        needs = [q for q, t in enumerate(slot_tensors) if t is not None and t._requires_grad]
+        needs = [q for q, t in enumerate(slot_tensors) if t is not None and t._requires_grad
+                 and q not in self.read_only]
         if grad_mode.state.enabled and needs and self.diff:
             self._record(val, values, fresh, slot_tensors, needs)
         return tuple(fresh) if self.is_tuple else fresh[0]

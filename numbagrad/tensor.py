@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _format, dtypes
 from ._foreign import foreign_array, is_array_like, sequence_dtype
+from .core import trace_guards
 from .core.tape import FLAG_HOOK
 from .grad_fn import AccumulateGrad, GradFn, HookHandle, grad_fn_of  # noqa: F401
 from .size import Size
@@ -59,7 +60,7 @@ class Tensor:
         """
         t = _make(self._array())
         t._vc = self._vc
-        return t
+        return trace_guards.derive(t, _same, (self,), ".data")
 
     @data.setter
     def data(self, value):
@@ -152,6 +153,10 @@ class Tensor:
 
         Same as ``torch.Tensor.item``.
         """
+        trace_guards.read(self, "item()")
+        return self._item()
+
+    def _item(self):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
@@ -162,6 +167,7 @@ class Tensor:
 
         Same as ``torch.Tensor.tolist``.
         """
+        trace_guards.read(self, "tolist()")
         return self._data.tolist()
 
     def numpy(self, *, force=False):
@@ -173,12 +179,14 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        trace_guards.read(self, "numpy()")
         return self._array()
 
     def __array__(self, dtype=None, copy=None):
         """NumPy's conversion (``np.asarray(t)``, ``np.array(t)``) with NumPy 2's ``copy``:
         True always copies, None copies only for a dtype change, False refuses to copy
         (ValueError). Without a copy the array shares this tensor's memory."""
+        trace_guards.read(self, "conversion to a NumPy array")
         a = self._array()
         if dtype is not None and np.dtype(dtype) != a.dtype:
             if copy is False:
@@ -319,7 +327,7 @@ class Tensor:
         """
         t = _make(self._array())
         t._vc = self._vc
-        return t
+        return trace_guards.derive(t, _same, (self,), "detach()")
 
     def detach_(self):
         """Detach this tensor from its graph in place, making it a leaf.
@@ -368,24 +376,27 @@ class Tensor:
         if self._data.size != 1:
             how = "no values" if self._data.size == 0 else "more than one value"
             raise RuntimeError(f"Boolean value of Tensor with {how} is ambiguous")
-        return bool(self.item())
+        trace_guards.read(self, "bool() (an `if`, `while`, `and` or `or` on a tensor)")
+        return bool(self._item())
 
     def __float__(self):
-        return float(self._scalar())
+        return float(self._scalar("float()"))
 
     def __int__(self):
-        return int(self._scalar())
+        return int(self._scalar("int()"))
 
-    def _scalar(self):
+    def _scalar(self, what):
         if self._data.size != 1:  # torch's Python conversions raise ValueError, not item's error
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.item()
+        trace_guards.read(self, what)
+        return self._item()
 
     def __index__(self):
         if self.dtype.is_floating_point or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
-        return int(self.item())
+        trace_guards.read(self, "use as an index")
+        return int(self._item())
 
     __hash__ = object.__hash__
 
@@ -476,6 +487,10 @@ def _rebuild_tensor(cls, data, requires_grad):
 def _rebuild(data, requires_grad):
     """What pickles written before the class was recorded call."""
     return Tensor(data, requires_grad=requires_grad)
+
+
+def _same(a):
+    return a
 
 
 def _make(data, tape=None, node=-1):

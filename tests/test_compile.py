@@ -268,7 +268,11 @@ def test_scalar_stream_equals_generic_replay_and_eager(op, i, sample, monkeypatc
         pytest.skip(f"{sample.call} does not apply to one element: {e}")
     stream = ng.compile(vg)
     value, grads = stream(*arrays)
-    assert next(iter(stream.traces.values())).stream is not None
+    program = next(iter(stream.traces.values()))
+    if program.guards:  # a mask read from a computed element: the generic replay runs it
+        assert program.stream is None
+    else:
+        assert program.stream is not None
     monkeypatch.setattr(replay_scalar, "build", lambda *a: None)
     generic = ng.compile(vg)
     g_value, g_grads = generic(*arrays)
@@ -458,13 +462,16 @@ def test_a_closed_over_constant_changed_in_place_retraces(dtype):
     assert np.array_equal(c(x), [2.0, 3.0])
 
 
-def test_check_catches_value_dependent_control_flow():
+def test_value_dependent_control_flow_takes_the_branch_of_each_call():
     def f(x):
         return (x * x).sum() if float(x.sum()) > 0 else (-x).sum()
     c = ng.compile(ng.func.grad(f), check=True)
     assert np.array_equal(c(np.ones(3)), 2 * np.ones(3))
-    with pytest.raises(RuntimeError, match="differs from an eager run.*control flow"):
-        c(-np.ones(3))
+    assert np.array_equal(c(-np.ones(3)), -np.ones(3))  # a guard failed: traced again
+    assert np.array_equal(c(2 * np.ones(3)), 4 * np.ones(3))
+    # float() reads the sum itself (not only its sign): each new sum is traced anew
+    assert len(c.traces) == 3
+    assert np.array_equal(c(-np.ones(3)), -np.ones(3)) and len(c.traces) == 3  # replayed
 
 
 def test_unsupported_ops_and_functions_say_so():

@@ -11,7 +11,7 @@ the leaves' .grad compared (None where torch leaves None). Where a value or grad
 from torch's, it may match torch's answer from numbagrad's own upstream values instead (a
 last-bit difference amplified downstream is not a bug of the op that amplifies it; see
 DELIBERATE_DIFFERENCES). float64 programs without errors
-and without data-dependent steps are also compiled, `numbagrad.compile(func.value_and_grad)`
+(data-dependent steps included) are also compiled, `numbagrad.compile(func.value_and_grad)`
 or `func.grad`, traced on other inputs and replayed on the program's, against torch's
 gradient of the same function.
 
@@ -61,8 +61,6 @@ DELIBERATE_DIFFERENCES = {
         "gradient summing terms of opposite signs (x / x) is within ATOL of the sum of their "
         "magnitudes (torch's float32 leaves such residues too, on other elements)",
     "error messages": "only the exception type must be torch's; the wording may differ",
-    "compiled replay of data-dependent steps": "README Limitations: masks and indices derived "
-                                               "from values are constants of a trace",
     "compiled replay of float32": "README Limitations: a float32 replay is within 1 ulp of "
                                   "eager, not torch's float32 bits: float64 programs only",
     "torch's vectorized loops": "README Limitations: where torch's vectorized and scalar "
@@ -403,7 +401,8 @@ class Gen:
         for leaf in prog.leaves:
             g = self.env[leaf.name].grad
             prog.grads[leaf.name] = None if g is None else g.numpy().copy()
-        clean = all(s.err is None and not s.dd for s in prog.steps)
+        # data-dependent steps (masks, indices) compile too: their reads are the trace's guards
+        clean = all(s.err is None for s in prog.steps)
         if (prog.dtype_mode == "float64" and clean and prog.loss_err is None
                 and any(leaf.requires_grad for leaf in prog.leaves)):
             prog.compiled = self.pick(["value_and_grad", "grad"])

@@ -130,8 +130,8 @@ class Tape:
     __slots__ = ("nodes", "args", "shapes", "iat", "fat", "val", "big_val", "sources",
                  "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
                  "live", "serial", "bridges", "hooks", "functions", "names", "sites", "transposes",
-                 "big", "pinned", "traced_casts", "sweeps", "node_objects", "node_metadata",
-                 "node_post_hooks", "output_of", "blas", "__weakref__")
+                 "big", "pinned", "traced_casts", "guards", "sweeps", "node_objects",
+                 "node_metadata", "node_post_hooks", "output_of", "blas", "__weakref__")
 
     def __init__(self):
         self.nodes = array("q")
@@ -170,6 +170,8 @@ class Tape:
         # during a compile trace: the constants cast to another dtype on their way into the
         # graph (the tape holds the cast copy; the trace must watch the original for changes)
         self.traced_casts = None
+        # during a compile trace: its guards (core/trace_guards.py), values read out of it
+        self.guards = None
         # grad_fn objects (numbagrad/grad_fn.py), made on first use: the live object of each
         # node, its metadata dict, its post hooks, and each custom Function output's
         # (call node, output index)

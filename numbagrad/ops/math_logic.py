@@ -5,6 +5,7 @@ integer) tensors, or Python bools."""
 import numpy as np
 
 from .. import dtypes
+from ..core import trace_guards
 from ..core.docs import torch_doc
 from ..tensor import Tensor, _make
 from .pointwise import torch_laid_out
@@ -46,7 +47,7 @@ def _comparison(name, ufunc, doc):
     def fn(input, other):  # noqa: A002 - torch's keyword
         _need_tensor(input, name)
         a, b, _ = _operands(name, input, other)
-        return _plain(ufunc(a, b))
+        return trace_guards.derive(_plain(ufunc(a, b)), ufunc, (input, other), f"{name}()")
     fn.__name__ = name
     fn.__doc__ = torch_doc(doc, f"torch.{name}")
     return fn
@@ -129,7 +130,7 @@ def bitwise_not(input):  # noqa: A002
 def _test(name, ufunc, doc):
     def fn(input):  # noqa: A002
         _need_tensor(input, name)
-        return _plain(ufunc(input._data))
+        return trace_guards.derive(_plain(ufunc(input._data)), ufunc, (input,), f"{name}()")
     fn.__name__ = name
     fn.__doc__ = torch_doc(doc, f"torch.{name}")
     return fn
@@ -168,7 +169,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
             actual = np.abs(a - b)
             allowed = atol + np.abs(rtol * b)
             close = close | (np.isfinite(actual) & (actual <= allowed))
-    return _plain(close)
+    return trace_guards.derive(
+        _plain(close), lambda a, b: isclose(_make(a), _make(b), rtol, atol, equal_nan)._data,
+        (input, other), "isclose()")
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
@@ -186,7 +189,8 @@ def equal(input, other):  # noqa: A002
     if tuple(input.shape) != tuple(other.shape):
         return False
     a, b, _ = _operands("equal", input, other)
-    return bool(np.array_equal(a, b))
+    same = _plain(np.array_equal(a, b))
+    return bool(trace_guards.derive(same, np.array_equal, (input, other), "equal()")._data)
 
 
 _COMPARE = {"eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,

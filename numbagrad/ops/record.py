@@ -4,7 +4,7 @@ the maps of views, and a view's new node once its base was changed in place."""
 import numpy as np
 
 from .. import dtypes
-from ..core import anomaly_flags, grad_mode
+from ..core import anomaly_flags, grad_mode, trace_guards
 from ..core.tape import (
     _F32,
     F_FLAGS,
@@ -52,7 +52,7 @@ def record(op, out, inputs, iat=(), fat=()):
     if forward_hook is not None:
         return forward_hook(op, out, inputs, iat, fat)
     if not grad_mode.state.enabled:
-        return _make(out)
+        return trace_guards.opaque(_make(out), inputs, f"{op.name} under no_grad")
     tape = None
     needed = False
     for t in inputs:

@@ -8,6 +8,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes
+from ..core import trace_guards
 from ..tensor import Tensor, _make  # noqa: F401
 from .pointwise import maximum, minimum, to_dtype
 from .record import float_dtype_for, record, replay_value
@@ -232,7 +233,10 @@ def _extreme(x, dim, keepdim, is_max, other=None):
     iat = np.concatenate([flat.reshape(-1), np.array(_kept(x.shape, (d,)), np.int64)])
     out = record(MAX_DIM if is_max else MIN_DIM, values, (x,), iat)
     cls = max_return if is_max else min_return
-    return cls(out, _make(np.asarray(idx_k, np.int64)))
+    indices = trace_guards.derive(_make(np.asarray(idx_k, np.int64)),
+                                  lambda a: _extreme(_make(a), d, keepdim, is_max)[1]._data,
+                                  (x,), f"{'max' if is_max else 'min'}(dim) indices")
+    return cls(out, indices)
 
 
 def max(x, dim=None, keepdim=False, *, other=None):  # noqa: A001
