@@ -113,3 +113,21 @@ def test_a_cold_compiled_replay_shares_its_kernels_with_a_worker(tmp_path):
     (v1, g1, loaded1), (v0, g0, loaded0) = outs
     assert (v1, g1) == (v0, g0)
     assert int(loaded1) > 0 and int(loaded0) == 0
+
+
+def test_a_module_planted_in_the_working_directory_is_not_imported_by_a_worker(
+        jobs_env, tmp_path_factory, monkeypatch):
+    planted = tmp_path_factory.mktemp("planted")
+    marker = planted / "payload_ran"
+    (planted / "numpy.py").write_text(f"open({str(marker)!r}, 'w').close()\n"
+                                      "raise ImportError('planted')\n")
+    monkeypatch.chdir(planted)
+    pool = compile_pool.Pool(workers=1)
+    try:
+        pool.run(_jobs(jobs_env, 12))
+    finally:
+        pool.close()
+    runs = _runs(jobs_env)
+    assert [name for name, pids in runs.items() if pids - {os.getpid()}], \
+        "no job ran in the worker"
+    assert not marker.exists()

@@ -61,8 +61,10 @@ class _Worker:
         env = dict(os.environ, NUMBAGRAD_COMPILE_WORKERS="0", NUMBAGRAD_PROGRESS="0",
                    PYTHONPATH=os.pathsep.join(
                        p for p in (package_root, os.environ.get("PYTHONPATH")) if p))
+        # -P: the working directory is not on the worker's path, so a module planted
+        # there (numpy.py) is never imported
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "numbagrad.core.compile_pool"], stdin=subprocess.PIPE,
+            [sys.executable, "-P", "-m", "numbagrad.core.compile_pool"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True, bufsize=1)
         self.thread = threading.Thread(target=self._feed, daemon=True,
                                        name="numbagrad-compile-worker")
