@@ -26,17 +26,19 @@ print("ok")
 """
 
 
-def run(cache):
+def run(cache, numba_dir=True):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache / "nb"),
                NUMBAGRAD_CACHE_DIR=str(cache / "ng"), NUMBAGRAD_PROGRESS="0")
+    if not numba_dir:  # Numba caches beside the code: generated kernels in ng/__pycache__
+        del env["NUMBA_CACHE_DIR"]
     return subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
                           text=True, timeout=600)
 
 
-def warm(cache):
+def warm(cache, numba_dir=True):
     """Fill ``cache`` by a first run (it compiles). Numba keys a cache directory on the
     path of the code's own directory, so each test warms a cache where it will damage it."""
-    first = run(cache)
+    first = run(cache, numba_dir)
     assert first.returncode == 0 and "ok" in first.stdout, first.stderr
     return cache
 
@@ -119,3 +121,37 @@ def test_the_package_functions_entries_are_keyed_on_the_package_source(monkeypat
     monkeypatch.setattr(safe_cache, "package_fingerprint", lambda: "another source")
     assert fn._cache._index_key(sig, codegen)[:-1] == key[:-1]
     assert fn._cache._index_key(sig, codegen)[-1] == "another source"
+
+
+class _Payload:
+    """Unpickled, it creates the file ``marker``: code another user planted, running."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def _plant(directory, marker):
+    import pickle
+    planted = entries(directory, ".nbi")
+    for path in planted:
+        path.write_bytes(pickle.dumps(_Payload(str(marker))))
+    return planted
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+@pytest.mark.parametrize("where", ["NUMBA_CACHE_DIR", "__pycache__"])
+def test_files_planted_where_other_users_can_write_never_run(tmp_path, where):
+    numba_dir = where == "NUMBA_CACHE_DIR"
+    cache = warm(tmp_path, numba_dir)
+    shared = cache / "nb" if numba_dir else cache / "ng" / "__pycache__"
+    marker = tmp_path / "payload_ran"
+    _plant(shared, marker)
+    os.chmod(shared, 0o777)  # a lab's shared directory, not sticky
+    second = run(cache, numba_dir)
+    assert second.returncode == 0 and "ok" in second.stdout, second.stderr
+    assert not marker.exists(), "a planted cache file was unpickled"
+    assert "not loading compiled code from Numba's cache directory" in second.stderr
+    assert f"other users can write to {shared}" in second.stderr

@@ -7,15 +7,26 @@ another function's of the same signature ran that function's code. ``guard`` wra
 dispatcher's or cfunc's cache so that any error while loading is a miss, and a loaded entry
 must name the function and signature that asked for it (the compiled code's own module,
 qualified name and argument types, which Numba keeps in it).
+
+Numba's cache directory must also be one only this user (or root) can write: unpickling a file
+another user planted runs their code. ``guard`` moves the cache of a function whose directory,
+or any directory above it, another user owns or can write into (a sticky one, like /tmp, ends
+the check) to a private directory of this process.
 """
 
+import atexit
 import functools
 import hashlib
 import os
+import shutil
+import stat
 import sys
+import tempfile
+import threading
 import warnings
 from pathlib import Path
 
+from numba.core import caching
 from numba.core.registry import CPUDispatcher
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -33,6 +44,10 @@ class SafeCache:
         return getattr(self._inner, name)
 
     def load_overload(self, sig, target_context):
+        owner = _owner(self._inner._cache_file._index_path)
+        if owner is not None and owner not in _TRUSTED:
+            self._set_aside(sig, target_context, "another user wrote it")
+            return None
         try:
             cres = self._inner.load_overload(sig, target_context)
         except Exception as err:  # any failure to read an entry is a miss
@@ -92,13 +107,95 @@ def _in_package(py_func):
     return module == _PACKAGE.name or module.startswith(_PACKAGE.name + ".")
 
 
+_TRUSTED = {os.getuid(), 0} if hasattr(os, "getuid") else None
+
+
+def _owner(path):
+    try:
+        return os.lstat(path).st_uid if _TRUSTED is not None else None
+    except OSError:
+        return None
+
+
+@functools.cache
+def unsafe_dir(path):
+    """Why code loaded from directory ``path`` could be another user's, or None: the first
+    directory on the way up that another user (not root) owns or that others can write into,
+    unless it is sticky (like /tmp: others cannot replace what is ours there)."""
+    if _TRUSTED is None:
+        return None
+    p = os.path.realpath(path)
+    while True:
+        try:
+            st = os.stat(p)
+        except OSError:
+            st = None  # not made yet: what is above decides who could make it
+        if st is not None:
+            if st.st_uid not in _TRUSTED:
+                return f"{p} belongs to another user"
+            if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                if st.st_mode & stat.S_ISVTX:
+                    return None
+                return f"other users can write to {p}"
+        parent = os.path.dirname(p)
+        if parent == p:
+            return None
+        p = parent
+
+
+_private_lock = threading.Lock()
+
+
+@functools.cache
+def private_root():
+    """A directory of this process's own for Numba caches moved off unsafe ones (removed at
+    exit)."""
+    root = tempfile.mkdtemp(prefix="numbagrad-numba-")
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
+
+
+def _relocated(cache, py_func, problem):
+    """A cache of the same kind as ``cache`` for ``py_func``, in ``private_root()``."""
+    with _private_lock:
+        root = private_root()
+    if not _warned:
+        _warned.append(problem)
+        warnings.warn(f"numbagrad: not loading compiled code from Numba's cache directory "
+                      f"({problem}); numbagrad's kernels are cached in {root} for this process "
+                      "only. Point NUMBA_CACHE_DIR at a directory only you can write to keep "
+                      "them.", UserWarning, stacklevel=4)
+
+    class PrivateLocator(caching.UserProvidedCacheLocator):
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = os.path.join(root, self.get_suitable_cache_subpath(py_file))
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            locator = cls(py_func, py_file)
+            locator.ensure_cache_path()
+            return locator
+
+    impl = type("PrivateImpl", (type(cache._impl),), {"_locator_classes": [PrivateLocator]})
+    return type("PrivateCache", (type(cache),), {"_impl_class": impl})(py_func)
+
+
+_warned = []
+
+
 def guard(compiled):
     """Give ``compiled`` (an @njit dispatcher or a ``CFunc`` with caching enabled) a
-    SafeCache; returns it. A function of the package itself also gets the package's
-    fingerprint in its entries' key (generated kernels hash what they depend on instead)."""
+    SafeCache, in a private directory when its own is unsafe (``unsafe_dir``); returns it.
+    A function of the package itself also gets the package's fingerprint in its entries'
+    key (generated kernels hash what they depend on instead)."""
     cache = getattr(compiled, "_cache", None)
     if cache is not None and hasattr(cache, "_cache_file") and not isinstance(cache, SafeCache):
         py_func = getattr(compiled, "py_func", None) or compiled._pyfunc
+        problem = unsafe_dir(cache._cache_path)
+        if problem is not None:
+            cache = _relocated(cache, py_func, problem)
         if _in_package(py_func):
             numba_key = cache._index_key
             cache._index_key = lambda sig, codegen: (*numba_key(sig, codegen),

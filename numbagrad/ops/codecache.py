@@ -9,10 +9,12 @@ the directory must belong to the user and be writable by nobody else: Numba unpi
 index files, so a directory another user can write into would let them run code here.
 """
 
+import atexit
 import hashlib
 import importlib.util
 import inspect
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -69,6 +71,7 @@ def cache_dir():
                 problem = f"it cannot be created ({err.strerror})"
             if problem is not None:
                 fallback = Path(tempfile.mkdtemp(prefix="numbagrad-"))
+                atexit.register(shutil.rmtree, fallback, ignore_errors=True)
                 warnings.warn(f"numbagrad: not using the cache directory {path}: {problem}. "
                               f"Kernels compile into {fallback} for this process only; set "
                               "NUMBAGRAD_CACHE_DIR to a directory of your own to keep them.",
