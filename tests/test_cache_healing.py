@@ -155,3 +155,18 @@ def test_files_planted_where_other_users_can_write_never_run(tmp_path, where):
     assert not marker.exists(), "a planted cache file was unpickled"
     assert "not loading compiled code from Numba's cache directory" in second.stderr
     assert f"other users can write to {shared}" in second.stderr
+
+
+def test_a_directory_where_a_kernel_module_goes_is_set_aside(tmp_path):
+    cache = warm(tmp_path)
+    modules = sorted((cache / "ng").glob("numbagrad_op_sin*.py"))
+    assert modules, sorted(p.name for p in (cache / "ng").iterdir())
+    for path in modules:
+        path.unlink()
+        path.mkdir()
+    second = run(cache)
+    assert second.returncode == 0 and "ok" in second.stdout, second.stderr
+    assert "set aside" in second.stderr and "a directory stood where" in second.stderr
+    assert all(p.is_file() for p in modules)
+    third = run(cache)  # healed: nothing left to set aside
+    assert third.returncode == 0 and "set aside" not in third.stderr, third.stderr

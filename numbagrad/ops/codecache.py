@@ -124,6 +124,21 @@ def module_name(prefix, source, helpers=()):
     return prefix + h.hexdigest()[:20]
 
 
+def _set_aside(path, why):
+    """Rename ``path`` to a free ``<name>.bad<k>`` (with a warning) so a fresh file can go
+    there, as safe_cache does with damaged Numba entries."""
+    for k in range(100):
+        aside = path.with_name(f"{path.name}.bad{k or ''}")
+        if not aside.exists():
+            try:
+                os.replace(path, aside)
+            except OSError:
+                continue
+            warnings.warn(f"numbagrad: {path} was set aside as {aside.name} ({why}); "
+                          "generating it again.", UserWarning, stacklevel=3)
+            return
+
+
 def load(name, source, bindings=None):
     """Import generated ``source`` as module ``name`` (from ``module_name``): written to the
     cache directory if its file is missing or differs, then run from ``source`` itself.
@@ -132,6 +147,8 @@ def load(name, source, bindings=None):
     if module is not None:
         return module
     path = cache_dir() / (name + ".py")
+    if path.is_dir() and not path.is_symlink():
+        _set_aside(path, "a directory stood where its module goes")
     try:
         current = path.read_text() if path.exists() else None
     except OSError:
