@@ -9,6 +9,11 @@ from ._foreign import refuse_bfloat16
 from .creation_device import check_device
 from .tensor import Tensor, _make
 
+# torch's one error for anything that is not a live DLPack capsule (consumed, or no capsule)
+_INVALID_CAPSULE = ("from_dlpack received an invalid capsule. Note that DLTensor capsules can "
+                    "be consumed only once, so you might have already constructed a tensor "
+                    "from it once.")
+
 
 class _Capsule:
     """A bare DLPack capsule (``to_dlpack``'s) in the ``__dlpack__`` form NumPy consumes."""
@@ -29,13 +34,21 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
     ``torch.from_dlpack`` / ``np.from_dlpack``. CPU memory only; JAX's arrays come in
     read-only, as JAX never changes an array."""
     check_device(device)
-    if not hasattr(ext_tensor, "__dlpack__"):
+    if hasattr(ext_tensor, "__dlpack__"):
+        ext_tensor.__dlpack_device__()  # as torch: AttributeError for a half-made producer
+    else:
         if device is not None or copy is not None:  # torch's words for a capsule
             raise AssertionError("device and copy kwargs not supported when ext_tensor is "
                                  "already a DLPack capsule.")
         ext_tensor = _Capsule(ext_tensor)
     refuse_bfloat16(ext_tensor)
-    arr = np.from_dlpack(ext_tensor, **({} if copy is None else {"copy": copy}))
+    try:
+        arr = np.from_dlpack(ext_tensor, **({} if copy is None else {"copy": copy}))
+    except ValueError as exc:
+        # NumPy passes on CPython's words for a capsule it cannot open
+        if not str(exc).startswith("PyCapsule_GetPointer"):
+            raise
+        raise RuntimeError(_INVALID_CAPSULE) from None
     dtypes.from_numpy_dtype(arr.dtype)  # TypeError for the dtypes a tensor cannot hold
     return _make(arr)
 

@@ -120,6 +120,48 @@ def test_dlpack_refuses_what_torch_refuses(torch):
         ng.from_dlpack(torch.ones(2, dtype=torch.bfloat16))
 
 
+class _NoDevice:
+    """A producer with ``__dlpack__`` but no ``__dlpack_device__``."""
+
+    def __dlpack__(self, **kwargs):
+        return np.arange(3).__dlpack__(**kwargs)
+
+
+def test_dlpack_misuse_raises_torchs_errors(torch):
+    """A consumed capsule, a non-capsule, a producer that returns no capsule: torch's one
+    RuntimeError, not CPython's PyCapsule_GetPointer ValueError."""
+
+    class ReturnsInt:
+        def __dlpack__(self, **kwargs):
+            return 5
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    used = torch.utils.dlpack.to_dlpack(torch.ones(1))
+    torch.utils.dlpack.from_dlpack(used)
+    expected = _raised(lambda: torch.utils.dlpack.from_dlpack(used))
+    assert expected[0] == "RuntimeError" and "consumed only once" in expected[1]
+    for lib in (torch, ng):
+        for reuse in (lib.from_dlpack, lib.utils.dlpack.from_dlpack):
+            for make in (lambda: lib.utils.dlpack.to_dlpack(lib.arange(3)),
+                         lambda: torch.arange(3).__dlpack__(),
+                         lambda: np.arange(3).__dlpack__(),
+                         lambda: torch.arange(3).__dlpack__(max_version=(1, 0))):
+                capsule = make()
+                assert lib.from_dlpack(capsule).tolist() == [0, 1, 2]
+                assert _raised(lambda: reuse(capsule)) == expected, (lib, reuse)
+    for bad in ([1, 2], 3, None, "abc", object(), ReturnsInt()):
+        for lib in (torch, ng):
+            assert _raised(lambda: lib.from_dlpack(bad)) == expected, (lib, bad)
+            assert _raised(lambda: lib.utils.dlpack.from_dlpack(bad)) == expected, (lib, bad)
+    for lib in (torch, ng):
+        assert _raised(lambda: lib.from_dlpack(_NoDevice())) == (
+            "AttributeError", "'_NoDevice' object has no attribute '__dlpack_device__'")
+        assert _raised(lambda: lib.from_dlpack([1, 2], device="cpu")) == _raised(
+            lambda: torch.from_dlpack([1, 2], device="cpu"))
+
+
 def test_dlpack_copy_true_gives_separate_memory(torch):
     t = ng.zeros(3)
     theirs = torch.from_dlpack(t, copy=True)
