@@ -37,6 +37,9 @@ def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=
 Tensor.backward = backward
 
 
+_guards = trace_guards.state
+
+
 # ---- comparisons: never differentiable ------------------------------------------------------
 def _compare(ufunc):
     ufunc = pointwise.torch_laid_out(ufunc)  # torch's layout, not NumPy's
@@ -49,7 +52,9 @@ def _compare(ufunc):
             out = _make(np.asarray(ufunc(self._data, o)))
         except ValueError:
             raise shape_error_broadcast(self.shape, np.shape(o)) from None
-        return trace_guards.derive(out, ufunc, (self, other), "a comparison")
+        if _guards.tracing:
+            return trace_guards.derive(out, ufunc, (self, other), "a comparison")
+        return out
     return cmp
 
 

@@ -12,6 +12,7 @@ from .grad_fn import AccumulateGrad, GradFn, HookHandle, grad_fn_of  # noqa: F40
 from .size import Size
 
 _DTYPE_OF = {d.np: d for d in dtypes.ALL}
+_guards = trace_guards.state
 
 
 class Tensor:
@@ -153,8 +154,13 @@ class Tensor:
 
         Same as ``torch.Tensor.item``.
         """
-        trace_guards.read(self, "item()")
-        return self._item()
+        if _guards.tracing:
+            trace_guards.read(self, "item()")
+        data = self._data
+        if data.size != 1:
+            raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted "
+                               "to Scalar")
+        return data.reshape(-1)[0].item() if data.ndim else data.item()
 
     def _item(self):
         if self._data.size != 1:
@@ -327,7 +333,7 @@ class Tensor:
         """
         t = _make(self._array())
         t._vc = self._vc
-        return trace_guards.derive(t, _same, (self,), "detach()")
+        return trace_guards.derive(t, _same, (self,), "detach()") if _guards.tracing else t
 
     def detach_(self):
         """Detach this tensor from its graph in place, making it a leaf.
@@ -376,7 +382,8 @@ class Tensor:
         if self._data.size != 1:
             how = "no values" if self._data.size == 0 else "more than one value"
             raise RuntimeError(f"Boolean value of Tensor with {how} is ambiguous")
-        trace_guards.read(self, "bool() (an `if`, `while`, `and` or `or` on a tensor)")
+        if _guards.tracing:
+            trace_guards.read(self, "bool() (an `if`, `while`, `and` or `or` on a tensor)")
         return bool(self._item())
 
     def __float__(self):

@@ -18,6 +18,15 @@ import numpy as np
 from .tape import traced_tape
 
 
+class _State:
+    __slots__ = ("tracing",)
+
+
+# compile traces in progress in any thread: while none is, every hook returns at once
+state = _State()
+state.tracing = 0
+
+
 class TraceReadError(RuntimeError):
     """A traced value was read by Python while tracing with ``fullgraph=True``."""
 
@@ -67,6 +76,8 @@ def derive(result, fn, operands, what):
     """Note that Tensor ``result`` is NumPy ``fn`` of ``operands`` (Tensors or constants),
     computed off the tape; when an operand comes from the trace, it becomes a guard.
     Returns ``result``."""
+    if not state.tracing:
+        return result
     tape = _tracing()
     if tape is None:
         return result
@@ -84,6 +95,8 @@ def derive(result, fn, operands, what):
 def opaque(result, operands, what):
     """Like ``derive`` for a value no recipe here recomputes (an op run under no_grad):
     when it comes from the trace, the trace cannot be replayed. Returns ``result``."""
+    if not state.tracing:
+        return result
     tape = _tracing()
     if tape is not None and any(_recipe(tape, o) is not None for o in operands):
         where = site()
@@ -95,6 +108,8 @@ def opaque(result, operands, what):
 
 def read(t, what):
     """Python reads traced Tensor ``t``'s value (``what``: ``item()``, ``bool()``...)."""
+    if not state.tracing:
+        return
     tape = _tracing()
     if tape is None or id(t) in tape.guards.derived:  # a derived value is guarded already
         return

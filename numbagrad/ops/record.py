@@ -25,6 +25,7 @@ _NO_INTS = np.empty(0, np.int64)
 # passes through it (tangent propagation); None otherwise, the eager path's one extra check
 forward_hook = None
 _grad = grad_mode.state
+_guards = trace_guards.state
 _anomaly = anomaly_flags.state
 
 
@@ -52,7 +53,9 @@ def record(op, out, inputs, iat=(), fat=()):
     if forward_hook is not None:
         return forward_hook(op, out, inputs, iat, fat)
     if not grad_mode.state.enabled:
-        return trace_guards.opaque(_make(out), inputs, f"{op.name} under no_grad")
+        if _guards.tracing:
+            return trace_guards.opaque(_make(out), inputs, f"{op.name} under no_grad")
+        return _make(out)
     tape = None
     needed = False
     for t in inputs:
