@@ -73,6 +73,19 @@ def test_spread_of_some_equal_groups_and_of_random_values(name, kw, dtype):
               grad_scale=True)
 
 
+@pytest.mark.parametrize("dtype", sorted(_DTYPES))
+@pytest.mark.parametrize("kw", [{}, {"dim": 1}, {"dim": 0, "correction": 0}], ids=str)
+@pytest.mark.parametrize("name", sorted(_SPREAD))
+def test_spread_of_groups_holding_inf_or_nan(name, kw, dtype):
+    """An inf or nan in a group leaves torch's x - mean (nan, -inf, ...), not a nan mean."""
+    np_dtype, tol = _DTYPES[dtype]
+    data = np.array([[np.inf, 1.8, 0.5], [2.0, np.nan, 1.0], [0.25, 3.0, -1.0]], np_dtype)
+    ours = _spread_and_grad(ng, name, kw, data)
+    theirs = _spread_and_grad(torch, name, kw, data)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, **tol)  # nan where torch's is, inf where torch's is
+
+
 def test_std_of_equal_values_reproducer():
     for lib in (ng, torch):
         x = lib.full((10,), 2.4, dtype=lib.float64, requires_grad=True)

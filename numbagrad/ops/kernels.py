@@ -292,7 +292,8 @@ def _group_mean(x0, j, n_groups):
     for k in range(x0.shape[0]):
         shift[j[k]] += x0[k] - mean[j[k]]
     for q in range(n_groups):
-        mean[q] += shift[q] / max(cnt[q], 1.0)
+        if np.isfinite(shift[q]):  # an inf or nan group keeps torch's x - mean
+            mean[q] += shift[q] / max(cnt[q], 1.0)
     return mean, cnt
 
 

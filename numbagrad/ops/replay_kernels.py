@@ -571,7 +571,8 @@ def _var_groups(x0, sh0, kept, ddof):
     for k in range(x0.shape[0]):
         shift[j[k]] += x0[k] - mean[j[k]]
     for q in range(m):
-        mean[q] = mean[q] + shift[q] / n
+        if np.isfinite(shift[q]):  # an inf or nan group keeps torch's x - mean
+            mean[q] = mean[q] + shift[q] / n
     d = np.empty(x0.shape[0])
     for k in range(x0.shape[0]):
         c = x0[k] - mean[j[k]]

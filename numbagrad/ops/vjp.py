@@ -445,7 +445,9 @@ def _centered(x, dims):
     """x minus its group mean, less the mean of that (kernels._group_mean's correction): 0
     for a group of equal values, where one rounded mean leaves an ulp."""
     c = x - _mean(x, dims, keepdim=True)
-    return c - _mean(c, dims, keepdim=True)
+    shift = _mean(c, dims, keepdim=True)
+    # an inf or nan group keeps torch's x - mean
+    return c - shift if np.isfinite(np.asarray(shift._data)).all() else c
 
 
 @vjp_rule(VAR)
@@ -455,7 +457,8 @@ def _var_vjp(ctx, g):
     if len(ctx.fat) > 1 and ctx.fat[1] and dof <= 0:  # as kernels.var_bw
         data = np.asarray(x._data, np.float64)
         mean = np.mean(data)
-        at_mean = data == mean + np.mean(data - mean)
+        shift = np.mean(data - mean)
+        at_mean = data == (mean + shift if np.isfinite(shift) else mean)
         return [_kept_grad(ctx, g) * const(np.where(at_mean, np.nan, np.inf), x._data.dtype)]
     centered = _centered(x, _dims_of(ctx))
     return [_kept_grad(ctx, g) * centered * (2.0 / dof if dof else np.inf)]
