@@ -551,6 +551,23 @@ def _masked_fill(g):
     return g.emit("masked_fill", f"{a}.masked_fill({mask_code(g, mshape)}, {value})", [a])
 
 
+@op("branch", 2)
+def _branch(g):
+    """Python reading values: an if on a comparison, item(), an index from argmax (under
+    numbagrad.compile, each read is a guard: a replay must follow the call's own path)."""
+    a = g.operand(lambda t: t.numel() > 0)
+    if a is None:
+        return None
+    form = g.int(0, 2)
+    if form == 0:
+        code = f"({a} * 2.0 if bool({a}.sum() > 0) else {a} - 1.0)"
+    elif form == 1:
+        code = f"({a} * {a}.abs().max().item())"
+    else:
+        code = f"({a}.reshape(-1)[{a}.argmax()] * {a})"
+    return g.emit("branch", code, [a], dd=True)
+
+
 # reductions -------------------------------------------------------------------------------
 def dims_code(g, nd, allow_tuple=True):
     """A dim, or a tuple of distinct dims (duplicates when bad)."""
