@@ -1,6 +1,9 @@
 """``python -m numbagrad``: a short tour with real gradients and timings.
-``python -m numbagrad warmup``: compile (or load from cache) every kernel ahead of time."""
+``python -m numbagrad warmup SCRIPT [ARGS]``: run a script once so that the kernels it needs
+are compiled and cached; ``python -m numbagrad warmup`` alone: every kernel (long: each op's
+kernels compile on their own)."""
 
+import os
 import subprocess
 import sys
 import time
@@ -196,15 +199,44 @@ def _warm_part(part):
               flush=True)
 
 
+def warmup_script(argv):
+    """Run script ``argv[0]`` (with its arguments) as ``__main__``: every kernel it uses
+    compiles now, with progress lines, and Numba's cache keeps it for later processes."""
+    import runpy
+
+    progress.HINT = ""
+    path = argv[0]
+    if not os.path.isfile(path):
+        raise SystemExit(f"numbagrad warmup: no such script: {path}")
+    before = _kernels_cached()
+    t0 = time.perf_counter()
+    print(f"numbagrad warmup: running {path} to compile the kernels it uses", flush=True)
+    saved_argv = sys.argv
+    sys.argv = list(argv)
+    try:
+        runpy.run_path(path, run_name="__main__")
+    finally:
+        sys.argv = saved_argv
+    print(f"numbagrad warmup: {path} ran in {time.perf_counter() - t0:.1f} s; "
+          f"{_kernels_cached() - before} kernel modules newly in the cache", flush=True)
+
+
+def _kernels_cached():
+    from .ops import codecache
+    return sum(1 for _ in codecache.cache_dir().glob("numbagrad_*.py"))
+
+
 def main(argv):
-    if argv[:1] == ["warmup"]:
+    if argv[:1] == ["warmup"] and len(argv) > 1:
+        warmup_script(argv[1:])
+    elif argv[:1] == ["warmup"]:
         warmup()
     elif argv[:2] == ["warmup-part", "1"]:  # warmup's second process
         _warm_part(1)
     elif not argv:
         tour()
     else:
-        print("usage: python -m numbagrad [warmup]")
+        print("usage: python -m numbagrad [warmup [SCRIPT [ARGS...]]]")
         return 2
     return 0
 

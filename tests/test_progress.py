@@ -82,3 +82,29 @@ def test_short_compiles_stay_quiet():
     finally:
         event.unregister("numba:compile", progress)
     assert out.getvalue() == ""
+
+
+def test_warmup_of_a_script_compiles_what_it_needs_for_later_processes(tmp_path):
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "train.py"
+    script.write_text("import sys\nimport numbagrad as ng\n"
+                      "x = ng.tensor([0.5, 1.0], requires_grad=True)\n"
+                      "(ng.sinh(x) * x).sum().backward()\n"
+                      "print('grad', x.grad.tolist(), sys.argv[1:])\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "nb"),
+               NUMBAGRAD_CACHE_DIR=str(tmp_path / "ng"), NUMBAGRAD_PROGRESS="1")
+    first = subprocess.run([sys.executable, "-m", "numbagrad", "warmup", str(script), "--lr",
+                            "1"], env=env, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert "grad" in first.stdout and "['--lr', '1']" in first.stdout  # it ran, with its args
+    newly = int(first.stdout.split("s; ")[1].split(" kernel modules")[0])
+    assert newly >= 1, first.stdout
+    later = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                           text=True, timeout=600)
+    assert later.returncode == 0, later.stderr
+    assert "compiling" not in later.stderr + later.stdout  # everything loads from the cache
+    bad = subprocess.run([sys.executable, "-m", "numbagrad", "warmup", str(tmp_path / "no.py")],
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert bad.returncode != 0 and "no such script" in bad.stderr

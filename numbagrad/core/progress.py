@@ -23,7 +23,8 @@ from numba.core import event
 
 _EVERY = 15.0  # seconds between lines when the line cannot be rewritten in place
 # how to pay the compile ahead of time (the warmup itself clears it)
-HINT = " (`python -m numbagrad warmup` compiles every kernel ahead of time)"
+HINT = (" (`python -m numbagrad warmup your_script.py` compiles what a script needs ahead of "
+        "time)")
 
 
 def _describe(dispatcher):
