@@ -142,19 +142,27 @@ def _plant(directory, marker):
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+@pytest.mark.parametrize("how", ["writable", "owned"])
 @pytest.mark.parametrize("where", ["NUMBA_CACHE_DIR", "__pycache__"])
-def test_files_planted_where_other_users_can_write_never_run(tmp_path, where):
+def test_files_planted_where_other_users_can_write_never_run(tmp_path, where, how):
     numba_dir = where == "NUMBA_CACHE_DIR"
     cache = warm(tmp_path, numba_dir)
     shared = cache / "nb" if numba_dir else cache / "ng" / "__pycache__"
     marker = tmp_path / "payload_ran"
     _plant(shared, marker)
-    os.chmod(shared, 0o777)  # a lab's shared directory, not sticky
+    if how == "writable":
+        os.chmod(shared, 0o777)  # a lab's shared directory, not sticky
+        problem = f"other users can write to {shared}"
+    else:  # another user's directory (nobody's), as only root can arrange here
+        if os.getuid() != 0:
+            pytest.skip("giving a directory to another user needs root")
+        os.chown(shared, 65534, 65534)
+        problem = f"{shared} belongs to another user"
     second = run(cache, numba_dir)
     assert second.returncode == 0 and "ok" in second.stdout, second.stderr
     assert not marker.exists(), "a planted cache file was unpickled"
     assert "not loading compiled code from Numba's cache directory" in second.stderr
-    assert f"other users can write to {shared}" in second.stderr
+    assert problem in second.stderr
 
 
 def test_a_directory_where_a_kernel_module_goes_is_set_aside(tmp_path):
