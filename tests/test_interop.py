@@ -6,7 +6,12 @@ state_dicts. torch and JAX parts skip when the library is absent."""
 
 import copy
 import io
+import json
 import pickle
+import struct
+import time
+import tracemalloc
+import zlib
 
 import numpy as np
 import pytest
@@ -544,6 +549,184 @@ def test_load_never_unpickles(tmp_path):
         with pytest.raises(RuntimeError, match="numbagrad does not unpickle"):
             ng.load(str(tmp_path / name))
     assert not planted.exists()
+
+
+# ---- bounded loads: sizes a file declares -----------------------------------------------
+def _npy_header(shape, descr="<f4"):
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False,
+                                               "shape": shape})
+    return buf.getvalue()
+
+
+def _structure_npy(node):
+    text = json.dumps(node).encode()
+    return _npy_header((len(text),), "|u1") + text
+
+
+def _zip(path, members):
+    """A zip written by hand, of (name, stored bytes) or (name, (deflate stream, size, crc))
+    members: a deflated member is given compressed, so a bomb takes no time to make."""
+    out, directory = bytearray(), bytearray()
+    for name, data in members:
+        name = name.encode()
+        method, (raw, size, crc) = (8, data) if isinstance(data, tuple) else \
+            (0, (data, len(data), zlib.crc32(data)))
+        fields = (20, 0, method, 0, 0, crc, len(raw), size, len(name), 0)
+        directory += struct.pack("<IH", 0x02014B50, 20) + struct.pack("<HHHHHIIIHH", *fields) \
+            + struct.pack("<HHHII", 0, 0, 0, 0, len(out)) + name
+        out += struct.pack("<I", 0x04034B50) + struct.pack("<HHHHHIIIHH", *fields) + name + raw
+    out += directory + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members),
+                                   len(directory), len(out), 0)
+    path.write_bytes(bytes(out))
+    return str(path)
+
+
+def _zeros_npy_deflated(mib):
+    """A .npy of ``mib`` MiB of float32 zeros as a deflate stream of about 1 KB per MiB: one
+    fully flushed 1 MiB block (it refers to nothing before it), repeated."""
+    header = _npy_header(((mib << 20) // 4,))
+    head = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = zlib.compressobj(9, zlib.DEFLATED, -15)
+    zero = bytes(1 << 20)
+    stream = head.compress(header) + head.flush(zlib.Z_FULL_FLUSH) + \
+        (block.compress(zero) + block.flush(zlib.Z_FULL_FLUSH)) * mib + \
+        zlib.compressobj(9, zlib.DEFLATED, -15).flush()
+    crc = zlib.crc32(header)
+    for _ in range(mib):
+        crc = zlib.crc32(zero, crc)
+    return stream, len(header) + (mib << 20), crc
+
+
+def _bomb(path, mib):
+    """The path of an archive of ``mib`` MiB of zeros, and their deflated size."""
+    zeros = _zeros_npy_deflated(mib)
+    return _zip(path, [("a0.npy", zeros), ("__numbagrad_structure__.npy",
+                                           _structure_npy({"t": "tensor", "i": 0}))]), \
+        len(zeros[0])
+
+
+def test_a_zip_bomb_is_refused_before_it_is_decompressed(tmp_path):
+    path, deflated = _bomb(tmp_path / "bomb.npz", 256)  # 256 MiB in a file of 266 KB
+    size = (tmp_path / "bomb.npz").stat().st_size
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(RuntimeError) as e:
+            ng.load(path)
+        elapsed, peak = time.perf_counter() - start, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(e.value) == (
+        f"numbagrad.load: {path}: entry a0.npy declares 268,435,584 bytes once decompressed "
+        f"({deflated:,} bytes in the file), more than max_bytes={(64 << 20) + 32 * size:,} "
+        f"allows (the default: 64 MiB plus 32 times the file's {size:,} bytes). Pass a "
+        "larger max_bytes= to load it from a trusted source")
+    assert elapsed < 2 and peak < 8 << 20
+
+
+def test_a_structure_that_expands_past_the_limit_is_refused(tmp_path):
+    # 3 MB of JSON, which Python holds in ~40 MB, deflated into 8 KB
+    text = json.dumps({"t": "list", "items": [{"t": "list", "items": []}] * 120_000},
+                      separators=(",", ":"))
+    path = str(tmp_path / "structure.npz")
+    np.savez_compressed(path, __numbagrad_structure__=np.frombuffer(text.encode(), np.uint8))
+    with pytest.raises(RuntimeError, match=r"structure.npz: entry __numbagrad_structure__.npy "
+                                           r"declares 2,\d{3},\d{3} bytes once decompressed "
+                                           r"\([\d,]+ bytes in the file\), which Python holds in "
+                                           r"about 9\d,\d{3},\d{3}, more than max_bytes="):
+        ng.load(path)
+    assert ng.load(path, max_bytes=1 << 30) == [[]] * 120_000
+
+
+def test_sizes_a_file_declares_must_be_backed_by_it(tmp_path):
+    def stored(path, header, data):
+        return _zip(tmp_path / path, [("a0.npy", header + data), (
+            "__numbagrad_structure__.npy", _structure_npy({"t": "tensor", "i": 0}))])
+
+    # 10^12 elements declared in a .npy header: refused before allocating (was MemoryError)
+    path = stored("huge.npz", _npy_header((10**12,)), bytes(16))
+    with pytest.raises(RuntimeError, match=r"huge.npz is not a file numbagrad.save wrote: entry "
+                                           r"a0.npy declares shape \(1000000000000,\) of float32 "
+                                           r"\(4,000,000,000,000 bytes\) but holds 16 bytes"):
+        ng.load(path)
+    # a zip entry declaring more bytes than the file holds
+    raw = bytearray((tmp_path / stored("long.npz", _npy_header((4,)), bytes(16))).read_bytes())
+    at = raw.index(b"PK\x01\x02")
+    raw[at + 20:at + 28] = struct.pack("<II", 1 << 31, 1 << 31)
+    (tmp_path / "long.npz").write_bytes(bytes(raw))
+    with pytest.raises(RuntimeError, match=r"entry a0.npy declares 2,147,483,648 bytes at "
+                                           r"offset 0, past the file's end \(\d{3} bytes\)"):
+        ng.load(str(tmp_path / "long.npz"), max_bytes=1 << 40)
+    # views must lie in their bytes and be of a tensor's dtype
+    span = np.zeros(16, np.uint8)
+    for view, why in ((dict(dtype="<f4", shape=[100], strides=[4]),
+                       r"spans bytes \[0, 400\) of array a0, which holds 16"),
+                      (dict(dtype="<f4", shape=[2], strides=[-8]),
+                       r"spans bytes \[-8, 4\)"),
+                      (dict(dtype="|O", shape=[2], strides=[8]), "dtype |O, which no tensor"),
+                      (dict(dtype="<f4", shape=[10**12], strides=[0]),
+                       r"a view in its structure declares shape \(1000000000000,\)")):
+        path = _zip(tmp_path / "view.npz", [
+            ("a0.npy", _npy_header((16,), "|u1") + span.tobytes()),
+            ("__numbagrad_structure__.npy", _structure_npy({"t": "view", "i": 0, "offset": 0,
+                                                            **view}))])
+        with pytest.raises(RuntimeError, match=why):
+            ng.load(path)
+
+
+def test_max_bytes_raises_or_lowers_the_limit(tmp_path):
+    path, _ = _bomb(tmp_path / "zeros.npz", 96)  # 96 MiB of zeros in 100 KB
+    with pytest.raises(RuntimeError, match="more than max_bytes="):
+        ng.load(path)
+    zeros = ng.load(path, max_bytes=128 << 20)
+    assert zeros.shape == (24 << 20,) and not zeros.numpy().any()
+    # a file save wrote loads by default; a lower max_bytes refuses it, whatever its format
+    sd = {"w": ng.arange(1000.0), "b": ng.ones(3)}
+    for name in ("m.npz", "m.safetensors"):
+        ng.save(sd, str(tmp_path / name))
+        _same_state(ng.load(str(tmp_path / name)), sd)
+        _same_state(ng.load(str(tmp_path / name), max_bytes=20_000), sd)
+        with pytest.raises(RuntimeError, match=r"4,\d{3} bytes.*more than max_bytes=1,000 "
+                                               r"allows\. Pass a larger"):
+            ng.load(str(tmp_path / name), max_bytes=1000)
+    with pytest.raises(TypeError, match="max_bytes must be"):
+        ng.load(str(tmp_path / "m.npz"), max_bytes=-1)
+
+
+# ---- tensors saved twice, and tensors sharing memory -------------------------------------
+def _shared_round_trip(lib, save, load, path):
+    w = lib.arange(12.0).reshape(3, 4)
+    p = lib.nn.Parameter(lib.ones(3))
+    save({"a": w, "b": w, "row": w[1], "t": w.t(), "d": w.detach(), "p": [p, p],
+          "alone": lib.ones(2)}, path)
+    x = load(path)
+    x["a"].add_(100)
+    return (x["a"] is x["b"], x["a"] is x["d"], x["p"][0] is x["p"][1],
+            type(x["p"][0]).__name__, x["p"][0].requires_grad, x["row"].tolist(),
+            x["t"].tolist(), x["d"].tolist(), x["alone"].tolist())
+
+
+def test_a_tensor_saved_twice_loads_as_one_and_views_share_memory_as_in_torch(tmp_path, torch):
+    ours = _shared_round_trip(ng, ng.save, ng.load, str(tmp_path / "ours.npz"))
+    theirs = _shared_round_trip(torch, torch.save, lambda f: torch.load(f, weights_only=True),
+                                str(tmp_path / "theirs.pt"))
+    assert ours == theirs
+    assert ours[:5] == (True, False, True, "Parameter", True)
+    assert ours[5] == [104.0, 105.0, 106.0, 107.0]
+
+
+def test_tied_weights_of_a_state_dict_load_sharing_memory(tmp_path, torch):
+    def tied(lib, save, load, path):
+        net = lib.nn.Sequential(lib.nn.Linear(3, 3), lib.nn.Linear(3, 3))
+        net[1].weight = net[0].weight
+        save(net.state_dict(), path)
+        x = load(path)
+        x["0.weight"].zero_()
+        return x["1.weight"].abs().sum().item(), x["0.bias"].abs().sum().item() > 0
+
+    assert tied(ng, ng.save, ng.load, str(tmp_path / "ours.npz")) == \
+        tied(torch, torch.save, torch.load, str(tmp_path / "theirs.pt")) == (0.0, True)
 
 
 # ---- state_dicts to and from torch ------------------------------------------------------
