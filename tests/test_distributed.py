@@ -4,7 +4,9 @@ the shard and carry the worker's traceback, and a worker killed mid-call changes
 
 import copy
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -19,7 +21,8 @@ import numbagrad as ng
 from numbagrad import func
 
 pytest.importorskip("distributed")
-from dask.distributed import Client, LocalCluster  # noqa: E402
+from dask.distributed import Client, LocalCluster, default_client  # noqa: E402
+from dask.system import cpu_count  # noqa: E402
 from distributed.comm.core import CommClosedError  # noqa: E402
 
 from numbagrad import distributed as nd  # noqa: E402
@@ -338,8 +341,71 @@ def test_without_a_client_numbagrad_starts_a_local_cluster_and_closes_it(tmp_pat
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["LocalCluster", str(os.cpu_count()), "{1}"]
+    # one worker per CPU this process may use (its affinity), as Dask counts them
+    assert done.stdout.split() == ["LocalCluster", str(cpu_count()), "{1}"]
     assert " ERROR " not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None or not hasattr(os, "sched_getaffinity"),
+                    reason="needs taskset and CPU affinity (Linux)")
+def test_the_default_local_cluster_counts_the_cpus_this_process_may_use():
+    """Under ``taskset -c 0`` the process may use one CPU: one worker, not os.cpu_count()."""
+    code = ("import sys\n"
+            "from numbagrad.distributed import _cluster\n"
+            "def cluster(**kwargs):\n"  # no cluster started: the worker count is the answer
+            "    print(kwargs['n_workers'])\n"
+            "    sys.exit(0)\n"
+            "_cluster.LocalCluster = cluster\n"
+            "_cluster.local_client()\n")
+    done = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", code],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1"]
+
+
+def test_a_scheduler_address_is_accepted_as_client():
+    """``client="tcp://..."``: numbagrad connects, reuses that Client across calls, leaves the
+    default client alone, and closes what it opened at exit (the cluster stays up)."""
+    X, y = _data(rows=60)
+    w = np.linspace(-1, 1, 5)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        vg = nd.value_and_grad(least_squares, nd.split(X, y, n=2), client=address)
+        ref_value, ref_grad = _local(least_squares, w, (X, y))
+        value, grad = vg(w)
+        np.testing.assert_allclose(value, ref_value, rtol=1e-12)
+        np.testing.assert_allclose(grad, ref_grad, rtol=1e-12, atol=1e-12)
+        assert vg.client.scheduler.address == address
+        results = nd.map_minimize(rosenbrock, [np.zeros(2)], [(1.0,)], address,
+                                  progress=False)
+        assert np.allclose(results[0].x, 1.0, atol=1e-5)
+        assert _cluster.get_client(address) is vg.client  # one connection per address
+        try:
+            default = default_client()
+        except ValueError:  # no default client in this process
+            default = None
+        assert default is not vg.client  # not made the default client
+        opened = vg.client
+        _cluster._close_opened()  # what numbagrad runs at exit
+        assert opened.status == "closed" and cluster.status.name == "running"
+
+
+def _unused_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_wrong_scheduler_address_fails_soon_naming_it():
+    address = f"tcp://127.0.0.1:{_unused_port()}"
+    start = time.monotonic()
+    with pytest.raises(OSError, match=f"cannot reach a Dask scheduler at '{address}'"):
+        nd.map_minimize(rosenbrock, [np.zeros(2)], [(1.0,)], address, progress=False)
+    assert time.monotonic() - start < 9  # Dask's default would wait 30 s
+    for bad in ("127.0.0.1", "nope://127.0.0.1:1", ""):
+        with pytest.raises(ValueError, match="is not a Dask scheduler address"):
+            nd.value_and_grad(least_squares, [np.ones((2, 2))], client=bad)
 
 
 def test_split():

@@ -1,8 +1,9 @@
 """numbagrad.distributed: gradients of sums over data, training and many optimizations, on a
 Dask cluster.
 
-Three entry points, all on any ``dask.distributed.Client`` (by default the one already made
-in this process, else a ``LocalCluster`` of one worker process per core):
+Three entry points, all on any ``dask.distributed.Client`` or scheduler address
+(``client="tcp://host:8786"``; by default the Client already made in this process, else a
+``LocalCluster`` of one worker process per core this process may use):
 
 - ``value_and_grad(f, data_shards)``: the shards stay on the workers; each call sends the
   parameters, every worker runs its compiled ``value_and_grad`` of ``f`` on its shards

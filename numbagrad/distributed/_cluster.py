@@ -3,14 +3,15 @@ the workers that survives a worker's death, tree reductions, progress bars."""
 
 import atexit
 import contextlib
+import gc
 import logging
-import os
 import threading
 
 import dask
 import numpy as np
 from dask import delayed
 from dask.base import is_dask_collection
+from dask.system import cpu_count
 from distributed import Client, Future, LocalCluster, as_completed, default_client
 from distributed.client import FutureCancelledError
 from tqdm.auto import tqdm
@@ -21,16 +22,20 @@ from . import _worker
 # tasks whose inputs were lost with a dead worker are retried after placing the inputs again
 _MAX_RETRIES = 3
 _SCATTER_INLINE_BYTES = 1 << 20  # larger arguments are scattered once, not copied per task
+_CONNECT_TIMEOUT = 5  # seconds; Dask's default (30 s) leaves a mistyped address hanging
 
 _local = {"client": None}
+_opened = {}  # scheduler address -> the Client numbagrad connected there, closed at exit
 _local_lock = threading.Lock()
 
 
 def local_client(n_workers=None, threads_per_worker=1, **cluster_kwargs):
-    """A Client on a new ``LocalCluster`` of ``n_workers`` processes (default: one per core),
-    each running Numba with ``threads_per_worker`` threads: n processes on n cores, not
-    n * n threads. Close it (``client.close(); client.cluster.close()``) when done."""
-    n_workers = n_workers or max(1, os.cpu_count() or 1)
+    """A Client on a new ``LocalCluster`` of ``n_workers`` processes (default: one per core
+    this process may use), each running Numba with ``threads_per_worker`` threads: n
+    processes on n cores, not n * n threads. Close it (``client.close();
+    client.cluster.close()``) when done."""
+    # the CPUs this process may run on (affinity, cgroup quota), not os.cpu_count()'s machine
+    n_workers = n_workers or cpu_count()
     # set before the spawn: a worker has imported Numba before Nanny's env applies
     key = "distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS"
     with dask.config.set({key: threads_per_worker}):
@@ -40,8 +45,12 @@ def local_client(n_workers=None, threads_per_worker=1, **cluster_kwargs):
 
 
 def get_client(client=None):
-    """``client``, else the process's default Dask client, else a LocalCluster numbagrad starts
-    (``local_client()``: one worker process per core) and closes at exit."""
+    """``client`` (a Client, or a scheduler address such as ``"tcp://host:8786"`` that
+    numbagrad connects to and closes at exit), else the process's default Dask client, else a
+    LocalCluster numbagrad starts (``local_client()``: one worker process per core) and closes
+    at exit."""
+    if isinstance(client, str):
+        return _connect(client)
     if client is not None:
         return client
     try:
@@ -53,6 +62,40 @@ def get_client(client=None):
             _local["client"] = local_client()
             atexit.register(_close_local)
         return _local["client"]
+
+
+def _connect(address):
+    """A Client of the scheduler at ``address``, one per address, reused across calls."""
+    if not address.strip():  # Dask would start a LocalCluster of its own for ""
+        raise ValueError(f"numbagrad.distributed: client={address!r} is not a Dask scheduler "
+                         "address")
+    with _local_lock:
+        client = _opened.get(address)
+        if client is not None and client.status == "running":
+            return client
+        try:
+            client = Client(address, timeout=_CONNECT_TIMEOUT, set_as_default=False)
+        except OSError as exc:  # Dask's error for a scheduler it cannot reach
+            error = OSError(f"numbagrad.distributed: cannot reach a Dask scheduler at "
+                            f"{address!r} within {_CONNECT_TIMEOUT} s ({exc})")
+        except ValueError as exc:  # a malformed address
+            error = ValueError(f"numbagrad.distributed: {address!r} is not a Dask scheduler "
+                               f"address ({exc})")
+        else:
+            if not _opened:
+                atexit.register(_close_opened)
+            _opened[address] = client
+            return client
+    # Dask's half-made Client sits in a reference cycle; uncollected, its __del__ hangs at exit
+    gc.collect()
+    raise error
+
+
+def _close_opened():
+    for client in list(_opened.values()):
+        with contextlib.suppress(Exception):
+            client.close()
+    _opened.clear()
 
 
 def _close_local():
