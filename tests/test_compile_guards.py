@@ -200,3 +200,20 @@ def test_isclose_and_equal_are_guards():
     c = ng.compile(func.grad(f))
     for x in (np.ones(3), np.zeros(3), INPUTS[0], np.ones(3)):
         np.testing.assert_allclose(c(x), func.grad(f)(x))
+
+
+def test_batch_norm_in_training_mode_refuses_before_changing_any_state():
+    ng.manual_seed(0)
+    model = ng.nn.Sequential(ng.nn.Linear(4, 3), ng.nn.BatchNorm1d(3))
+    c = ng.compile(model)
+    x = ng.tensor(np.random.default_rng(1).standard_normal((5, 4)).astype(np.float32))
+    with pytest.raises(NotImplementedError, match="running statistics.*model.eval"):
+        c(x)
+    assert int(model[1].num_batches_tracked) == 0
+    assert not model[1].running_mean.numpy().any()
+    rm, rv = ng.zeros(3), ng.ones(3)
+    with pytest.raises(NotImplementedError, match="running statistics"):
+        ng.compile(lambda t: ng.nn.functional.batch_norm(t, rm, rv, training=True))(x[:, :3])
+    assert not rm.numpy().any()
+    model.eval()  # the statistics are then constants: it compiles
+    np.testing.assert_allclose(c(x).detach().numpy(), model(x).detach().numpy(), rtol=1e-6)

@@ -132,6 +132,7 @@ class _BatchNorm(_NormBase):
                              f"{input.ndim}D input)")
         momentum = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
+            _norm._refuse_in_trace()
             self.num_batches_tracked._array()[...] += 1
             if self.momentum is None:  # cumulative moving average
                 momentum = 1.0 / float(self.num_batches_tracked.item())

@@ -5,7 +5,9 @@ and a differentiable rule composed from numbagrad ops (create_graph)."""
 import numpy as np
 from numba import njit
 
+from ..core import trace_guards
 from ..core.grad_mode import no_grad
+from ..core.tape import traced_tape
 from ..factories import ones, zeros
 from ..tensor import Tensor
 from .index import index_add_flat
@@ -246,6 +248,15 @@ BATCH_NORM = defop(
                     " lib.tensor([2.0, 0.5], dtype=x0.dtype), x1, x2, training=False)")])
 
 
+def _refuse_in_trace():
+    """Before any state changes: a compiled replay would not update running statistics."""
+    if trace_guards.state.tracing and traced_tape() is not None:
+        raise NotImplementedError(
+            "numbagrad.compile: batch norm in training mode updates its running statistics "
+            "at every call, which a compiled replay would not do; call model.eval() (the "
+            "statistics are then constants), or keep training eager")
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa: A002
                training=False, momentum=0.1, eps=1e-05):
     """Batch normalization over the channels (dimension 1), with batch or running statistics.
@@ -272,6 +283,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
         mean = data.mean(axis=axes)
         var = data.var(axis=axes)
         if running_mean is not None:
+            _refuse_in_trace()
             with no_grad():  # torch's running statistics: momentum, unbiased variance
                 rm, rv = running_mean._array(), running_var._array()
                 rm *= 1 - momentum
