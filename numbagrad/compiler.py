@@ -168,7 +168,9 @@ class Compiled:
             a = args[0]
             program = self.fast.get((a.shape, a.dtype.str))
             if program is not None:
-                return program.call_array(a)
+                out = program.call_array(a)
+                if out is not None:  # else its guards failed: the general path below
+                    return out
         flat, spec = func_mod._tree_flatten((args, kwargs))
         key = (spec, tuple(_leaf_key(x) for x in flat))
         if key in self.traces.eager:
@@ -194,7 +196,7 @@ class Compiled:
         kept = self.traces.programs()
         self.fast = {k: p for k, p in self.fast.items() if p in kept}
         if program.single_array and not program.constants and not program.captured and \
-                not program.reads:
+                not program.guards:
             a = args[0]
             self.fast[(a.shape, a.dtype.str)] = program
         return program
@@ -349,9 +351,12 @@ class Program:
             and self.grad_present == [True]
 
     def call_array(self, a):
-        """The fast path of a call with one floating NumPy array (differentiated)."""
+        """The fast path of a call with one floating NumPy array (differentiated); None when
+        the trace's guards (on that array only) fail."""
         x = a.reshape(-1) if a.dtype == np.float64 and a.flags.c_contiguous else \
             np.ascontiguousarray(a, np.float64).reshape(-1)
+        if self.input_guards and trace_guards.failing(self.input_guards, lambda n: x):
+            return None
         value, g = self._replay([x] if self.stream is None else x, True)
         g = g.reshape(a.shape) if a.dtype == np.float64 else g.reshape(a.shape).astype(a.dtype)
         value = float(self.out_dtype.type(value))
