@@ -13,7 +13,7 @@ import numpy as np
 import numbagrad
 from numbagrad.autograd import fusion
 from numbagrad.core import progress
-from numbagrad.ops import conv, gemm, op_kernels, pointwise, registry
+from numbagrad.ops import codecache, conv, gemm, op_kernels, pointwise, registry
 from numbagrad.optim import _kernels as optim_kernels
 from numbagrad.seed_examples import SCRIPTS, run_script
 
@@ -222,7 +222,6 @@ def warmup_script(argv):
 
 
 def _kernels_cached():
-    from .ops import codecache
     return sum(1 for _ in codecache.cache_dir().glob("numbagrad_*.py"))
 
 
