@@ -38,13 +38,18 @@ def _runs(directory):
     return out
 
 
-def test_jobs_are_shared_with_a_worker_and_all_run_here(jobs_env):
+def _run_with_one_worker(directory, n):
+    """Run n jobs on a pool of one worker; {job name: pids that ran it}."""
     pool = compile_pool.Pool(workers=1)
     try:
-        pool.run(_jobs(jobs_env, 12))
+        pool.run(_jobs(directory, n))
     finally:
         pool.close()
-    runs = _runs(jobs_env)
+    return _runs(directory)
+
+
+def test_jobs_are_shared_with_a_worker_and_all_run_here(jobs_env):
+    runs = _run_with_one_worker(jobs_env, 12)
     assert sorted(runs) == sorted(f"job{k}" for k in range(12))
     assert all(os.getpid() in pids for pids in runs.values())  # each ran here in the end
     by_worker = [name for name, pids in runs.items() if pids - {os.getpid()}]
@@ -122,12 +127,7 @@ def test_a_module_planted_in_the_working_directory_is_not_imported_by_a_worker(
     (planted / "numpy.py").write_text(f"open({str(marker)!r}, 'w').close()\n"
                                       "raise ImportError('planted')\n")
     monkeypatch.chdir(planted)
-    pool = compile_pool.Pool(workers=1)
-    try:
-        pool.run(_jobs(jobs_env, 12))
-    finally:
-        pool.close()
-    runs = _runs(jobs_env)
+    runs = _run_with_one_worker(jobs_env, 12)
     assert [name for name, pids in runs.items() if pids - {os.getpid()}], \
         "no job ran in the worker"
     assert not marker.exists()
