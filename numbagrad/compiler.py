@@ -467,7 +467,7 @@ def _record_trace(func, flat, spec, fullgraph=False):
     tape.pinned = True
     tape.traced_casts = []
     tape.guards = trace_guards.Guards(strict=fullgraph)
-    trace_guards.state.tracing += 1
+    trace_guards.entering(1)
     # every floating leaf is traced as a leaf requiring grad, so that every op on it is
     # recorded (an op on a constant is computed once and would be baked into the trace)
     # and, as eager func transforms do with NumPy arguments, a NumPy array of integers or
@@ -484,7 +484,7 @@ def _record_trace(func, flat, spec, fullgraph=False):
                 if isinstance(o, Tensor) and o._base is not None and o._view[1] != o._vc[0]:
                     fresh_view(o)  # a view returned after its base changed: its current node
     finally:
-        trace_guards.state.tracing -= 1
+        trace_guards.entering(-1)
         tape_mod.install(previous)
         tape.pinned = False
     return tape, traced, out

@@ -12,6 +12,7 @@ determined by them, so a mask's ``~mask`` or ``mask.any()`` adds none.
 """
 
 import sys
+import threading
 
 import numpy as np
 
@@ -25,6 +26,13 @@ class _State:
 # compile traces in progress in any thread: while none is, every hook returns at once
 state = _State()
 state.tracing = 0
+_count_lock = threading.Lock()  # += on an attribute is not atomic across threads
+
+
+def entering(n):
+    """A trace starts (n = 1) or ends (n = -1) on some thread."""
+    with _count_lock:
+        state.tracing += n
 
 
 class TraceReadError(RuntimeError):
