@@ -467,7 +467,6 @@ def _record_trace(func, flat, spec, fullgraph=False):
     tape.pinned = True
     tape.traced_casts = []
     tape.guards = trace_guards.Guards(strict=fullgraph)
-    trace_guards.entering(1)
     # every floating leaf is traced as a leaf requiring grad, so that every op on it is
     # recorded (an op on a constant is computed once and would be baked into the trace)
     # and, as eager func transforms do with NumPy arguments, a NumPy array of integers or
@@ -476,6 +475,7 @@ def _record_trace(func, flat, spec, fullgraph=False):
     traced = [_traced_leaf(x) if _is_dynamic(x) else
               func_mod._numpy_arg(x) if numpy_mode else x for x in flat]
     previous = tape_mod.install(tape)
+    trace_guards.entering(1)
     try:
         with grad_mode.enable_grad():
             t_args, t_kwargs = func_mod._tree_unflatten(traced, spec)
