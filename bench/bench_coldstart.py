@@ -9,8 +9,11 @@ NUMBAGRAD_CACHE_DIR at a new empty directory. Rows:
   (``jax.jit(jax.value_and_grad(...))``'s first call beside it): on empty caches the median
   (and range) of 3 processes, with the compile worker processes and without them;
 - a user's ``@njit(cache=True)`` function calling ``as_numba()``'s function: its first call
-  (compile) and, in a later process, again (Numba's cache).
-Run: python bench/bench_coldstart.py   (JAX rows are skipped when JAX is not installed)
+  (compile) and, in a later process, again (Numba's cache);
+- ``python -m numbagrad warmup train.py`` of a small MLP training script on empty caches,
+  then the script itself (and torch's run of it).
+Run: python bench/bench_coldstart.py [warmup]   (``warmup``: those rows only; JAX rows are
+skipped when JAX is not installed)
 """
 
 import importlib.util
@@ -129,7 +132,44 @@ def caller_time(out):
     return float(next(line for line in out.splitlines() if line.startswith("CALLER")).split()[1])
 
 
+TRAIN = """
+    import numpy as np
+    import numbagrad as torch
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = torch.randn(128, 64), torch.randint(0, 10, (128,))
+    for step in range(20):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+    print(float(loss))
+"""
+
+
+def warmup_rows():
+    """``python -m numbagrad warmup train.py`` on empty caches, then ``train.py`` alone."""
+    with tempfile.TemporaryDirectory() as d:
+        env = {**os.environ, **cold_env(d)}
+        path = os.path.join(d, "train.py")
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(TRAIN))
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "numbagrad", "warmup", path], check=True,
+                       capture_output=True, env=env)
+        warm_up = time.perf_counter() - t0
+        after = min(run(TRAIN, cold_env(d))[0] for _ in range(3))
+    torch_t = min(run(TRAIN.replace("import numbagrad as torch", "import torch"))[0]
+                  for _ in range(3))
+    return [("python -m numbagrad warmup train.py (an MLP's 20 Adam steps)", warm_up, None,
+             None, None),
+            ("train.py after that warm-up", None, after, torch_t, None)]
+
+
 def main():
+    if sys.argv[1:] == ["warmup"]:
+        return report(warmup_rows())
     have_jax = importlib.util.find_spec("jax") is not None
     rows = []
     seed_cold = []  # three empty caches, as the Rosenbrock rows below
@@ -174,7 +214,10 @@ def main():
                        env={**os.environ, **cold_env(d)})
         tour_warm = time.perf_counter() - t0
         rows.append(("python -m numbagrad (the whole tour)", tour_cold, tour_warm, None, None))
+    report(rows + warmup_rows())
 
+
+def report(rows):
     def cell(t):
         if isinstance(t, list):  # several cold runs: their median and range
             return f"{t[len(t) // 2]:.2f} s ({t[0]:.2f}-{t[-1]:.2f})"
