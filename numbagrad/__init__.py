@@ -1,6 +1,7 @@
 """numbagrad: PyTorch's autograd API on NumPy arrays, differentiated by a compiled tape sweep."""
 
 import importlib
+import math as _math
 import warnings as _warnings
 
 # torch computes 1/0 = inf and log(0) = -inf without a word; NumPy warns. Silence NumPy's
@@ -61,6 +62,7 @@ int32 = int = _dtypes.int32
 bool = _dtypes.bool_
 
 concat = concatenate = cat
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan  # torch's constants: Python floats
 negative = neg
 absolute = abs
 masked_fill = Tensor.masked_fill

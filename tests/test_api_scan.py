@@ -4,7 +4,7 @@ names, NumPy-style aliases, errors."""
 
 import numpy as np
 import pytest
-from torch_oracle import outcome
+from torch_oracle import outcome, rounded
 
 import numbagrad as ng
 import numbagrad.func  # noqa: F401 - binds ng.func
@@ -384,3 +384,62 @@ def test_cumsum_in_place():
     assert b.grad_fn.name() == want[0]
     np.testing.assert_allclose(b.detach().numpy(), want[1])
     np.testing.assert_allclose(a.grad.numpy(), want[2])
+
+
+_TRAPEZOID_CASES = [
+    ("trapezoid", lambda L, y, x: L.trapezoid(y)),
+    ("trapezoid dx", lambda L, y, x: L.trapezoid(y, dx=0.25, dim=0)),
+    ("trapezoid x 1-d", lambda L, y, x: L.trapezoid(y, x)),
+    ("trapezoid x full", lambda L, y, x: L.trapezoid(y, x.expand(3, 4) * 1.5, dim=1)),
+    ("trapz", lambda L, y, x: L.trapz(y, dim=0)),
+    ("cumulative", lambda L, y, x: L.cumulative_trapezoid(y)),
+    ("cumulative dx", lambda L, y, x: L.cumulative_trapezoid(y, dx=2.0, dim=0)),
+    ("cumulative x", lambda L, y, x: L.cumulative_trapezoid(y, x)),
+]
+
+
+@pytest.mark.parametrize("name,call", _TRAPEZOID_CASES, ids=[n for n, _ in _TRAPEZOID_CASES])
+def test_trapezoid_values_and_gradients_match_torch(name, call):
+    xs = np.array([0.0, 0.5, 1.5, 3.0])
+    results = []
+    for L in (ng, torch):
+        y = L.tensor(_M, requires_grad=True)
+        x = L.tensor(xs, requires_grad=True)
+        out = call(L, y, x)
+        out.backward(L.ones_like(out))
+        results.append((out.detach().numpy(), y.grad.numpy(),
+                        None if x.grad is None else x.grad.numpy()))
+    (o, gy, gx), (to, tgy, tgx) = results
+    np.testing.assert_allclose(o, to, rtol=1e-12)
+    np.testing.assert_allclose(gy, tgy, rtol=1e-12)
+    assert (gx is None) == (tgx is None)
+    if gx is not None:
+        np.testing.assert_allclose(gx, tgx, rtol=1e-12)
+
+
+def test_trapezoid_gradient_against_finite_differences():
+    x = ng.tensor([0.0, 0.4, 1.1, 2.0], dtype=ng.float64)
+    assert ng.autograd.gradcheck(lambda y: ng.trapezoid(y, x), (ng.tensor(
+        _M, requires_grad=True),))
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.trapezoid(L.tensor(1.0)),
+    lambda L: L.trapezoid(L.tensor([1, 2, 4])),
+    lambda L: L.trapezoid(L.ones(3, 0)),
+    lambda L: L.trapezoid(L.ones(0, 3), dim=0),
+    lambda L: L.cumulative_trapezoid(L.ones(2, 1)),
+    lambda L: L.trapezoid(L.tensor([True, False])),
+    lambda L: L.trapezoid(L.ones(3), L.ones(4)),
+])
+def test_trapezoid_edges_and_errors_match_torch(call):
+    ours, theirs = outcome(ng, call, rounded), outcome(torch, call, rounded)
+    assert ours[0] == theirs[0] and (ours == theirs or ours[0] in ("IndexError",
+                                                                  "RuntimeError", "TypeError"))
+
+
+def test_torch_constants():
+    for name in ("pi", "e", "inf", "nan"):
+        ours, theirs = getattr(ng, name), getattr(torch, name)
+        assert type(ours) is type(theirs) and (ours == theirs or (ours != ours and
+                                                                 theirs != theirs))

@@ -12,9 +12,10 @@ __all__ = ["all", "any", "count_nonzero", "cumsum", "cumprod", "logcumsumexp", "
            "cummin", "diff", "trace", "nansum", "nanmean", "sort", "argsort", "msort", "topk",
            "kthvalue", "median", "nanmedian", "mode", "std_mean", "var_mean", "aminmax",
            "quantile", "nanquantile", "unique", "unique_consecutive", "bincount", "histc",
-           "bucketize", "searchsorted", "dist"]
+           "bucketize", "searchsorted", "dist", "trapezoid", "trapz", "cumulative_trapezoid"]
 # torch has these as functions only
-_NO_METHOD = ("std_mean", "var_mean", "bucketize", "searchsorted")
+_NO_METHOD = ("std_mean", "var_mean", "bucketize", "searchsorted", "trapezoid", "trapz",
+              "cumulative_trapezoid")
 
 
 def _truth(name, np_fn, doc):
@@ -129,6 +130,74 @@ def _diff_operand(t, x, d):
     if t.ndim != x.ndim:
         raise RuntimeError("diff expects prepend or append to be the same dimension as input")
     return t
+
+
+# trapezoid and cumulative_trapezoid follow aten/src/ATen/native/Integration.cpp
+def _spacing(name, y, x, dx, dim):
+    """The wrapped dim, and x's spacings along it (a Tensor) or the constant dx (a float)."""
+    if x is not None and dx is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments: pass x or "
+                        "dx, not both")
+    if not isinstance(y, Tensor):
+        raise TypeError(f"{name}(): argument 'y' (position 1) must be Tensor, not "
+                        f"{type(y).__name__}")
+    if y.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = shape._wrap(dim, y.ndim)
+    if y.dtype is dtypes.bool_ or (isinstance(x, Tensor) and x.dtype is dtypes.bool_):
+        what = "`x` or `y`" if isinstance(x, Tensor) else "`y`"
+        raise RuntimeError(f"{name}: received a bool input for {what}, but bool is not "
+                           "supported")
+    if not isinstance(x, Tensor):
+        return d, float(1.0 if dx is None else dx) if x is None else float(x)
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[d]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        sizes = [1] * y.ndim
+        sizes[d] = x.shape[0]
+        x = x.reshape(sizes)
+    elif x.ndim < y.ndim:
+        x = x.reshape((1,) * (y.ndim - x.ndim) + tuple(x.shape))
+    m = x.shape[d]
+    return d, shape.narrow(x, d, 1, m - 1) - shape.narrow(x, d, 0, m - 1)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along ``dim``: spacing 1, the constant ``dx``, or the sample
+    points ``x``.
+
+    Same as ``torch.trapezoid``.
+    """
+    d, step = _spacing("trapezoid", y, x, dx, dim)
+    n = y.shape[d]
+    if n == 0:
+        kept = tuple(s for k, s in enumerate(y.shape) if k != d)
+        return _make(np.zeros(kept, np.asarray(y._data).dtype))
+    if not isinstance(step, Tensor):
+        ends = y.select(d, 0) + y.select(d, -1)
+        return (y.sum(d) - ends * 0.5) * step
+    return (step * (shape.narrow(y, d, 0, n - 1) + shape.narrow(y, d, 1, n - 1))).sum(d) / 2.0
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule (``trapezoid``'s older name).
+
+    Same as ``torch.trapz``.
+    """
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal rule along ``dim`` (one element fewer than ``y``).
+
+    Same as ``torch.cumulative_trapezoid``.
+    """
+    d, step = _spacing("cumulative_trapezoid", y, x, dx, dim)
+    n = y.shape[d]
+    pairs = shape.narrow(y, d, 0, max(n - 1, 0)) + shape.narrow(y, d, min(1, n), max(n - 1, 0))
+    if not isinstance(step, Tensor):
+        return (pairs * (step / 2.0)).cumsum(d)
+    return ((step * pairs) / 2.0).cumsum(d)
 
 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
