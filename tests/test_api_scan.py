@@ -387,14 +387,14 @@ def test_cumsum_in_place():
 
 
 _TRAPEZOID_CASES = [
-    ("trapezoid", lambda L, y, x: L.trapezoid(y)),
-    ("trapezoid dx", lambda L, y, x: L.trapezoid(y, dx=0.25, dim=0)),
-    ("trapezoid x 1-d", lambda L, y, x: L.trapezoid(y, x)),
-    ("trapezoid x full", lambda L, y, x: L.trapezoid(y, x.expand(3, 4) * 1.5, dim=1)),
-    ("trapz", lambda L, y, x: L.trapz(y, dim=0)),
-    ("cumulative", lambda L, y, x: L.cumulative_trapezoid(y)),
-    ("cumulative dx", lambda L, y, x: L.cumulative_trapezoid(y, dx=2.0, dim=0)),
-    ("cumulative x", lambda L, y, x: L.cumulative_trapezoid(y, x)),
+    ("trapezoid", lambda lib, y, x: lib.trapezoid(y)),
+    ("trapezoid dx", lambda lib, y, x: lib.trapezoid(y, dx=0.25, dim=0)),
+    ("trapezoid x 1-d", lambda lib, y, x: lib.trapezoid(y, x)),
+    ("trapezoid x full", lambda lib, y, x: lib.trapezoid(y, x.expand(3, 4) * 1.5, dim=1)),
+    ("trapz", lambda lib, y, x: lib.trapz(y, dim=0)),
+    ("cumulative", lambda lib, y, x: lib.cumulative_trapezoid(y)),
+    ("cumulative dx", lambda lib, y, x: lib.cumulative_trapezoid(y, dx=2.0, dim=0)),
+    ("cumulative x", lambda lib, y, x: lib.cumulative_trapezoid(y, x)),
 ]
 
 
@@ -403,10 +403,10 @@ def test_trapezoid_values_and_gradients_match_torch(name, call):
     xs = np.array([0.0, 0.5, 1.5, 3.0])
     results = []
     for L in (ng, torch):
-        y = L.tensor(_M, requires_grad=True)
-        x = L.tensor(xs, requires_grad=True)
+        y = lib.tensor(_M, requires_grad=True)
+        x = lib.tensor(xs, requires_grad=True)
         out = call(L, y, x)
-        out.backward(L.ones_like(out))
+        out.backward(lib.ones_like(out))
         results.append((out.detach().numpy(), y.grad.numpy(),
                         None if x.grad is None else x.grad.numpy()))
     (o, gy, gx), (to, tgy, tgx) = results
@@ -424,13 +424,13 @@ def test_trapezoid_gradient_against_finite_differences():
 
 
 @pytest.mark.parametrize("call", [
-    lambda L: L.trapezoid(L.tensor(1.0)),
-    lambda L: L.trapezoid(L.tensor([1, 2, 4])),
-    lambda L: L.trapezoid(L.ones(3, 0)),
-    lambda L: L.trapezoid(L.ones(0, 3), dim=0),
-    lambda L: L.cumulative_trapezoid(L.ones(2, 1)),
-    lambda L: L.trapezoid(L.tensor([True, False])),
-    lambda L: L.trapezoid(L.ones(3), L.ones(4)),
+    lambda lib: lib.trapezoid(lib.tensor(1.0)),
+    lambda lib: lib.trapezoid(lib.tensor([1, 2, 4])),
+    lambda lib: lib.trapezoid(lib.ones(3, 0)),
+    lambda lib: lib.trapezoid(lib.ones(0, 3), dim=0),
+    lambda lib: lib.cumulative_trapezoid(lib.ones(2, 1)),
+    lambda lib: lib.trapezoid(lib.tensor([True, False])),
+    lambda lib: lib.trapezoid(lib.ones(3), lib.ones(4)),
 ])
 def test_trapezoid_edges_and_errors_match_torch(call):
     ours, theirs = outcome(ng, call, rounded), outcome(torch, call, rounded)
