@@ -402,10 +402,10 @@ _TRAPEZOID_CASES = [
 def test_trapezoid_values_and_gradients_match_torch(name, call):
     xs = np.array([0.0, 0.5, 1.5, 3.0])
     results = []
-    for L in (ng, torch):
+    for lib in (ng, torch):
         y = lib.tensor(_M, requires_grad=True)
         x = lib.tensor(xs, requires_grad=True)
-        out = call(L, y, x)
+        out = call(lib, y, x)
         out.backward(lib.ones_like(out))
         results.append((out.detach().numpy(), y.grad.numpy(),
                         None if x.grad is None else x.grad.numpy()))
