@@ -13,6 +13,14 @@ _pool = _pool_pid = None
 _lock = threading.Lock()
 
 
+def _cores():
+    """The CPUs this process may run on (its affinity), not the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 2
+
+
 def in_parallel(calls):
     """Run the zero-argument ``calls``: all but the first on the pool, the first on this
     thread; returns when all are done (re-raising the first error)."""
@@ -22,8 +30,7 @@ def in_parallel(calls):
         return
     with _lock:
         if _pool is None or _pool_pid != os.getpid():
-            _pool = ThreadPoolExecutor(max(1, (os.cpu_count() or 2) - 1),
-                                       thread_name_prefix="numbagrad")
+            _pool = ThreadPoolExecutor(max(1, _cores() - 1), thread_name_prefix="numbagrad")
             _pool_pid = os.getpid()
         pool = _pool
     futures = [pool.submit(c) for c in calls[1:]]
