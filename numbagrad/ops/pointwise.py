@@ -351,7 +351,8 @@ def masked_fill(x, mask, value):
         raise TypeError(f"masked_fill() received an invalid combination of arguments - got "
                         f"(Tensor, {type(value).__name__}), but expected one of:\n"
                         " * (Tensor mask, Tensor value)\n * (Tensor mask, Number value)\n")
-    v = value.item() if isinstance(value, Tensor) else value
+    # _item: the value's own node carries it in a compiled replay (no guard needed)
+    v = value._item() if isinstance(value, Tensor) else value
     _check_fits(v, x.dtype)
     shape = broadcast_shapes(m.shape, x.shape)
     if shape != tuple(x.shape):

@@ -136,7 +136,7 @@ def narrow_copy(x, dim, start, length):
 
     Same as ``torch.narrow_copy``.
     """
-    narrow(x.detach(), dim, start, length)  # torch's checks and messages
+    narrow(_make(x._data), dim, start, length)  # torch's checks and messages (no graph)
     d = _wrap(dim, x.ndim)
     start = start + x.shape[d] if start < 0 else start
     cut = (slice(None),) * d + (slice(start, start + length),)
