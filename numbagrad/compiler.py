@@ -852,10 +852,8 @@ class TensorProgram:
         with _blas.one_thread(self.blas):
             val = sweep.run_forward(r.tables, r.arity, self.nodes, self.args, self.shapes,
                                     self.iat, self.fat, self.base, self.in_off, self.in_len, x)
-        if self.guards:
-            voff, size = column(self.nodes, "voff"), column(self.nodes, "size")
-            if trace_guards.failing(self.guards, lambda n: val[voff[n]:voff[n] + size[n]]):
-                return None
+        if self.guards and not Program._guards_hold(self, val):
+            return None
         values = []
         for q, (node, shape, dtype) in enumerate(self.outputs):
             if q in self.passthrough:
