@@ -92,15 +92,6 @@ class Arena:
         self.cells[n] = x
         self.n = n + 1
 
-    def extend(self, value):
-        """Append ``value``'s elements (any array, converted to float64 on the way in)."""
-        n = self.n
-        k = value.size
-        if n + k > len(self.buf):
-            self._grow(n + k)
-        self.buf[n:n + k] = value if value.ndim == 1 else value.reshape(-1)
-        self.n = n + k
-
     def _grow(self, need):
         buf = np.empty(max(need, 2 * len(self.buf)))
         buf[:self.n] = self.buf[:self.n]
@@ -202,19 +193,25 @@ class Tape:
             voff = len(val)
             if size == 1:
                 val.append(float(value) if shape == () else float(value.reshape(-1)[0]))
-            elif size:
-                val.extend(value)
+            elif size:  # Arena.extend, inline: this is every array op's path
+                end = voff + size
+                if end > len(val.buf):
+                    val._grow(end)
+                val.buf[voff:end] = value.ravel()
+                val.n = end
         self_args = self.args
         nargs = len(args)
+        shapes = self.shapes
+        niat = len(iat)
         nodes.frombytes(_NODE.pack(code, voff, size, flags, len(self_args) >> 3, nargs,
-                                   len(shape), len(self.shapes), len(self.iat), len(iat),
+                                   len(shape), len(shapes), len(self.iat), niat,
                                    len(self.fat), len(fat), big))
         if shape:
-            self.shapes.extend(shape)
+            shapes.extend(shape)
         if nargs:
             self_args += (_ARGS[nargs].pack(*args) if nargs < 8 else
                           struct.pack(f"{nargs}q", *args))
-        if len(iat):
+        if niat:
             if isinstance(iat, np.ndarray):  # index maps: one C-level copy, not an int loop
                 self.iat.frombytes(np.ascontiguousarray(iat, np.int64).view(np.uint8))
             else:

@@ -118,6 +118,9 @@ MATMUL_SQUEEZE = defop("matmul_squeeze", "SqueezeBackward4", 1, replay="reshape_
                        samples=MATMUL_SAMPLES)
 
 
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
 def _dims_of(x):
     return "x".join(str(s) for s in x.shape)
 
@@ -283,8 +286,13 @@ def weight_t(w):
 
 def matmul(a, b):
     """torch.matmul's dispatch, recording the same primitive ops torch does."""
-    if a.ndim == 2 and b.ndim == 2:  # the common case first
-        return mm(a, b)
+    if isinstance(b, Tensor):
+        da, db = a._data, b._data
+        if da.ndim == 2 and db.ndim == 2:  # the common case first
+            dt = da.dtype
+            if dt is db.dtype and (dt is _F32 or dt is _F64) and da.shape[1] == db.shape[0]:
+                return record(MM, gemm.matmul(da, db), (a, b))  # mm, in fewer steps
+            return mm(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{a.ndim}D and {b.ndim}D")

@@ -69,12 +69,12 @@ def eager_forward(op, *operands):
         order = None if a.flags.c_contiguous else torch_order(a.shape, [a])
         if order is not None:  # computed in the order torch lays the result out
             a = a.transpose(order)
-        y = np.empty(a.shape, a.dtype)
-        _eager_kernel(op)(y.reshape(-1), np.ascontiguousarray(a).reshape(-1), _NO_INTS,
-                          _NO_INTS, _NO_INTS, fat)  # a unary kernel reads no shapes
+        y = np.empty(a.size, a.dtype)
+        _eager_kernel(op)(y, a.ravel(), _NO_INTS, _NO_INTS, _NO_INTS,
+                          fat)  # a unary kernel reads no shapes
         if order is not None:
-            return y.transpose(np.argsort(order))
-        return y if y.ndim else y[()]
+            return y.reshape(a.shape).transpose(np.argsort(order))
+        return y.reshape(a.shape)  # (a 0-d operand took the scalar path above)
     arrays = [np.asarray(v) for v in operands[:op.arity]]
     if any(a.dtype.kind != "f" for a in arrays):
         return torch_layout(op.forward(*operands), arrays)
@@ -98,8 +98,12 @@ def eager_forward(op, *operands):
 def torch_layout(out, operands):
     """``out``, NumPy's elementwise result of ``operands``, in the layout torch gives it
     (see torch_order): NumPy orders the dims of a result of strided operands its own way."""
-    if isinstance(out, np.generic) or out.ndim < 2 or all(
-            not isinstance(a, np.ndarray) or a.flags.c_contiguous for a in operands):
+    if isinstance(out, np.generic) or out.ndim < 2:
+        return out
+    for a in operands:
+        if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+            break
+    else:
         return out  # C-contiguous operands give a C-contiguous result, in both
     order = torch_order(out.shape, [a for a in operands if isinstance(a, np.ndarray)])
     order = order or list(range(out.ndim))
@@ -166,6 +170,7 @@ def _eager_kernel(op, prefix="_fw_"):
 
 _ARRAY, _SCALAR = {}, {}  # op code -> kernel
 _F64 = np.dtype(np.float64)
+_F32 = np.dtype(np.float32)
 _NO_FLOATS = np.empty(0, np.float64)
 
 
@@ -195,8 +200,11 @@ def _bool_unary(name, x):
 def unary(name, x, *fattrs):
     op = BY_NAME[name]
     d = x._data
-    if d.dtype is _F64 and d.shape == ():  # a scalar graph's op
-        return record_0d(op, eager_forward(op, d, *fattrs), x, None, fattrs)
+    dt = d.dtype
+    if dt is _F64 or dt is _F32:  # the common case, in fewer steps
+        if dt is _F64 and d.shape == ():  # a scalar graph's op
+            return record_0d(op, eager_forward(op, d, *fattrs), x, None, fattrs)
+        return record(op, eager_forward(op, d, *fattrs), (x,), (), fattrs)
     dt = x.dtype
     if dt is dtypes.bool_ and name in ("neg", "abs", "sign", "floor", "round"):
         return _bool_unary(name, x)
@@ -218,6 +226,18 @@ def binary(name, a, b):
         elif type(b) is float or type(b) is int:
             op = BY_NAME[name + "_scalar"]
             return record_0d(op, op.forward(da, b), a, None, (float(b),))
+    elif isinstance(b, Tensor):  # two float tensors of one dtype, the common case, in fewer steps
+        db = b._data
+        dt = da.dtype
+        if dt is db.dtype and (dt is _F32 or dt is _F64) and op.rounds_once:
+            try:
+                out = op.forward(da, db)
+            except ValueError:
+                err = shape_error_broadcast(np.shape(da), np.shape(db))
+                if err is None:
+                    raise
+                raise err from None
+            return record(op, torch_layout(out, (da, db)), (a, b))
     if name == "sub" and a.dtype is dtypes.bool_ and isinstance(b, Tensor) and \
             b.dtype is dtypes.bool_:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "

@@ -52,7 +52,7 @@ def record(op, out, inputs, iat=(), fat=()):
 
     if forward_hook is not None:
         return forward_hook(op, out, inputs, iat, fat)
-    if not grad_mode.state.enabled:
+    if not _grad.enabled:
         if _guards.tracing:
             return trace_guards.opaque(_make(out), inputs, f"{op.name} under no_grad")
         return _make(out)
@@ -64,8 +64,9 @@ def record(op, out, inputs, iat=(), fat=()):
         if t._requires_grad:
             needed = True
             # record on the newest tape among the inputs': older ones are bridged into it
-            if t._tape is not None and (tape is None or t._tape.serial > tape.serial):
-                tape = t._tape
+            tt = t._tape
+            if tt is not None and tt is not tape and (tape is None or tt.serial > tape.serial):
+                tape = tt
     if not needed:
         return _make(out)
     if tape is None:
@@ -79,19 +80,20 @@ def record(op, out, inputs, iat=(), fat=()):
         size, shape = 1, ()
     else:
         size, shape = out.size, out.shape
-    big = size >= tape.big
     args = []
+    argflags = 0
     for t in inputs:
-        if t._tape is tape:
+        tt = t._tape
+        if tt is tape:
             a = t._node
-        elif t._tape is None:
+        elif tt is None:
             a = tape.source(t)
         else:
             a = tape.bridge(t)
         args.append(a)
-        if nodes[a * NODE_FIELDS + F_FLAGS] & FLAG_BIG:
-            big = True
-    flags = FLAG_NEEDS_GRAD | (FLAG_BIG if big else 0) | (FLAG_F32 if out.dtype is _F32 else 0)
+        argflags |= nodes[a * NODE_FIELDS + F_FLAGS]
+    flags = FLAG_NEEDS_GRAD | (FLAG_BIG if size >= tape.big or argflags & FLAG_BIG else 0) | \
+        (FLAG_F32 if out.dtype is _F32 else 0)
     if fat and flags & FLAG_F32 and op.elementwise and op.rounds_once:
         # NumPy applies a Python number to a float32 operand rounded to float32 (x * 0.8
         # multiplies by float32(0.8)); recorded so, the replay's float64 formula rounds its
@@ -101,7 +103,7 @@ def record(op, out, inputs, iat=(), fat=()):
     if op.blas_inner is not None and not tape.blas:
         k = op.blas_inner
         tape.blas = k < 0 or size * inputs[k].shape[-1] >= BLAS_THREADS_MIN
-    if anomaly_flags.state.enabled:
+    if _anomaly.enabled:
         anomaly_flags.note(tape, node)
     return _make(out, tape, node)
 
