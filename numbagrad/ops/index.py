@@ -52,6 +52,15 @@ def _basic_op(index):
 
 
 def getitem(x, index):
+    kind = type(index)
+    if kind is int or kind is slice:  # x[i], x[a:b]: the common cases, in fewer steps
+        shape = x._data.shape
+        if shape and (index.step is None if kind is slice else -shape[0] <= index < shape[0]):
+            basic = (index, Ellipsis)  # (the Ellipsis keeps x[i] of a 1-d x a view)
+            row = x._data.size // shape[0] if shape[0] else 0
+            start = index % shape[0] if kind is int else index.indices(shape[0])[0]
+            return as_view(SELECT if kind is int else SLICE, x, lambda a: a[basic],
+                           offset=lambda _: start * row)
     rows = _rows_in_range(x, index)
     if rows is not None:  # the common x[int tensor]: NumPy reads it as torch does
         data = x._array()

@@ -216,17 +216,18 @@ def unary(name, x, *fattrs):
 
 def binary(name, a, b):
     """``a`` is a Tensor; ``b`` a Tensor or a Python number."""
-    op = BY_NAME[name]
     da = a._data
-    if da.dtype is _F64 and da.shape == () and name in _WITH_SCALAR:  # a scalar graph's op
-        if type(b) is Tensor:
-            db = b._data
-            if db.dtype is _F64 and db.shape == ():
-                return record_0d(op, op.forward(da, db), a, b)
-        elif type(b) is float or type(b) is int:
-            op = BY_NAME[name + "_scalar"]
-            return record_0d(op, op.forward(da, b), a, None, (float(b),))
-    elif isinstance(b, Tensor):  # two float tensors of one dtype, the common case, in fewer steps
+    if type(da) is _F64_SCALAR or (da.dtype is _F64 and da.shape == ()):
+        ops = _SCALAR_GRAPH_OPS.get(name)
+        if ops is not None:  # a scalar graph's op
+            if type(b) is Tensor:
+                db = b._data
+                if type(db) is _F64_SCALAR or (db.dtype is _F64 and db.shape == ()):
+                    return record_0d(ops[0], ops[0].forward(da, db), a, b)
+            elif type(b) is float or type(b) is int:
+                return record_0d(ops[1], ops[1].forward(da, b), a, None, (float(b),))
+    op = BY_NAME[name]
+    if isinstance(b, Tensor):  # two float tensors of one dtype, the common case, in fewer steps
         db = b._data
         dt = da.dtype
         if dt is db.dtype and (dt is _F32 or dt is _F64) and op.rounds_once:
@@ -271,6 +272,9 @@ def binary(name, a, b):
 
 
 _WITH_SCALAR = {"add", "sub", "mul", "div"}
+# name -> (op on two tensors, op on a tensor and a Python number)
+_SCALAR_GRAPH_OPS = {name: (BY_NAME[name], BY_NAME[name + "_scalar"]) for name in _WITH_SCALAR}
+_F64_SCALAR = np.float64
 
 
 def _promoted(name, dt, a, b):
@@ -297,11 +301,13 @@ def rbinary(name, a, b):
 
 
 def pow_scalar(x, e):
-    if not x.dtype.is_floating_point and type(e) is int and e < 0:  # torch's type, not NumPy's
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if not x.dtype.is_floating_point and isinstance(e, float):
-        x = to_dtype(x, dtypes.get_default_dtype())
     d = x._data
+    if d.dtype.kind != "f" and not x.dtype.is_floating_point:
+        if type(e) is int and e < 0:  # torch's type, not NumPy's
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if isinstance(e, float):
+            x = to_dtype(x, dtypes.get_default_dtype())
+            d = x._data
     # the kernel's pw squares for 2: NumPy's product is the same bits, without a kernel call
     if isinstance(e, (int, float)) and e == 2 and d.dtype.kind == "f":
         return record(BY_NAME["pow_scalar"], torch_layout(d * d, (d,)), (x,), (), (2.0,))
