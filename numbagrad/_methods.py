@@ -85,9 +85,17 @@ Tensor.__invert__ = lambda self: _make(np.asarray(np.logical_not(self._data)
 
 # ---- arithmetic -------------------------------------------------------------------------------
 def _binop(name):
+    # a scalar graph's op is tried first: it takes the fewest steps there is
+    on_tensor, on_number = pointwise.SCALAR_GRAPH_ARITHMETIC[name]
+
     def op(self, other):
         if isinstance(other, Tensor):
-            return pointwise.binary(name, self, other)
+            out = on_tensor(self, other)
+            return pointwise.binary(name, self, other) if out is None else out
+        kind = type(other)
+        if kind is float or kind is int:
+            out = on_number(self, float(other))
+            return pointwise.binary(name, self, other) if out is None else out
         if isinstance(other, (int, float, bool, np.number, np.bool_)):
             return pointwise.binary(name, self, other)
         if isinstance(other, np.ndarray):

@@ -122,7 +122,7 @@ class Tape:
                  "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
                  "live", "serial", "bridges", "hooks", "functions", "names", "sites", "transposes",
                  "big", "pinned", "traced_casts", "guards", "sweeps", "node_objects",
-                 "node_metadata", "node_post_hooks", "output_of", "blas", "__weakref__")
+                 "node_metadata", "node_post_hooks", "output_of", "blas", "has_big", "__weakref__")
 
     def __init__(self):
         self.nodes = array("q")
@@ -156,6 +156,7 @@ class Tape:
         # Nodes of at least this many elements keep their own array (see BIG). A tape traced
         # for compiled replay sets it out of reach: replay keeps every value in the arena.
         self.big = BIG
+        self.has_big = False  # a node has FLAG_BIG (until then no operand's flag is read)
         # pinned: current_tape() keeps handing out this tape (a trace in progress)
         self.pinned = False
         # during a compile trace: the constants cast to another dtype on their way into the
@@ -187,6 +188,7 @@ class Tape:
             voff = -1
             big = len(self.big_val)
             self.big_val.append(value)
+            self.has_big = True
         else:
             big = -1
             val = self.val
@@ -225,10 +227,10 @@ class Tape:
         or -1 for a unary op), with float attributes ``fat``: a scalar graph's node, in
         fewer steps. A result of a big operand stays big (push() keeps its value)."""
         nodes = self.nodes
-        args = (a,) if b < 0 else (a, b)
-        if self.big <= 1 or nodes[a * NODE_FIELDS + F_FLAGS] & FLAG_BIG or \
-                (b >= 0 and nodes[b * NODE_FIELDS + F_FLAGS] & FLAG_BIG):
-            return self.push(code, value, 1, (), args, (), fat, FLAG_NEEDS_GRAD | FLAG_BIG)
+        if self.big <= 1 or self.has_big and (nodes[a * NODE_FIELDS + F_FLAGS] & FLAG_BIG or (
+                b >= 0 and nodes[b * NODE_FIELDS + F_FLAGS] & FLAG_BIG)):
+            return self.push(code, value, 1, (), (a,) if b < 0 else (a, b), (), fat,
+                             FLAG_NEEDS_GRAD | FLAG_BIG)
         node = len(nodes) // NODE_FIELDS
         val = self.val
         voff = val.n
@@ -238,9 +240,9 @@ class Tape:
         val.n = voff + 1
         self_args = self.args
         nodes.frombytes(_NODE.pack(code, voff, 1, FLAG_NEEDS_GRAD, len(self_args) >> 3,
-                                   len(args), 0, len(self.shapes), len(self.iat), 0,
+                                   1 if b < 0 else 2, 0, len(self.shapes), len(self.iat), 0,
                                    len(self.fat), len(fat), -1))
-        self_args += _ARGS[len(args)].pack(*args)
+        self_args += _ARGS[1].pack(a) if b < 0 else _ARGS[2].pack(a, b)
         if fat:
             self.fat.extend(fat)
         return node

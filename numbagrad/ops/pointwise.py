@@ -275,6 +275,12 @@ _WITH_SCALAR = {"add", "sub", "mul", "div"}
 # name -> (op on two tensors, op on a tensor and a Python number)
 _SCALAR_GRAPH_OPS = {name: (BY_NAME[name], BY_NAME[name + "_scalar"]) for name in _WITH_SCALAR}
 _F64_SCALAR = np.float64
+# name -> (f(a, b) on two tensors, g(a, number)): the arithmetic operators' scalar graph
+# recorders (record.scalar_graph_op), for Tensor's operators to try first
+SCALAR_GRAPH_ARITHMETIC = {
+    name: (record_module.scalar_graph_op(ops[0], ops[0].forward)[0],
+           record_module.scalar_graph_op(ops[1], ops[1].forward)[1])
+    for name, ops in _SCALAR_GRAPH_OPS.items()}
 
 
 def _promoted(name, dt, a, b):
@@ -455,8 +461,18 @@ def softplus(x, beta=1.0, threshold=20.0):
 
 
 def _unary_fn(name):
+    op = BY_NAME[name]
+    if op.rounds_once:
+        forward = op.forward
+    else:
+        def forward(x):  # the replay's scalar kernel (eager_forward's 0-d case)
+            kernel = _SCALAR.get(op.code) or _eager_kernel(op, "_sc_")
+            return _F64_SCALAR(kernel(float(x), 0.0, 0.0))
+    scalar_graph = record_module.scalar_graph_op(op, forward)[1]
+
     def fn(x):
-        return unary(name, x)
+        out = scalar_graph(x)
+        return unary(name, x) if out is None else out
     fn.__name__ = name
     # (silu is a method here; torch has it in nn.functional only)
     fn.__doc__ = BY_NAME[name].docstring("torch.nn.functional.silu" if name == "silu" else None)

@@ -136,6 +136,36 @@ def record_0d(op, out, a, b, fat=()):
     return record(op, out, (a,) if b is None else (a, b), (), fat)
 
 
+def scalar_graph_op(op, forward):
+    """``f(a, b)`` and ``g(a, *fat)``: ``op`` on the values of one scalar graph (NumPy float64
+    scalars on one tape, nothing watching: record_0d's common case), its value computed by
+    ``forward`` and recorded in the fewest steps a scalar graph's op can take; ``f`` on two
+    tensors, ``g`` on one and its float attributes. Both return None for any other operands,
+    which the op's general path takes."""
+    code = op.code
+
+    def two(a, b):
+        x, y, tape = a._data, b._data, a._tape
+        if type(x) is _F64_SCALAR and type(y) is _F64_SCALAR and tape is not None and \
+                b._tape is tape and not tape.sweeps and forward_hook is None and \
+                _grad.enabled and not _anomaly.enabled:
+            out = forward(x, y)
+            return _make(out, tape, tape.push_0d(code, out, a._node, b._node, ()))
+        return None
+
+    def one(a, *fat):
+        x, tape = a._data, a._tape
+        if type(x) is _F64_SCALAR and tape is not None and not tape.sweeps and \
+                forward_hook is None and _grad.enabled and not _anomaly.enabled:
+            out = forward(x, *fat)
+            return _make(out, tape, tape.push_0d(code, out, a._node, -1, fat))
+        return None
+    return two, one
+
+
+_F64_SCALAR = np.float64  # (a 0-d op result's type; views and leaves hold 0-d arrays)
+
+
 def c_strides(shape):
     st, acc = [], 1
     for s in reversed(shape):
