@@ -102,7 +102,7 @@ def record(op, out, inputs, iat=(), fat=()):
     node = tape.push(op.code, out, size, shape, args, iat, fat, flags)
     if op.blas_inner is not None and not tape.blas:
         k = op.blas_inner
-        tape.blas = k < 0 or size * inputs[k].shape[-1] >= BLAS_THREADS_MIN
+        tape.blas = k < 0 or size * inputs[k]._data.shape[-1] >= BLAS_THREADS_MIN
     if _anomaly.enabled:
         anomaly_flags.note(tape, node)
     return _make(out, tape, node)
