@@ -1,6 +1,8 @@
 """The eager recording shortcuts give what the general path gives: scalar (0-d float64) ops in
 every situation the shortcut hands back (leaves, constants, views, a big operand, other tapes,
-no_grad, anomaly mode), a basic index's offset read from the index, x ** 2 as a product."""
+no_grad, anomaly mode), a basic index's offset read from the index, x ** 2 as a product; the
+operators' scalar graph recorders and x[i] / x[a:b] record node for node what the general
+functions and index resolution record."""
 
 import random
 
@@ -8,10 +10,10 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
-from numbagrad.core.tape import BIG
+from numbagrad.core.tape import BIG, fresh_tape
 from numbagrad.ops.index import _basic_offset
 from numbagrad.ops.index_rules import resolve
-from numbagrad.ops.pointwise import eager_forward
+from numbagrad.ops.pointwise import eager_forward, unary
 from numbagrad.ops.record import _address
 from numbagrad.ops.registry import BY_NAME
 
@@ -116,3 +118,60 @@ def test_square_is_the_kernels_value(dtype):
     assert ours.dtype == kernel.dtype == dtype
     assert np.array_equal(ours.view(np.uint8), np.asarray(kernel).view(np.uint8))
     assert np.array_equal(ours, (torch.tensor(x) ** 2).numpy())
+
+
+def _records(y):
+    """The tape of ``y``'s graph: node records, arguments, shapes, attributes and values."""
+    tape = y._tape
+    return (tape.records().tolist(), bytes(tape.args), list(tape.shapes), list(tape.iat),
+            list(tape.fat), tape.val.array().tolist())
+
+
+def _scalar_graph(shortcut):
+    """The same scalar graph through the operators' recorders (``shortcut``) or through the
+    general functions (ng.mul etc., which take record_0d's path), on a tape of its own."""
+    fresh_tape()
+    a = ng.tensor(0.3, dtype=ng.float64, requires_grad=True) * 1.0
+    b = ng.tensor(-1.2, dtype=ng.float64, requires_grad=True) * 1.0
+    if shortcut:
+        return ng.tanh(a * b + a) - ng.sin(b) / 2.0 * (b - 0.25)
+    p = ng.add(ng.mul(a, b), a)
+    return ng.sub(unary("tanh", p), ng.mul(ng.div(unary("sin", b), 2.0), ng.sub(b, 0.25)))
+
+
+def test_scalar_graph_recorders_record_what_the_general_path_records():
+    fast, general = _scalar_graph(True), _scalar_graph(False)
+    assert fast._data == general._data
+    assert _records(fast) == _records(general)
+
+
+def test_basic_index_shortcut_records_what_resolve_records():
+    """x[i] and x[a:b] (the shortcut) against x[(i,)] and x[(slice,)] (resolve's path)."""
+    data = np.arange(24.0).reshape(4, 6)
+    for index in (0, 3, -1, -4, slice(1, 3), slice(None), slice(-3, None), slice(2, 2),
+                  slice(None, -1)):
+        graphs = []
+        for key in (index, (index,)):
+            fresh_tape()
+            x = ng.tensor(data, requires_grad=True)
+            y = x[key] * 2.0
+            graphs.append((_records(y), y._data.tolist(), type(y.grad_fn).__name__))
+        assert graphs[0] == graphs[1], index
+
+
+def test_sum_and_product_shortcuts_match_torch():
+    rng = np.random.default_rng(3)
+    for dtype in ("float32", "float64"):
+        a, b = rng.standard_normal((3, 5)).astype(dtype), rng.standard_normal((5, 4)).astype(dtype)
+        got = []
+        for lib in (ng, torch):
+            x, w = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+            y = (x @ w).sum() + x[1:].sum() * 0.5
+            y.backward()
+            got.append((y.item(), x.grad.numpy().copy(), w.grad.numpy().copy(),
+                        type(y.grad_fn).__name__))
+        tol = 1e-6 if dtype == "float32" else 1e-13
+        np.testing.assert_allclose(got[0][0], got[1][0], rtol=tol)
+        np.testing.assert_allclose(got[0][1], got[1][1], rtol=tol)
+        np.testing.assert_allclose(got[0][2], got[1][2], rtol=tol)
+        assert got[0][3] == got[1][3]
