@@ -12,7 +12,8 @@ import numpy as np
 
 from . import dtypes
 from .autograd.function import Function
-from .ops.math_api import _promote, erfc, exp2, logit, round, xlogy  # noqa: A004
+from .ops.math_api import _promote, erfc, exp2, logit, xlogy
+from .ops.math_api import round as _round
 from .ops.pointwise import erf, exp, expm1, log, log1p, sigmoid
 from .ops.reduce import log_softmax, logsumexp, softmax
 from .ops.special_api import (
@@ -20,7 +21,6 @@ from .ops.special_api import (
     entr,
     erfcx,
     erfinv,
-    i0,
     i0e,
     i1,
     i1e,
@@ -29,11 +29,12 @@ from .ops.special_api import (
     log_ndtr,
     ndtri,
     polygamma,
-    sinc,
     wrapped_number,
     xlog1py,
 )
 from .ops.special_api import mvlgamma as multigammaln
+from .ops.special_api import special_i0 as i0
+from .ops.special_api import special_sinc as sinc
 from .tensor import Tensor, _make
 
 __all__ = [
@@ -53,6 +54,15 @@ expit = sigmoid
 gammaln = lgamma
 psi = digamma
 _SQRT1_2 = 0.7071067811865476
+
+
+def round(input, *, decimals=0):  # noqa: A001,A002 - torch's names
+    """Element-wise rounding to ``decimals`` places, halves to even (torch.round's decimals
+    overload even at 0: RoundBackward1).
+
+    Same as ``torch.special.round``.
+    """
+    return _round(input, decimals=decimals)
 
 
 def ndtr(input):  # noqa: A002 - torch's keyword
@@ -146,9 +156,8 @@ def zeta(input, other):  # noqa: A002
 
     Same as ``torch.special.zeta``.
     """
-    a, b = wrapped_number(input), wrapped_number(other)
-    if not (isinstance(a, Tensor) and isinstance(b, Tensor)) or \
-            not (isinstance(input, Tensor) or isinstance(other, Tensor)):
+    a, b = wrapped_number(input, other), wrapped_number(other, input)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
         raise invalid_pair("special_zeta", input, other)
     return _named(SpecialZeta.apply(a, b), "SpecialZetaBackward0")
 
@@ -179,16 +188,16 @@ def gammaincc(input, other):  # noqa: A002
 
 
 # ---- values without a derivative (torch's have no grad_fn) ----------------------------------
-def _no_grad_unary(fname, scipy_name, doc):
+def _no_grad_unary(fname, scipy_name, doc, arg="input"):
     def fn(input):  # noqa: A002
-        _need_tensor(f"special_{fname}", input)
+        _need_tensor(f"special_{fname}", input, arg)
         return _scipy_values(scipy_name, _float_dtype(input), input)
     fn.__name__ = fname
     fn.__doc__ = f"{doc} No derivative, as in torch.\n\nSame as ``torch.special.{fname}``."
     return fn
 
 
-airy_ai = _no_grad_unary("airy_ai", "airy", "Airy function Ai.")
+airy_ai = _no_grad_unary("airy_ai", "airy", "Airy function Ai.", "x")
 bessel_j0 = _no_grad_unary("bessel_j0", "j0", "Bessel function of the first kind, order 0.")
 bessel_j1 = _no_grad_unary("bessel_j1", "j1", "Bessel function of the first kind, order 1.")
 bessel_y0 = _no_grad_unary("bessel_y0", "y0", "Bessel function of the second kind, order 0.")
@@ -202,9 +211,9 @@ modified_bessel_k0 = _no_grad_unary("modified_bessel_k0", "k0",
 modified_bessel_k1 = _no_grad_unary("modified_bessel_k1", "k1",
                                     "Modified Bessel function of the second kind, order 1.")
 scaled_modified_bessel_k0 = _no_grad_unary("scaled_modified_bessel_k0", "k0e",
-                                           "``exp(x) * modified_bessel_k0(x)``.")
+                                           "``exp(x) * modified_bessel_k0(x)``.", "x")
 scaled_modified_bessel_k1 = _no_grad_unary("scaled_modified_bessel_k1", "k1e",
-                                           "``exp(x) * modified_bessel_k1(x)``.")
+                                           "``exp(x) * modified_bessel_k1(x)``.", "x")
 
 
 def spherical_bessel_j0(input):  # noqa: A002
@@ -213,7 +222,7 @@ def spherical_bessel_j0(input):  # noqa: A002
 
     Same as ``torch.special.spherical_bessel_j0``.
     """
-    _need_tensor("special_spherical_bessel_j0", input)
+    _need_tensor("special_spherical_bessel_j0", input, "x")
     x = np.asarray(input._data, np.float64)
     with np.errstate(all="ignore"):
         out = np.where(x == 0, 1.0, np.where(np.isinf(x), 0.0, np.sin(x) / x))
@@ -226,9 +235,8 @@ def _polynomial(fname, first, step, shifted=False):
     P_{k+1} from P_{k-1} = p and P_k = q; s is x, or 2x - 1 for the shifted families.
     Degree n < 0 gives 0, as in torch."""
     def fn(input, n):  # noqa: A002
-        x, m = wrapped_number(input), wrapped_number(n)
-        if not (isinstance(x, Tensor) and isinstance(m, Tensor)) or \
-                not (isinstance(input, Tensor) or isinstance(n, Tensor)):
+        x, m = wrapped_number(input, n), wrapped_number(n, input)
+        if not (isinstance(x, Tensor) and isinstance(m, Tensor)):
             raise invalid_pair(f"special_{fname}", input, n, ("x", "x", "n"))
         dt = _float_dtype(x, m)
         xv = np.asarray(x._data, np.float64)

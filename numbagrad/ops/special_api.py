@@ -6,10 +6,9 @@ import operator
 
 import numpy as np
 
-from .. import dtypes
 from ..tensor import Tensor, _make
 from . import special_ops
-from .math_api import binary_op
+from .math_api import _promote, binary_op
 from .pointwise import unary
 from .registry import FORMULA_FUNCTIONS
 
@@ -89,6 +88,9 @@ def _special_unary(name, fname, doc, prefix="special_"):
 
 i0 = _special_unary("i0", "i0", "Modified Bessel function of the first kind of order 0.", "")
 sinc = _special_unary("sinc", "sinc", "Normalized sinc, ``sin(pi x) / (pi x)``, 1 at 0.", "")
+# torch.special's i0 and sinc: the same ops, their errors named special_i0, special_sinc
+special_i0 = _special_unary("i0", "i0", "Modified Bessel function of the first kind of order 0.")
+special_sinc = _special_unary("sinc", "sinc", "Normalized sinc, ``sin(pi x) / (pi x)``, 1 at 0.")
 i0e = _special_unary("special_i0e", "i0e", "Exponentially scaled i0: ``exp(-|x|) i0(x)``.")
 i1 = _special_unary("special_i1", "i1",
                     "Modified Bessel function of the first kind of order 1.")
@@ -103,13 +105,14 @@ entr = _special_unary("special_entr", "entr",
                       "Element-wise entropy ``-x log(x)``: 0 at 0, -inf below.")
 
 
-def wrapped_number(value):
-    """A Python number operand as torch wraps it: a 0-d tensor that never promotes a float
-    tensor (the default dtype for a float, int64 for an int); anything else unchanged."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+def wrapped_number(value, other):
+    """A Python number operand beside Tensor ``other`` as torch wraps it: a 0-d tensor in the
+    two operands' promoted dtype (the number never promotes a float tensor; its value is cast
+    once, from double); anything else unchanged."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or \
+            not isinstance(other, Tensor):
         return value
-    dt = dtypes.get_default_dtype() if isinstance(value, (float, np.floating)) else dtypes.int64
-    return _make(np.asarray(value, dt.np)[()])
+    return _make(np.asarray(value, _promote(other, value).np)[()])
 
 
 def invalid_pair(fname, a, b, names=("input", "self", "other")):
@@ -129,9 +132,8 @@ def xlog1py(input, other):  # noqa: A002
 
     Same as ``torch.special.xlog1py``.
     """
-    a, b = wrapped_number(input), wrapped_number(other)
-    if not (isinstance(a, Tensor) and isinstance(b, Tensor)) or \
-            not (isinstance(input, Tensor) or isinstance(other, Tensor)):
+    a, b = wrapped_number(input, other), wrapped_number(other, input)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
         raise invalid_pair("special_xlog1py", input, other)
     return binary_op("special_xlog1py", a, b, "xlog1py")
 
