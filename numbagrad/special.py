@@ -12,8 +12,9 @@ import numpy as np
 
 from . import dtypes
 from .autograd.function import Function
-from .ops.math_api import _promote, erfc, exp2, logit, xlogy
+from .ops.math_api import _promote, erfc, exp2, logit
 from .ops.math_api import round as _round
+from .ops.math_api import xlogy as _xlogy
 from .ops.pointwise import erf, exp, expm1, log, log1p, sigmoid
 from .ops.reduce import log_softmax, logsumexp, softmax
 from .ops.special_api import (
@@ -50,10 +51,51 @@ __all__ = [
     "shifted_chebyshev_polynomial_w", "sinc", "softmax", "spherical_bessel_j0", "xlog1py",
     "xlogy", "zeta"]
 
-expit = sigmoid
-gammaln = lgamma
-psi = digamma
 _SQRT1_2 = 0.7071067811865476
+
+
+def _need_tensor(fname, x, arg="input", pos=1):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def _alias(fn, fname, pos=1):
+    """numbagrad's ``fn`` under torch.special's name ``fname``: its Tensor argument (at
+    ``pos``, or torch's keyword ``input``) checked first, the error naming special_<fname>
+    as torch's does."""
+    def alias(*args, **kwargs):
+        if "input" in kwargs:
+            args = (*args[:pos - 1], kwargs.pop("input"), *args[pos - 1:])
+        _need_tensor(f"special_{fname}", args[pos - 1] if len(args) >= pos else None,
+                     "input", pos)
+        return fn(*args, **kwargs)
+    alias.__name__ = alias.__qualname__ = fname
+    summary = (fn.__doc__ or "").strip().split("\n\n")[0]
+    alias.__doc__ = f"{summary}\n\nSame as ``torch.special.{fname}``."
+    return alias
+
+
+expit = _alias(sigmoid, "expit")
+erf, erfc, erfinv = _alias(erf, "erf"), _alias(erfc, "erfc"), _alias(erfinv, "erfinv")
+exp2, expm1, log1p = _alias(exp2, "exp2"), _alias(expm1, "expm1"), _alias(log1p, "log1p")
+logit = _alias(logit, "logit")
+gammaln, digamma, psi = _alias(lgamma, "gammaln"), _alias(digamma, "digamma"), \
+    _alias(digamma, "psi")
+polygamma = _alias(polygamma, "polygamma", 2)
+multigammaln = _alias(multigammaln, "multigammaln")
+softmax, log_softmax = _alias(softmax, "softmax"), _alias(log_softmax, "log_softmax")
+logsumexp = _alias(logsumexp, "logsumexp")
+
+
+def xlogy(input, other):  # noqa: A002
+    """Element-wise ``input * log(other)``, 0 where ``input`` is 0.
+
+    Same as ``torch.special.xlogy``.
+    """
+    if not (isinstance(input, Tensor) or isinstance(other, Tensor)):
+        raise invalid_pair("special_xlogy", input, other)
+    return _xlogy(input, other)
 
 
 def round(input, *, decimals=0):  # noqa: A001,A002 - torch's names
@@ -62,6 +104,7 @@ def round(input, *, decimals=0):  # noqa: A001,A002 - torch's names
 
     Same as ``torch.special.round``.
     """
+    _need_tensor("special_round", input)
     return _round(input, decimals=decimals)
 
 
@@ -74,12 +117,6 @@ def ndtr(input):  # noqa: A002 - torch's keyword
     if not input.dtype.is_floating_point:
         input = input.to(dtypes.get_default_dtype())
     return (1 + erf(input * _SQRT1_2)) * 0.5
-
-
-def _need_tensor(fname, x, arg="input", pos=1):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
 
 
 def _float_dtype(*tensors):

@@ -338,23 +338,46 @@ def _outcome(fn, lib):
     return "ok", str(out.dtype).replace("numbagrad", "torch")
 
 
-OWN = ["i0", "sinc", "i0e", "i1", "i1e", "erfcx", "ndtri", "log_ndtr", "entr", "ndtr",
+ALIASES = ["expit", "erf", "erfc", "erfinv", "exp2", "expm1", "log1p", "logit", "gammaln",
+           "digamma", "psi", "round", "multigammaln", "softmax", "log_softmax", "logsumexp"]
+OWN = [*ALIASES, "i0", "sinc", "i0e", "i1", "i1e", "erfcx", "ndtri", "log_ndtr", "entr", "ndtr",
        *sorted(NO_GRAD)]
 ERRORS = (
     [pytest.param(lambda lib, n=n: getattr(lib.special, n)([1.0]), id=f"{n}-list")
      for n in OWN] +
     [pytest.param(lambda lib, n=n: getattr(lib.special, n)(2.0, 3.0), id=f"{n}-numbers")
-     for n in ("xlog1py", "zeta", "gammainc", "chebyshev_polynomial_t")] +
+     for n in ("xlog1py", "xlogy", "zeta", "gammainc", "chebyshev_polynomial_t")] +
     [pytest.param(lambda lib, n=n: getattr(lib.special, n)(lib.tensor([1, 2]),
                                                           lib.tensor([1, 2])), id=f"{n}-ints")
      for n in ("gammainc", "gammaincc", "zeta", "xlog1py")] +
     [pytest.param(lambda lib: lib.special.polygamma(-1, lib.tensor([1.0])), id="polygamma-neg"),
+     pytest.param(lambda lib: lib.special.polygamma(1, [1.0]), id="polygamma-list"),
+     pytest.param(lambda lib: lib.special.xlogy([1.0], [2.0]), id="xlogy-lists"),
      pytest.param(lambda lib: lib.special.multigammaln(lib.tensor([3.0]), 0), id="mvlgamma-0"),
      pytest.param(lambda lib: lib.special.i0e(lib.tensor([1, 2])), id="i0e-ints"),
      pytest.param(lambda lib: lib.special.bessel_j0(lib.tensor([1, 2])), id="j0-ints"),
      pytest.param(lambda lib: lib.special.xlog1py(lib.tensor([1.0, 2.0]),
                                                   lib.tensor([1.0, 2.0, 3.0])),
                   id="xlog1py-shapes")])
+
+
+ALIAS_CALLS = {"logit": (0.3,), "multigammaln": (2,), "softmax": (0,), "log_softmax": (0,),
+               "logsumexp": (0,)}
+
+
+@pytest.mark.parametrize("name", ALIASES)
+def test_aliases_take_torch_s_input_keyword(name):
+    x = np.array([0.3, 0.6])
+    extra = ALIAS_CALLS.get(name, ())
+    for lib in (ng, torch):
+        by_keyword = getattr(lib.special, name)(*extra, input=lib.tensor(x)) if not extra \
+            else getattr(lib.special, name)(input=lib.tensor(x), **_keywords(name, extra))
+        np.testing.assert_allclose(by_keyword.numpy(),
+                                   getattr(lib.special, name)(lib.tensor(x), *extra).numpy())
+
+
+def _keywords(name, extra):
+    return {"logit": {"eps": extra[0]}, "multigammaln": {"p": extra[0]}}.get(name, {"dim": extra[0]})
 
 
 @pytest.mark.parametrize("fn", ERRORS)
