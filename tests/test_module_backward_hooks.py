@@ -114,6 +114,15 @@ def inplace_on_the_output(lib, log):
     y.add_(1)
 
 
+def inplace_under_no_grad_fails_the_backward(lib, log):
+    m = _linear(lib)
+    m.register_full_backward_hook(_recorder(log, "m")[0])
+    y = m(lib.tensor(X, requires_grad=True))
+    with lib.no_grad():
+        y.mul_(2)
+    y.sum().backward()
+
+
 def inplace_on_an_input_inside_forward(lib, log):
     class AddOneInPlace(lib.nn.Module):
         def forward(self, x):
@@ -219,6 +228,7 @@ def second_derivative_through_a_hook(lib, log):
 SCENARIOS = [linear_with_both_hooks, input_without_grad, hook_replaces_grad_input,
              pre_hook_replaces_grad_output, no_input_grad_hook_returns_a_value,
              no_input_grad_hook_returns_nones, inplace_on_the_output,
+             inplace_under_no_grad_fails_the_backward,
              inplace_on_an_input_inside_forward, hook_returns_too_many,
              pre_hook_returns_too_many, several_inputs_and_outputs,
              nested_modules_and_handles, called_twice_in_one_graph, with_forward_hooks,

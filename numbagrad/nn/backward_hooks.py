@@ -22,22 +22,31 @@ _NO_INPUT_GRAD = ("Full backward hook is firing when gradients are computed with
                   "register_full_backward_hook for more details.")
 
 
+_FORBIDDEN = ("This view was created inside a custom Function (or because an input was "
+              "returned as-is) and the autograd logic to handle view+inplace would override "
+              "the custom backward associated with the custom Function, leading to incorrect "
+              "gradients. This behavior is forbidden. You can fix this by cloning the output "
+              "of the custom Function.")
+
+
 class _InplaceForbidden(list):
     """The version counter of an identity Function's output: torch forbids modifying it in
-    place (the custom backward would be bypassed), so a bump raises torch's error."""
+    place (the custom backward would be bypassed), so a bump under grad mode raises torch's
+    error; one under no_grad (or through a detached alias) fails the backward instead."""
 
-    __slots__ = ("index",)
+    __slots__ = ("index", "version")
 
     def __setitem__(self, key, value):
         if grad_mode.state.enabled:
-            raise RuntimeError(
-                f"Output {self.index} of BackwardHookFunction is a view and is being modified "
-                "inplace. This view was created inside a custom Function (or because an input "
-                "was returned as-is) and the autograd logic to handle view+inplace would "
-                "override the custom backward associated with the custom Function, leading to "
-                "incorrect gradients. This behavior is forbidden. You can fix this by cloning "
-                "the output of the custom Function.")
+            raise RuntimeError(f"Output {self.index} of BackwardHookFunction is a view and is "
+                               f"being modified inplace. {_FORBIDDEN}")
         super().__setitem__(key, value)
+
+    def check(self):
+        if self[0] != self.version:
+            raise RuntimeError(f"Output {self.index} of BackwardHookFunction is a view and its "
+                               "base or another view of its base has been modified inplace. "
+                               + _FORBIDDEN)
 
 
 class BackwardHookFunction(Function):
@@ -56,19 +65,21 @@ class BackwardHookFunction(Function):
 
 
 def _through_identity(values, on_grad):
-    """``values`` (a tuple) with its Tensors passed through one BackwardHookFunction, and the
-    positions of those Tensors; unchanged (positions None) when none requires grad."""
+    """``values`` (a tuple) with its Tensors passed through one BackwardHookFunction, the
+    positions of those Tensors and their version counters; unchanged (positions None) when
+    none requires grad."""
     index = [i for i, v in enumerate(values) if isinstance(v, Tensor)]
     if not (grad_mode.state.enabled and any(values[i].requires_grad for i in index)):
-        return values, None
+        return values, None, ()
     outs = BackwardHookFunction.apply(on_grad, *[values[i] for i in index])
-    new = list(values)
+    new, counters = list(values), []
     for k, (i, t) in enumerate(zip(index, outs)):
         counter = _InplaceForbidden(t._vc)
-        counter.index = k
+        counter.index, counter.version = k, t._vc[0]
         t._vc = counter
         new[i] = t
-    return tuple(new), index
+        counters.append(counter)
+    return tuple(new), index, counters
 
 
 class BackwardHook:
@@ -82,6 +93,7 @@ class BackwardHook:
         self.n_outputs = 0
         self.output_index = None
         self.grad_outputs = None
+        self.input_counters = self.output_counters = ()
 
     @staticmethod
     def _pack(index, grads, n):
@@ -92,17 +104,21 @@ class BackwardHook:
 
     def setup_inputs(self, args):
         self.n_inputs = len(args)
-        args, self.input_index = _through_identity(args, self._on_input_grad)
+        args, self.input_index, self.input_counters = _through_identity(args,
+                                                                         self._on_input_grad)
         return args
 
     def setup_outputs(self, result):
         is_tuple = isinstance(result, tuple)
         values = result if is_tuple else (result,)
         self.n_outputs = len(values)
-        values, self.output_index = _through_identity(values, self._on_output_grad)
+        values, self.output_index, self.output_counters = _through_identity(
+            values, self._on_output_grad)
         return values if is_tuple else values[0]
 
     def _on_output_grad(self, grads):
+        for counter in self.output_counters:
+            counter.check()
         self.grad_outputs = self._pack(self.output_index, grads, self.n_outputs)
         for hook in self.pre_hooks:
             new = hook(self.module, self.grad_outputs)
@@ -128,6 +144,8 @@ class BackwardHook:
         return tuple(passed[i] for i in self.output_index)
 
     def _on_input_grad(self, grads):
+        for counter in self.input_counters:
+            counter.check()
         if self.grad_outputs is None:  # the outputs' node did not run
             return grads
         res = self._pack(self.input_index, grads, self.n_inputs)
