@@ -383,3 +383,26 @@ def _keywords(name, extra):
 @pytest.mark.parametrize("fn", ERRORS)
 def test_errors_and_dtypes_as_torch(fn):
     assert _outcome(fn, ng) == _outcome(fn, torch)
+
+
+@pytest.mark.parametrize("form", ["function", "method", "inplace", "inplace_function"])
+@pytest.mark.parametrize("name", ["i0", "sinc"])
+def test_i0_and_sinc_in_torch_s_namespace_and_as_methods(name, form):
+    x = np.array([0.5, -1.0, 0.0, 2.5])
+    results = []
+    for lib in (ng, torch):
+        leaf = lib.tensor(x, requires_grad=True)
+        y = leaf * 1.0
+        if form == "function":
+            y = getattr(lib, name)(y)
+        elif form == "method":
+            y = getattr(y, name)()
+        elif form == "inplace":
+            getattr(y, name + "_")()
+        else:
+            getattr(lib, name + "_")(y)
+        y.backward(lib.tensor(x + 1.0))
+        results.append((y.detach().numpy(), leaf.grad.numpy(), y.grad_fn.name()))
+    np.testing.assert_allclose(results[0][0], results[1][0], **F64)
+    np.testing.assert_allclose(results[0][1], results[1][1], **F64)
+    assert results[0][2] == results[1][2]
