@@ -17,6 +17,7 @@ from .ops import (
     shape_gather,
     shape_inplace,
     shape_scatter,
+    special_api,
 )
 from .tensor import Tensor
 
@@ -163,7 +164,8 @@ _MATH_INPLACE = {
         "clamp_min", "clamp_max", "fmod", "remainder", "addcmul", "addcdiv", "lerp", "atan2",
         "arctan2", "hypot", "xlogy", "floor_divide", "logical_and", "logical_or", "logical_xor",
         "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "clamp",
-        "clip")}}
+        "clip")},
+    **{n: special_api.TENSOR_METHODS[n] for n in ("i0", "sinc")}}
 for _name, _fn in _MATH_INPLACE.items():
     setattr(Tensor, _name + "_", _inplace_method(_fn, _name + "_"))
 Tensor.absolute_ = Tensor.abs_

@@ -10,6 +10,7 @@ from .. import dtypes
 from ..core.grad_mode import no_grad
 from ..creation_device import check_device, is_device_like
 from ..tensor import Tensor, _make
+from .backward_hooks import BackwardHook
 
 
 class Parameter(Tensor):
@@ -115,6 +116,8 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
 
     def forward(self, *args, **kwargs):
         """The computation of the module, which subclasses define; calling the module runs it.
@@ -130,12 +133,20 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        backward_hook = None
+        # (.get: a module unpickled from before these hooks existed has no such attribute)
+        if self.__dict__.get("_backward_hooks") or self.__dict__.get("_backward_pre_hooks"):
+            backward_hook = BackwardHook(self, list(self._backward_hooks.values()),
+                                         list(self._backward_pre_hooks.values()))
+            args = backward_hook.setup_inputs(args)
         out = self.forward(*args, **kwargs)
         if self._forward_hooks:
             for hook in list(self._forward_hooks.values()):
                 result = hook(self, args, out)
                 if result is not None:
                     out = result
+        if backward_hook is not None:
+            out = backward_hook.setup_outputs(out)
         return out
 
     # ---- registration -------------------------------------------------------------------
@@ -501,10 +512,31 @@ class Module:
         return IncompatibleKeys(missing, unexpected)
 
     # ---- hooks --------------------------------------------------------------------------------
-    def _add_hook(self, registry, hook):
+    def _add_hook(self, registry, hook, prepend=False):
         Module._hook_ids += 1
         registry[Module._hook_ids] = hook
+        if prepend:
+            registry.move_to_end(Module._hook_ids, last=False)
         return _HandleDict(registry, Module._hook_ids)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """Call ``hook(module, grad_input, grad_output)`` once the gradients w.r.t. the module's
+        inputs are computed; a returned tuple replaces ``grad_input``.
+
+        Same as ``torch.nn.Module.register_full_backward_hook``: grad_input has one entry per
+        positional argument (None for non-Tensors, all None when no input requires grad,
+        and the hook then fires at the outputs with torch's warning); the module's outputs
+        and Tensor inputs must not be modified in place (torch's error).
+        """
+        return self._add_hook(self._backward_hooks, hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """Call ``hook(module, grad_output)`` when the gradients w.r.t. the module's outputs
+        are computed; a returned tuple replaces ``grad_output``.
+
+        Same as ``torch.nn.Module.register_full_backward_pre_hook``.
+        """
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
 
     def register_forward_hook(self, hook):
         """Call ``hook(module, args, output)`` after each forward; a result not None replaces it.

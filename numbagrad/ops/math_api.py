@@ -468,6 +468,7 @@ _INPLACE_FUNCTIONS = [n + "_" for n in (
     "clamp_max", "cos", "cosh", "erf", "erfc", "exp", "exp2", "expm1", "floor", "frac", "log",
     "log10", "log1p", "log2", "neg", "reciprocal", "relu", "round", "rsqrt", "sigmoid", "sin",
     "sinh", "sqrt", "square", "tan", "tanh", "trunc", "nan_to_num", "logit", "fix", "arcsin",
-    "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "negative", "fill", "zero")]
+    "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "negative", "fill", "zero", "i0",
+    "sinc")]
 globals().update({n: _inplace_function(n) for n in _INPLACE_FUNCTIONS})
 __all__ += _INPLACE_FUNCTIONS

@@ -13,7 +13,8 @@ import numpy as np
 from numba import njit
 
 __all__ = ["lgamma", "digamma", "trigamma", "hurwitz_zeta", "polygamma", "erfinv",
-           "mvlgamma", "mvdigamma"]
+           "mvlgamma", "mvdigamma", "i0", "i0e", "i1", "i1e", "erfcx", "ndtri", "log_ndtr",
+           "sinc", "entr", "xlog1py"]
 
 _JIT = dict(cache=True, inline="always", error_model="numpy")
 _PSI_10 = 2.25175258906672110764  # digamma(10)
@@ -179,3 +180,140 @@ def mvdigamma(x, p):
     for j in range(int(p) - 1, -1, -1):
         total += digamma(x - 0.5 * j)
     return total
+
+
+@njit(**_JIT)
+def _bessel_i_scaled(x, nu):
+    """exp(-|x|) I_nu(|x|) for nu = 0 or 1: the power series up to |x| = 30, beyond it the
+    asymptotic series (its terms shrink until k ~ 2|x|: machine precision from there)."""
+    ax = abs(x)
+    if ax != ax:
+        return ax
+    if ax <= 30.0:
+        q = ax * ax / 4.0
+        term = 1.0 if nu == 0 else ax / 2.0
+        total = term
+        k = 1.0
+        while term > 1e-17 * total:
+            term *= q / (k * (k + nu))
+            total += term
+            k += 1.0
+        return total * math.exp(-ax)
+    if ax == math.inf:
+        return 0.0
+    mu = 4.0 * nu * nu
+    term = 1.0
+    total = 1.0
+    k = 1.0
+    while abs(term) > 1e-17:
+        term *= -(mu - (2.0 * k - 1.0) ** 2) / (k * 8.0 * ax)
+        total += term
+        k += 1.0
+    return total / math.sqrt(2.0 * math.pi * ax)
+
+
+@njit(**_JIT)
+def i0e(x):
+    return _bessel_i_scaled(x, 0)
+
+
+@njit(**_JIT)
+def i0(x):
+    ax = abs(x)
+    if ax > 30.0:  # exp(|x|) overflows to inf before I0 does, as in torch's Cephes
+        return math.exp(ax) * _bessel_i_scaled(x, 0)
+    return _bessel_i_scaled(x, 0) * math.exp(ax)
+
+
+@njit(**_JIT)
+def i1e(x):
+    return math.copysign(_bessel_i_scaled(x, 1), x)
+
+
+@njit(**_JIT)
+def i1(x):
+    return math.copysign(math.exp(abs(x)) * _bessel_i_scaled(x, 1), x)
+
+
+@njit(**_JIT)
+def erfcx(x):
+    """exp(x^2) erfc(x): directly below 2, beyond it the continued fraction of erfc (whose
+    value underflows where erfcx's does not)."""
+    if x < 2.0:
+        return math.exp(x * x) * math.erfc(x)
+    if x == math.inf:
+        return 0.0
+    f = x
+    for k in range(60, 0, -1):  # x + (1/2) / (x + 1 / (x + (3/2) / (x + ...)))
+        f = x + 0.5 * k / f
+    return 1.0 / (f * math.sqrt(math.pi))
+
+
+@njit(**_JIT)
+def _ndtr(x):
+    return 0.5 * math.erfc(-x * 0.7071067811865476)
+
+
+@njit(**_JIT)
+def ndtri(p):
+    """The inverse of the normal CDF: a rational start (Abramowitz-Stegun 26.2.23), then
+    Halley steps on ndtr, taken on the lower tail (1 - p is exact for p >= 1/2)."""
+    if p != p or p < 0.0 or p > 1.0:
+        return math.nan
+    if p == 0.0:
+        return -math.inf
+    if p == 1.0:
+        return math.inf
+    if p == 0.5:
+        return 0.0
+    sign = -1.0
+    if p > 0.5:
+        p = 1.0 - p
+        sign = 1.0
+    t = math.sqrt(-2.0 * math.log(p))
+    x = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) /
+          (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308))))
+    for _ in range(4):
+        density = math.exp(-0.5 * x * x) / 2.5066282746310002
+        if density == 0.0:
+            break
+        u = (_ndtr(x) - p) / density
+        x = x - u / (1.0 + 0.5 * x * u)
+    return -sign * x
+
+
+@njit(**_JIT)
+def log_ndtr(x):
+    # torch's split: below -1 from erfcx (erfc itself would underflow), else log1p
+    t = x * 0.7071067811865476
+    if x < -1.0:
+        return math.log(erfcx(-t) / 2.0) - t * t
+    return math.log1p(-math.erfc(t) / 2.0)
+
+
+@njit(**_JIT)
+def sinc(x):
+    if x == 0.0:
+        return 1.0
+    product = math.pi * x
+    return math.sin(product) / product
+
+
+@njit(**_JIT)
+def entr(x):
+    if x != x:
+        return x
+    if x > 0.0:
+        return -x * math.log(x)
+    if x == 0.0:
+        return 0.0
+    return -math.inf
+
+
+@njit(**_JIT)
+def xlog1py(x, y):
+    if y != y:
+        return math.nan
+    if x == 0.0:
+        return 0.0
+    return x * math.log1p(y)

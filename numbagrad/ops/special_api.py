@@ -1,14 +1,18 @@
-"""Special functions: lgamma, digamma, polygamma, erfinv, mvlgamma (torch's names, functions
-and Tensor methods)."""
+"""Special functions: lgamma, digamma, polygamma, erfinv, mvlgamma, i0, sinc (torch's names,
+functions and Tensor methods), and the front ends of torch.special's own table ops (i0e, i1,
+erfcx, ndtri...: numbagrad/special.py names them)."""
 
 import operator
 
-from ..tensor import Tensor
+import numpy as np
+
+from ..tensor import Tensor, _make
 from . import special_ops
+from .math_api import _promote, binary_op
 from .pointwise import unary
 from .registry import FORMULA_FUNCTIONS
 
-__all__ = ["lgamma", "digamma", "polygamma", "erfinv", "mvlgamma"]
+__all__ = ["lgamma", "digamma", "polygamma", "erfinv", "mvlgamma", "i0", "sinc"]
 
 
 def _check_tensor(name, x):
@@ -72,6 +76,68 @@ def _polygamma_method(self, n):
     return polygamma(n, self)
 
 
+def _special_unary(name, fname, doc, prefix="special_"):
+    """The front end of table op ``name``; its errors name ``prefix + fname`` as torch's do."""
+    def fn(input):  # noqa: A002 - torch's keyword
+        _check_tensor(prefix + fname, input)
+        return unary(name, input)
+    fn.__name__ = fname
+    fn.__doc__ = f"{doc}\n\nSame as ``torch.{'special.' if prefix else ''}{fname}``."
+    return fn
+
+
+i0 = _special_unary("i0", "i0", "Modified Bessel function of the first kind of order 0.", "")
+sinc = _special_unary("sinc", "sinc", "Normalized sinc, ``sin(pi x) / (pi x)``, 1 at 0.", "")
+# torch.special's i0 and sinc: the same ops, their errors named special_i0, special_sinc
+special_i0 = _special_unary("i0", "i0", "Modified Bessel function of the first kind of order 0.")
+special_sinc = _special_unary("sinc", "sinc", "Normalized sinc, ``sin(pi x) / (pi x)``, 1 at 0.")
+i0e = _special_unary("special_i0e", "i0e", "Exponentially scaled i0: ``exp(-|x|) i0(x)``.")
+i1 = _special_unary("special_i1", "i1",
+                    "Modified Bessel function of the first kind of order 1.")
+i1e = _special_unary("special_i1e", "i1e", "Exponentially scaled i1: ``exp(-|x|) i1(x)``.")
+erfcx = _special_unary("special_erfcx", "erfcx",
+                       "Scaled complementary error function, ``exp(x ** 2) erfc(x)``.")
+ndtri = _special_unary("special_ndtri", "ndtri",
+                       "Inverse of the standard normal CDF (the quantile function).")
+log_ndtr = _special_unary("special_log_ndtr", "log_ndtr",
+                          "Log of the standard normal CDF, accurate in the lower tail.")
+entr = _special_unary("special_entr", "entr",
+                      "Element-wise entropy ``-x log(x)``: 0 at 0, -inf below.")
+
+
+def wrapped_number(value, other):
+    """A Python number operand beside Tensor ``other`` as torch wraps it: a 0-d tensor in the
+    two operands' promoted dtype (the number never promotes a float tensor; its value is cast
+    once, from double); anything else unchanged."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or \
+            not isinstance(other, Tensor):
+        return value
+    return _make(np.asarray(value, _promote(other, value).np)[()])
+
+
+def invalid_pair(fname, a, b, names=("input", "self", "other")):
+    """torch's TypeError for a binary special function called without a Tensor operand
+    (``names``: the first operand as a Tensor, as a Number, then the second's)."""
+    first, number, second = names
+    return TypeError(
+        f"{fname}() received an invalid combination of arguments - got "
+        f"({type(a).__name__}, {type(b).__name__}), but expected one of:\n"
+        f" * (Tensor {first}, Tensor {second}, *, Tensor out = None)\n"
+        f" * (Number {number}, Tensor {second}, *, Tensor out = None)\n"
+        f" * (Tensor {first}, Number {second}, *, Tensor out = None)\n")
+
+
+def xlog1py(input, other):  # noqa: A002
+    """Element-wise ``input * log1p(other)``, 0 where ``input`` is 0 (NaN where other is).
+
+    Same as ``torch.special.xlog1py``.
+    """
+    a, b = wrapped_number(input, other), wrapped_number(other, input)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        raise invalid_pair("special_xlog1py", input, other)
+    return binary_op("special_xlog1py", a, b, "xlog1py")
+
+
 # Tensor-level versions of the scalar functions the formulas call (for create_graph=True)
 def _formula_polygamma(n, x):
     return polygamma(int(n), x)
@@ -86,9 +152,10 @@ def _formula_mvdigamma(x, p):
 
 
 FORMULA_FUNCTIONS.update(digamma=digamma, polygamma=_formula_polygamma,
-                         mvdigamma=_formula_mvdigamma)
+                         mvdigamma=_formula_mvdigamma, i0=i0, i0e=i0e, i1=i1, i1e=i1e,
+                         xlog1py=xlog1py)
 assert special_ops.LGAMMA.grads  # the records are declared (imported for their side effect)
 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
 TENSOR_METHODS = {"lgamma": lgamma, "digamma": digamma, "polygamma": _polygamma_method,
-                  "erfinv": erfinv, "mvlgamma": mvlgamma}
+                  "erfinv": erfinv, "mvlgamma": mvlgamma, "i0": i0, "sinc": sinc}

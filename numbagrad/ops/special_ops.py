@@ -1,4 +1,5 @@
-"""The special functions' op records: lgamma, digamma, polygamma, erfinv, mvlgamma.
+"""The special functions' op records: lgamma, digamma, polygamma, erfinv, mvlgamma, and
+torch.special's i0, i0e, i1, i1e, erfcx, ndtri, log_ndtr, sinc, entr, xlog1py.
 
 Their kernels call the scalar functions of ops/scalar_special.py (torch's algorithms);
 their second derivatives come from the formulas through the Tensor-level versions that
@@ -17,9 +18,10 @@ def _scipy(name):
     def forward(a, *attrs):
         from scipy import special
 
+        a = np.asarray(a)
         fn = getattr(special, name)
         out = fn(*[int(v) for v in attrs], a) if name == "polygamma" else (
-            fn(a, int(attrs[0])) if name == "multigammaln" else fn(a))
+            fn(a, int(attrs[0])) if name == "multigammaln" else fn(a, *attrs))
         return np.asarray(out, a.dtype)[()]
     forward.__name__ = name
     return forward
@@ -45,3 +47,51 @@ MVLGAMMA = defop("mvlgamma", "MvlgammaBackward0", 1, forward=_scipy("multigammal
                  grads=("g * mvdigamma(a, f0)",), fwd="mvlgamma(a, f0)", domain=(1.6, 4.0),
                  samples=[Sample((s,), {"p": p}, "lib.mvlgamma(x0, p=kw['p'])")
                           for s in [(), (2, 3)] for p in (1, 2, 3)])
+
+
+# ---- torch.special: the derivatives are torch's (derivatives.yaml), pinned at its kinks ------
+def _special(name, torch_name=None):
+    """Samples calling torch.special.<name> (numbagrad.special.<name>)."""
+    return [Sample((s,), {}, f"lib.special.{torch_name or name}(x0)") for s in _SHAPES]
+
+
+_EPS = "2.220446049250313e-16"  # torch's i1/i1e derivative is 0.5 for |x| <= eps
+I0 = defop("i0", "I0Backward0", 1, forward=_scipy("i0"), grads=("g * i1(a)",), fwd="i0(a)",
+           torch="i0", domain=(-4.0, 4.0), doc="Element-wise modified Bessel function of the "
+           "first kind of order 0.")
+I0E = defop("special_i0e", "SpecialI0EBackward0", 1, forward=_scipy("i0e"),
+            grads=("g * (i1e(a) - sgn(a) * y)",), fwd="i0e(a)", torch="special.i0e",
+            domain=(-4.0, 4.0), samples=_special("i0e"))
+I1 = defop("special_i1", "SpecialI1Backward0", 1, forward=_scipy("i1"),
+           grads=(f"g * (i0(a) - y / a) if abs(a) > {_EPS} else g * 0.5",), fwd="i1(a)",
+           torch="special.i1", domain=(-4.0, 4.0), samples=_special("i1"))
+I1E = defop("special_i1e", "SpecialI1EBackward0", 1, forward=_scipy("i1e"),
+            grads=(f"g * (i0e(a) - y * (sgn(a) + 1.0 / a)) if abs(a) > {_EPS} else g * 0.5",),
+            fwd="i1e(a)", torch="special.i1e", domain=(-4.0, 4.0), samples=_special("i1e"))
+ERFCX = defop("special_erfcx", "SpecialErfcxBackward0", 1, forward=_scipy("erfcx"),
+              grads=("(2.0 * a * y - 1.1283791670955126) * g",), fwd="erfcx(a)",
+              torch="special.erfcx", domain=(-3.0, 5.0), samples=_special("erfcx"))
+NDTRI = defop("special_ndtri", "SpecialNdtriBackward0", 1, forward=_scipy("ndtri"),
+              grads=("g * 2.5066282746310002 * exp(y * y / 2.0)",), fwd="ndtri(a)",
+              torch="special.ndtri", domain=(0.02, 0.98), samples=_special("ndtri"))
+LOG_NDTR = defop("special_log_ndtr", "SpecialLogNdtrBackward0", 1, forward=_scipy("log_ndtr"),
+                 grads=("g / 2.5066282746310002 * exp(-(y + a * a / 2.0))",),
+                 fwd="log_ndtr(a)", torch="special.log_ndtr", domain=(-6.0, 3.0),
+                 samples=_special("log_ndtr"))
+# sinc's derivative is 0 where pi x^2 is 0 (torch masks its 0 / 0)
+SINC = defop("sinc", "SincBackward0", 1, forward=lambda a: np.sinc(a),
+             grads=("0.0 if a * a * 3.141592653589793 == 0.0 else g * ((a * 3.141592653589793) * "
+                    "cos(a * 3.141592653589793) - sin(a * 3.141592653589793)) / "
+                    "(a * a * 3.141592653589793)",),
+             fwd="sinc(a)", torch="sinc", domain=(-3.0, 3.0),
+             doc="Element-wise normalized sinc, ``sin(pi x) / (pi x)`` (1 at 0).")
+ENTR = defop("special_entr", "SpecialEntrBackward0", 1, forward=_scipy("entr"),
+             grads=("g * -(1.0 + log(a))",), fwd="entr(a)", torch="special.entr",
+             domain=(0.05, 3.0), samples=_special("entr"))
+# xlog1py's first operand gets no gradient where it is 0 and the second <= -1
+XLOG1PY = defop("special_xlog1py", "SpecialXlog1PyBackward0", 2, forward=_scipy("xlog1py"),
+                grads=("0.0 if (a == 0.0 and b <= -1.0) else xlog1py(g, b)",
+                       "g * a / (b + 1.0)"),
+                fwd="xlog1py(a, b)", torch="special.xlog1py", domain=(0.5, 2.0),
+                samples=[Sample(s, {}, "lib.special.xlog1py(x0, x1)")
+                         for s in [((), ()), ((4,), (4,)), ((2, 3), (3,)), ((2, 1), (1, 3))]])
