@@ -1,0 +1,521 @@
+"""torch's CPU random streams: its mt19937 engine, state layout and the transforms of its
+CPU kernels, so that a seed draws the numbers torch draws (follows ATen, see NOTICE)."""
+
+import math
+import os
+import struct
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+N, M = 624, 397
+DEFAULT_SEED = 67280421310721        # torch's seed of a new Generator
+STATE_BYTES = 5056                   # sizeof(CPUGeneratorImplState)
+_CHUNK = 1 << 14                     # raw draws per block: cache-sized, vectorizable passes
+
+
+@intrinsic
+def _fma(typingctx, a, b, c):
+    """llvm.fma: torch's kernels call std::fma / _mm256_fmadd_ps, one rounding."""
+    sig = a(a, b, c)
+
+    def codegen(context, builder, signature, args):
+        vals = [context.cast(builder, v, t, a) for v, t in zip(args, signature.args)]
+        ty = vals[0].type
+        fn = builder.module.declare_intrinsic("llvm.fma", [ty], ir.FunctionType(ty, [ty] * 3))
+        return builder.call(fn, vals)
+    return sig, codegen
+
+
+# ---- the engine: state words mt (uint32[624]) and pos = [left, next] ------------------
+
+@njit(cache=True)
+def _twist(mt):
+    for k in range(N):
+        y = (mt[k] & np.uint32(0x80000000)) | (mt[(k + 1) % N] & np.uint32(0x7FFFFFFF))
+        v = mt[(k + M) % N] ^ (y >> np.uint32(1))
+        if mt[(k + 1) % N] & np.uint32(1):
+            v ^= np.uint32(0x9908B0DF)
+        mt[k] = v
+
+
+@njit(cache=True)
+def _temper(y):
+    y ^= y >> np.uint32(11)
+    y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
+    y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
+    y ^= y >> np.uint32(18)
+    return y
+
+
+@njit(cache=True)
+def raw32(mt, pos, out):
+    """Fill ``out`` (uint32) with the engine's next draws, as torch's random() gives them."""
+    left, nxt = pos[0], pos[1]
+    i, n = 0, out.size
+    while i < n:
+        left -= 1
+        if left == 0:
+            _twist(mt)
+            left, nxt = N, 0
+        # after the check, draws nxt .. nxt+left-1 need no twist: a loop LLVM vectorizes
+        k = min(n - i, left)
+        for j in range(k):
+            out[i + j] = _temper(mt[nxt + j])
+        i += k
+        nxt += k
+        left -= k - 1
+    pos[0], pos[1] = left, nxt
+
+
+@njit(cache=True)
+def seed_words(seed, mt, pos):
+    s = np.uint64(seed & 0xFFFFFFFF)
+    mt[0] = s
+    for j in range(1, N):
+        s = (np.uint64(1812433253) * (s ^ (s >> np.uint64(30))) + np.uint64(j)) \
+            & np.uint64(0xFFFFFFFF)
+        mt[j] = s
+    pos[0], pos[1] = 1, 0
+
+
+class Engine:
+    """One generator's state: torch's mt19937 words and its two cached normals."""
+
+    __slots__ = ("mt", "pos", "seed", "next_double", "next_float")
+
+    def __init__(self, seed=DEFAULT_SEED):
+        self.mt = np.empty(N, np.uint32)
+        self.pos = np.empty(2, np.int64)
+        self.manual_seed(seed)
+
+    def manual_seed(self, seed):
+        self.seed = int(seed) % 2 ** 64
+        seed_words(self.seed & 0xFFFFFFFF, self.mt, self.pos)   # torch keeps 32 bits
+        self.next_double = None
+        self.next_float = None
+
+    def copy(self):
+        e = Engine.__new__(Engine)
+        e.mt, e.pos = self.mt.copy(), self.pos.copy()
+        e.seed, e.next_double, e.next_float = self.seed, self.next_double, self.next_float
+        return e
+
+    def u32(self, n):
+        out = np.empty(n, np.uint32)
+        raw32(self.mt, self.pos, out)
+        return out
+
+    def u64(self, n):
+        """random64(): the first draw is the high word."""
+        r = self.u32(2 * n).astype(np.uint64)
+        return (r[0::2] << np.uint64(32)) | r[1::2]
+
+    # torch's byte layout: seed u64, left i32, seeded i32, next u64, 624 words as u64,
+    # normal_x/y/rho f64, normal_is_valid i32 (+4 pad), next float f32, its flag, 3 pad
+    def get_state(self):
+        head = struct.pack("<Qiiq", self.seed, int(self.pos[0]), 1, int(self.pos[1]))
+        words = self.mt.astype("<u8").tobytes()
+        nd = self.next_double
+        tail = struct.pack("<dddi4x", 0.0, 0.0 if nd is None else nd, 0.0, nd is not None)
+        nf = self.next_float
+        tail += struct.pack("<f?3x", 0.0 if nf is None else nf, nf is not None)
+        return np.frombuffer(head + words + tail, np.uint8).copy()
+
+    def set_state(self, raw):
+        raw = bytes(raw)
+        seed, left, seeded, nxt = struct.unpack_from("<Qiiq", raw, 0)
+        words = np.frombuffer(raw, "<u8", N, 24)
+        if not (seeded and 0 < left <= N and 0 <= (nxt & 0xFFFFFFFF) <= N):
+            raise RuntimeError("Invalid mt19937 state")
+        _, ny, _, nvalid = struct.unpack_from("<dddi", raw, 24 + 8 * N)
+        nf, fvalid = struct.unpack_from("<f?", raw, 24 + 8 * N + 32)
+        self.seed = seed
+        self.mt[:] = words.astype(np.uint32)   # torch copies the u64 words to u32 too
+        self.pos[0], self.pos[1] = left, nxt & 0xFFFFFFFF
+        self.next_double = ny if nvalid else None
+        self.next_float = np.float32(nf) if fvalid else None
+
+
+def entropy_seed():
+    """A nondeterministic 64-bit seed, as torch's seed() takes from /dev/urandom."""
+    return int.from_bytes(os.urandom(8), "little")
+
+
+# ---- uniform reals: uniform_real_distribution<T> --------------------------------------
+
+@njit(cache=True)
+def _uniform32(mt, pos, out, lo, hi):
+    """float32 [lo, hi): 24 bits of one draw; a value rounded up to hi becomes lo."""
+    buf = np.empty(min(out.size, _CHUNK), np.uint32)
+    width = hi - lo   # torch's build contracts x * (to - from) + from into one fma
+    i = 0
+    while i < out.size:
+        k = min(out.size - i, _CHUNK)
+        b = buf[:k]
+        raw32(mt, pos, b)
+        for j in range(k):
+            x = np.float32(b[j] & np.uint32(0xFFFFFF)) * np.float32(1.0 / 16777216.0)
+            v = _fma(x, width, lo)
+            out[i + j] = lo if v == hi else v
+        i += k
+
+
+@njit(cache=True)
+def _uniform64(mt, pos, out, lo, hi):
+    """float64 [lo, hi): 53 bits of random64()."""
+    buf = np.empty(2 * min(out.size, _CHUNK), np.uint32)
+    width = hi - lo
+    i = 0
+    while i < out.size:
+        k = min(out.size - i, _CHUNK)
+        b = buf[:2 * k]
+        raw32(mt, pos, b)
+        for j in range(k):
+            r = (np.uint64(b[2 * j]) << np.uint64(32)) | np.uint64(b[2 * j + 1])
+            x = np.float64(r & np.uint64(0x1FFFFFFFFFFFFF)) * (1.0 / 9007199254740992.0)
+            v = _fma(x, width, lo)
+            out[i + j] = lo if v == hi else v
+        i += k
+
+
+def uniform(eng, n, dtype, lo=0.0, hi=1.0):
+    """n uniform draws in torch's order for a float32 or float64 tensor (uniform_)."""
+    if np.dtype(dtype) == np.float64:
+        out = np.empty(n, np.float64)
+        _uniform64(eng.mt, eng.pos, out, float(lo), float(hi))
+        return out
+    out = np.empty(n, np.float32)
+    _uniform32(eng.mt, eng.pos, out, np.float32(lo), np.float32(hi))
+    return out.astype(dtype, copy=False)
+
+
+# ---- normals: the batched Box-Muller of normal_fill and the scalar normal_distribution ----
+
+_F = np.float32
+_SQRTHF, _HALF, _ONE = _F(0.707106781186547524), _F(0.5), _F(1.0)
+_LP = (_F(7.0376836292E-2), _F(-1.1514610310E-1), _F(1.1676998740E-1), _F(-1.2420140846E-1),
+       _F(1.4249322787E-1), _F(-1.6668057665E-1), _F(2.0000714765E-1), _F(-2.4999993993E-1),
+       _F(3.3333331174E-1))
+_LQ1, _LQ2 = _F(-2.12194440e-4), _F(0.693359375)
+_DP1, _DP2, _DP3 = _F(-0.78515625), _F(-2.4187564849853515625e-4), _F(-3.77489497744594108e-8)
+_S0, _S1, _S2 = _F(-1.9515295891E-4), _F(8.3321608736E-3), _F(-1.6666654611E-1)
+_C0, _C1, _C2 = _F(2.443315711809948E-005), _F(-1.388731625493765E-003), _F(4.166664568298827E-002)
+_FOPI = _F(1.27323954473516)
+_TWO_PI32 = _F(2.0 * math.pi)
+
+
+@intrinsic
+def _bits(typingctx, x):
+    """A float32's bits as an int32 (the casts avx_mathfun's masks work on)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+    return types.int32(types.float32), codegen
+
+
+@intrinsic
+def _float(typingctx, i):
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.FloatType())
+    return types.float32(types.int32), codegen
+
+
+# The fmas below are where GCC contracts avx_mathfun's separate multiplies and adds when
+# torch's AVX2 kernels are built: each multiply whose one use is an add, in source order.
+@njit(cache=True)
+def _box_muller_lanes(a, b, mean, std):
+    """NormalFill16<float> (AVX2) lane by lane: a holds the u1 lanes and b the u2 lanes of
+    the blocks; a gets the cosine outputs, b the sine ones. One flat branch-free loop, so
+    that LLVM vectorizes it (a loop over one block's 8 lanes it leaves scalar)."""
+    for i in range(a.size):
+        # log256_ps(1 - u1): exponent and mantissa by bit masks, Cephes logf polynomial
+        x = _ONE - a[i]
+        xb = _bits(x)
+        e = np.float32(np.int32((xb >> 23) - 127)) + _ONE
+        x = _float(np.int32((xb & np.int32(~0x7F800000)) | np.int32(0x3F000000)))
+        small = x < _SQRTHF
+        tmp = x if small else _F(0.0)
+        x = x - _ONE
+        e = e - (_ONE if small else _F(0.0))
+        x = x + tmp
+        z = x * x
+        y = _LP[0]
+        y = _fma(y, x, _LP[1])
+        y = _fma(y, x, _LP[2])
+        y = _fma(y, x, _LP[3])
+        y = _fma(y, x, _LP[4])
+        y = _fma(y, x, _LP[5])
+        y = _fma(y, x, _LP[6])
+        y = _fma(y, x, _LP[7])
+        y = _fma(y, x, _LP[8])
+        y = _fma(y * x, z, e * _LQ1)
+        y = _fma(-z, _HALF, y)
+        r = np.sqrt(_F(-2.0) * _fma(e, _LQ2, x + y))
+        # sincos256_ps(2 pi u2): octant j, Cody-Waite reduction, the two polynomials
+        x = _TWO_PI32 * b[i]
+        j = np.int32(x * _FOPI)
+        j = (j + 1) & np.int32(~1)
+        y = np.float32(j)
+        x = _fma(y, _DP1, x)
+        x = _fma(y, _DP2, x)
+        x = _fma(y, _DP3, x)
+        z = x * x
+        c = _fma(_fma(_fma(_C0, z, _C1), z, _C2) * z, z, -(z * _HALF)) + _ONE
+        s = _fma(_fma(_fma(_S0, z, _S1), z, _S2) * z, x, x)
+        swap = (j & 2) != 0
+        sn = c if swap else s
+        cs = s if swap else c
+        sn = _float(_bits(sn) ^ np.int32((j & 4) << 29))
+        cs = _float(_bits(cs) ^ np.int32((~(j - 2) & 4) << 29))
+        a[i] = _fma(r * cs, std, mean)
+        b[i] = _fma(r * sn, std, mean)
+
+
+@njit(cache=True)
+def _box_muller32(d, start, nblocks, mean, std):
+    """NormalFill16<float> on the 16-element blocks of d from start: the blocks' halves are
+    gathered into lanes, transformed, and put back, a chunk at a time."""
+    cb = min(nblocks, 512)
+    a = np.empty(8 * cb, np.float32)
+    b = np.empty(8 * cb, np.float32)
+    for c0 in range(0, nblocks, cb):
+        m = min(cb, nblocks - c0)
+        for q in range(m):
+            o = start + 16 * (c0 + q)
+            for k in range(8):
+                a[8 * q + k] = d[o + k]
+                b[8 * q + k] = d[o + 8 + k]
+        _box_muller_lanes(a[:8 * m], b[:8 * m], mean, std)
+        for q in range(m):
+            o = start + 16 * (c0 + q)
+            for k in range(8):
+                d[o + k] = a[8 * q + k]
+                d[o + 8 + k] = b[8 * q + k]
+
+
+@njit(cache=True)
+def _box_muller64(d, mean, std):
+    """NormalFill16<double> on d[0:16] in place."""
+    for k in range(8):
+        r = math.sqrt(-2.0 * math.log(1.0 - d[k]))
+        t = 2.0 * math.pi * d[k + 8]
+        d[k] = _fma(r * math.cos(t), std, mean)
+        d[k + 8] = _fma(r * math.sin(t), std, mean)
+
+
+@njit(cache=True)
+def _normal_fill32(mt, pos, out, mean, std):
+    n = out.size
+    _uniform32(mt, pos, out, _F(0.0), _ONE)
+    _box_muller32(out, 0, n // 16, mean, std)
+    if n % 16:
+        _uniform32(mt, pos, out[n - 16:], _F(0.0), _ONE)
+        _box_muller32(out, n - 16, 1, mean, std)
+
+
+@njit(cache=True)
+def _normal_fill64(mt, pos, out, mean, std):
+    n = out.size
+    _uniform64(mt, pos, out, 0.0, 1.0)
+    for i in range(0, n - 15, 16):
+        _box_muller64(out[i:i + 16], mean, std)
+    if n % 16:
+        tail = out[n - 16:]
+        _uniform64(mt, pos, tail, 0.0, 1.0)
+        _box_muller64(tail, mean, std)
+
+
+@njit(cache=True)
+def _normal_scalar(mt, pos, out, cache, mean, std):
+    """normal_distribution<double>, one value at a time; cache = [valid, next sample]."""
+    u = np.empty(4, np.float64)
+    for i in range(out.size):
+        if cache[0] != 0.0:
+            cache[0] = 0.0
+            out[i] = _fma(cache[1], std, mean)
+            continue
+        _uniform64(mt, pos, u[:2], 0.0, 1.0)
+        r = math.sqrt(-2.0 * math.log1p(-u[1]))
+        t = 2.0 * math.pi * u[0]
+        cache[0], cache[1] = 1.0, r * math.sin(t)
+        out[i] = _fma(r * math.cos(t), std, mean)   # val * std + mean, contracted
+
+
+def normal(eng, n, dtype, mean=0.0, std=1.0, contiguous=True):
+    """n normal draws for a tensor of ``dtype`` (normal_): torch's batched Box-Muller for
+    16 or more contiguous elements, its cached scalar Box-Muller otherwise."""
+    dt = np.dtype(dtype)
+    if n >= 16 and contiguous:
+        if dt == np.float32:
+            out = np.empty(n, np.float32)
+            _normal_fill32(eng.mt, eng.pos, out, _F(mean), _F(std))
+            return out
+        out = np.empty(n, np.float64)
+        _normal_fill64(eng.mt, eng.pos, out, float(mean), float(std))
+        return out.astype(dt, copy=False)
+    out = np.empty(n, np.float64)
+    cache = np.array([eng.next_double is not None, eng.next_double or 0.0])
+    _normal_scalar(eng.mt, eng.pos, out, cache, float(mean), float(std))
+    eng.next_double = float(cache[1]) if cache[0] else None
+    return out.astype(dt)
+
+
+# ---- the other samplers, each as torch's CPU kernel draws ------------------------------
+
+def _unit64(eng, n):
+    """uniform_real_distribution<double>(0, 1): 53 bits of random64() per value."""
+    out = np.empty(n, np.float64)
+    _uniform64(eng.mt, eng.pos, out, 0.0, 1.0)
+    return out
+
+
+@njit(cache=True)
+def _from_to(mt, pos, out, span, lo, wide):
+    step = 2 if wide else 1
+    buf = np.empty(step * min(out.size, _CHUNK), np.uint32)
+    i = 0
+    while i < out.size:
+        k = min(out.size - i, _CHUNK)
+        b = buf[:step * k]
+        raw32(mt, pos, b)
+        for j in range(k):
+            if wide:
+                r = (np.uint64(b[2 * j]) << np.uint64(32)) | np.uint64(b[2 * j + 1])
+            else:
+                r = np.uint64(b[j])
+            out[i + j] = np.int64(r % span) + lo
+        i += k
+
+
+def random_from_to(eng, n, lo, hi):
+    """random_(lo, hi) / randint as int64 values: one draw modulo the range, 64 bits when
+    the range reaches 2**28 (torch accepts that skew of the modulo)."""
+    span = hi - lo
+    out = np.empty(n, np.int64)
+    _from_to(eng.mt, eng.pos, out, np.uint64(span), np.int64(lo), span >= 1 << 28)
+    return out
+
+
+def random_default(eng, n, dtype):
+    """random_() without bounds: over the dtype's range, or [0, 2**mantissa] for floats."""
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return (eng.u32(n) & 1).astype(np.bool_)
+    if dt in (np.int64, np.float64):
+        top = 2 ** 63 if dt == np.int64 else 2 ** 53 + 1
+        return (eng.u64(n) % np.uint64(top)).astype(dt)
+    top = 2 ** 24 + 1 if dt == np.float32 else int(np.iinfo(dt).max) + 1
+    return (eng.u32(n).astype(np.uint64) % np.uint64(top)).astype(dt)
+
+
+def bernoulli_scalar(eng, n, p):
+    """bernoulli_(p) with a number p: a double uniform per element, 1 where it is < p."""
+    return _unit64(eng, n) < p
+
+
+def bernoulli_tensor(eng, probs):
+    """bernoulli_(p) with a tensor p: uniforms in p's precision (float32 draws 24 bits)."""
+    probs = np.asarray(probs)
+    if probs.dtype == np.float64:
+        return _unit64(eng, probs.size).reshape(probs.shape) < probs
+    u = uniform(eng, probs.size, np.float32).reshape(probs.shape)
+    return u < probs.astype(np.float32)
+
+
+@njit(cache=True)
+def _exponential(u, lambd):
+    for i in range(u.size):
+        u[i] = (-1.0 / lambd) * math.log1p(-u[i])
+
+
+@njit(cache=True)
+def _geometric(u, p):
+    for i in range(u.size):
+        u[i] = math.ceil(math.log(u[i]) / math.log1p(-p))
+
+
+@njit(cache=True)
+def _cauchy(u, median, sigma):
+    for i in range(u.size):
+        u[i] = median + sigma * math.tan(math.pi * (u[i] - 0.5))
+
+
+@njit(cache=True)
+def _exp(u):
+    for i in range(u.size):
+        u[i] = math.exp(u[i])
+
+
+def exponential(eng, n, lambd):
+    u = _unit64(eng, n)
+    _exponential(u, float(lambd))
+    return u
+
+
+def geometric(eng, n, p):
+    u = _unit64(eng, n)
+    _geometric(u, float(p))
+    return u
+
+
+def cauchy(eng, n, median, sigma):
+    u = _unit64(eng, n)
+    _cauchy(u, float(median), float(sigma))
+    return u
+
+
+def log_normal(eng, n, mean, std):
+    """exp of normal_distribution<double> (the scalar, cached Box-Muller) for any size."""
+    v = normal(eng, n, np.float64, mean, std, contiguous=False)
+    _exp(v)
+    return v
+
+
+@njit(cache=True)
+def _randperm(mt, pos, out):
+    n = out.size
+    for i in range(n):
+        out[i] = i
+    r = np.empty(1, np.uint32)
+    for i in range(n - 1):
+        raw32(mt, pos, r)
+        z = np.int64(r[0]) % (n - i)
+        out[i], out[z + i] = out[z + i], out[i]
+
+
+@njit(cache=True)
+def _randperm_large(mt, pos, out):
+    r = np.empty(2, np.uint32)
+    for i in range(out.size):
+        raw32(mt, pos, r)
+        z = np.int64(((np.uint64(r[0]) << np.uint64(32)) | np.uint64(r[1]))
+                     % np.uint64(i + 1))
+        out[i] = out[z]
+        out[z] = i
+
+
+def randperm(eng, n):
+    """randperm_cpu: a Fisher-Yates shuffle from 32-bit draws; the inside-out variant from
+    64-bit draws once n reaches 2**32 / 20."""
+    out = np.empty(n, np.int64)
+    if n < (2 ** 32 - 1) // 20:
+        _randperm(eng.mt, eng.pos, out)
+    else:
+        _randperm_large(eng.mt, eng.pos, out)
+    return out
+
+
+def fill_order(shape, strides):
+    """The axes order TensorIterator walks a written tensor in (its memory order: largest
+    stride outermost), so that a strided output gets torch's draws where torch puts them."""
+    return sorted(range(len(shape)), key=lambda a: (shape[a] == 1, -abs(strides[a])))
+
+
+def place(values, shape, strides):
+    """values drawn in fill order, arranged as an array of ``shape`` in logical order."""
+    order = fill_order(shape, strides)
+    if order == sorted(order):
+        return values.reshape(shape)
+    return values.reshape([shape[a] for a in order]).transpose(np.argsort(order))
