@@ -299,7 +299,9 @@ def _fill(self, op, draw, inputs=()):
     def compute(s):
         value = np.asarray(draw, s._data.dtype)
         value = value[()] if value.ndim == 0 else value
-        if grad_mode.state.enabled and any(t._requires_grad for t in (s, *inputs)):
+        # (geometric_, cauchy_ and log_normal_ record no node: op is None)
+        if op is not None and grad_mode.state.enabled and any(
+                t._requires_grad for t in (s, *inputs)):
             return record(op, value, (s, *inputs))
         return _make(value)
     return compute
@@ -412,6 +414,41 @@ def random_(self, from_=None, to=None, *, generator=None):
     return _fill(self, op, _placed(self, draw.astype(self._data.dtype)))
 
 
+def geometric_(self, p, *, generator=None):
+    """Fill this tensor with the number of Bernoulli(p) trials up to the first success.
+
+    Same as ``torch.Tensor.geometric_``.
+    """
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    draw = torch_rng.geometric(_engine(generator), self.numel(), p)
+    return _fill(self, None, _placed(self, draw.astype(self._data.dtype)))
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fill this tensor with numbers drawn from the Cauchy distribution (median, sigma).
+
+    Same as ``torch.Tensor.cauchy_``.
+    """
+    _float_input("cauchy_", self, "cauchy_cpu")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    draw = torch_rng.cauchy(_engine(generator), self.numel(), median, sigma)
+    return _fill(self, None, _placed(self, draw.astype(self._data.dtype)))
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fill this tensor with exp of numbers drawn from the normal distribution (mean, std).
+
+    Same as ``torch.Tensor.log_normal_``.
+    """
+    _float_input("log_normal_", self, "log_normal_cpu")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    draw = torch_rng.log_normal(_engine(generator), self.numel(), mean, std)
+    return _fill(self, None, _placed(self, draw.astype(self._data.dtype)))
+
+
 def _mantissa(dt):
     return {"float16": 11, "float32": 24, "float64": 53}[dt.name]
 
@@ -429,7 +466,8 @@ __all__ = ["Generator", "bernoulli", "get_rng_state", "initial_seed", "multinomi
            "poisson", "randint_like", "randperm", "seed", "set_rng_state"]
 # name -> fill(self, *args) returning compute(self) (bound by _methods' in-place block)
 INPLACE_FILLS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_,
-                 "exponential_": exponential_, "random_": random_}
+                 "exponential_": exponential_, "random_": random_, "geometric_": geometric_,
+                 "cauchy_": cauchy_, "log_normal_": log_normal_}
 
 
 def _bernoulli_method(self, p=None, *, generator=None):

@@ -286,6 +286,29 @@ def _gen(generator=None):
     return (generator or default_generator())._numpy_generator
 
 
+def _normal_array(shape, dtype, generator=None):
+    """A NumPy array of shape drawn as torch's ``empty(shape, dtype).normal_()``."""
+    shape = tuple(shape)
+    n = int(np.prod(shape))
+    return torch_rng.normal(_engine(generator), n, np.dtype(dtype)).reshape(shape)
+
+
+def _keep_mask(shape, keep_p, like=None):
+    """The dropout mask torch draws: ``empty_like(like).bernoulli_(keep_p)`` as booleans (a
+    double uniform per element, in like's memory order), or ``empty(shape)``'s."""
+    shape = tuple(shape)
+    draw = torch_rng.bernoulli_scalar(_engine(), int(np.prod(shape)), keep_p)
+    if like is None:
+        return draw.reshape(shape)
+    return torch_rng.place(draw, shape, np.asarray(like).strides)
+
+
+def _dropout_noise(keep, p, dtype):
+    """noise.div_(1 - p) on the 0/1 mask, in the dtype (the division torch makes)."""
+    dt = np.dtype(dtype)
+    return keep.astype(dt) / dt.type(1.0 - p)
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """A tensor of shape ``size`` of numbers drawn uniformly from [0, 1).
 

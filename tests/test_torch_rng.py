@@ -198,3 +198,151 @@ def test_interleaved_calls_stay_in_step():
                  torch.empty(n, dtype=torch.float64).exponential_())
     in_step()
     same(g.get_state(), tg.get_state())
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_other_float_fills(dt):
+    seed_both(8)
+    for n in (1, 17, 1000):
+        for x, tx in _targets(n, dt):
+            same(x.geometric_(0.3), tx.geometric_(0.3))
+            same(x.cauchy_(0.5, 2.0), tx.cauchy_(0.5, 2.0))
+            same(x.log_normal_(0.5, 0.7), tx.log_normal_(0.5, 0.7))
+    same(ng.empty(9, dtype=ng.int64).geometric_(0.2),
+         torch.empty(9, dtype=torch.int64).geometric_(0.2))
+    in_step()
+
+
+# ---- what draws on the generator -------------------------------------------------------------
+def _same_params(m, tm):
+    for (name, p), (tname, tp) in zip(m.named_parameters(), tm.named_parameters(), strict=True):
+        assert name == tname
+        same(p.detach(), tp.detach())
+
+
+LAYERS = ["Linear(13, 7)", "Linear(784, 64, bias=False)", "Bilinear(3, 4, 5)",
+          "Conv1d(3, 4, 3)", "Conv2d(3, 8, 3, groups=1)", "Conv2d(4, 8, 3, groups=2)",
+          "ConvTranspose2d(3, 8, 3)", "Embedding(10, 4, padding_idx=1)", "RNN(4, 6)",
+          "LSTM(4, 6, 2)", "GRU(3, 5, bidirectional=True)", "LSTMCell(3, 4)",
+          "MultiheadAttention(8, 2)", "LazyLinear(5)"]
+
+
+@pytest.mark.parametrize("spec", LAYERS)
+def test_default_initialisation(spec):
+    seed_both(0)
+    m, tm = eval(f"ng.nn.{spec}"), eval(f"torch.nn.{spec}")  # noqa: S307 - the test's own
+    if spec.startswith("Lazy"):
+        m(ng.ones(2, 6))
+        tm(torch.ones(2, 6))
+    _same_params(m, tm)
+    in_step()
+
+
+INITS = ["uniform_(x, -0.3, 2.0)", "normal_(x, 0.5, 2.0)", "xavier_uniform_(x)",
+         "xavier_normal_(x, gain=2.0)", "kaiming_uniform_(x, a=0.1)",
+         "kaiming_normal_(x, mode='fan_out')", "trunc_normal_(x)",
+         "trunc_normal_(x, 0.0, 1.0, 1.5, 3.0)", "sparse_(x, 0.3)"]
+
+
+@pytest.mark.parametrize("call", INITS)
+@pytest.mark.parametrize("dt", FLOATS)
+def test_init_functions(call, dt):
+    seed_both(2)
+    x, tx = ng.empty(20, 30, dtype=getattr(ng, dt)), torch.empty(20, 30, dtype=getattr(torch, dt))
+    ours = eval(f"ng.nn.init.{call}", {"ng": ng, "x": x})  # noqa: S307 - the test's own
+    theirs = eval(f"torch.nn.init.{call}", {"torch": torch, "x": tx})  # noqa: S307
+    same(ours, theirs)
+    g, tg = ng.Generator().manual_seed(1), torch.Generator().manual_seed(1)
+    same(ng.nn.init.normal_(x, generator=g), torch.nn.init.normal_(tx, generator=tg))
+    in_step()
+
+
+def test_orthogonal_draws_in_step():
+    """orthogonal_ draws torch's normals; its QR is NumPy's LAPACK, torch's may round the
+    last bits differently, so the values agree to float32 rounding, the stream exactly."""
+    seed_both(3)
+    x, tx = ng.empty(20, 30), torch.empty(20, 30)
+    np.testing.assert_allclose(ng.nn.init.orthogonal_(x).numpy(),
+                               torch.nn.init.orthogonal_(tx).numpy(), atol=1e-6)
+    in_step()
+
+
+DROPOUTS = ["dropout(x, 0.3)", "dropout(x.transpose(0, 3), 0.6)", "dropout(x, 1.0)",
+            "dropout1d(x[0], 0.4)", "dropout2d(x, 0.3)", "dropout3d(x, 0.5)",
+            "alpha_dropout(x, 0.3, True)", "feature_alpha_dropout(x, 0.3, True)"]
+
+
+@pytest.mark.parametrize("call", DROPOUTS)
+def test_dropout_in_training(call):
+    seed_both(5)
+    x = ng.randn(4, 6, 5, 5)
+    tx = torch.randn(4, 6, 5, 5)
+    same(x, tx)
+    same(eval(f"ng.nn.functional.{call}", {"ng": ng, "x": x}),  # noqa: S307
+         eval(f"torch.nn.functional.{call}", {"torch": torch, "x": tx}))  # noqa: S307
+    same(ng.nn.Dropout(0.25)(x), torch.nn.Dropout(0.25)(tx))
+    in_step()
+
+
+def test_data_order():
+    data, tdata = ng.utils.data, torch.utils.data
+    seed_both(4)
+    ds = list(range(23))
+    assert list(data.RandomSampler(ds)) == list(tdata.RandomSampler(ds))
+    assert list(data.RandomSampler(ds, replacement=True, num_samples=70)) == \
+        list(tdata.RandomSampler(ds, replacement=True, num_samples=70))
+    assert list(data.RandomSampler(ds, num_samples=50)) == \
+        list(tdata.RandomSampler(ds, num_samples=50))
+    assert list(data.SubsetRandomSampler([5, 9, 11, 40, 2])) == \
+        list(tdata.SubsetRandomSampler([5, 9, 11, 40, 2]))
+    assert [s.indices for s in data.random_split(ds, [0.3, 0.7])] == \
+        [s.indices for s in tdata.random_split(ds, [0.3, 0.7])]
+    g, tg = ng.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    assert [s.indices for s in data.random_split(ds, [10, 13], generator=g)] == \
+        [s.indices for s in tdata.random_split(ds, [10, 13], generator=tg)]
+    assert list(data.WeightedRandomSampler([0.1, 0.5, 0.2, 0.2], 30)) == \
+        list(tdata.WeightedRandomSampler([0.1, 0.5, 0.2, 0.2], 30))
+    x, tx = ng.arange(23.0), torch.arange(23.0)
+    for gens in [(None, None), (ng.Generator().manual_seed(1),
+                                torch.Generator().manual_seed(1))]:
+        for _epoch in range(2):
+            ours = [b[0].tolist() for b in data.DataLoader(
+                data.TensorDataset(x), batch_size=5, shuffle=True, generator=gens[0])]
+            theirs = [b[0].tolist() for b in tdata.DataLoader(
+                tdata.TensorDataset(tx), batch_size=5, shuffle=True, generator=gens[1])]
+            assert ours == theirs
+    in_step()
+
+
+def _train(lib, seed, steps=20):
+    """A seeded script: data from randn, Linear layers (default init) with Dropout, a
+    shuffled DataLoader and 20 Adam steps; its losses."""
+    nn, data = lib.nn, lib.utils.data
+    lib.manual_seed(seed)
+    x = lib.randn(96, 8)
+    y = (x[:, :1] * 2 - x[:, 1:2]).tanh() + 0.1 * lib.randn(96, 1)
+    model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Dropout(0.2), nn.Linear(32, 16),
+                          nn.Tanh(), nn.Dropout(0.1), nn.Linear(16, 1))
+    opt = lib.optim.Adam(model.parameters(), lr=1e-2)
+    loader = data.DataLoader(data.TensorDataset(x, y), batch_size=16, shuffle=True)
+    losses = []
+    while len(losses) < steps:
+        for xb, yb in loader:
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(xb), yb)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            if len(losses) == steps:
+                break
+    return losses
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_seeded_training_prints_torchs_losses(seed):
+    """Every draw is torch's (the streams end in step); the losses agree to 6 significant
+    digits: within 1e-6 relative, the float32 products' and sums' last-bit differences (a
+    loss at a rounding boundary of the 6th digit may print one unit apart)."""
+    ours, theirs = _train(ng, seed), _train(torch, seed)
+    in_step()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
