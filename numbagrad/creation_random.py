@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes
 from .core import grad_mode, torch_rng
-from .factories import Generator, _dt, _engine, _finish, _gen, _shape, default_generator
+from .factories import Generator, _dt, _engine, _finish, _shape, default_generator
 from .ops.record import record, shape_error_broadcast
 from .ops.registry import Sample, defop
 from .tensor import Tensor, _make
@@ -179,7 +179,7 @@ def poisson(input, generator=None):  # noqa: A002
     rates = np.asarray(input._data)
     if np.any(rates < 0):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    draw = _value(_gen(generator).poisson(rates), rates.dtype)
+    draw = _value(torch_rng.poisson(_engine(generator), rates), rates.dtype)
     return record(POISSON, draw, (input,))
 
 

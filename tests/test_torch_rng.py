@@ -360,7 +360,8 @@ def test_seeded_training_prints_torchs_losses(seed):
 DISTRIBUTIONS = ["Normal(loc, scale)", "Uniform(loc, loc + scale)", "Laplace(loc, scale)",
                  "Exponential(scale)", "Bernoulli(probs=scale / 3)", "Categorical(probs=scale)",
                  "OneHotCategorical(probs=scale)", "LogNormal(loc, scale)",
-                 "MultivariateNormal(loc, lib.eye(5) * 2)"]
+                 "MultivariateNormal(loc, lib.eye(5) * 2)", "Poisson(scale * 9)",
+                 "Gamma(scale, scale / 2)", "Gamma(scale / 4, 1.5)"]
 
 
 @pytest.mark.parametrize("spec", DISTRIBUTIONS)
@@ -376,4 +377,20 @@ def test_distribution_samples(spec):
         if out[0] is not None:
             check = within_ulps if spec.startswith("Laplace") else same
             check(out[0].detach(), out[1].detach())
+    in_step()
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_poisson_and_gamma_samplers(dt):
+    seed_both(12)
+    ndt, tdt = getattr(ng, dt), getattr(torch, dt)
+    rates = [0.0, 0.5, 3.0, 9.99, 10.0, 25.0, 1000.0]
+    alphas = [0.05, 0.3, 1.0, 2.5, 7.0, 100.0]
+    for _ in range(3):
+        same(ng.poisson(ng.tensor(rates * 20, dtype=ndt)),
+             torch.poisson(torch.tensor(rates * 20, dtype=tdt)))
+        same(ng.distributions.Gamma(ng.tensor(alphas, dtype=ndt), 1.0).sample((30,)),
+             torch.distributions.Gamma(torch.tensor(alphas, dtype=tdt), 1.0).sample((30,)))
+        ng.randn(1, dtype=ng.float64)      # a cached normal the gamma sampler takes first
+        torch.randn(1, dtype=torch.float64)
     in_step()

@@ -507,6 +507,144 @@ def randperm(eng, n):
     return out
 
 
+# ---- rejection samplers (ATen/native/Distributions.h): one element at a time ----------
+# Distributions.cpp is built without FMA (not a per-CPU kernel file): plain arithmetic here
+
+@njit(cache=True)
+def _next32(mt, pos):
+    pos[0] -= 1
+    if pos[0] == 0:
+        _twist(mt)
+        pos[0], pos[1] = N, 0
+    y = _temper(mt[pos[1]])
+    pos[1] += 1
+    return y
+
+
+@njit(cache=True)
+def _unit(mt, pos):
+    """uniform_real_distribution<double>(0, 1), one value."""
+    hi = np.uint64(_next32(mt, pos))
+    r = (hi << np.uint64(32)) | np.uint64(_next32(mt, pos))
+    return np.float64(r & np.uint64(0x1FFFFFFFFFFFFF)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def _std_normal(mt, pos, cache):
+    """normal_distribution<double>(0, 1), with the generator's cached second value."""
+    if cache[0] != 0.0:
+        cache[0] = 0.0
+        return cache[1]
+    u1 = _unit(mt, pos)
+    u2 = _unit(mt, pos)
+    r = math.sqrt(-2.0 * math.log1p(-u2))
+    t = 2.0 * math.pi * u1
+    cache[0], cache[1] = 1.0, r * math.sin(t)
+    return r * math.cos(t)
+
+
+@njit(cache=True)
+def _poisson(mt, pos, lam, out):
+    """sample_poisson: Hoermann's transformed rejection from lambda 10, else products of
+    uniforms."""
+    for i in range(lam.size):
+        lm = lam[i]
+        if lm >= 10:
+            slam = math.sqrt(lm)
+            loglam = math.log(lm)
+            b = 0.931 + 2.53 * slam
+            a = -0.059 + 0.02483 * b
+            invalpha = 1.1239 + 1.1328 / (b - 3.4)
+            vr = 0.9277 - 3.6224 / (b - 2)
+            while True:
+                u = _unit(mt, pos) - 0.5
+                v = _unit(mt, pos)
+                us = 0.5 - abs(u)
+                k = np.int64(math.floor((2 * a / us + b) * u + lm + 0.43))
+                if us >= 0.07 and v <= vr:
+                    break
+                if k < 0 or (us < 0.013 and v > us):
+                    continue
+                if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)
+                        <= -lm + k * loglam - math.lgamma(k + 1.0)):
+                    break
+            out[i] = k
+        elif lm == 0:
+            out[i] = 0
+        else:
+            enlam = math.exp(-lm)
+            x = 0
+            prod = 1.0
+            while True:
+                prod *= _unit(mt, pos)
+                if prod > enlam:
+                    x += 1
+                else:
+                    break
+            out[i] = x
+
+
+@njit(cache=True)
+def _gamma(mt, pos, alpha, out, cache, single):
+    """sample_gamma (Marsaglia-Tsang, alpha < 1 boosted): alpha's own arithmetic is in its
+    dtype (``single``: float32), the rest in double, as torch's template mixes them."""
+    third = np.float64(np.float32(1.0) / np.float32(3.0))
+    for i in range(alpha.size):
+        al = alpha[i]
+        scale = 1.0
+        if al < 1.0:
+            if al == 0.0:
+                out[i] = 0.0
+                continue
+            inv = np.float64(np.float32(1.0) / np.float32(al)) if single else 1.0 / al
+            scale *= math.pow(1 - _unit(mt, pos), inv)
+            al = np.float64(np.float32(al) + np.float32(1.0)) if single else al + 1.0
+        d = np.float64(np.float32(al) - np.float32(third)) if single else al - third
+        c = 1.0 / math.sqrt(9.0 * d)
+        while True:
+            while True:
+                x = _std_normal(mt, pos, cache)
+                y = 1.0 + c * x
+                if y > 0:
+                    break
+            v = y * y * y
+            u = 1 - _unit(mt, pos)
+            xx = x * x
+            if u < 1.0 - np.float64(np.float32(0.0331)) * xx * xx:
+                break
+            if math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+                break
+        out[i] = scale * d * v
+
+
+def _cached(eng):
+    return np.array([eng.next_double is not None, eng.next_double or 0.0])
+
+
+def _uncache(eng, cache):
+    eng.next_double = float(cache[1]) if cache[0] else None
+
+
+def poisson(eng, lam):
+    """torch.poisson's counts (float64) for the rates ``lam``, in C order."""
+    lam = np.ascontiguousarray(lam, np.float64)
+    out = np.empty(lam.shape, np.float64)
+    _poisson(eng.mt, eng.pos, lam.reshape(-1), out.reshape(-1))
+    return out
+
+
+def standard_gamma(eng, alpha, dtype):
+    """torch._standard_gamma: Gamma(alpha, 1) draws in ``dtype``, at least its tiny."""
+    dt = np.dtype(dtype)
+    a = np.ascontiguousarray(alpha, dt)
+    out = np.empty(a.shape, np.float64)
+    cache = _cached(eng)
+    _gamma(eng.mt, eng.pos, a.reshape(-1).astype(np.float64), out.reshape(-1), cache,
+           dt == np.float32)
+    _uncache(eng, cache)
+    return np.maximum(out.astype(dt), np.finfo(dt).tiny)
+
+
 def fill_order(shape, strides):
     """The axes order TensorIterator walks a written tensor in (its memory order: largest
     stride outermost), so that a strided output gets torch's draws where torch puts them."""

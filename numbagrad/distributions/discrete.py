@@ -285,7 +285,8 @@ class Poisson(Distribution):
         shape = self._extended_shape(sample_shape)
         with no_grad():
             lam = np.broadcast_to(np.asarray(self.rate._data, np.float64), shape)
-            return _tensor(_gen().poisson(lam).astype(self.rate.dtype.np), self.rate.dtype)
+            draw = torch_rng.poisson(_engine(), lam)   # torch.poisson(rate.expand(shape))
+            return _tensor(draw.astype(self.rate.dtype.np), self.rate.dtype)
 
     def log_prob(self, value):
         if self._validate_args:

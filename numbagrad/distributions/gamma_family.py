@@ -5,7 +5,8 @@ concentration a moves with a as dx/da = -(dF/da) / f(x), F and f the gamma CDF a
 import numpy as np
 
 from ..autograd.function import Function, once_differentiable
-from ..factories import _gen
+from ..core import torch_rng
+from ..factories import _engine
 from ..ops.pointwise import clamp, log, where
 from ..ops.shape import stack
 from ..ops.special_api import digamma, lgamma
@@ -33,9 +34,8 @@ def _gamma_sample_grad(x, alpha):
 class _StandardGamma(Function):
     @staticmethod
     def forward(ctx, concentration):
-        alpha = np.asarray(concentration._data, np.float64)
-        x = _gen().standard_gamma(alpha)
-        x = np.maximum(x, np.finfo(concentration.dtype.np).tiny)
+        # torch._standard_gamma's draws (its Marsaglia-Tsang sampler on torch's stream)
+        x = torch_rng.standard_gamma(_engine(), concentration._data, concentration.dtype.np)
         out = _tensor(x, concentration.dtype)
         ctx.save_for_backward(concentration, out)
         return out
