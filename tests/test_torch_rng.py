@@ -85,7 +85,7 @@ def test_fork_rng_and_seed():
 # ---- factories -------------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", SEEDS[:2])
 @pytest.mark.parametrize("n", SIZES)
-@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("dt", FLOATS + ["float16"])
 def test_rand_randn(seed, n, dt):
     seed_both(seed)
     same(ng.rand(n, dtype=getattr(ng, dt)), torch.rand(n, dtype=getattr(torch, dt)))
@@ -153,6 +153,10 @@ def _targets(n, dt):
 @pytest.mark.parametrize("dt", FLOATS)
 def test_float_fills(n, dt):
     seed_both(n)
+    for x, tx in _targets(n, "float16"):
+        same(x.uniform_(-2, 3), tx.uniform_(-2, 3))
+        same(x.normal_(0.37, 3.3), tx.normal_(0.37, 3.3))
+        same(x.random_(), tx.random_())
     for x, tx in _targets(n, dt):
         same(x.uniform_(-2, 3), tx.uniform_(-2, 3))
         same(x.normal_(0.37, 3.3), tx.normal_(0.37, 3.3))

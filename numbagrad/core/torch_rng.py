@@ -189,6 +189,10 @@ def uniform(eng, n, dtype, lo=0.0, hi=1.0):
         return out
     out = np.empty(n, np.float32)
     _uniform32(eng.mt, eng.pos, out, np.float32(lo), np.float32(hi))
+    if np.dtype(dtype).itemsize == 2:   # half types draw in float, then round (to hi: lo)
+        top = np.asarray(hi).astype(dtype)
+        out = out.astype(dtype)
+        return np.where(out == top, np.asarray(lo).astype(dtype), out)
     return out.astype(dtype, copy=False)
 
 
@@ -316,6 +320,21 @@ def _normal_fill32(mt, pos, out, mean, std):
 
 
 @njit(cache=True)
+def _normal_fill_half(mt, pos, out, mean, std):
+    """normal_fill for the half types: only whole blocks' uniforms, then 16 for the tail
+    (the float path draws one per element first)."""
+    n = out.size
+    nb = n // 16
+    _uniform32(mt, pos, out[:16 * nb], _F(0.0), _ONE)
+    _box_muller32(out, 0, nb, mean, std)
+    if n % 16:
+        tail = np.empty(16, np.float32)
+        _uniform32(mt, pos, tail, _F(0.0), _ONE)
+        _box_muller32(tail, 0, 1, mean, std)
+        out[n - 16:] = tail
+
+
+@njit(cache=True)
 def _normal_fill64(mt, pos, out, mean, std):
     n = out.size
     _uniform64(mt, pos, out, 0.0, 1.0)
@@ -348,10 +367,11 @@ def normal(eng, n, dtype, mean=0.0, std=1.0, contiguous=True):
     16 or more contiguous elements, its cached scalar Box-Muller otherwise."""
     dt = np.dtype(dtype)
     if n >= 16 and contiguous:
-        if dt == np.float32:
+        if dt == np.float32 or dt.itemsize == 2:   # half types: in float, then rounded
             out = np.empty(n, np.float32)
-            _normal_fill32(eng.mt, eng.pos, out, _F(mean), _F(std))
-            return out
+            fill = _normal_fill32 if dt == np.float32 else _normal_fill_half
+            fill(eng.mt, eng.pos, out, _F(mean), _F(std))
+            return out.astype(dt, copy=False)
         out = np.empty(n, np.float64)
         _normal_fill64(eng.mt, eng.pos, out, float(mean), float(std))
         return out.astype(dt, copy=False)
@@ -359,6 +379,8 @@ def normal(eng, n, dtype, mean=0.0, std=1.0, contiguous=True):
     cache = np.array([eng.next_double is not None, eng.next_double or 0.0])
     _normal_scalar(eng.mt, eng.pos, out, cache, float(mean), float(std))
     eng.next_double = float(cache[1]) if cache[0] else None
+    if dt.itemsize == 2:   # a double becomes a half through float, as c10::Half converts
+        return out.astype(np.float32).astype(dt)
     return out.astype(dt)
 
 
@@ -406,7 +428,10 @@ def random_default(eng, n, dtype):
     if dt in (np.int64, np.float64):
         top = 2 ** 63 if dt == np.int64 else 2 ** 53 + 1
         return (eng.u64(n) % np.uint64(top)).astype(dt)
-    top = 2 ** 24 + 1 if dt == np.float32 else int(np.iinfo(dt).max) + 1
+    if dt.kind == "f":   # [0, 2**digits]: float32 24, float16 11 (bfloat16 8)
+        top = 2 ** ({4: 24, 2: 11 if dt == np.float16 else 8}[dt.itemsize]) + 1
+    else:
+        top = int(np.iinfo(dt).max) + 1
     return (eng.u32(n).astype(np.uint64) % np.uint64(top)).astype(dt)
 
 
