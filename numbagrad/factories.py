@@ -197,12 +197,6 @@ class Generator:
         self.device = check_device(device)
         self._engine = torch_rng.Engine(self.DEFAULT_SEED)
 
-    @property
-    def _numpy_generator(self):
-        """A NumPy generator for the samplers torch's streams are not followed in: seeded by
-        one 64-bit draw of this generator, so a manual_seed still fixes its numbers."""
-        return np.random.default_rng(int(self._engine.u64(1)[0]))
-
     def manual_seed(self, seed):
         seed = int(seed)
         if not -2 ** 63 <= seed < 2 ** 64:
@@ -277,13 +271,6 @@ def _engine(generator=None):
                             f"{type(generator).__name__}")
         return generator._engine
     return default_generator()._engine
-
-
-def _gen(generator=None):
-    """A NumPy generator for samplers whose torch stream is not followed (see
-    Generator._numpy_generator); the ones that follow torch draw from ``_engine``."""
-    _engine(generator)
-    return (generator or default_generator())._numpy_generator
 
 
 def _normal_array(shape, dtype, generator=None):

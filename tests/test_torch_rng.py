@@ -365,7 +365,9 @@ DISTRIBUTIONS = ["Normal(loc, scale)", "Uniform(loc, loc + scale)", "Laplace(loc
                  "Exponential(scale)", "Bernoulli(probs=scale / 3)", "Categorical(probs=scale)",
                  "OneHotCategorical(probs=scale)", "LogNormal(loc, scale)",
                  "MultivariateNormal(loc, lib.eye(5) * 2)", "Poisson(scale * 9)",
-                 "Gamma(scale, scale / 2)", "Gamma(scale / 4, 1.5)"]
+                 "Gamma(scale, scale / 2)", "Gamma(scale / 4, 1.5)",
+                 "Binomial(lib.tensor([0., 5., 30., 100., 1000.]), probs=scale / 2.1)",
+                 "Binomial(40, probs=lib.tensor([0.0, 0.05, 0.5, 0.9, 1.0]))"]
 
 
 @pytest.mark.parametrize("spec", DISTRIBUTIONS)

@@ -642,6 +642,106 @@ def _gamma(mt, pos, alpha, out, cache, single):
         out[i] = scale * d * v
 
 
+_TAIL = np.array([0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                  0.00833056343336287])
+
+
+@njit(cache=True)
+def _r(x, single):
+    """A value of the template's scalar_t: float32 arithmetic is the double result rounded
+    once (exact for +, -, *, / and sqrt of float32 operands)."""
+    return np.float64(np.float32(x)) if single else x
+
+
+@njit(cache=True)
+def _stirling_tail(k):
+    if k < 10:
+        return _TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+@njit(cache=True)
+def _binomial_inversion(mt, pos, count, prob, s):
+    geom_sum = 0.0
+    num = 0.0
+    logprob = _r(math.log1p(-prob), s)   # log1p of a float is a float
+    while True:
+        geom = math.ceil(math.log(_unit(mt, pos)) / logprob)
+        geom_sum += geom
+        if geom_sum > count:
+            return num
+        num = num + 1
+
+
+@njit(cache=True)
+def _btrs(mt, pos, count, prob, s):
+    """Hoermann's BTRS as torch writes it (scalar_t count and prob, the rest in double)."""
+    stddev = _r(math.sqrt(_r(_r(count * prob, s) * _r(1 - prob, s), s)), s)
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = _r(count * prob, s) + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = _r(prob / _r(1 - prob, s), s)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor(_r(_r(count + 1, s) * prob, s))
+    while True:
+        u = _unit(mt, pos) - 0.5
+        v = _unit(mt, pos)
+        us = 0.5 - abs(u)
+        k = _r(math.floor((2 * a / us + b) * u + c), s)
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = math.log(v * alpha / (a / (us * us) + b))
+        cmk1 = _r(_r(count - k, s) + 1, s)
+        upper = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+                 + _r(count + 1, s) * math.log((count - m + 1) / cmk1)
+                 + (k + 0.5) * math.log(r * cmk1 / _r(k + 1, s))
+                 + _stirling_tail(m) + _stirling_tail(count - m)
+                 - _stirling_tail(k) - _stirling_tail(_r(count - k, s)))
+        if v <= upper:
+            return k
+
+
+@njit(cache=True)
+def _binomial(mt, pos, count, prob, out, s):
+    """sample_binomial: BTRS where the mean reaches 10, else inversion (mirrored past 1/2)."""
+    for i in range(count.size):
+        n, p = count[i], prob[i]
+        if n <= 0.0 or p <= 0.0:
+            out[i] = 0.0
+        elif p >= 1.0:
+            out[i] = n
+        elif p <= 0.5:
+            if _r(n * p, s) >= 10.0:
+                out[i] = _btrs(mt, pos, n, p, s)
+            else:
+                out[i] = _binomial_inversion(mt, pos, n, p, s)
+        elif p > 0.5:
+            q = _r(1.0 - p, s)
+            if _r(n * q, s) >= 10.0:
+                out[i] = _r(n - _btrs(mt, pos, n, q, s), s)
+            else:
+                out[i] = _r(n - _binomial_inversion(mt, pos, n, q, s), s)
+        else:
+            out[i] = np.nan
+
+
+def binomial(eng, count, prob, dtype):
+    """torch.binomial(count, prob): draws in ``dtype``, broadcast arrays in C order."""
+    dt = np.dtype(dtype)
+    count, prob = np.broadcast_arrays(np.asarray(count, dt), np.asarray(prob, dt))
+    c = np.ascontiguousarray(count, np.float64).reshape(-1)
+    p = np.ascontiguousarray(prob, np.float64).reshape(-1)
+    out = np.empty(c.size, np.float64)
+    _binomial(eng.mt, eng.pos, c, p, out, dt == np.float32)
+    return out.astype(dt).reshape(count.shape)
+
+
 def _cached(eng):
     return np.array([eng.next_double is not None, eng.next_double or 0.0])
 

@@ -7,7 +7,7 @@ import numpy as np
 from ..core import torch_rng
 from ..core.grad_mode import no_grad
 from ..creation_random import multinomial
-from ..factories import _engine, _gen
+from ..factories import _engine
 from ..nn.functional import binary_cross_entropy_with_logits
 from ..ops.pointwise import abs as _abs
 from ..ops.pointwise import clamp, exp, floor, log1p, where
@@ -355,10 +355,11 @@ class Binomial(Distribution):
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         with no_grad():
-            n = np.broadcast_to(np.asarray(self.total_count._data), shape).astype(np.int64)
-            p = np.broadcast_to(np.asarray(self.probs._data, np.float64), shape)
-            draws = _gen().binomial(n, p)
-            return _tensor(draws.astype(self._param.dtype.np), self._param.dtype)
+            # torch.binomial(total_count.expand(shape), probs.expand(shape))
+            dt = self._param.dtype
+            n = np.broadcast_to(np.asarray(self.total_count._data), shape)
+            p = np.broadcast_to(np.asarray(self.probs._data), shape)
+            return _tensor(torch_rng.binomial(_engine(), n, p, dt.np), dt)
 
     def log_prob(self, value):
         if self._validate_args:
