@@ -400,3 +400,28 @@ def test_poisson_and_gamma_samplers(dt):
         ng.randn(1, dtype=ng.float64)      # a cached normal the gamma sampler takes first
         torch.randn(1, dtype=torch.float64)
     in_step()
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_dirichlet_and_beta(dt):
+    """torch draws a Dirichlet's gammas in double and sums them with its own vectorized
+    reduction: numbagrad follows both, so even float64 samples agree to the bit."""
+    seed_both(0)
+    ndt, tdt = getattr(ng, dt), getattr(torch, dt)
+    for k in (2, 3, 5, 9, 40):
+        c = np.linspace(0.2, 4, k)
+        same(ng.distributions.Dirichlet(ng.tensor(c, dtype=ndt)).rsample((20,)).detach(),
+             torch.distributions.Dirichlet(torch.tensor(c, dtype=tdt)).rsample((20,)))
+    a, b = ng.tensor([0.5, 2.0], dtype=ndt), ng.tensor([3.3, 0.7], dtype=ndt)
+    ta, tb = torch.tensor([0.5, 2.0], dtype=tdt), torch.tensor([3.3, 0.7], dtype=tdt)
+    same(ng.distributions.Beta(a, b).sample((30,)), torch.distributions.Beta(ta, tb).sample((30,)))
+    in_step()
+
+
+def test_torchs_row_sum_order():
+    rs = np.random.default_rng(0)
+    for k in (1, 3, 4, 5, 17, 64, 65, 257, 5000):
+        x = rs.random((3, k)) * 10 ** rs.uniform(-3, 3, (3, k))
+        out = np.empty(3)
+        ng.core.torch_rng._row_sums(x, out)
+        assert np.array_equal(out, torch.from_numpy(x).sum(-1).numpy()), k

@@ -742,6 +742,75 @@ def binomial(eng, count, prob, dtype):
     return out.astype(dt).reshape(count.shape)
 
 
+@njit(cache=True)
+def _row_sums(x, out):
+    """torch's sum of each contiguous float64 row (SumKernel.cpp, AVX2): rows of 4 or more
+    in 4-lane vectors, 4 accumulators, cascaded every 16 steps; the tail, then the lanes."""
+    k = x.shape[1]
+    for r in range(x.shape[0]):
+        row = x[r]
+        if k < 4:
+            acc = 0.0
+            for i in range(k):
+                acc += row[i]
+            out[r] = acc
+            continue
+        nvec = k // 4
+        size = nvec // 4
+        lv = np.zeros((4, 4, 4))                       # level, accumulator, lane
+        ceil_log2 = 1 if size <= 2 else int(math.floor(math.log2(size - 1))) + 1
+        power = max(4, ceil_log2 // 4)
+        step = 1 << power
+        i = 0
+        while i + step <= size:
+            for _ in range(step):
+                for a in range(4):
+                    for lane in range(4):
+                        lv[0, a, lane] += row[16 * i + 4 * a + lane]
+                i += 1
+            for j in range(1, 4):
+                lv[j] += lv[j - 1]
+                lv[j - 1] = 0.0
+                if i & (((1 << power) - 1) << (j * power)):
+                    break
+        while i < size:
+            for a in range(4):
+                for lane in range(4):
+                    lv[0, a, lane] += row[16 * i + 4 * a + lane]
+            i += 1
+        for j in range(1, 4):
+            lv[0] += lv[j]
+        part = lv[0, 0].copy()
+        for v in range(size * 4, nvec):
+            for lane in range(4):
+                part[lane] += row[4 * v + lane]
+        for a in range(1, 4):
+            part += lv[0, a]
+        acc = 0.0
+        for i in range(nvec * 4, k):
+            acc += row[i]
+        for lane in range(4):
+            acc += part[lane]
+        out[r] = acc
+
+
+def sample_dirichlet(eng, alpha, dtype):
+    """torch._sample_dirichlet: gammas drawn in double (at least its tiny), normalised over
+    the last axis in double, then rounded into (tiny, 1) of ``dtype``. Returns the sample
+    and the gammas."""
+    dt = np.dtype(dtype)
+    a = np.ascontiguousarray(alpha, dt).astype(np.float64)
+    g = np.empty(a.shape, np.float64)
+    cache = _cached(eng)
+    _gamma(eng.mt, eng.pos, a.reshape(-1), g.reshape(-1), cache, False)
+    _uncache(eng, cache)
+    g = np.maximum(g, np.finfo(np.float64).tiny)
+    total = np.empty(g.shape[:-1] + (1,))
+    _row_sums(g.reshape(-1, g.shape[-1]), total.reshape(-1))
+    x = (g / total).astype(dt)
+    return np.clip(x, np.finfo(dt).tiny, np.nextafter(dt.type(1), dt.type(0))), g
+
+
 def _cached(eng):
     return np.array([eng.next_double is not None, eng.next_double or 0.0])
 
