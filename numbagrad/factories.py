@@ -184,7 +184,7 @@ def full_like(t, fill_value, *, dtype=None, layout=None, device=None, requires_g
                 requires_grad=requires_grad)
 
 
-# ---- random numbers: torch's mt19937 streams, a default generator per thread ----------------
+# ---- random numbers: torch's mt19937 streams, one default generator per process -------------
 class Generator:
     """torch.Generator on the CPU: torch's mt19937 engine, seeding and state layout, so a seed
     draws the numbers torch draws and states move between the two libraries."""
@@ -229,19 +229,20 @@ class Generator:
         return self
 
 
-class _Rng(threading.local):
-    gen = None
-
-
-_rng = _Rng()
+_default = []            # the process's default Generator, made on first use
+_default_lock = threading.Lock()
 
 
 def default_generator():
-    """This thread's default Generator, seeded from the system's entropy on first use."""
-    if _rng.gen is None:
-        _rng.gen = Generator()
-        _rng.gen.seed()
-    return _rng.gen
+    """The default Generator (torch.default_generator: one per process, every thread draws
+    from it), seeded from the system's entropy when first used."""
+    if not _default:
+        with _default_lock:
+            if not _default:
+                gen = Generator()
+                gen.seed()
+                _default.append(gen)
+    return _default[0]
 
 
 def manual_seed(seed):
@@ -249,10 +250,7 @@ def manual_seed(seed):
 
     Same as ``torch.manual_seed``: the same seed draws the same numbers as in torch.
     """
-    gen = Generator()
-    gen.manual_seed(seed)
-    _rng.gen = gen
-    return gen
+    return default_generator().manual_seed(seed)
 
 
 def _engine(generator=None):
