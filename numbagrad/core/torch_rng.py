@@ -97,12 +97,6 @@ class Engine:
         self.next_double = None
         self.next_float = None
 
-    def copy(self):
-        e = Engine.__new__(Engine)
-        e.mt, e.pos = self.mt.copy(), self.pos.copy()
-        e.seed, e.next_double, e.next_float = self.seed, self.next_double, self.next_float
-        return e
-
     def u32(self, n):
         out = np.empty(n, np.uint32)
         raw32(self.mt, self.pos, out)
