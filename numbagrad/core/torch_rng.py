@@ -1,188 +1,120 @@
-"""torch's CPU random streams: its mt19937 engine, state layout and the transforms of its
-CPU kernels, so that a seed draws the numbers torch draws (follows ATen, see NOTICE)."""
+"""torch's CPU random streams: the transforms of its CPU kernels on the mt19937 words of
+core/torch_mt, so that a seed draws the numbers torch draws (follows ATen, see NOTICE).
+
+Everything here is vectorized NumPy and needs no compilation: float64 arithmetic and
+NumPy's float64 log/log1p/exp/sin/cos/tan (which call the same libm as torch's kernels),
+float32 arithmetic where the kernels use float32, and torch's fused multiply-adds emulated
+exactly (``fma32``, ``fma64``: rounding to odd, then once to the result's precision).
+
+Compiled kernels (core/torch_rng_kernels, Numba) are used only where NumPy cannot keep
+torch's speed or has no vector form, and are compiled or loaded the first time such a path
+runs: the float32 / half Box-Muller of normal_fill from ``_BIG_NORMAL`` elements, randperm
+from ``_BIG_PERM``, and the sequential rejection samplers (poisson, standard_gamma,
+binomial, Dirichlet's row sums)."""
 
 import math
-import os
-import struct
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
 
-N, M = 624, 397
-DEFAULT_SEED = 67280421310721        # torch's seed of a new Generator
-STATE_BYTES = 5056                   # sizeof(CPUGeneratorImplState)
-_CHUNK = 1 << 14                     # raw draws per block: cache-sized, vectorizable passes
+from . import torch_rng_kernels as kern
+from .torch_mt import DEFAULT_SEED, STATE_BYTES, Engine, entropy_seed  # noqa: F401
 
-
-@intrinsic
-def _fma(typingctx, a, b, c):
-    """llvm.fma: torch's kernels call std::fma / _mm256_fmadd_ps, one rounding."""
-    sig = a(a, b, c)
-
-    def codegen(context, builder, signature, args):
-        vals = [context.cast(builder, v, t, a) for v, t in zip(args, signature.args)]
-        ty = vals[0].type
-        fn = builder.module.declare_intrinsic("llvm.fma", [ty], ir.FunctionType(ty, [ty] * 3))
-        return builder.call(fn, vals)
-    return sig, codegen
+_F, _D = np.float32, np.float64
+_BIG_NORMAL = 1 << 15      # float32 normal_fill in the compiled kernel from this many
+_BIG_PERM = 1 << 17        # randperm's shuffle in the compiled kernel from this n
+_TWO_PI = 2.0 * math.pi
 
 
-# ---- the engine: state words mt (uint32[624]) and pos = [left, next] ------------------
+# ---- exact fused multiply-adds --------------------------------------------------------
 
-@njit(cache=True)
-def _twist(mt):
-    for k in range(N):
-        y = (mt[k] & np.uint32(0x80000000)) | (mt[(k + 1) % N] & np.uint32(0x7FFFFFFF))
-        v = mt[(k + M) % N] ^ (y >> np.uint32(1))
-        if mt[(k + 1) % N] & np.uint32(1):
-            v ^= np.uint32(0x9908B0DF)
-        mt[k] = v
+def _two_sum_err(a, b, s):
+    bb = s - a
+    return (a - (s - bb)) + (b - bb)
 
 
-@njit(cache=True)
-def _temper(y):
-    y ^= y >> np.uint32(11)
-    y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
-    y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
-    y ^= y >> np.uint32(18)
-    return y
+def _to_odd(s, e):
+    """s + e rounded to odd, from s = RN(s + e): an inexact even s steps towards e."""
+    bits = s.view(np.int64)
+    fix = (e != 0) & ((bits & 1) == 0)
+    if fix.any():
+        bits = bits + np.where(fix, np.where((e > 0) == (s > 0), 1, -1), 0)
+    return bits.view(_D)
 
 
-@njit(cache=True)
-def raw32(mt, pos, out):
-    """Fill ``out`` (uint32) with the engine's next draws, as torch's random() gives them."""
-    left, nxt = pos[0], pos[1]
-    i, n = 0, out.size
-    while i < n:
-        left -= 1
-        if left == 0:
-            _twist(mt)
-            left, nxt = N, 0
-        # after the check, draws nxt .. nxt+left-1 need no twist: a loop LLVM vectorizes
-        k = min(n - i, left)
-        for j in range(k):
-            out[i + j] = _temper(mt[nxt + j])
-        i += k
-        nxt += k
-        left -= k - 1
-    pos[0], pos[1] = left, nxt
+def fma32(a, b, c):
+    """float32 fma(a, b, c) of float32 operands: the product is exact in double and the sum
+    rounded to odd there, so one rounding to float32 is correct."""
+    p = np.asarray(a, _D) * np.asarray(b, _D)
+    p, c = np.broadcast_arrays(p, np.asarray(c, _D))
+    s = p + c
+    return _to_odd(s, _two_sum_err(p, c, s)).astype(_F)
 
 
-@njit(cache=True)
-def seed_words(seed, mt, pos):
-    s = np.uint64(seed & 0xFFFFFFFF)
-    mt[0] = s
-    for j in range(1, N):
-        s = (np.uint64(1812433253) * (s ^ (s >> np.uint64(30))) + np.uint64(j)) \
-            & np.uint64(0xFFFFFFFF)
-        mt[j] = s
-    pos[0], pos[1] = 1, 0
+def _split(a):
+    t = 134217729.0 * a
+    hi = t - (t - a)
+    return hi, a - hi
 
 
-class Engine:
-    """One generator's state: torch's mt19937 words and its two cached normals."""
-
-    __slots__ = ("mt", "pos", "seed", "next_double", "next_float")
-
-    def __init__(self, seed=DEFAULT_SEED):
-        self.mt = np.empty(N, np.uint32)
-        self.pos = np.empty(2, np.int64)
-        self.manual_seed(seed)
-
-    def manual_seed(self, seed):
-        self.seed = int(seed) % 2 ** 64
-        seed_words(self.seed & 0xFFFFFFFF, self.mt, self.pos)   # torch keeps 32 bits
-        self.next_double = None
-        self.next_float = None
-
-    def u32(self, n):
-        out = np.empty(n, np.uint32)
-        raw32(self.mt, self.pos, out)
-        return out
-
-    def u64(self, n):
-        """random64(): the first draw is the high word."""
-        r = self.u32(2 * n).astype(np.uint64)
-        return (r[0::2] << np.uint64(32)) | r[1::2]
-
-    # torch's byte layout: seed u64, left i32, seeded i32, next u64, 624 words as u64,
-    # normal_x/y/rho f64, normal_is_valid i32 (+4 pad), next float f32, its flag, 3 pad
-    def get_state(self):
-        head = struct.pack("<Qiiq", self.seed, int(self.pos[0]), 1, int(self.pos[1]))
-        words = self.mt.astype("<u8").tobytes()
-        nd = self.next_double
-        tail = struct.pack("<dddi4x", 0.0, 0.0 if nd is None else nd, 0.0, nd is not None)
-        nf = self.next_float
-        tail += struct.pack("<f?3x", 0.0 if nf is None else nf, nf is not None)
-        return np.frombuffer(head + words + tail, np.uint8).copy()
-
-    def set_state(self, raw):
-        raw = bytes(raw)
-        seed, left, seeded, nxt = struct.unpack_from("<Qiiq", raw, 0)
-        words = np.frombuffer(raw, "<u8", N, 24)
-        if not (seeded and 0 < left <= N and 0 <= (nxt & 0xFFFFFFFF) <= N):
-            raise RuntimeError("Invalid mt19937 state")
-        _, ny, _, nvalid = struct.unpack_from("<dddi", raw, 24 + 8 * N)
-        nf, fvalid = struct.unpack_from("<f?", raw, 24 + 8 * N + 32)
-        self.seed = seed
-        self.mt[:] = words.astype(np.uint32)   # torch copies the u64 words to u32 too
-        self.pos[0], self.pos[1] = left, nxt & 0xFFFFFFFF
-        self.next_double = ny if nvalid else None
-        self.next_float = np.float32(nf) if fvalid else None
+def fma64(a, b, c):
+    """float64 fma(a, b, c) (Boldo-Melquiond): the exact product's two halves, the high
+    one summed exactly with c, the low parts added rounded to odd, then one rounding."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, _D), np.asarray(b, _D), np.asarray(c, _D))
+    uh = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl
+    th = c + uh
+    tl = _two_sum_err(c, uh, th)
+    v = tl + ul
+    return th + _to_odd(v, _two_sum_err(tl, ul, v))
 
 
-def entropy_seed():
-    """A nondeterministic 64-bit seed, as torch's seed() takes from /dev/urandom."""
-    return int.from_bytes(os.urandom(8), "little")
+def _affine(x, width, lo, fma):
+    """x * width + lo as torch's contracted kernels compute it (exact for 1 and 0)."""
+    return x if (width == 1 and lo == 0) else fma(x, width, lo)
+
+
+def _on_words(eng, kernel, *args):
+    """Run a compiled kernel on the engine's state in torch's layout, then take it back."""
+    mt, pos = eng.words()
+    kernel(mt, pos, *args)
+    eng.load(mt, pos[0], pos[1])
 
 
 # ---- uniform reals: uniform_real_distribution<T> --------------------------------------
 
-@njit(cache=True)
-def _uniform32(mt, pos, out, lo, hi):
+def _uniform32(eng, n, lo, hi):
     """float32 [lo, hi): 24 bits of one draw; a value rounded up to hi becomes lo."""
-    buf = np.empty(min(out.size, _CHUNK), np.uint32)
-    width = hi - lo   # torch's build contracts x * (to - from) + from into one fma
-    i = 0
-    while i < out.size:
-        k = min(out.size - i, _CHUNK)
-        b = buf[:k]
-        raw32(mt, pos, b)
-        for j in range(k):
-            x = np.float32(b[j] & np.uint32(0xFFFFFF)) * np.float32(1.0 / 16777216.0)
-            v = _fma(x, width, lo)
-            out[i + j] = lo if v == hi else v
-        i += k
+    lo, hi = _F(lo), _F(hi)
+    x = (eng.u32(n) & np.uint32(0xFFFFFF)).astype(_F)
+    x *= _F(1.0 / 16777216.0)
+    v = _affine(x, hi - lo, lo, fma32)
+    return v if v is x else np.where(v == hi, lo, v)
 
 
-@njit(cache=True)
-def _uniform64(mt, pos, out, lo, hi):
-    """float64 [lo, hi): 53 bits of random64()."""
-    buf = np.empty(2 * min(out.size, _CHUNK), np.uint32)
-    width = hi - lo
-    i = 0
-    while i < out.size:
-        k = min(out.size - i, _CHUNK)
-        b = buf[:2 * k]
-        raw32(mt, pos, b)
-        for j in range(k):
-            r = (np.uint64(b[2 * j]) << np.uint64(32)) | np.uint64(b[2 * j + 1])
-            x = np.float64(r & np.uint64(0x1FFFFFFFFFFFFF)) * (1.0 / 9007199254740992.0)
-            v = _fma(x, width, lo)
-            out[i + j] = lo if v == hi else v
-        i += k
+def _unit64(eng, n):
+    """uniform_real_distribution<double>(0, 1): 53 bits of random64() per value."""
+    r = eng.u32(2 * n)
+    x = (r[0::2] & np.uint32(0x1FFFFF)).astype(_D)
+    x *= 4294967296.0
+    x += r[1::2]
+    x *= 1.0 / 9007199254740992.0
+    return x
+
+
+def _uniform64(eng, n, lo, hi):
+    lo, hi = float(lo), float(hi)
+    x = _unit64(eng, n)
+    v = _affine(x, hi - lo, lo, fma64)
+    return v if v is x else np.where(v == hi, lo, v)
 
 
 def uniform(eng, n, dtype, lo=0.0, hi=1.0):
     """n uniform draws in torch's order for a float32 or float64 tensor (uniform_)."""
     if np.dtype(dtype) == np.float64:
-        out = np.empty(n, np.float64)
-        _uniform64(eng.mt, eng.pos, out, float(lo), float(hi))
-        return out
-    out = np.empty(n, np.float32)
-    _uniform32(eng.mt, eng.pos, out, np.float32(lo), np.float32(hi))
+        return _uniform64(eng, n, lo, hi)
+    out = _uniform32(eng, n, lo, hi)
     if np.dtype(dtype).itemsize == 2:   # half types draw in float, then round (to hi: lo)
         top = np.asarray(hi).astype(dtype)
         out = out.astype(dtype)
@@ -192,168 +124,104 @@ def uniform(eng, n, dtype, lo=0.0, hi=1.0):
 
 # ---- normals: the batched Box-Muller of normal_fill and the scalar normal_distribution ----
 
-_F = np.float32
-_SQRTHF, _HALF, _ONE = _F(0.707106781186547524), _F(0.5), _F(1.0)
-_LP = (_F(7.0376836292E-2), _F(-1.1514610310E-1), _F(1.1676998740E-1), _F(-1.2420140846E-1),
-       _F(1.4249322787E-1), _F(-1.6668057665E-1), _F(2.0000714765E-1), _F(-2.4999993993E-1),
-       _F(3.3333331174E-1))
-_LQ1, _LQ2 = _F(-2.12194440e-4), _F(0.693359375)
-_DP1, _DP2, _DP3 = _F(-0.78515625), _F(-2.4187564849853515625e-4), _F(-3.77489497744594108e-8)
-_S0, _S1, _S2 = _F(-1.9515295891E-4), _F(8.3321608736E-3), _F(-1.6666654611E-1)
-_C0, _C1, _C2 = _F(2.443315711809948E-005), _F(-1.388731625493765E-003), _F(4.166664568298827E-002)
-_FOPI = _F(1.27323954473516)
-_TWO_PI32 = _F(2.0 * math.pi)
+def _bits(x):
+    return x.view(np.int32)
 
 
-@intrinsic
-def _bits(typingctx, x):
-    """A float32's bits as an int32 (the casts avx_mathfun's masks work on)."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(32))
-    return types.int32(types.float32), codegen
-
-
-@intrinsic
-def _float(typingctx, i):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.FloatType())
-    return types.float32(types.int32), codegen
-
-
-# The fmas below are where GCC contracts avx_mathfun's separate multiplies and adds when
-# torch's AVX2 kernels are built: each multiply whose one use is an add, in source order.
-@njit(cache=True)
 def _box_muller_lanes(a, b, mean, std):
-    """NormalFill16<float> (AVX2) lane by lane: a holds the u1 lanes and b the u2 lanes of
-    the blocks; a gets the cosine outputs, b the sine ones. One flat branch-free loop, so
-    that LLVM vectorizes it (a loop over one block's 8 lanes it leaves scalar)."""
-    for i in range(a.size):
-        # log256_ps(1 - u1): exponent and mantissa by bit masks, Cephes logf polynomial
-        x = _ONE - a[i]
-        xb = _bits(x)
-        e = np.float32(np.int32((xb >> 23) - 127)) + _ONE
-        x = _float(np.int32((xb & np.int32(~0x7F800000)) | np.int32(0x3F000000)))
-        small = x < _SQRTHF
-        tmp = x if small else _F(0.0)
-        x = x - _ONE
-        e = e - (_ONE if small else _F(0.0))
-        x = x + tmp
-        z = x * x
-        y = _LP[0]
-        y = _fma(y, x, _LP[1])
-        y = _fma(y, x, _LP[2])
-        y = _fma(y, x, _LP[3])
-        y = _fma(y, x, _LP[4])
-        y = _fma(y, x, _LP[5])
-        y = _fma(y, x, _LP[6])
-        y = _fma(y, x, _LP[7])
-        y = _fma(y, x, _LP[8])
-        y = _fma(y * x, z, e * _LQ1)
-        y = _fma(-z, _HALF, y)
-        r = np.sqrt(_F(-2.0) * _fma(e, _LQ2, x + y))
-        # sincos256_ps(2 pi u2): octant j, Cody-Waite reduction, the two polynomials
-        x = _TWO_PI32 * b[i]
-        j = np.int32(x * _FOPI)
-        j = (j + 1) & np.int32(~1)
-        y = np.float32(j)
-        x = _fma(y, _DP1, x)
-        x = _fma(y, _DP2, x)
-        x = _fma(y, _DP3, x)
-        z = x * x
-        c = _fma(_fma(_fma(_C0, z, _C1), z, _C2) * z, z, -(z * _HALF)) + _ONE
-        s = _fma(_fma(_fma(_S0, z, _S1), z, _S2) * z, x, x)
-        swap = (j & 2) != 0
-        sn = c if swap else s
-        cs = s if swap else c
-        sn = _float(_bits(sn) ^ np.int32((j & 4) << 29))
-        cs = _float(_bits(cs) ^ np.int32((~(j - 2) & 4) << 29))
-        a[i] = _fma(r * cs, std, mean)
-        b[i] = _fma(r * sn, std, mean)
+    """NormalFill16<float> (AVX2) on the u1 lanes a and the u2 lanes b, as the compiled
+    kern._box_muller_lanes: avx_mathfun's log and sincos with GCC's contractions."""
+    # log256_ps(1 - u1): exponent and mantissa by bit masks, Cephes logf polynomial
+    x = kern._ONE - a
+    xb = _bits(x)
+    e = ((xb >> 23) - 127).astype(_F) + kern._ONE
+    x = ((xb & np.int32(~0x7F800000)) | np.int32(0x3F000000)).view(_F)
+    small = x < kern._SQRTHF
+    tmp = np.where(small, x, _F(0.0))
+    x = x - kern._ONE
+    e = e - np.where(small, kern._ONE, _F(0.0))
+    x = x + tmp
+    z = x * x
+    y = np.full(x.shape, kern._LP[0])
+    for c in kern._LP[1:]:
+        y = fma32(y, x, c)
+    y = fma32(y * x, z, e * kern._LQ1)
+    y = fma32(-z, kern._HALF, y)
+    r = np.sqrt(_F(-2.0) * fma32(e, kern._LQ2, x + y))
+    # sincos256_ps(2 pi u2): octant j, Cody-Waite reduction, the two polynomials
+    x = kern._TWO_PI32 * b
+    j = (x * kern._FOPI).astype(np.int32)
+    j = (j + 1) & np.int32(~1)
+    y = j.astype(_F)
+    x = fma32(y, kern._DP1, x)
+    x = fma32(y, kern._DP2, x)
+    x = fma32(y, kern._DP3, x)
+    z = x * x
+    c = fma32(fma32(fma32(kern._C0, z, kern._C1), z, kern._C2) * z, z, -(z * kern._HALF))
+    c = c + kern._ONE
+    s = fma32(fma32(fma32(kern._S0, z, kern._S1), z, kern._S2) * z, x, x)
+    swap = (j & 2) != 0
+    sn = np.where(swap, c, s)
+    cs = np.where(swap, s, c)
+    sn = (_bits(sn) ^ ((j & 4) << 29)).view(_F)
+    cs = (_bits(cs) ^ ((~(j - 2) & 4) << 29)).view(_F)
+    return fma32(r * cs, std, mean), fma32(r * sn, std, mean)
 
 
-@njit(cache=True)
-def _box_muller32(d, start, nblocks, mean, std):
-    """NormalFill16<float> on the 16-element blocks of d from start: the blocks' halves are
-    gathered into lanes, transformed, and put back, a chunk at a time."""
-    cb = min(nblocks, 512)
-    a = np.empty(8 * cb, np.float32)
-    b = np.empty(8 * cb, np.float32)
-    for c0 in range(0, nblocks, cb):
-        m = min(cb, nblocks - c0)
-        for q in range(m):
-            o = start + 16 * (c0 + q)
-            for k in range(8):
-                a[8 * q + k] = d[o + k]
-                b[8 * q + k] = d[o + 8 + k]
-        _box_muller_lanes(a[:8 * m], b[:8 * m], mean, std)
-        for q in range(m):
-            o = start + 16 * (c0 + q)
-            for k in range(8):
-                d[o + k] = a[8 * q + k]
-                d[o + 8 + k] = b[8 * q + k]
+def _box_muller32(blocks, mean, std):
+    """NormalFill16<float> on rows of 16 uniforms (float32), in place."""
+    blocks[:, :8], blocks[:, 8:] = _box_muller_lanes(blocks[:, :8], blocks[:, 8:], mean, std)
 
 
-@njit(cache=True)
-def _box_muller64(d, mean, std):
-    """NormalFill16<double> on d[0:16] in place."""
-    for k in range(8):
-        r = math.sqrt(-2.0 * math.log(1.0 - d[k]))
-        t = 2.0 * math.pi * d[k + 8]
-        d[k] = _fma(r * math.cos(t), std, mean)
-        d[k + 8] = _fma(r * math.sin(t), std, mean)
-
-
-@njit(cache=True)
-def _normal_fill32(mt, pos, out, mean, std):
-    n = out.size
-    _uniform32(mt, pos, out, _F(0.0), _ONE)
-    _box_muller32(out, 0, n // 16, mean, std)
-    if n % 16:
-        _uniform32(mt, pos, out[n - 16:], _F(0.0), _ONE)
-        _box_muller32(out, n - 16, 1, mean, std)
-
-
-@njit(cache=True)
-def _normal_fill_half(mt, pos, out, mean, std):
-    """normal_fill for the half types: only whole blocks' uniforms, then 16 for the tail
-    (the float path draws one per element first)."""
-    n = out.size
+def _normal_fill32(eng, n, mean, std, half):
+    """normal_fill: uniforms, Box-Muller on the whole 16-blocks, then 16 fresh uniforms for
+    the last block (the float path draws one per element first, the half types only the
+    whole blocks')."""
     nb = n // 16
-    _uniform32(mt, pos, out[:16 * nb], _F(0.0), _ONE)
-    _box_muller32(out, 0, nb, mean, std)
+    out = _uniform32(eng, 16 * nb if half else n, 0.0, 1.0)
+    _box_muller32(out[:16 * nb].reshape(nb, 16), mean, std)
     if n % 16:
-        tail = np.empty(16, np.float32)
-        _uniform32(mt, pos, tail, _F(0.0), _ONE)
-        _box_muller32(tail, 0, 1, mean, std)
-        out[n - 16:] = tail
+        tail = _uniform32(eng, 16, 0.0, 1.0).reshape(1, 16)
+        _box_muller32(tail, mean, std)
+        out = np.concatenate([out[:n - 16], tail[0]]) if n > 16 else tail[0]
+    return out
 
 
-@njit(cache=True)
-def _normal_fill64(mt, pos, out, mean, std):
-    n = out.size
-    _uniform64(mt, pos, out, 0.0, 1.0)
-    for i in range(0, n - 15, 16):
-        _box_muller64(out[i:i + 16], mean, std)
+def _box_muller64(blocks, mean, std):
+    """NormalFill16<double> on rows of 16 uniforms, in place."""
+    r = np.sqrt(-2.0 * np.log(1.0 - blocks[:, :8]))
+    t = _TWO_PI * blocks[:, 8:]
+    blocks[:, :8] = _affine(r * np.cos(t), std, mean, fma64)
+    blocks[:, 8:] = _affine(r * np.sin(t), std, mean, fma64)
+
+
+def _normal_fill64(eng, n, mean, std):
+    out = _unit64(eng, n)
+    nb = n // 16
+    _box_muller64(out[:16 * nb].reshape(nb, 16), mean, std)
     if n % 16:
-        tail = out[n - 16:]
-        _uniform64(mt, pos, tail, 0.0, 1.0)
+        tail = _unit64(eng, 16).reshape(1, 16)
         _box_muller64(tail, mean, std)
+        out[n - 16:] = tail[0]
+    return out
 
 
-@njit(cache=True)
-def _normal_scalar(mt, pos, out, cache, mean, std):
-    """normal_distribution<double>, one value at a time; cache = [valid, next sample]."""
-    u = np.empty(4, np.float64)
-    for i in range(out.size):
-        if cache[0] != 0.0:
-            cache[0] = 0.0
-            out[i] = _fma(cache[1], std, mean)
-            continue
-        _uniform64(mt, pos, u[:2], 0.0, 1.0)
-        r = math.sqrt(-2.0 * math.log1p(-u[1]))
-        t = 2.0 * math.pi * u[0]
-        cache[0], cache[1] = 1.0, r * math.sin(t)
-        out[i] = _fma(r * math.cos(t), std, mean)   # val * std + mean, contracted
+def _normal_scalar(eng, n, mean, std):
+    """normal_distribution<double>, value by value with the engine's cached second value:
+    each pair of uniforms gives a cosine value and caches the sine one."""
+    head = []
+    if n and eng.next_double is not None:
+        head, eng.next_double = [eng.next_double], None
+    pairs = (n - len(head) + 1) // 2
+    u = _unit64(eng, 2 * pairs).reshape(pairs, 2)
+    r = np.sqrt(-2.0 * np.log1p(-u[:, 1]))
+    t = _TWO_PI * u[:, 0]
+    vals = np.stack([r * np.cos(t), r * np.sin(t)], axis=1).reshape(-1)
+    vals = np.concatenate([np.array(head, _D), vals])
+    if vals.size > n:
+        eng.next_double = float(vals[-1])
+        vals = vals[:n]
+    return _affine(vals, float(std), float(mean), fma64)
 
 
 def normal(eng, n, dtype, mean=0.0, std=1.0, contiguous=True):
@@ -362,17 +230,16 @@ def normal(eng, n, dtype, mean=0.0, std=1.0, contiguous=True):
     dt = np.dtype(dtype)
     if n >= 16 and contiguous:
         if dt == np.float32 or dt.itemsize == 2:   # half types: in float, then rounded
-            out = np.empty(n, np.float32)
-            fill = _normal_fill32 if dt == np.float32 else _normal_fill_half
-            fill(eng.mt, eng.pos, out, _F(mean), _F(std))
+            half = dt != np.float32
+            if n >= _BIG_NORMAL:
+                out = np.empty(n, np.float32)
+                fill = kern.normal_fill_half if half else kern.normal_fill32
+                _on_words(eng, fill, out, _F(mean), _F(std))
+            else:
+                out = _normal_fill32(eng, n, _F(mean), _F(std), half)
             return out.astype(dt, copy=False)
-        out = np.empty(n, np.float64)
-        _normal_fill64(eng.mt, eng.pos, out, float(mean), float(std))
-        return out.astype(dt, copy=False)
-    out = np.empty(n, np.float64)
-    cache = np.array([eng.next_double is not None, eng.next_double or 0.0])
-    _normal_scalar(eng.mt, eng.pos, out, cache, float(mean), float(std))
-    eng.next_double = float(cache[1]) if cache[0] else None
+        return _normal_fill64(eng, n, float(mean), float(std)).astype(dt, copy=False)
+    out = _normal_scalar(eng, n, mean, std)
     if dt.itemsize == 2:   # a double becomes a half through float, as c10::Half converts
         return out.astype(np.float32).astype(dt)
     return out.astype(dt)
@@ -380,37 +247,16 @@ def normal(eng, n, dtype, mean=0.0, std=1.0, contiguous=True):
 
 # ---- the other samplers, each as torch's CPU kernel draws ------------------------------
 
-def _unit64(eng, n):
-    """uniform_real_distribution<double>(0, 1): 53 bits of random64() per value."""
-    out = np.empty(n, np.float64)
-    _uniform64(eng.mt, eng.pos, out, 0.0, 1.0)
-    return out
-
-
-@njit(cache=True)
-def _from_to(mt, pos, out, span, lo, wide):
-    step = 2 if wide else 1
-    buf = np.empty(step * min(out.size, _CHUNK), np.uint32)
-    i = 0
-    while i < out.size:
-        k = min(out.size - i, _CHUNK)
-        b = buf[:step * k]
-        raw32(mt, pos, b)
-        for j in range(k):
-            if wide:
-                r = (np.uint64(b[2 * j]) << np.uint64(32)) | np.uint64(b[2 * j + 1])
-            else:
-                r = np.uint64(b[j])
-            out[i + j] = np.int64(r % span) + lo
-        i += k
-
-
 def random_from_to(eng, n, lo, hi):
     """random_(lo, hi) / randint as int64 values: one draw modulo the range, 64 bits when
     the range reaches 2**28 (torch accepts that skew of the modulo)."""
     span = hi - lo
-    out = np.empty(n, np.int64)
-    _from_to(eng.mt, eng.pos, out, np.uint64(span), np.int64(lo), span >= 1 << 28)
+    if span >= 1 << 28:
+        r = eng.u64(n) % np.uint64(span)
+    else:
+        r = eng.u32(n) % np.uint32(span)
+    out = r.astype(np.int64)
+    out += lo
     return out
 
 
@@ -443,286 +289,47 @@ def bernoulli_tensor(eng, probs):
     return u < probs.astype(np.float32)
 
 
-@njit(cache=True)
-def _exponential(u, lambd):
-    for i in range(u.size):
-        u[i] = (-1.0 / lambd) * math.log1p(-u[i])
-
-
-@njit(cache=True)
-def _geometric(u, p):
-    for i in range(u.size):
-        u[i] = math.ceil(math.log(u[i]) / math.log1p(-p))
-
-
-@njit(cache=True)
-def _cauchy(u, median, sigma):
-    for i in range(u.size):
-        u[i] = median + sigma * math.tan(math.pi * (u[i] - 0.5))
-
-
-@njit(cache=True)
-def _exp(u):
-    for i in range(u.size):
-        u[i] = math.exp(u[i])
-
-
 def exponential(eng, n, lambd):
-    u = _unit64(eng, n)
-    _exponential(u, float(lambd))
-    return u
+    return (-1.0 / float(lambd)) * np.log1p(-_unit64(eng, n))
 
 
 def geometric(eng, n, p):
-    u = _unit64(eng, n)
-    _geometric(u, float(p))
-    return u
+    return np.ceil(np.log(_unit64(eng, n)) / math.log1p(-float(p)))
 
 
 def cauchy(eng, n, median, sigma):
-    u = _unit64(eng, n)
-    _cauchy(u, float(median), float(sigma))
-    return u
+    return float(median) + float(sigma) * np.tan(math.pi * (_unit64(eng, n) - 0.5))
 
 
 def log_normal(eng, n, mean, std):
     """exp of normal_distribution<double> (the scalar, cached Box-Muller) for any size."""
-    v = normal(eng, n, np.float64, mean, std, contiguous=False)
-    _exp(v)
-    return v
-
-
-@njit(cache=True)
-def _randperm(mt, pos, out):
-    n = out.size
-    for i in range(n):
-        out[i] = i
-    r = np.empty(1, np.uint32)
-    for i in range(n - 1):
-        raw32(mt, pos, r)
-        z = np.int64(r[0]) % (n - i)
-        out[i], out[z + i] = out[z + i], out[i]
-
-
-@njit(cache=True)
-def _randperm_large(mt, pos, out):
-    r = np.empty(2, np.uint32)
-    for i in range(out.size):
-        raw32(mt, pos, r)
-        z = np.int64(((np.uint64(r[0]) << np.uint64(32)) | np.uint64(r[1]))
-                     % np.uint64(i + 1))
-        out[i] = out[z]
-        out[z] = i
+    return np.exp(_normal_scalar(eng, n, mean, std))
 
 
 def randperm(eng, n):
     """randperm_cpu: a Fisher-Yates shuffle from 32-bit draws; the inside-out variant from
     64-bit draws once n reaches 2**32 / 20."""
     out = np.empty(n, np.int64)
-    if n < (2 ** 32 - 1) // 20:
-        _randperm(eng.mt, eng.pos, out)
-    else:
-        _randperm_large(eng.mt, eng.pos, out)
+    if n >= _BIG_PERM:
+        _on_words(eng, kern.randperm32 if n < (2 ** 32 - 1) // 20 else kern.randperm64, out)
+        return out
+    perm = list(range(n))
+    if n > 1:
+        zs = (eng.u32(n - 1).astype(np.int64) % np.arange(n, 1, -1)).tolist()
+        for i, z in enumerate(zs):
+            perm[i], perm[z + i] = perm[z + i], perm[i]
+    out[:] = perm
     return out
 
 
-# ---- rejection samplers (ATen/native/Distributions.h): one element at a time ----------
-# Distributions.cpp is built without FMA (not a per-CPU kernel file): plain arithmetic here
+# ---- rejection samplers (ATen/native/Distributions.h): compiled, one element at a time ----
 
-@njit(cache=True)
-def _next32(mt, pos):
-    pos[0] -= 1
-    if pos[0] == 0:
-        _twist(mt)
-        pos[0], pos[1] = N, 0
-    y = _temper(mt[pos[1]])
-    pos[1] += 1
-    return y
+def _cached(eng):
+    return np.array([eng.next_double is not None, eng.next_double or 0.0])
 
 
-@njit(cache=True)
-def _unit(mt, pos):
-    """uniform_real_distribution<double>(0, 1), one value."""
-    hi = np.uint64(_next32(mt, pos))
-    r = (hi << np.uint64(32)) | np.uint64(_next32(mt, pos))
-    return np.float64(r & np.uint64(0x1FFFFFFFFFFFFF)) * (1.0 / 9007199254740992.0)
-
-
-@njit(cache=True)
-def _std_normal(mt, pos, cache):
-    """normal_distribution<double>(0, 1), with the generator's cached second value."""
-    if cache[0] != 0.0:
-        cache[0] = 0.0
-        return cache[1]
-    u1 = _unit(mt, pos)
-    u2 = _unit(mt, pos)
-    r = math.sqrt(-2.0 * math.log1p(-u2))
-    t = 2.0 * math.pi * u1
-    cache[0], cache[1] = 1.0, r * math.sin(t)
-    return r * math.cos(t)
-
-
-@njit(cache=True)
-def _poisson(mt, pos, lam, out):
-    """sample_poisson: Hoermann's transformed rejection from lambda 10, else products of
-    uniforms."""
-    for i in range(lam.size):
-        lm = lam[i]
-        if lm >= 10:
-            slam = math.sqrt(lm)
-            loglam = math.log(lm)
-            b = 0.931 + 2.53 * slam
-            a = -0.059 + 0.02483 * b
-            invalpha = 1.1239 + 1.1328 / (b - 3.4)
-            vr = 0.9277 - 3.6224 / (b - 2)
-            while True:
-                u = _unit(mt, pos) - 0.5
-                v = _unit(mt, pos)
-                us = 0.5 - abs(u)
-                k = np.int64(math.floor((2 * a / us + b) * u + lm + 0.43))
-                if us >= 0.07 and v <= vr:
-                    break
-                if k < 0 or (us < 0.013 and v > us):
-                    continue
-                if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)
-                        <= -lm + k * loglam - math.lgamma(k + 1.0)):
-                    break
-            out[i] = k
-        elif lm == 0:
-            out[i] = 0
-        else:
-            enlam = math.exp(-lm)
-            x = 0
-            prod = 1.0
-            while True:
-                prod *= _unit(mt, pos)
-                if prod > enlam:
-                    x += 1
-                else:
-                    break
-            out[i] = x
-
-
-@njit(cache=True)
-def _gamma(mt, pos, alpha, out, cache, single):
-    """sample_gamma (Marsaglia-Tsang, alpha < 1 boosted): alpha's own arithmetic is in its
-    dtype (``single``: float32), the rest in double, as torch's template mixes them."""
-    third = np.float64(np.float32(1.0) / np.float32(3.0))
-    for i in range(alpha.size):
-        al = alpha[i]
-        scale = 1.0
-        if al < 1.0:
-            if al == 0.0:
-                out[i] = 0.0
-                continue
-            inv = np.float64(np.float32(1.0) / np.float32(al)) if single else 1.0 / al
-            scale *= math.pow(1 - _unit(mt, pos), inv)
-            al = np.float64(np.float32(al) + np.float32(1.0)) if single else al + 1.0
-        d = np.float64(np.float32(al) - np.float32(third)) if single else al - third
-        c = 1.0 / math.sqrt(9.0 * d)
-        while True:
-            while True:
-                x = _std_normal(mt, pos, cache)
-                y = 1.0 + c * x
-                if y > 0:
-                    break
-            v = y * y * y
-            u = 1 - _unit(mt, pos)
-            xx = x * x
-            if u < 1.0 - np.float64(np.float32(0.0331)) * xx * xx:
-                break
-            if math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
-                break
-        out[i] = scale * d * v
-
-
-_TAIL = np.array([0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
-                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
-                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
-                  0.00833056343336287])
-
-
-@njit(cache=True)
-def _r(x, single):
-    """A value of the template's scalar_t: float32 arithmetic is the double result rounded
-    once (exact for +, -, *, / and sqrt of float32 operands)."""
-    return np.float64(np.float32(x)) if single else x
-
-
-@njit(cache=True)
-def _stirling_tail(k):
-    if k < 10:
-        return _TAIL[int(k)]
-    kp1sq = (k + 1) * (k + 1)
-    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
-
-
-@njit(cache=True)
-def _binomial_inversion(mt, pos, count, prob, s):
-    geom_sum = 0.0
-    num = 0.0
-    logprob = _r(math.log1p(-prob), s)   # log1p of a float is a float
-    while True:
-        geom = math.ceil(math.log(_unit(mt, pos)) / logprob)
-        geom_sum += geom
-        if geom_sum > count:
-            return num
-        num = num + 1
-
-
-@njit(cache=True)
-def _btrs(mt, pos, count, prob, s):
-    """Hoermann's BTRS as torch writes it (scalar_t count and prob, the rest in double)."""
-    stddev = _r(math.sqrt(_r(_r(count * prob, s) * _r(1 - prob, s), s)), s)
-    b = 1.15 + 2.53 * stddev
-    a = -0.0873 + 0.0248 * b + 0.01 * prob
-    c = _r(count * prob, s) + 0.5
-    v_r = 0.92 - 4.2 / b
-    r = _r(prob / _r(1 - prob, s), s)
-    alpha = (2.83 + 5.1 / b) * stddev
-    m = math.floor(_r(_r(count + 1, s) * prob, s))
-    while True:
-        u = _unit(mt, pos) - 0.5
-        v = _unit(mt, pos)
-        us = 0.5 - abs(u)
-        k = _r(math.floor((2 * a / us + b) * u + c), s)
-        if k < 0 or k > count:
-            continue
-        if us >= 0.07 and v <= v_r:
-            return k
-        v = math.log(v * alpha / (a / (us * us) + b))
-        cmk1 = _r(_r(count - k, s) + 1, s)
-        upper = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
-                 + _r(count + 1, s) * math.log((count - m + 1) / cmk1)
-                 + (k + 0.5) * math.log(r * cmk1 / _r(k + 1, s))
-                 + _stirling_tail(m) + _stirling_tail(count - m)
-                 - _stirling_tail(k) - _stirling_tail(_r(count - k, s)))
-        if v <= upper:
-            return k
-
-
-@njit(cache=True)
-def _binomial(mt, pos, count, prob, out, s):
-    """sample_binomial: BTRS where the mean reaches 10, else inversion (mirrored past 1/2)."""
-    for i in range(count.size):
-        n, p = count[i], prob[i]
-        if n <= 0.0 or p <= 0.0:
-            out[i] = 0.0
-        elif p >= 1.0:
-            out[i] = n
-        elif p <= 0.5:
-            if _r(n * p, s) >= 10.0:
-                out[i] = _btrs(mt, pos, n, p, s)
-            else:
-                out[i] = _binomial_inversion(mt, pos, n, p, s)
-        elif p > 0.5:
-            q = _r(1.0 - p, s)
-            if _r(n * q, s) >= 10.0:
-                out[i] = _r(n - _btrs(mt, pos, n, q, s), s)
-            else:
-                out[i] = _r(n - _binomial_inversion(mt, pos, n, q, s), s)
-        else:
-            out[i] = np.nan
+def _uncache(eng, cache):
+    eng.next_double = float(cache[1]) if cache[0] else None
 
 
 def binomial(eng, count, prob, dtype):
@@ -732,60 +339,8 @@ def binomial(eng, count, prob, dtype):
     c = np.ascontiguousarray(count, np.float64).reshape(-1)
     p = np.ascontiguousarray(prob, np.float64).reshape(-1)
     out = np.empty(c.size, np.float64)
-    _binomial(eng.mt, eng.pos, c, p, out, dt == np.float32)
+    _on_words(eng, kern.binomial, c, p, out, dt == np.float32)
     return out.astype(dt).reshape(count.shape)
-
-
-@njit(cache=True)
-def _row_sums(x, out):
-    """torch's sum of each contiguous float64 row (SumKernel.cpp, AVX2): rows of 4 or more
-    in 4-lane vectors, 4 accumulators, cascaded every 16 steps; the tail, then the lanes."""
-    k = x.shape[1]
-    for r in range(x.shape[0]):
-        row = x[r]
-        if k < 4:
-            acc = 0.0
-            for i in range(k):
-                acc += row[i]
-            out[r] = acc
-            continue
-        nvec = k // 4
-        size = nvec // 4
-        lv = np.zeros((4, 4, 4))                       # level, accumulator, lane
-        ceil_log2 = 1 if size <= 2 else int(math.floor(math.log2(size - 1))) + 1
-        power = max(4, ceil_log2 // 4)
-        step = 1 << power
-        i = 0
-        while i + step <= size:
-            for _ in range(step):
-                for a in range(4):
-                    for lane in range(4):
-                        lv[0, a, lane] += row[16 * i + 4 * a + lane]
-                i += 1
-            for j in range(1, 4):
-                lv[j] += lv[j - 1]
-                lv[j - 1] = 0.0
-                if i & (((1 << power) - 1) << (j * power)):
-                    break
-        while i < size:
-            for a in range(4):
-                for lane in range(4):
-                    lv[0, a, lane] += row[16 * i + 4 * a + lane]
-            i += 1
-        for j in range(1, 4):
-            lv[0] += lv[j]
-        part = lv[0, 0].copy()
-        for v in range(size * 4, nvec):
-            for lane in range(4):
-                part[lane] += row[4 * v + lane]
-        for a in range(1, 4):
-            part += lv[0, a]
-        acc = 0.0
-        for i in range(nvec * 4, k):
-            acc += row[i]
-        for lane in range(4):
-            acc += part[lane]
-        out[r] = acc
 
 
 def sample_dirichlet(eng, alpha, dtype):
@@ -796,28 +351,23 @@ def sample_dirichlet(eng, alpha, dtype):
     a = np.ascontiguousarray(alpha, dt).astype(np.float64)
     g = np.empty(a.shape, np.float64)
     cache = _cached(eng)
-    _gamma(eng.mt, eng.pos, a.reshape(-1), g.reshape(-1), cache, False)
+    _on_words(eng, kern.gamma, a.reshape(-1), g.reshape(-1), cache, False)
     _uncache(eng, cache)
     g = np.maximum(g, np.finfo(np.float64).tiny)
     total = np.empty(g.shape[:-1] + (1,))
-    _row_sums(g.reshape(-1, g.shape[-1]), total.reshape(-1))
+    kern.row_sums(g.reshape(-1, g.shape[-1]), total.reshape(-1))
     x = (g / total).astype(dt)
     return np.clip(x, np.finfo(dt).tiny, np.nextafter(dt.type(1), dt.type(0))), g
 
 
-def _cached(eng):
-    return np.array([eng.next_double is not None, eng.next_double or 0.0])
-
-
-def _uncache(eng, cache):
-    eng.next_double = float(cache[1]) if cache[0] else None
+_row_sums = kern.row_sums   # torch's SumKernel order (tests check it on its own)
 
 
 def poisson(eng, lam):
     """torch.poisson's counts (float64) for the rates ``lam``, in C order."""
     lam = np.ascontiguousarray(lam, np.float64)
     out = np.empty(lam.shape, np.float64)
-    _poisson(eng.mt, eng.pos, lam.reshape(-1), out.reshape(-1))
+    _on_words(eng, kern.poisson, lam.reshape(-1), out.reshape(-1))
     return out
 
 
@@ -827,8 +377,8 @@ def standard_gamma(eng, alpha, dtype):
     a = np.ascontiguousarray(alpha, dt)
     out = np.empty(a.shape, np.float64)
     cache = _cached(eng)
-    _gamma(eng.mt, eng.pos, a.reshape(-1).astype(np.float64), out.reshape(-1), cache,
-           dt == np.float32)
+    _on_words(eng, kern.gamma, a.reshape(-1).astype(np.float64), out.reshape(-1), cache,
+              dt == np.float32)
     _uncache(eng, cache)
     return np.maximum(out.astype(dt), np.finfo(dt).tiny)
 
