@@ -8,9 +8,12 @@ exactly (``fma32``, ``fma64``: rounding to odd, then once to the result's precis
 
 Compiled kernels (core/torch_rng_kernels, Numba) are used only where NumPy cannot keep
 torch's speed or has no vector form, and are compiled or loaded the first time such a path
-runs: the float32 / half Box-Muller of normal_fill from ``_BIG_NORMAL`` elements, randperm
-from ``_BIG_PERM``, and the sequential rejection samplers (poisson, standard_gamma,
-binomial, Dirichlet's row sums)."""
+runs: the float32 / half Box-Muller of normal_fill from ``_BIG_NORMAL`` elements (about
+0.5 us an element in NumPy), uniform, float64 normal and random_ draws from ``_BIG``
+elements (NumPy's MT19937 makes words at a third of the compiled speed, too slow to keep up
+with torch on millions), randperm from ``_BIG_PERM``, and the sequential rejection samplers
+(poisson, standard_gamma, binomial, Dirichlet's row sums). Layer initialisation of
+ordinary sizes and everyday draws compile nothing."""
 
 import math
 
@@ -20,7 +23,8 @@ from . import torch_rng_kernels as kern
 from .torch_mt import DEFAULT_SEED, STATE_BYTES, Engine, entropy_seed  # noqa: F401
 
 _F, _D = np.float32, np.float64
-_BIG_NORMAL = 1 << 15      # float32 normal_fill in the compiled kernel from this many
+_BIG = 1 << 20             # uniform, float64 normal and random_ draws compiled from here
+_BIG_NORMAL = 1 << 17      # float32 normal_fill in the compiled kernel from this many
 _BIG_PERM = 1 << 17        # randperm's shuffle in the compiled kernel from this n
 _TWO_PI = 2.0 * math.pi
 
@@ -87,6 +91,10 @@ def _on_words(eng, kernel, *args):
 def _uniform32(eng, n, lo, hi):
     """float32 [lo, hi): 24 bits of one draw; a value rounded up to hi becomes lo."""
     lo, hi = _F(lo), _F(hi)
+    if n >= _BIG:
+        out = np.empty(n, _F)
+        _on_words(eng, kern.uniform32, out, lo, hi)
+        return out
     x = (eng.u32(n) & np.uint32(0xFFFFFF)).astype(_F)
     x *= _F(1.0 / 16777216.0)
     v = _affine(x, hi - lo, lo, fma32)
@@ -95,6 +103,10 @@ def _uniform32(eng, n, lo, hi):
 
 def _unit64(eng, n):
     """uniform_real_distribution<double>(0, 1): 53 bits of random64() per value."""
+    if n >= _BIG:
+        out = np.empty(n, _D)
+        _on_words(eng, kern.uniform64, out, 0.0, 1.0)
+        return out
     r = eng.u32(2 * n)
     x = (r[0::2] & np.uint32(0x1FFFFF)).astype(_D)
     x *= 4294967296.0
@@ -105,6 +117,10 @@ def _unit64(eng, n):
 
 def _uniform64(eng, n, lo, hi):
     lo, hi = float(lo), float(hi)
+    if n >= _BIG:
+        out = np.empty(n, _D)
+        _on_words(eng, kern.uniform64, out, lo, hi)
+        return out
     x = _unit64(eng, n)
     v = _affine(x, hi - lo, lo, fma64)
     return v if v is x else np.where(v == hi, lo, v)
@@ -238,7 +254,12 @@ def normal(eng, n, dtype, mean=0.0, std=1.0, contiguous=True):
             else:
                 out = _normal_fill32(eng, n, _F(mean), _F(std), half)
             return out.astype(dt, copy=False)
-        return _normal_fill64(eng, n, float(mean), float(std)).astype(dt, copy=False)
+        if n >= _BIG:
+            out = np.empty(n, _D)
+            _on_words(eng, kern.normal_fill64, out, float(mean), float(std))
+        else:
+            out = _normal_fill64(eng, n, float(mean), float(std))
+        return out.astype(dt, copy=False)
     out = _normal_scalar(eng, n, mean, std)
     if dt.itemsize == 2:   # a double becomes a half through float, as c10::Half converts
         return out.astype(np.float32).astype(dt)
@@ -251,6 +272,10 @@ def random_from_to(eng, n, lo, hi):
     """random_(lo, hi) / randint as int64 values: one draw modulo the range, 64 bits when
     the range reaches 2**28 (torch accepts that skew of the modulo)."""
     span = hi - lo
+    if n >= _BIG:
+        out = np.empty(n, np.int64)
+        _on_words(eng, kern.from_to, out, np.uint64(span), np.int64(lo), span >= 1 << 28)
+        return out
     if span >= 1 << 28:
         r = eng.u64(n) % np.uint64(span)
     else:

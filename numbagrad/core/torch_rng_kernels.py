@@ -70,7 +70,7 @@ def raw32(mt, pos, out):
 
 
 @njit(cache=True)
-def _uniform32(mt, pos, out, lo, hi):
+def uniform32(mt, pos, out, lo, hi):
     """float32 [lo, hi): 24 bits of one draw; a value rounded up to hi becomes lo."""
     buf = np.empty(min(out.size, _CHUNK), np.uint32)
     width = hi - lo   # torch's build contracts x * (to - from) + from into one fma
@@ -84,6 +84,65 @@ def _uniform32(mt, pos, out, lo, hi):
             v = _fma(x, width, lo)
             out[i + j] = lo if v == hi else v
         i += k
+
+
+@njit(cache=True)
+def uniform64(mt, pos, out, lo, hi):
+    """float64 [lo, hi): 53 bits of random64()."""
+    buf = np.empty(2 * min(out.size, _CHUNK), np.uint32)
+    width = hi - lo
+    i = 0
+    while i < out.size:
+        k = min(out.size - i, _CHUNK)
+        b = buf[:2 * k]
+        raw32(mt, pos, b)
+        for j in range(k):
+            r = (np.uint64(b[2 * j]) << np.uint64(32)) | np.uint64(b[2 * j + 1])
+            x = np.float64(r & np.uint64(0x1FFFFFFFFFFFFF)) * (1.0 / 9007199254740992.0)
+            v = _fma(x, width, lo)
+            out[i + j] = lo if v == hi else v
+        i += k
+
+
+@njit(cache=True)
+def _box_muller64(d, mean, std):
+    """NormalFill16<double> on d[0:16] in place."""
+    for k in range(8):
+        r = math.sqrt(-2.0 * math.log(1.0 - d[k]))
+        t = 2.0 * math.pi * d[k + 8]
+        d[k] = _fma(r * math.cos(t), std, mean)
+        d[k + 8] = _fma(r * math.sin(t), std, mean)
+
+
+@njit(cache=True)
+def normal_fill64(mt, pos, out, mean, std):
+    n = out.size
+    uniform64(mt, pos, out, 0.0, 1.0)
+    for i in range(0, n - 15, 16):
+        _box_muller64(out[i:i + 16], mean, std)
+    if n % 16:
+        tail = out[n - 16:]
+        uniform64(mt, pos, tail, 0.0, 1.0)
+        _box_muller64(tail, mean, std)
+
+
+@njit(cache=True)
+def from_to(mt, pos, out, span, lo, wide):
+    step = 2 if wide else 1
+    buf = np.empty(step * min(out.size, _CHUNK), np.uint32)
+    i = 0
+    while i < out.size:
+        k = min(out.size - i, _CHUNK)
+        b = buf[:step * k]
+        raw32(mt, pos, b)
+        for j in range(k):
+            if wide:
+                r = (np.uint64(b[2 * j]) << np.uint64(32)) | np.uint64(b[2 * j + 1])
+            else:
+                r = np.uint64(b[j])
+            out[i + j] = np.int64(r % span) + lo
+        i += k
+
 
 
 _F = np.float32
@@ -197,10 +256,10 @@ def _box_muller32(d, start, nblocks, mean, std):
 @njit(cache=True)
 def normal_fill32(mt, pos, out, mean, std):
     n = out.size
-    _uniform32(mt, pos, out, _F(0.0), _ONE)
+    uniform32(mt, pos, out, _F(0.0), _ONE)
     _box_muller32(out, 0, n // 16, mean, std)
     if n % 16:
-        _uniform32(mt, pos, out[n - 16:], _F(0.0), _ONE)
+        uniform32(mt, pos, out[n - 16:], _F(0.0), _ONE)
         _box_muller32(out, n - 16, 1, mean, std)
 
 
@@ -210,11 +269,11 @@ def normal_fill_half(mt, pos, out, mean, std):
     (the float path draws one per element first)."""
     n = out.size
     nb = n // 16
-    _uniform32(mt, pos, out[:16 * nb], _F(0.0), _ONE)
+    uniform32(mt, pos, out[:16 * nb], _F(0.0), _ONE)
     _box_muller32(out, 0, nb, mean, std)
     if n % 16:
         tail = np.empty(16, np.float32)
-        _uniform32(mt, pos, tail, _F(0.0), _ONE)
+        uniform32(mt, pos, tail, _F(0.0), _ONE)
         _box_muller32(tail, 0, 1, mean, std)
         out[n - 16:] = tail
 
