@@ -39,7 +39,7 @@ def _two_sum_err(a, b, s):
 def _to_odd(s, e):
     """s + e rounded to odd, from s = RN(s + e): an inexact even s steps towards e."""
     bits = s.view(np.int64)
-    fix = (e != 0) & ((bits & 1) == 0)
+    fix = (e != 0) & ((bits & 1) == 0) & np.isfinite(e)
     if fix.any():
         bits = bits + np.where(fix, np.where((e > 0) == (s > 0), 1, -1), 0)
     return bits.view(_D)
@@ -71,7 +71,8 @@ def fma64(a, b, c):
     th = c + uh
     tl = _two_sum_err(c, uh, th)
     v = tl + ul
-    return th + _to_odd(v, _two_sum_err(tl, ul, v))
+    z = th + _to_odd(v, _two_sum_err(tl, ul, v))
+    return z if np.isfinite(th).all() else np.where(np.isfinite(th), z, th)
 
 
 def _affine(x, width, lo, fma):
