@@ -5,6 +5,7 @@ NumPy's (key, pos) and back, so nothing here is compiled."""
 
 import os
 import struct
+import threading
 
 import numpy as np
 
@@ -24,6 +25,14 @@ def seed_words(seed):
     return np.array(words, _U32)
 
 
+def _locked(method):
+    def run(self, *args):
+        with self.lock:
+            return method(self, *args)
+    run.__name__, run.__doc__ = method.__name__, method.__doc__
+    return run
+
+
 def temper(y):
     """mt19937's tempering of an array of uint32 words."""
     y = y ^ (y >> _U32(11))
@@ -38,15 +47,19 @@ class Engine:
     torch draws ``mt[next]`` after decrementing ``left`` and twists when ``left`` reaches
     0; NumPy draws ``key[pos]`` and twists at pos 624. A state of torch's own making has
     ``left + next == 625`` (or ``left == 1``), which is NumPy's ``pos = next``; any other
-    (a hand-made state) keeps its ``left - 1`` draws before the twist in ``_pre``."""
+    (a hand-made state) keeps its ``left - 1`` draws before the twist in ``_pre``.
+    ``lock`` is held for each whole draw (torch_rng), so that threads sharing a generator
+    interleave whole calls."""
 
-    __slots__ = ("_bg", "_gen", "_pre", "_next", "seed", "next_double", "next_float")
+    __slots__ = ("_bg", "_gen", "_pre", "_next", "seed", "next_double", "next_float", "lock")
 
     def __init__(self, seed=DEFAULT_SEED):
+        self.lock = threading.RLock()
         self._bg = np.random.MT19937(0)
         self._gen = np.random.Generator(self._bg)
         self.manual_seed(seed)
 
+    @_locked
     def manual_seed(self, seed):
         self.seed = int(seed) % 2 ** 64
         self.load(seed_words(self.seed), 1, 0)   # torch keeps 32 bits
@@ -93,6 +106,7 @@ class Engine:
 
     # torch's byte layout: seed u64, left i32, seeded i32, next u64, 624 words as u64,
     # normal_x/y/rho f64, normal_is_valid i32 (+4 pad), next float f32, its flag, 3 pad
+    @_locked
     def get_state(self):
         mt, pos = self.words()
         head = struct.pack("<Qiiq", self.seed, int(pos[0]), 1, int(pos[1]))
@@ -103,6 +117,7 @@ class Engine:
         tail += struct.pack("<f?3x", 0.0 if nf is None else nf, nf is not None)
         return np.frombuffer(head + words + tail, np.uint8).copy()
 
+    @_locked
     def set_state(self, raw):
         raw = bytes(raw)
         seed, left, seeded, nxt = struct.unpack_from("<Qiiq", raw, 0)

@@ -80,6 +80,15 @@ def _affine(x, width, lo, fma):
     return x if (width == 1 and lo == 0) else fma(x, width, lo)
 
 
+def _locked(draw):
+    """A draw holding its engine's lock throughout (NumPy lets go of the GIL)."""
+    def run(eng, *args, **kwargs):
+        with eng.lock:
+            return draw(eng, *args, **kwargs)
+    run.__name__, run.__doc__ = draw.__name__, draw.__doc__
+    return run
+
+
 def _on_words(eng, kernel, *args):
     """Run a compiled kernel on the engine's state in torch's layout, then take it back."""
     mt, pos = eng.words()
@@ -127,6 +136,7 @@ def _uniform64(eng, n, lo, hi):
     return v if v is x else np.where(v == hi, lo, v)
 
 
+@_locked
 def uniform(eng, n, dtype, lo=0.0, hi=1.0):
     """n uniform draws in torch's order for a float32 or float64 tensor (uniform_)."""
     if np.dtype(dtype) == np.float64:
@@ -241,6 +251,7 @@ def _normal_scalar(eng, n, mean, std):
     return _affine(vals, float(std), float(mean), fma64)
 
 
+@_locked
 def normal(eng, n, dtype, mean=0.0, std=1.0, contiguous=True):
     """n normal draws for a tensor of ``dtype`` (normal_): torch's batched Box-Muller for
     16 or more contiguous elements, its cached scalar Box-Muller otherwise."""
@@ -269,6 +280,7 @@ def normal(eng, n, dtype, mean=0.0, std=1.0, contiguous=True):
 
 # ---- the other samplers, each as torch's CPU kernel draws ------------------------------
 
+@_locked
 def random_from_to(eng, n, lo, hi):
     """random_(lo, hi) / randint as int64 values: one draw modulo the range, 64 bits when
     the range reaches 2**28 (torch accepts that skew of the modulo)."""
@@ -286,6 +298,7 @@ def random_from_to(eng, n, lo, hi):
     return out
 
 
+@_locked
 def random_default(eng, n, dtype):
     """random_() without bounds: over the dtype's range, or [0, 2**mantissa] for floats."""
     dt = np.dtype(dtype)
@@ -301,11 +314,13 @@ def random_default(eng, n, dtype):
     return (eng.u32(n).astype(np.uint64) % np.uint64(top)).astype(dt)
 
 
+@_locked
 def bernoulli_scalar(eng, n, p):
     """bernoulli_(p) with a number p: a double uniform per element, 1 where it is < p."""
     return _unit64(eng, n) < p
 
 
+@_locked
 def bernoulli_tensor(eng, probs):
     """bernoulli_(p) with a tensor p: uniforms in p's precision (float32 draws 24 bits)."""
     probs = np.asarray(probs)
@@ -315,23 +330,28 @@ def bernoulli_tensor(eng, probs):
     return u < probs.astype(np.float32)
 
 
+@_locked
 def exponential(eng, n, lambd):
     return (-1.0 / float(lambd)) * np.log1p(-_unit64(eng, n))
 
 
+@_locked
 def geometric(eng, n, p):
     return np.ceil(np.log(_unit64(eng, n)) / math.log1p(-float(p)))
 
 
+@_locked
 def cauchy(eng, n, median, sigma):
     return float(median) + float(sigma) * np.tan(math.pi * (_unit64(eng, n) - 0.5))
 
 
+@_locked
 def log_normal(eng, n, mean, std):
     """exp of normal_distribution<double> (the scalar, cached Box-Muller) for any size."""
     return np.exp(_normal_scalar(eng, n, mean, std))
 
 
+@_locked
 def randperm(eng, n):
     """randperm_cpu: a Fisher-Yates shuffle from 32-bit draws; the inside-out variant from
     64-bit draws once n reaches 2**32 / 20."""
@@ -358,6 +378,7 @@ def _uncache(eng, cache):
     eng.next_double = float(cache[1]) if cache[0] else None
 
 
+@_locked
 def binomial(eng, count, prob, dtype):
     """torch.binomial(count, prob): draws in ``dtype``, broadcast arrays in C order."""
     dt = np.dtype(dtype)
@@ -369,6 +390,7 @@ def binomial(eng, count, prob, dtype):
     return out.astype(dt).reshape(count.shape)
 
 
+@_locked
 def sample_dirichlet(eng, alpha, dtype):
     """torch._sample_dirichlet: gammas drawn in double (at least its tiny), normalised over
     the last axis in double, then rounded into (tiny, 1) of ``dtype``. Returns the sample
@@ -389,6 +411,7 @@ def sample_dirichlet(eng, alpha, dtype):
 _row_sums = kern.row_sums   # torch's SumKernel order (tests check it on its own)
 
 
+@_locked
 def poisson(eng, lam):
     """torch.poisson's counts (float64) for the rates ``lam``, in C order."""
     lam = np.ascontiguousarray(lam, np.float64)
@@ -397,6 +420,7 @@ def poisson(eng, lam):
     return out
 
 
+@_locked
 def standard_gamma(eng, alpha, dtype):
     """torch._standard_gamma: Gamma(alpha, 1) draws in ``dtype``, at least its tiny."""
     dt = np.dtype(dtype)
