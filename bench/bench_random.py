@@ -1,5 +1,6 @@
-"""Drawing 10,000,000 numbers from torch's CPU streams: numbagrad (its mt19937 and torch's
-transforms in Numba) against torch, 1 thread, the calls interleaved, medians of rounds.
+"""Drawing 10,000,000 numbers from torch's CPU streams: numbagrad (draws this large run its
+compiled kernels: torch's mt19937 and transforms in Numba) against torch, 1 thread, the calls
+interleaved, medians of rounds.
 
 Run: python bench/bench_random.py
 """
