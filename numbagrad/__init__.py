@@ -53,6 +53,7 @@ from .ops.linalg_api import *  # noqa: F401,F403
 from .ops.shape_api import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
+from . import random  # noqa: F401,A004 - torch.random
 from . import special  # noqa: F401 - torch.special
 from .nn.functional import torch_dropout as dropout
 

@@ -1,8 +1,9 @@
 """Random sampling: randperm, multinomial, bernoulli, normal, poisson, randint_like, the RNG
 state functions, and the in-place fills (uniform_, normal_, ...).
 
-The draws come from numbagrad's generator (PCG64, NumPy's), so the numbers differ from
-torch's; shapes, dtypes, argument checks and errors follow torch. Where torch records a node
+The draws follow torch's CPU kernels on torch's mt19937 stream (core/torch_rng), so a seed
+gives torch's numbers; shapes, dtypes, argument checks and errors follow torch. Where torch
+records a node
 (a sample from a tensor that requires grad), the node is torch's and its gradient is zero, as
 torch's is: these samplers are not reparameterised."""
 
@@ -12,8 +13,8 @@ import warnings
 import numpy as np
 
 from . import dtypes
-from .core import grad_mode
-from .factories import Generator, _dt, _finish, _gen, _shape, default_generator
+from .core import grad_mode, torch_rng
+from .factories import Generator, _dt, _engine, _finish, _shape, default_generator
 from .ops.record import record, shape_error_broadcast
 from .ops.registry import Sample, defop
 from .tensor import Tensor, _make
@@ -84,7 +85,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
     if requires_grad and not dt.is_floating_point:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                            "gradients")
-    return _finish(_gen(generator).permutation(n).astype(dt.np), requires_grad, device)
+    return _finish(torch_rng.randperm(_engine(generator), n).astype(dt.np), requires_grad,
+                   device)
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,  # noqa: A002
@@ -99,8 +101,8 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     dt = dtypes.as_dtype(dtype) or input.dtype
-    draw = _gen(generator).integers(low, high, tuple(input.shape))
-    return _finish(np.asarray(draw, dt.np), requires_grad, device)
+    draw = torch_rng.random_from_to(_engine(generator), input.numel(), int(low), int(high))
+    return _finish(draw.astype(dt.np).reshape(tuple(input.shape)), requires_grad, device)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):  # noqa: A002
@@ -124,18 +126,26 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
     sums = probs.sum(axis=1)
     if np.any(sums <= 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    rng = _gen(generator)
+    eng = _engine(generator)
+    dt = input._data.dtype
     out = np.empty((probs.shape[0], num_samples), np.int64)
-    for row, (p, total) in enumerate(zip(probs, sums)):
-        p = p / total
-        if replacement:
-            out[row] = rng.choice(p.size, num_samples, replace=True, p=p)
-            continue
-        # without replacement, past the categories of nonzero weight torch goes on with the
-        # zero ones (in some order); Gumbel top-k keys give the weighted draw, then those
-        keys = np.where(p > 0, np.log(np.where(p > 0, p, 1.0)) - np.log(
-            -np.log(rng.random(p.size))), -np.inf)
-        out[row] = np.argsort(-keys, kind="stable")[:num_samples]
+    if not replacement or num_samples == 1:
+        # torch's fast path: argmax / top-k of p / q with q ~ Exp(1) drawn for all rows at
+        # once, in the input's dtype
+        w = np.asarray(input._data).reshape(probs.shape)
+        q = torch_rng.exponential(eng, w.size, 1.0).astype(dt).reshape(w.shape)
+        keys = w / q
+        out[:] = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+        return _make(out.reshape(tuple(input.shape[:-1]) + (num_samples,)))
+    rows = np.asarray(input._data).reshape(probs.shape)
+    for row in range(probs.shape[0]):
+        # with replacement: a double uniform per sample; the first category whose
+        # normalized cumulative weight (in the input's dtype, the last set to 1) reaches it
+        cdf = np.cumsum(rows[row], dtype=dt)
+        cdf = (cdf / cdf[-1]).astype(np.float64)
+        cdf[-1] = 1.0
+        u = torch_rng.uniform(eng, num_samples, np.float64)
+        out[row] = np.searchsorted(cdf, u, side="left")
     return _make(out.reshape(tuple(input.shape[:-1]) + (num_samples,)))
 
 
@@ -146,16 +156,17 @@ def bernoulli(input, p=None, *, generator=None, out=None):  # noqa: A002
     """
     _no_out(out, "bernoulli")
     _float_input("bernoulli", input, "bernoulli_tensor_cpu_p_")
-    rng = _gen(generator)
+    eng = _engine(generator)
     if p is not None:  # a constant probability: torch records no derivative for this form
         _check_probability(p)
-        return _make(np.asarray(rng.random(tuple(input.shape)) < p, input._data.dtype))
+        draw = torch_rng.bernoulli_scalar(eng, input.numel(), p)
+        return _make(draw.astype(input._data.dtype).reshape(tuple(input.shape)))
     probs = np.asarray(input._data)
     if not np.all((probs >= 0) & (probs <= 1)):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
                            "(Could this error message be improved?  If so, please report an "
                            "enhancement request to PyTorch.)")
-    draw = _value(rng.random(probs.shape) < probs, probs.dtype)
+    draw = _value(torch_rng.bernoulli_tensor(eng, probs), probs.dtype)
     return record(BERNOULLI, draw, (input,))
 
 
@@ -168,7 +179,7 @@ def poisson(input, generator=None):  # noqa: A002
     rates = np.asarray(input._data)
     if np.any(rates < 0):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    draw = _value(_gen(generator).poisson(rates), rates.dtype)
+    draw = _value(torch_rng.poisson(_engine(generator), rates), rates.dtype)
     return record(POISSON, draw, (input,))
 
 
@@ -187,11 +198,13 @@ def normal(mean, std=None, size=None, *, generator=None, out=None, dtype=None, d
                             "Tensor mean or std, or a size")
         std = 1.0 if std is None else std
         _check_std(std)
-        draw = _gen(generator).normal(float(mean), float(std), _shape((size,)))
-        return _finish(np.asarray(draw, _dt(dtype)), requires_grad, device)
+        shape = _shape((size,))
+        draw = torch_rng.normal(_engine(generator), int(np.prod(shape)), _dt(dtype),
+                                float(mean), float(std))
+        return _finish(draw.reshape(shape), requires_grad, device)
     if std is None:
         std = 1.0
-    rng = _gen(generator)
+    eng = _engine(generator)
     if mean_t and std_t:
         for t in (mean, std):
             _float_input("normal", t, "normal_kernel_cpu")
@@ -200,20 +213,29 @@ def normal(mean, std=None, size=None, *, generator=None, out=None, dtype=None, d
             raise RuntimeError("normal expects all elements of std >= 0.0")
         shape = _normal_shape(mean, std)
         dt = np.result_type(mean._data, std._data)
-        draw = _value(rng.standard_normal(shape) * s + np.asarray(mean._data), dt)
+        # torch: output.normal_(0, 1), then mul_(std), add_(mean), in the output's dtype
+        z = _normal01(eng, shape, dt)
+        draw = _value(z * s.astype(dt) + np.asarray(mean._data).astype(dt), dt)
         return record(NORMAL_T_T, draw, (mean, std))
     if mean_t:
         _float_input("normal", mean, "normal_kernel_cpu")
         _check_std(std)
         m = np.asarray(mean._data)
-        draw = _value(rng.standard_normal(m.shape) * std + m, m.dtype)
+        # torch: output.normal_(0, std), then add_(mean)
+        z = torch_rng.normal(eng, m.size, m.dtype, 0.0, float(std)).reshape(m.shape)
+        draw = _value(z + m, m.dtype)
         return record(NORMAL_T_F, draw, (mean,))
     _float_input("normal", std, "normal_kernel_cpu")
     s = np.asarray(std._data)
     if np.any(s < 0):
         raise RuntimeError("normal expects all elements of std >= 0.0")
-    draw = _value(rng.standard_normal(s.shape) * s + mean, s.dtype)
+    z = _normal01(eng, s.shape, s.dtype)
+    draw = _value(z * s + s.dtype.type(mean), s.dtype)
     return record(NORMAL_F_T, draw, (std,))
+
+
+def _normal01(eng, shape, dt):
+    return torch_rng.normal(eng, int(np.prod(shape)), dt).reshape(shape)
 
 
 def _normal_shape(mean, std):
@@ -277,10 +299,24 @@ def _fill(self, op, draw, inputs=()):
     def compute(s):
         value = np.asarray(draw, s._data.dtype)
         value = value[()] if value.ndim == 0 else value
-        if grad_mode.state.enabled and any(t._requires_grad for t in (s, *inputs)):
+        # (geometric_, cauchy_ and log_normal_ record no node: op is None)
+        if op is not None and grad_mode.state.enabled and any(
+                t._requires_grad for t in (s, *inputs)):
             return record(op, value, (s, *inputs))
         return _make(value)
     return compute
+
+
+def _layout(self):
+    """(shape, strides, C-contiguous) of the array a fill writes into."""
+    arr = np.asarray(self._data)
+    return tuple(arr.shape), arr.strides, arr.flags.c_contiguous
+
+
+def _placed(self, values):
+    """Draws made in torch's fill order (memory order), arranged in self's logical order."""
+    shape, strides, _ = _layout(self)
+    return torch_rng.place(np.asarray(values), shape, strides)
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
@@ -294,8 +330,8 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None):
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_:g} > to={to:g}")
-    draw = _gen(generator).uniform(from_, to, tuple(self.shape))
-    return _fill(self, UNIFORM_, draw)
+    draw = torch_rng.uniform(_engine(generator), self.numel(), self._data.dtype, from_, to)
+    return _fill(self, UNIFORM_, _placed(self, draw))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -305,7 +341,10 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """
     _float_input("normal_", self, "normal_kernel_cpu")
     _check_std(std)
-    return _fill(self, NORMAL_, _gen(generator).normal(mean, std, tuple(self.shape)))
+    contiguous = _layout(self)[2]
+    draw = torch_rng.normal(_engine(generator), self.numel(), self._data.dtype, mean, std,
+                            contiguous)
+    return _fill(self, NORMAL_, _placed(self, draw))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
@@ -313,15 +352,16 @@ def bernoulli_(self, p=0.5, *, generator=None):
 
     Same as ``torch.Tensor.bernoulli_``.
     """
-    rng = _gen(generator)
+    eng = _engine(generator)
     if isinstance(p, Tensor):
         try:
             probs = np.broadcast_to(np.asarray(p._data), tuple(self.shape))
         except ValueError:
             raise RuntimeError(_expand_error(self.shape, p.shape)) from None
-        return _fill(self, BERNOULLI_P_, rng.random(probs.shape) < probs, (p,))
+        return _fill(self, BERNOULLI_P_, torch_rng.bernoulli_tensor(eng, probs), (p,))
     _check_probability(p)
-    return _fill(self, BERNOULLI_F_, rng.random(tuple(self.shape)) < p)
+    return _fill(self, BERNOULLI_F_,
+                 _placed(self, torch_rng.bernoulli_scalar(eng, self.numel(), p)))
 
 
 def _expand_error(target, given):
@@ -345,7 +385,8 @@ def exponential_(self, lambd=1.0, *, generator=None):
                            f"{self.dtype.scalar_name}")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    return _fill(self, EXPONENTIAL_, _gen(generator).exponential(1.0 / lambd, tuple(self.shape)))
+    draw = torch_rng.exponential(_engine(generator), self.numel(), lambd)
+    return _fill(self, EXPONENTIAL_, _placed(self, draw.astype(self._data.dtype)))
 
 
 def random_(self, from_=None, to=None, *, generator=None):
@@ -365,7 +406,47 @@ def random_(self, from_=None, to=None, *, generator=None):
                       f"2^{_mantissa(self.dtype)}]. Due to precision limitations float can "
                       "support discrete uniform distribution only within this range.",
                       UserWarning, stacklevel=2)
-    return _fill(self, op, _gen(generator).integers(from_, to, tuple(self.shape)))
+    eng = _engine(generator)
+    if op is RANDOM_:
+        draw = torch_rng.random_default(eng, self.numel(), self._data.dtype)
+    else:
+        draw = torch_rng.random_from_to(eng, self.numel(), int(from_), int(to))
+    return _fill(self, op, _placed(self, draw.astype(self._data.dtype)))
+
+
+def geometric_(self, p, *, generator=None):
+    """Fill this tensor with the number of Bernoulli(p) trials up to the first success.
+
+    Same as ``torch.Tensor.geometric_``.
+    """
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    draw = torch_rng.geometric(_engine(generator), self.numel(), p)
+    return _fill(self, None, _placed(self, draw.astype(self._data.dtype)))
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fill this tensor with numbers drawn from the Cauchy distribution (median, sigma).
+
+    Same as ``torch.Tensor.cauchy_``.
+    """
+    _float_input("cauchy_", self, "cauchy_cpu")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    draw = torch_rng.cauchy(_engine(generator), self.numel(), median, sigma)
+    return _fill(self, None, _placed(self, draw.astype(self._data.dtype)))
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fill this tensor with exp of numbers drawn from the normal distribution (mean, std).
+
+    Same as ``torch.Tensor.log_normal_``.
+    """
+    _float_input("log_normal_", self, "log_normal_cpu")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    draw = torch_rng.log_normal(_engine(generator), self.numel(), mean, std)
+    return _fill(self, None, _placed(self, draw.astype(self._data.dtype)))
 
 
 def _mantissa(dt):
@@ -385,7 +466,8 @@ __all__ = ["Generator", "bernoulli", "get_rng_state", "initial_seed", "multinomi
            "poisson", "randint_like", "randperm", "seed", "set_rng_state"]
 # name -> fill(self, *args) returning compute(self) (bound by _methods' in-place block)
 INPLACE_FILLS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_,
-                 "exponential_": exponential_, "random_": random_}
+                 "exponential_": exponential_, "random_": random_, "geometric_": geometric_,
+                 "cauchy_": cauchy_, "log_normal_": log_normal_}
 
 
 def _bernoulli_method(self, p=None, *, generator=None):

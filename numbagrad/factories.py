@@ -6,6 +6,7 @@ import threading
 import numpy as np
 
 from . import dtypes
+from .core import torch_rng
 from .core.docs import documented, torch_doc
 from .core.tape import traced_tape
 from .creation_device import check_device
@@ -183,98 +184,77 @@ def full_like(t, fill_value, *, dtype=None, layout=None, device=None, requires_g
                 requires_grad=requires_grad)
 
 
-# ---- random numbers: a generator per thread by default, seeded by manual_seed -------------
-_STATE_BYTES = 41  # PCG64's 128-bit state and increment, the cached uint32 and its flag
-
-
+# ---- random numbers: torch's mt19937 streams, one default generator per process -------------
 class Generator:
-    """torch.Generator over NumPy's PCG64: the same interface (manual_seed, seed,
-    initial_seed, get_state, set_state), other numbers than torch's Mersenne Twister."""
+    """torch.Generator on the CPU: torch's mt19937 engine, seeding and state layout, so a seed
+    draws the numbers torch draws and states move between the two libraries."""
 
-    DEFAULT_SEED = 67280421310721  # torch's seed of a new Generator
+    DEFAULT_SEED = torch_rng.DEFAULT_SEED  # torch's seed of a new Generator
 
     def __init__(self, device="cpu"):
         if str(device).startswith("cuda"):
             raise RuntimeError("Cannot get CUDA generator without ATen_cuda library.")
         self.device = check_device(device)
-        self._seed = self.DEFAULT_SEED
-        self._np = np.random.default_rng(self._seed)
-
-    @property
-    def _numpy_generator(self):  # what nn.init and utils.data draw from
-        return self._np
+        self._engine = torch_rng.Engine(self.DEFAULT_SEED)
 
     def manual_seed(self, seed):
         seed = int(seed)
         if not -2 ** 63 <= seed < 2 ** 64:
             raise ValueError("Overflow when unpacking long long")
-        self._seed = seed % 2 ** 64  # torch reads a negative seed as its unsigned bits
-        self._np = np.random.default_rng(self._seed)
+        self._engine.manual_seed(seed % 2 ** 64)  # torch reads a negative seed as its bits
         return self
 
     def seed(self):
         """Seed from the operating system's entropy; returns the seed."""
-        self.manual_seed(int(np.random.SeedSequence().entropy) % 2 ** 64)
-        return self._seed
+        s = torch_rng.entropy_seed()
+        self._engine.manual_seed(s)
+        return s
 
     def initial_seed(self):
-        return self._seed
+        return self._engine.seed
 
     def get_state(self):
-        st = self._np.bit_generator.state
-        raw = b"".join(int(v).to_bytes(16, "little")
-                       for v in (st["state"]["state"], st["state"]["inc"]))
-        raw += bytes([st["has_uint32"]]) + int(st["uinteger"]).to_bytes(8, "little")
-        return _make(np.frombuffer(raw, np.uint8).copy())
+        return _make(self._engine.get_state())
 
     def set_state(self, new_state):
         if not isinstance(new_state, Tensor):
             raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
         if new_state.dtype is not dtypes.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
-        if new_state.numel() != _STATE_BYTES:
-            raise RuntimeError(f"Expected a numbagrad generator state of size {_STATE_BYTES} but "
-                               f"found the input RNG state size to be {new_state.numel()}")
-        raw = np.asarray(new_state._data).tobytes()
-        gen = np.random.default_rng()
-        gen.bit_generator.state = {
-            "bit_generator": "PCG64",
-            "state": {"state": int.from_bytes(raw[:16], "little"),
-                      "inc": int.from_bytes(raw[16:32], "little")},
-            "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:41], "little")}
-        self._np = gen
+        if new_state.numel() != torch_rng.STATE_BYTES:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size "
+                               f"{torch_rng.STATE_BYTES} but found the input RNG state size "
+                               f"to be {new_state.numel()}")
+        self._engine.set_state(np.ascontiguousarray(new_state._data).tobytes())
         return self
 
 
-class _Rng(threading.local):
-    gen = None
-
-
-_rng = _Rng()
+_default = []            # the process's default Generator, made on first use
+_default_lock = threading.Lock()
 
 
 def default_generator():
-    """This thread's default Generator, seeded from the system's entropy on first use."""
-    if _rng.gen is None:
-        _rng.gen = Generator()
-        _rng.gen.seed()
-    return _rng.gen
+    """The default Generator (torch.default_generator: one per process, every thread draws
+    from it), seeded from the system's entropy when first used."""
+    if not _default:
+        with _default_lock:
+            if not _default:
+                gen = Generator()
+                gen.seed()
+                _default.append(gen)
+    return _default[0]
 
 
 def manual_seed(seed):
     """Seed the default random generator; returns it.
 
-    Same as ``torch.manual_seed``; numbagrad's generator is NumPy's PCG64, so a seed gives
-    other numbers than in torch.
+    Same as ``torch.manual_seed``: the same seed draws the same numbers as in torch.
     """
-    gen = Generator()
-    gen.manual_seed(seed)
-    _rng.gen = gen
-    return gen
+    return default_generator().manual_seed(seed)
 
 
-def _gen(generator=None):
-    """The NumPy generator to draw from: ``generator``'s, else the default one."""
+def _engine(generator=None):
+    """The torch_rng.Engine to draw from: ``generator``'s, else the default one's."""
     if traced_tape() is not None:
         # a draw made while numbagrad.compile traces would be baked into the trace and
         # replayed, the same numbers, on every call: refuse rather than be silently wrong
@@ -287,8 +267,31 @@ def _gen(generator=None):
         if not isinstance(generator, Generator):
             raise TypeError(f"expected a torch.Generator, but got "
                             f"{type(generator).__name__}")
-        return generator._np
-    return default_generator()._np
+        return generator._engine
+    return default_generator()._engine
+
+
+def _normal_array(shape, dtype, generator=None):
+    """A NumPy array of shape drawn as torch's ``empty(shape, dtype).normal_()``."""
+    shape = tuple(shape)
+    n = int(np.prod(shape))
+    return torch_rng.normal(_engine(generator), n, np.dtype(dtype)).reshape(shape)
+
+
+def _keep_mask(shape, keep_p, like=None):
+    """The dropout mask torch draws: ``empty_like(like).bernoulli_(keep_p)`` as booleans (a
+    double uniform per element, in like's memory order), or ``empty(shape)``'s."""
+    shape = tuple(shape)
+    draw = torch_rng.bernoulli_scalar(_engine(), int(np.prod(shape)), keep_p)
+    if like is None:
+        return draw.reshape(shape)
+    return torch_rng.place(draw, shape, np.asarray(like).strides)
+
+
+def _dropout_noise(keep, p, dtype):
+    """noise.div_(1 - p) on the 0/1 mask, in the dtype (the division torch makes)."""
+    dt = np.dtype(dtype)
+    return keep.astype(dt) / dt.type(1.0 - p)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
@@ -297,7 +300,9 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     Same as ``torch.rand``.
     """
     shape = _shape(size)
-    return _finish(np.asarray(_gen(generator).random(shape), _dt(dtype)), requires_grad,
+    dt = _dt(dtype)
+    n = int(np.prod(shape))
+    return _finish(torch_rng.uniform(_engine(generator), n, dt).reshape(shape), requires_grad,
                    device)
 
 
@@ -307,8 +312,10 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     Same as ``torch.randn``.
     """
     shape = _shape(size)
-    return _finish(np.asarray(_gen(generator).standard_normal(shape), _dt(dtype)),
-                   requires_grad, device)
+    dt = _dt(dtype)
+    n = int(np.prod(shape))
+    return _finish(torch_rng.normal(_engine(generator), n, dt).reshape(shape), requires_grad,
+                   device)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -325,8 +332,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     dt = dtypes.as_dtype(dtype) or dtypes.int64
-    draw = _gen(generator).integers(low, high, _shape((size,)))
-    return _finish(np.asarray(draw, dt.np), requires_grad, device)
+    shape = _shape((size,))
+    draw = torch_rng.random_from_to(_engine(generator), int(np.prod(shape)), int(low), int(high))
+    return _finish(draw.astype(dt.np).reshape(shape), requires_grad, device)
 
 
 def rand_like(t, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,

@@ -1,5 +1,5 @@
 """The creation area against torch: devices, the smaller dtypes, finfo/iinfo, promotion,
-random sampling (shapes, dtypes, nodes and errors: the numbers are numbagrad's own), meshgrid,
+random sampling (shapes, dtypes, nodes and errors; test_torch_rng checks the numbers), meshgrid,
 the triangle indices, new_*, casts, layout queries and the in-place random fills."""
 
 import copy

@@ -26,7 +26,8 @@ import warnings
 import numpy as np
 
 from ..core import tape as tape_mod
-from ..factories import _gen
+from ..core import torch_rng
+from ..factories import _engine
 from ..tensor import Tensor, _make
 from .api import grad
 
@@ -630,7 +631,7 @@ def _make_grad_output(x, noncontiguous):
     if noncontiguous:
         # doubled last dimension, every other element: non-contiguous, offset by one
         shape = (*shape[:-1], 2 * shape[-1])
-    data = (-1.0 + 2.0 * _gen().random(shape)).astype(dtype)
+    data = torch_rng.uniform(_engine(), int(np.prod(shape)), dtype, -1.0, 1.0).reshape(shape)
     if noncontiguous:
         data = data[..., 1::2]
     t = _make(data)

@@ -7,14 +7,13 @@ from numbers import Number
 import numpy as np
 
 from ..core.grad_mode import no_grad
-from ..factories import _gen
 from ..ops.pointwise import abs as _abs
 from ..ops.pointwise import clamp, erf, exp, expm1, log, log1p, sign
 from ..ops.special_api import erfinv
 from ..size import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import _tensor, broadcast_all, finfo, standard_normal, uniform
+from .utils import _tensor, broadcast_all, exponential, finfo, standard_normal, uniform
 
 __all__ = ["Normal", "Laplace", "Uniform", "Exponential", "expand_params"]
 
@@ -242,8 +241,7 @@ class Exponential(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        draws = _tensor(_gen().standard_exponential(tuple(shape)), self.rate.dtype)
-        return draws / self.rate
+        return exponential(shape, self.rate.dtype) / self.rate
 
     def log_prob(self, value):
         if self._validate_args:

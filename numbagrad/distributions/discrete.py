@@ -4,8 +4,10 @@ import math
 
 import numpy as np
 
+from ..core import torch_rng
 from ..core.grad_mode import no_grad
-from ..factories import _gen
+from ..creation_random import multinomial
+from ..factories import _engine
 from ..nn.functional import binary_cross_entropy_with_logits
 from ..ops.pointwise import abs as _abs
 from ..ops.pointwise import clamp, exp, floor, log1p, where
@@ -81,7 +83,8 @@ class Bernoulli(Distribution):
         shape = self._extended_shape(sample_shape)
         with no_grad():
             p = np.broadcast_to(np.asarray(self.probs._data), shape)
-            return _tensor((_gen().random(shape) < p).astype(p.dtype), self.probs.dtype)
+            draw = torch_rng.bernoulli_tensor(_engine(), p)   # torch.bernoulli's draws
+            return _tensor(draw.astype(p.dtype), self.probs.dtype)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -156,14 +159,10 @@ class Categorical(Distribution):
 
     def sample(self, sample_shape=()):
         sample_shape = Size(sample_shape)
-        probs = np.asarray(self.probs._data, np.float64).reshape(-1, self._num_events)
-        cdf = np.cumsum(probs, -1)
-        cdf /= cdf[:, -1:]
-        u = _gen().random((sample_shape.numel(), probs.shape[0]))
-        # inverse CDF per row: the first category whose cumulative mass exceeds u
-        draws = np.stack([np.searchsorted(cdf[r], u[:, r], side="right")
-                          for r in range(probs.shape[0])], -1)
-        draws = np.minimum(draws, self._num_events - 1)
+        # torch: multinomial(probs_2d, n, True).T
+        with no_grad():
+            probs_2d = self.probs.detach().reshape(-1, self._num_events)
+            draws = multinomial(probs_2d, sample_shape.numel(), True)._array().T
         return _tensor(draws.reshape(self._extended_shape(sample_shape)).astype(np.int64),
                        None)
 
@@ -286,7 +285,8 @@ class Poisson(Distribution):
         shape = self._extended_shape(sample_shape)
         with no_grad():
             lam = np.broadcast_to(np.asarray(self.rate._data, np.float64), shape)
-            return _tensor(_gen().poisson(lam).astype(self.rate.dtype.np), self.rate.dtype)
+            draw = torch_rng.poisson(_engine(), lam)   # torch.poisson(rate.expand(shape))
+            return _tensor(draw.astype(self.rate.dtype.np), self.rate.dtype)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -355,10 +355,11 @@ class Binomial(Distribution):
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         with no_grad():
-            n = np.broadcast_to(np.asarray(self.total_count._data), shape).astype(np.int64)
-            p = np.broadcast_to(np.asarray(self.probs._data, np.float64), shape)
-            draws = _gen().binomial(n, p)
-            return _tensor(draws.astype(self._param.dtype.np), self._param.dtype)
+            # torch.binomial(total_count.expand(shape), probs.expand(shape))
+            dt = self._param.dtype
+            n = np.broadcast_to(np.asarray(self.total_count._data), shape)
+            p = np.broadcast_to(np.asarray(self.probs._data), shape)
+            return _tensor(torch_rng.binomial(_engine(), n, p, dt.np), dt)
 
     def log_prob(self, value):
         if self._validate_args:

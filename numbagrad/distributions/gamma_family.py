@@ -5,7 +5,8 @@ concentration a moves with a as dx/da = -(dF/da) / f(x), F and f the gamma CDF a
 import numpy as np
 
 from ..autograd.function import Function, once_differentiable
-from ..factories import _gen
+from ..core import torch_rng
+from ..factories import _engine
 from ..ops.pointwise import clamp, log, where
 from ..ops.shape import stack
 from ..ops.special_api import digamma, lgamma
@@ -33,9 +34,8 @@ def _gamma_sample_grad(x, alpha):
 class _StandardGamma(Function):
     @staticmethod
     def forward(ctx, concentration):
-        alpha = np.asarray(concentration._data, np.float64)
-        x = _gen().standard_gamma(alpha)
-        x = np.maximum(x, np.finfo(concentration.dtype.np).tiny)
+        # torch._standard_gamma's draws (its Marsaglia-Tsang sampler on torch's stream)
+        x = torch_rng.standard_gamma(_engine(), concentration._data, concentration.dtype.np)
         out = _tensor(x, concentration.dtype)
         ctx.save_for_backward(concentration, out)
         return out
@@ -47,6 +47,30 @@ class _StandardGamma(Function):
         dx = _gamma_sample_grad(np.asarray(x._data, np.float64),
                                 np.asarray(concentration._data, np.float64))
         return grad * _tensor(dx, concentration.dtype)
+
+
+class _SampleDirichlet(Function):
+    """torch._sample_dirichlet's values; the gradient of the normalised gammas x = g / sum(g)
+    through each gamma's implicit dg/da: dL/da_j = dg_j/da_j / S * (u_j - sum_i u_i x_i),
+    u the upstream gradient."""
+
+    @staticmethod
+    def forward(ctx, concentration):
+        dt = concentration.dtype
+        x, g = torch_rng.sample_dirichlet(_engine(), concentration._data, dt.np)
+        ctx.dt = dt
+        ctx.values = (np.asarray(concentration._data, np.float64), g)
+        return _tensor(x, dt)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad):
+        alpha, g = ctx.values
+        total = g.sum(-1, keepdims=True)
+        up = np.asarray(grad._data, np.float64)
+        dg = _gamma_sample_grad(g, alpha)
+        dalpha = dg / total * (up - (up * g / total).sum(-1, keepdims=True))
+        return _tensor(dalpha.astype(ctx.dt.np), ctx.dt)
 
 
 class _RegularizedLowerGamma(Function):
@@ -150,8 +174,7 @@ class Dirichlet(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        gammas = standard_gamma(self.concentration.expand(*shape))
-        return gammas / gammas.sum(-1, keepdim=True)
+        return _SampleDirichlet.apply(self.concentration.expand(*shape))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -8,8 +8,9 @@ from numbers import Number
 import numpy as np
 
 from .. import dtypes
+from ..core import torch_rng
 from ..core.grad_mode import enable_grad
-from ..factories import _gen, tensor
+from ..factories import _engine, tensor
 from ..ops.pointwise import clamp, log, log1p, sigmoid, where
 from ..ops.reduce import softmax
 from ..size import Size
@@ -81,12 +82,29 @@ def sum_rightmost(value, dim):
     return value.reshape(*value.shape[:value.ndim - dim], -1).sum(-1)
 
 
+def _np_dtype(dtype):
+    return (dtype or dtypes.get_default_dtype()).np
+
+
 def standard_normal(shape, dtype):
-    return _tensor(_gen().standard_normal(tuple(shape)), dtype)
+    """torch's ``empty(shape, dtype).normal_()``."""
+    shape = tuple(shape)
+    draw = torch_rng.normal(_engine(), math.prod(shape), _np_dtype(dtype))
+    return _tensor(draw.reshape(shape), dtype)
 
 
 def uniform(shape, dtype, low=0.0, high=1.0):
-    return _tensor(_gen().uniform(low, high, tuple(shape)), dtype)
+    """torch's ``empty(shape, dtype).uniform_(low, high)`` (``rand`` for [0, 1))."""
+    shape = tuple(shape)
+    draw = torch_rng.uniform(_engine(), math.prod(shape), _np_dtype(dtype), low, high)
+    return _tensor(draw.reshape(shape), dtype)
+
+
+def exponential(shape, dtype):
+    """torch's ``empty(shape, dtype).exponential_()``."""
+    shape = tuple(shape)
+    draw = torch_rng.exponential(_engine(), math.prod(shape), 1.0)
+    return _tensor(draw.astype(_np_dtype(dtype)).reshape(shape), dtype)
 
 
 class lazy_property:  # noqa: N801 - torch's name

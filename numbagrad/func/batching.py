@@ -8,7 +8,7 @@ differentiable, at the cost of one call per row.
 
 import contextlib
 
-from ..factories import _gen
+from ..factories import default_generator
 from ..ops.shape import stack
 from ..tensor import Tensor
 from .transforms import _tree_flatten, _tree_unflatten, jvp
@@ -79,10 +79,11 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         dims = _dims_for(in_dims, args)
         n = _batch_size(flat, dims)
         results = []
-        state = _gen().bit_generator.state if randomness == "same" else None
+        gen = default_generator()
+        state = gen.get_state() if randomness == "same" else None
         for i in range(n):
             if state is not None:  # every row draws the same numbers
-                _gen().bit_generator.state = state
+                gen.set_state(state)
             row = [x if d is None else x[(slice(None),) * (d % x.ndim) + (i,)]
                    for x, d in zip(flat, dims)]
             results.append(func(*_tree_unflatten(row, spec), **kwargs))

@@ -4,7 +4,7 @@ with torch's constructor checks, parameter shapes, default initialisation and re
 import math
 
 from ..ops import conv_functional as _conv
-from .layers import _uniform
+from .layers import _kaiming_bound, _uniform
 from .module import Module, Parameter
 
 
@@ -58,7 +58,7 @@ class _ConvNd(Module):
         self.groups = groups
         self.padding_mode = padding_mode
         shape = (out_channels, in_channels // groups, *kernel_size)
-        self.weight = Parameter(_uniform(shape, self._bound(), dtype))
+        self.weight = Parameter(_uniform(shape, _kaiming_bound(self._bound()), dtype))
         if bias:
             self.bias = Parameter(_uniform((out_channels,), self._bound(), dtype))
         else:
@@ -72,7 +72,8 @@ class _ConvNd(Module):
 
     def reset_parameters(self):
         bound = self._bound()
-        self.weight._array()[...] = _uniform(self.weight.shape, bound, self.weight.dtype)
+        self.weight._array()[...] = _uniform(self.weight.shape, _kaiming_bound(bound),
+                                             self.weight.dtype)
         if self.bias is not None:
             self.bias._array()[...] = _uniform(self.bias.shape, bound, self.bias.dtype)
 

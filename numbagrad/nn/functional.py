@@ -3,7 +3,7 @@ and are re-exported here once declared)."""
 
 import numpy as np
 
-from ..factories import _gen
+from ..factories import _dropout_noise, _keep_mask
 from ..ops.activations_api import *  # noqa: F401,F403
 from ..ops.attention_ops import *  # noqa: F401,F403
 from ..ops.conv_functional import (  # noqa: F401
@@ -119,9 +119,11 @@ def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
         return input  # torch returns the input itself here
     data = input._array()
     # p = 1 drops everything: no draw, so that it also traces (numbagrad.compile refuses draws)
-    keep = _gen().random(data.shape) >= p if p < 1.0 else np.zeros(data.shape, bool)
-    scale = 1.0 / (1.0 - p) if p < 1.0 else 0.0
-    out = np.where(keep, data * data.dtype.type(scale), data.dtype.type(0)).astype(data.dtype)
+    keep = _keep_mask(data.shape, 1.0 - p, data) if p < 1.0 else np.zeros(data.shape, bool)
+    # torch: input * noise, noise = mask / (1 - p) in the dtype (so dropped -x gives -0.)
+    noise = _dropout_noise(keep, p, data.dtype) if p < 1.0 else np.zeros(data.shape, data.dtype)
+    scale = float(data.dtype.type(1.0) / data.dtype.type(1.0 - p)) if p < 1.0 else 0.0
+    out = (data * noise).astype(data.dtype)
     out = _torch_layout(out, (data, keep))  # torch's is input * mask, laid out as the input
     return _record(_BY_NAME["native_dropout"], out, (input,), keep.reshape(-1).astype(np.int64),
                   (scale,))

@@ -3,9 +3,10 @@
 Every function fills a Tensor's NumPy array in place, outside autograd (as torch runs them
 under ``no_grad``), bumps its version counter as many times as torch's implementation does
 (so a backward through a graph that saved the old value fails with torch's message), and
-returns the tensor. Random draws come from ``generator`` (a ``numpy.random.Generator``), by
-default numbagrad's global generator (the one ``numbagrad.manual_seed`` seeds). The numbers
-follow the same distributions as torch's, not the same bits.
+returns the tensor. Random draws come from ``generator`` (a ``numbagrad.Generator``, or a
+``numpy.random.Generator``), by default numbagrad's global generator (the one
+``numbagrad.manual_seed`` seeds); numbagrad's generators draw torch's numbers, in torch's
+order (orthogonal_'s QR may differ from torch's LAPACK in the last bits).
 """
 
 import math
@@ -14,7 +15,8 @@ import warnings
 import numpy as np
 
 from .._methods import _bump_version
-from ..factories import _gen
+from ..core import torch_rng
+from ..factories import Generator, _engine
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
@@ -28,9 +30,10 @@ __all__ = [
 
 # ---- helpers ---------------------------------------------------------------------------------
 def _generator(generator):
-    """The NumPy generator to draw from: ``generator`` or numbagrad's global one."""
-    if generator is None:
-        return _gen()
+    """What to draw from: the torch_rng engine of ``generator`` or of the default generator,
+    or a NumPy generator given instead."""
+    if generator is None or isinstance(generator, Generator):
+        return _engine(generator)
     if isinstance(generator, np.random.Generator):
         return generator
     inner = getattr(generator, "_numpy_generator", None)  # a wrapper exposing its generator
@@ -77,6 +80,8 @@ def _uniform_values(tensor, a, b, gen):
         raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
                            f"{tensor.dtype.scalar_name}>::max(), but found to={_fmt(b)} "
                            f"and from={_fmt(a)} which result in to-from to exceed the limit")
+    if isinstance(gen, torch_rng.Engine):
+        return _placed(tensor, torch_rng.uniform(gen, tensor.numel(), np_dt, a, b))
     u = gen.random(tensor.shape)
     values = (u * (b - a) + a).astype(np_dt)
     if a < b:  # rounding to the dtype must not reach the open end of [a, b)
@@ -90,8 +95,23 @@ def _normal_values(tensor, mean, std, gen, shape=None):
     std = float(std)
     if not std >= 0.0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
+    np_dt = tensor._data.dtype
+    if isinstance(gen, torch_rng.Engine):
+        if shape is not None:  # a new tensor of that shape
+            n = int(np.prod(shape))
+            return torch_rng.normal(gen, n, np_dt, float(mean), std).reshape(shape)
+        arr = tensor._array()
+        draw = torch_rng.normal(gen, arr.size, np_dt, float(mean), std,
+                                arr.flags.c_contiguous)
+        return _placed(tensor, draw)
     shape = tuple(tensor.shape) if shape is None else shape
-    return (gen.standard_normal(shape) * std + float(mean)).astype(tensor._data.dtype)
+    return (gen.standard_normal(shape) * std + float(mean)).astype(np_dt)
+
+
+def _placed(tensor, draw):
+    """Draws made in torch's fill order (memory order), in the tensor's logical order."""
+    arr = tensor._array()
+    return torch_rng.place(draw, arr.shape, arr.strides)
 
 
 # ---- torch.nn.init's private helpers (some libraries call them) -------------------------------
@@ -123,6 +143,41 @@ def _no_grad_trunc_normal_(tensor, mean, std, a, b, generator=None):
                       "The distribution of values may be incorrect.", stacklevel=2)
     gen = _generator(generator)
     p = _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std)
+    np_dt = tensor._data.dtype
+    if not isinstance(gen, torch_rng.Engine):
+        return _trunc_normal_numpy(tensor, mean, std, a, b, gen, p)
+    # torch's steps, each redraw a whole tensor's worth, as torch draws them
+    if p > 0.3:
+        lo, hi = np_dt.type(a), np_dt.type(b)
+        x = _normal_values(tensor, mean, std, gen)
+        bad = (x < lo) | (x > hi)
+        rejected = bool(bad.any())
+        while bad.any():
+            x = np.where(bad, _normal_values(tensor, mean, std, gen), x)
+            bad = (x < lo) | (x > hi)
+        return _write(tensor, x, bumps=2 if rejected else 1)
+    mode = max(a, min(mean, b))
+    log_peak = np_dt.type(-0.5 * ((mode - mean) / std) ** 2)
+
+    def log_pdf(c):  # candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        c = (c - np_dt.type(mean)) / np_dt.type(std)
+        return c * c * np_dt.type(-0.5) - log_peak
+
+    def accept_draw():
+        return np.log(_uniform_values(tensor, 0.0, 1.0, gen))
+
+    x = _uniform_values(tensor, a, b, gen)
+    pending = accept_draw() > log_pdf(x)
+    rejected = bool(pending.any())
+    while pending.any():
+        cand = _uniform_values(tensor, a, b, gen)
+        x = np.where(pending, cand, x)
+        pending = np.where(pending, accept_draw() > log_pdf(cand), pending)
+    return _write(tensor, x, bumps=2 if rejected else 1)
+
+
+def _trunc_normal_numpy(tensor, mean, std, a, b, gen, p):
+    """The same sampler on a NumPy generator, redrawing only the rejected entries."""
     np_dt = tensor._data.dtype
     if p > 0.3:
         x = _normal_values(tensor, mean, std, gen).astype(np.float64)
@@ -303,14 +358,13 @@ def orthogonal_(tensor, gain=1, generator=None):
     rows = tensor.size(0)
     cols = tensor.numel() // rows
     flattened = _normal_values(tensor, 0.0, 1.0, _generator(generator), (rows, cols))
-    flattened = flattened.astype(np.float64)
     if rows < cols:
         flattened = flattened.T
     q, r = np.linalg.qr(flattened)
     q *= np.sign(np.diag(r))
     if rows < cols:
         q = q.T
-    q = q.astype(tensor._data.dtype)  # torch computes in the tensor's dtype, then scales
+    q = q.astype(tensor._data.dtype)  # torch's QR runs in the tensor's dtype too
     values = q.reshape(tuple(tensor.shape)) * np.asarray(gain, dtype=q.dtype)
     return _write(tensor, values, bumps=2)  # copy_ then mul_
 
@@ -323,7 +377,11 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     rows, cols = tuple(tensor.shape)
     num_zeros = math.ceil(sparsity * rows)
     values = _normal_values(tensor, 0, std, gen)
-    if num_zeros > 0 and cols > 0:
+    if isinstance(gen, torch_rng.Engine):
+        # torch draws each column's randperm from the default generator, not ``generator``
+        for col in range(cols):
+            values[torch_rng.randperm(_engine(), rows)[:num_zeros], col] = 0
+    elif num_zeros > 0 and cols > 0:
         zero_rows = np.argsort(gen.random((rows, cols)), axis=0)[:num_zeros]
         values[zero_rows, np.arange(cols)] = 0
     return _write(tensor, values, bumps=1 + cols)  # normal_ + one write per column

@@ -6,8 +6,9 @@ import math
 from collections import OrderedDict
 
 from .. import dtypes
+from ..core import torch_rng
 from ..core.docs import torch_doc
-from ..factories import _gen
+from ..factories import _engine
 from ..ops.shape import unflatten
 from . import functional as F  # noqa: N812 - torch's idiom
 from .module import Module, Parameter, _addindent
@@ -18,7 +19,19 @@ def _uniform(shape, bound, dtype):
     if any(s < 0 for s in shape):  # torch's error for a layer's negative size (NumPy's differs)
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: "
                            f"{list(shape)}")
-    return _gen().uniform(-bound, bound, size=shape).astype(dt.np)
+    n = math.prod(shape)
+    return torch_rng.uniform(_engine(), n, dt.np, -bound, bound).reshape(shape)
+
+
+def _kaiming_bound(bound):
+    """The weights' bound of torch's kaiming_uniform_(a=sqrt(5)) for the fan_in whose
+    1/sqrt is ``bound`` (the biases' bound): the same number, computed in torch's steps so
+    that its rounding to the dtype is torch's too."""
+    if bound == 0.0:
+        return 0.0
+    fan_in = round(1.0 / (bound * bound))
+    gain = math.sqrt(2.0 / (1 + math.sqrt(5) ** 2))
+    return math.sqrt(3.0) * (gain / math.sqrt(fan_in))
 
 
 class Identity(Module):
@@ -43,7 +56,8 @@ class Linear(Module):
         self.in_features = in_features
         self.out_features = out_features
         bound = 1.0 / math.sqrt(in_features) if in_features > 0 else 0.0
-        self.weight = Parameter(_uniform((out_features, in_features), bound, dtype))
+        self.weight = Parameter(_uniform((out_features, in_features), _kaiming_bound(bound),
+                                         dtype))
         if bias:
             self.bias = Parameter(_uniform((out_features,), bound, dtype))
         else:
@@ -51,7 +65,8 @@ class Linear(Module):
 
     def reset_parameters(self):
         bound = 1.0 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
-        self.weight._array()[...] = _uniform(self.weight.shape, bound, self.weight.dtype)
+        self.weight._array()[...] = _uniform(self.weight.shape, _kaiming_bound(bound),
+                                             self.weight.dtype)
         if self.bias is not None:
             self.bias._array()[...] = _uniform(self.bias.shape, bound, self.bias.dtype)
 

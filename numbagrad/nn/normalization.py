@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import dtypes
-from ..factories import _gen
+from ..factories import _normal_array
 from ..ops import norm as _norm
 from ..tensor import _make
 from .module import Module, Parameter
@@ -32,7 +32,7 @@ class Embedding(Module):
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
-            w = _gen().standard_normal((num_embeddings, embedding_dim)).astype(_dtype(dtype))
+            w = _normal_array((num_embeddings, embedding_dim), _dtype(dtype))
             if padding_idx is not None:
                 w[padding_idx] = 0
             self.weight = Parameter(w, requires_grad=not _freeze)

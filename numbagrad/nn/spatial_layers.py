@@ -8,7 +8,7 @@ from ..core.docs import torch_doc
 from ..ops import conv_functional as _conv
 from ..ops import spatial as _sp
 from .conv import AvgPool2d, _ConvNd, _ntuple
-from .layers import _uniform
+from .layers import _kaiming_bound, _uniform
 from .module import Module, Parameter
 
 
@@ -37,7 +37,7 @@ class _ConvTransposeNd(_ConvNd):
         self.groups = groups
         self.padding_mode = padding_mode
         shape = (in_channels, out_channels // groups, *self.kernel_size)
-        self.weight = Parameter(_uniform(shape, self._bound(), dtype))
+        self.weight = Parameter(_uniform(shape, _kaiming_bound(self._bound()), dtype))
         if bias:
             self.bias = Parameter(_uniform((out_channels,), self._bound(), dtype))
         else:

@@ -9,9 +9,9 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..factories import _gen
+from ..factories import _normal_array
 from ..ops import spatial as _sp
-from .layers import Linear, _uniform
+from .layers import Linear, _kaiming_bound, _uniform
 from .module import Module, Parameter
 from .normalization import _NormBase
 
@@ -271,7 +271,7 @@ class EmbeddingBag(Module):
             padding_idx %= num_embeddings
         self.padding_idx = padding_idx
         if _weight is None:
-            w = _gen().standard_normal((num_embeddings, embedding_dim)).astype(_dtype(dtype))
+            w = _normal_array((num_embeddings, embedding_dim), _dtype(dtype))
             if padding_idx is not None:
                 w[padding_idx] = 0
             self.weight = Parameter(w)
@@ -338,10 +338,10 @@ class LazyLinear(Linear):
                                "0D and 2D")
         self.in_features = int(input.shape[-1])
         bound = 1.0 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
-        for p, shape in ((self.weight, (self.out_features, self.in_features)),
-                         (self.bias, (self.out_features,))):
+        for p, shape, b in ((self.weight, (self.out_features, self.in_features),
+                             _kaiming_bound(bound)), (self.bias, (self.out_features,), bound)):
             if p is not None:
-                p._data = _uniform(shape, bound, self._lazy_dtype)
+                p._data = _uniform(shape, b, self._lazy_dtype)
         self.__class__ = Linear
 
     def forward(self, input):

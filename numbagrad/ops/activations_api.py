@@ -9,7 +9,8 @@ uses x / 3 + 0.5 on [-3, 3], the shrinks and threshold pass nothing at the bound
 
 import numpy as np
 
-from ..factories import _gen
+from ..core import torch_rng
+from ..factories import _engine
 from ..tensor import Tensor
 from .pointwise import abs as _abs
 from .pointwise import clamp, unary
@@ -216,8 +217,10 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     """softmax((logits + g) / tau) with Gumbel(0, 1) noise g; ``hard`` returns one-hot
     vectors whose gradient is the soft sample's (the straight-through estimator)."""
-    u = _gen().exponential(size=logits.shape)
-    gumbels = Tensor(-np.log(u).astype(logits._data.dtype))
+    # torch: -empty_like(logits).exponential_().log(), in the logits' dtype
+    dt = logits._data.dtype
+    u = torch_rng.exponential(_engine(), logits.numel(), 1.0).astype(dt)
+    gumbels = Tensor(-np.log(torch_rng.place(u, tuple(logits.shape), logits._data.strides)))
     y_soft = softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y_soft

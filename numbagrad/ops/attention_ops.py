@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..factories import _gen
+from ..factories import _dropout_noise, _keep_mask
 from ..tensor import _make
 from .linalg import addmm, bmm, matmul, weight_t
 from .linalg import linear as _linear_2d
@@ -36,9 +36,10 @@ def _dropout(x, p):
     if p <= 0.0 or x.numel() == 0:
         return x
     data = x._array()
-    keep = _gen().random(data.shape) >= p if p < 1.0 else np.zeros(data.shape, bool)
-    scale = 1.0 / (1.0 - p) if p < 1.0 else 0.0
-    out = np.where(keep, data * data.dtype.type(scale), data.dtype.type(0)).astype(data.dtype)
+    keep = _keep_mask(data.shape, 1.0 - p, data) if p < 1.0 else np.zeros(data.shape, bool)
+    noise = _dropout_noise(keep, p, data.dtype) if p < 1.0 else np.zeros(data.shape, data.dtype)
+    scale = float(data.dtype.type(1.0) / data.dtype.type(1.0 - p)) if p < 1.0 else 0.0
+    out = (data * noise).astype(data.dtype)
     out = torch_layout(out, (data, keep))
     return record(BY_NAME["native_dropout"], out, (x,), keep.reshape(-1).astype(np.int64),
                   (scale,))

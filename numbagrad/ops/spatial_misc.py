@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..factories import _gen
+from ..factories import _keep_mask
 from ..tensor import _make
 from .pointwise import to_dtype
 from .reduce import norm as _norm
@@ -104,8 +104,7 @@ def _check_p(p):
 def _feature_mask(x, p):
     """Keep each (sample, channel) with probability 1 - p, as a multiplier over x."""
     shape = (*x.shape[:2], *([1] * (x.ndim - 2)))
-    keep = _gen().random(shape) >= p if p < 1.0 else np.zeros(shape, bool)
-    return keep
+    return _keep_mask(shape, 1.0 - p) if p < 1.0 else np.zeros(shape, bool)
 
 
 def _feature_dropout(x, p, training):
@@ -198,7 +197,7 @@ def _alpha_dropout(x, p, training, feature):
     if feature:
         keep = _feature_mask(x, p)
     else:
-        keep = _gen().random(tuple(x.shape)) >= p
+        keep = _keep_mask(tuple(x.shape), 1.0 - p, x._array())
     a = 1.0 / math.sqrt((_SELU_ALPHA ** 2 * p + 1) * (1 - p))
     noise = keep.astype(dt)
     b = (noise - 1) * dt.type(_SELU_ALPHA * a) + dt.type(_SELU_ALPHA * a * p)

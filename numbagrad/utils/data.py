@@ -7,9 +7,10 @@ Differences from torch, named rather than hidden:
   ``get_worker_info()`` returns None, so an IterableDataset is not split across workers
   (it is read once, as with ``num_workers=0``). ``pin_memory``, ``timeout`` and
   ``multiprocessing_context`` are accepted and have no effect.
-* Random order comes from a ``numpy.random.Generator`` (``generator=``), by default
-  numbagrad's global generator (seeded by ``numbagrad.manual_seed``): same distributions
-  as torch, different numbers.
+* Random order is torch's: shuffling, samplers and random_split draw from a
+  ``numbagrad.Generator`` (``generator=``) or the default one (seeded by
+  ``numbagrad.manual_seed``) as torch does, so a seed gives torch's order. A
+  ``numpy.random.Generator`` is accepted too, and gives its own order.
 * Batches are numbagrad Tensors, so NumPy dtypes numbagrad lacks (uint8, float16, ...) are
   refused by the default collate with numbagrad's conversion error.
 * Fast path: with the default collate, a DataLoader over a TensorDataset (or Subsets of
@@ -29,7 +30,9 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..factories import _gen, as_tensor, tensor
+from ..core import torch_rng
+from ..creation_random import multinomial
+from ..factories import Generator, _engine, as_tensor, tensor
 from ..ops.shape import stack
 from ..tensor import Tensor, _make
 
@@ -41,11 +44,25 @@ __all__ = [
 ]
 
 
+def _torch_engine(generator):
+    """The torch_rng engine to draw from (``generator``'s or the default generator's, looked
+    up at draw time so that ``manual_seed`` between epochs takes effect), or None for a
+    NumPy generator."""
+    if generator is None or isinstance(generator, Generator):
+        return _engine(generator)
+    _numpy_generator(generator)  # its type check
+    return None
+
+
+def _randperm(generator, n):
+    eng = _torch_engine(generator)
+    if eng is None:
+        return _numpy_generator(generator).permutation(n)
+    return torch_rng.randperm(eng, n)
+
+
 def _numpy_generator(generator):
-    """The NumPy generator to draw from: ``generator`` or numbagrad's global one (looked up
-    at draw time, so ``manual_seed`` between epochs takes effect)."""
-    if generator is None:
-        return _gen()
+    """A NumPy generator given as ``generator`` (or the one a wrapper exposes)."""
     if isinstance(generator, np.random.Generator):
         return generator
     inner = getattr(generator, "_numpy_generator", None)  # a wrapper exposing its generator
@@ -255,7 +272,7 @@ def random_split(dataset, lengths, generator=None):
                               "empty dataset.", stacklevel=2)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    indices = _numpy_generator(generator).permutation(sum(lengths)).tolist()
+    indices = _randperm(generator, sum(lengths)).tolist()
     return [Subset(dataset, indices[offset - length:offset])
             for offset, length in zip(itertools.accumulate(lengths), lengths)]
 
@@ -306,12 +323,24 @@ class RandomSampler(Sampler):
     def _index_array(self):
         """This epoch's indices as one int64 array (what __iter__ yields)."""
         n = len(self.data_source)
-        gen = _numpy_generator(self.generator)
-        if self.replacement:
-            return gen.integers(0, n, self.num_samples, dtype=np.int64)
-        parts = [gen.permutation(n) for _ in range(self.num_samples // n)]
-        parts.append(gen.permutation(n)[:self.num_samples % n])
-        return np.concatenate(parts).astype(np.int64, copy=False)
+        generator = self.generator
+        if generator is None:
+            # torch seeds a new generator from one int64 draw of the default one per epoch
+            seed = int(torch_rng.random_default(_engine(), 1, np.int64)[0])
+            generator = Generator().manual_seed(seed)
+        eng = _torch_engine(generator)
+        if eng is None:
+            gen = _numpy_generator(generator)
+            if self.replacement:
+                return gen.integers(0, n, self.num_samples, dtype=np.int64)
+            parts = [gen.permutation(n) for _ in range(self.num_samples // n)]
+            parts.append(gen.permutation(n)[:self.num_samples % n])
+            return np.concatenate(parts).astype(np.int64, copy=False)
+        if self.replacement:  # torch's randint(n) in blocks of 32: the same stream
+            return torch_rng.random_from_to(eng, self.num_samples, 0, n)
+        parts = [torch_rng.randperm(eng, n) for _ in range(self.num_samples // n)]
+        parts.append(torch_rng.randperm(eng, n)[:self.num_samples % n])
+        return np.concatenate(parts)
 
     def __iter__(self):
         yield from self._index_array().tolist()
@@ -328,7 +357,7 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        for i in _numpy_generator(self.generator).permutation(len(self.indices)).tolist():
+        for i in _randperm(self.generator, len(self.indices)).tolist():
             yield self.indices[i]
 
     def __len__(self):
@@ -361,6 +390,10 @@ class WeightedRandomSampler(Sampler):
         if not self.replacement and self.num_samples > np.count_nonzero(w):
             raise RuntimeError("invalid multinomial distribution (with replacement=False, "
                                "not enough non-negative category to sample)")
+        if _torch_engine(self.generator) is not None:
+            yield from multinomial(self.weights, self.num_samples, self.replacement,
+                                   generator=self.generator).tolist()
+            return
         gen = _numpy_generator(self.generator)
         yield from gen.choice(len(w), self.num_samples, replace=self.replacement,
                               p=w / w.sum()).tolist()
@@ -677,6 +710,10 @@ class _DataLoaderIter:
         if loader.pin_memory:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.", stacklevel=3)
+        # torch draws the workers' base seed (an int64) as each pass starts, even with none
+        gen = loader.generator
+        if _torch_engine(gen) is not None:
+            self._base_seed = int(torch_rng.random_default(_engine(gen), 1, np.int64)[0])
         plan = None
         if (not self._iterable and loader._auto_collation
                 and loader.collate_fn is default_collate

@@ -4,7 +4,7 @@ recomputed before each forward from the parameters they register."""
 import numpy as np
 
 from ...core.grad_mode import no_grad
-from ...factories import _gen
+from ...factories import _normal_array
 from ...ops.linalg import dot, mv
 from ...ops.reduce import sum as _sum
 from ...ops.shape import permute, reshape
@@ -116,8 +116,8 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     fn = SpectralNorm(name, n_power_iterations, dim, eps)
     mat = np.asarray(fn.reshape_weight_to_matrix(weight.detach())._data)
     h, w = mat.shape
-    u = _normalize(_gen().standard_normal(h).astype(mat.dtype), eps)
-    v = _normalize(_gen().standard_normal(w).astype(mat.dtype), eps)
+    u = _normalize(_normal_array((h,), mat.dtype), eps)
+    v = _normalize(_normal_array((w,), mat.dtype), eps)
     module.register_parameter(name + "_orig", Parameter(weight.detach()))
     object.__setattr__(module, name, weight.detach())
     module.register_buffer(name + "_u", Tensor(u))
