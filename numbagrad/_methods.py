@@ -94,7 +94,7 @@ def _binop(name):
             return pointwise.binary(name, self, other) if out is None else out
         kind = type(other)
         if kind is float or kind is int:
-            out = on_number(self, float(other))
+            out = on_number(self, other)
             return pointwise.binary(name, self, other) if out is None else out
         if isinstance(other, (int, float, bool, np.number, np.bool_)):
             return pointwise.binary(name, self, other)
