@@ -7,7 +7,14 @@ from ..core import tape as tape_mod
 from ..tensor import Tensor, _make  # noqa: F401
 from . import elementwise, op_kernels  # noqa: F401 - elementwise declares the records used below
 from . import record as record_module
-from .record import _NO_INTS, broadcast_shapes, record, record_0d, shape_error_broadcast
+from .record import (
+    _F64_SCALAR,
+    _NO_INTS,
+    broadcast_shapes,
+    record,
+    record_0d,
+    shape_error_broadcast,
+)
 from .registry import BY_NAME
 
 # ops that keep integer dtypes (the rest compute in the default float dtype)
@@ -60,11 +67,10 @@ def eager_forward(op, *operands):
         if a.dtype.kind != "f":
             return torch_layout(op.forward(*operands), operands[:1])
         if a.ndim == 0:  # on Python floats: a fifth of an array call's cost
-            kernel = _eager_kernel(op, "_sc_")
             if len(operands) == 1:
-                return a.dtype.type(kernel(float(a), 0.0, 0.0))
+                return a.dtype.type(_scalar_value(op, a))
             f0, f1 = (*operands[1:], 0.0)[:2]
-            return a.dtype.type(kernel(float(a), float(f0), float(f1)))
+            return a.dtype.type(_scalar_value(op, a, float(f0), float(f1)))
         fat = np.asarray(operands[1:], np.float64) if len(operands) > 1 else _NO_FLOATS
         order = None if a.flags.c_contiguous else torch_order(a.shape, [a])
         if order is not None:  # computed in the order torch lays the result out
@@ -157,6 +163,12 @@ def torch_order(shape, arrays):
                 break
     order = perm[::-1]
     return None if order == list(range(nd)) else order
+
+
+def _scalar_value(op, x, f0=0.0, f1=0.0):
+    """``op`` (unary) of one number by its replay's scalar kernel, as a Python float."""
+    kernel = _SCALAR.get(op.code) or _eager_kernel(op, "_sc_")
+    return kernel(float(x), f0, f1)
 
 
 def _eager_kernel(op, prefix="_fw_"):
@@ -274,7 +286,6 @@ def binary(name, a, b):
 _WITH_SCALAR = {"add", "sub", "mul", "div"}
 # name -> (op on two tensors, op on a tensor and a Python number)
 _SCALAR_GRAPH_OPS = {name: (BY_NAME[name], BY_NAME[name + "_scalar"]) for name in _WITH_SCALAR}
-_F64_SCALAR = np.float64
 # name -> (f(a, b) on two tensors, g(a, number)): the arithmetic operators' scalar graph
 # recorders (record.scalar_graph_op), for Tensor's operators to try first
 SCALAR_GRAPH_ARITHMETIC = {
@@ -465,9 +476,8 @@ def _unary_fn(name):
     if op.rounds_once:
         forward = op.forward
     else:
-        def forward(x):  # the replay's scalar kernel (eager_forward's 0-d case)
-            kernel = _SCALAR.get(op.code) or _eager_kernel(op, "_sc_")
-            return _F64_SCALAR(kernel(float(x), 0.0, 0.0))
+        def forward(x):  # eager_forward's 0-d case
+            return _F64_SCALAR(_scalar_value(op, x))
     scalar_graph = record_module.scalar_graph_op(op, forward)[1]
 
     def fn(x):
