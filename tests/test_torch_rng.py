@@ -403,6 +403,18 @@ def test_poisson_and_gamma_samplers(dt):
 
 
 @pytest.mark.parametrize("dt", FLOATS)
+def test_samplers_keep_a_0d_shape(dt):
+    seed_both(3)
+    ndt, tdt = getattr(ng, dt), getattr(torch, dt)
+    same(ng.poisson(ng.tensor(4.0, dtype=ndt)), torch.poisson(torch.tensor(4.0, dtype=tdt)))
+    same(ng.distributions.Gamma(ng.tensor(2.5, dtype=ndt), 1.0).sample(),
+         torch.distributions.Gamma(torch.tensor(2.5, dtype=tdt), 1.0).sample())
+    same(ng.distributions.Beta(ng.tensor(2.0, dtype=ndt), ng.tensor(0.5, dtype=ndt)).sample(),
+         torch.distributions.Beta(torch.tensor(2.0, dtype=tdt), torch.tensor(0.5, dtype=tdt)).sample())
+    assert ng.poisson(ng.tensor(1.0, dtype=ndt)).shape == ()
+
+
+@pytest.mark.parametrize("dt", FLOATS)
 def test_dirichlet_and_beta(dt):
     """torch draws a Dirichlet's gammas in double and sums them with its own vectorized
     reduction: numbagrad follows both, so even float64 samples agree to the bit."""

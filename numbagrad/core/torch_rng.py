@@ -396,7 +396,7 @@ def sample_dirichlet(eng, alpha, dtype):
     the last axis in double, then rounded into (tiny, 1) of ``dtype``. Returns the sample
     and the gammas."""
     dt = np.dtype(dtype)
-    a = np.ascontiguousarray(alpha, dt).astype(np.float64)
+    a = np.asarray(alpha, dt, order="C").astype(np.float64)
     g = np.empty(a.shape, np.float64)
     cache = _cached(eng)
     _on_words(eng, kern.gamma, a.reshape(-1), g.reshape(-1), cache, False)
@@ -414,7 +414,7 @@ _row_sums = kern.row_sums   # torch's SumKernel order (tests check it on its own
 @_locked
 def poisson(eng, lam):
     """torch.poisson's counts (float64) for the rates ``lam``, in C order."""
-    lam = np.ascontiguousarray(lam, np.float64)
+    lam = np.asarray(lam, np.float64, order="C")   # keeps a 0-d shape
     out = np.empty(lam.shape, np.float64)
     _on_words(eng, kern.poisson, lam.reshape(-1), out.reshape(-1))
     return out
@@ -424,7 +424,7 @@ def poisson(eng, lam):
 def standard_gamma(eng, alpha, dtype):
     """torch._standard_gamma: Gamma(alpha, 1) draws in ``dtype``, at least its tiny."""
     dt = np.dtype(dtype)
-    a = np.ascontiguousarray(alpha, dt)
+    a = np.asarray(alpha, dt, order="C")
     out = np.empty(a.shape, np.float64)
     cache = _cached(eng)
     _on_words(eng, kern.gamma, a.reshape(-1).astype(np.float64), out.reshape(-1), cache,

@@ -26,7 +26,7 @@ def expand_params(self, cls, batch_shape, names, _instance=None, event_shape=())
     batch_shape = Size(batch_shape)
     for name in names:
         if name in self.__dict__:
-            setattr(new, name, getattr(self, name).expand(*batch_shape, *event_shape))
+            setattr(new, name, getattr(self, name).expand((*batch_shape, *event_shape)))
     Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
     new._validate_args = self._validate_args
     return new

@@ -174,7 +174,7 @@ class Categorical(Distribution):
         shape = np.broadcast_shapes(index.shape, tuple(logits.shape))
         index = np.ascontiguousarray(np.broadcast_to(index, shape[:-1] + (1,)))
         if tuple(logits.shape) != shape:
-            logits = logits.expand(*shape)
+            logits = logits.expand(shape)
         return logits.gather(-1, _tensor(index, None)).squeeze(-1)
 
     def entropy(self):

@@ -131,8 +131,8 @@ class Gamma(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        value = standard_gamma(self.concentration.expand(*shape)) / self.rate.expand(*shape)
-        np.maximum(value._data, finfo(value.dtype).tiny, out=value._data)
+        value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value.detach().clamp_(min=finfo(value.dtype).tiny)
         return value
 
     def log_prob(self, value):
@@ -174,7 +174,7 @@ class Dirichlet(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        return _SampleDirichlet.apply(self.concentration.expand(*shape))
+        return _SampleDirichlet.apply(self.concentration.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:

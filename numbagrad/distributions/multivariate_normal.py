@@ -132,4 +132,4 @@ class MultivariateNormal(Distribution):
         h = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + half_log_det
         if len(self._batch_shape) == 0:
             return h
-        return h.expand(*self._batch_shape)
+        return h.expand(self._batch_shape)

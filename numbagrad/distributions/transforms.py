@@ -318,7 +318,7 @@ class AffineTransform(Transform):
         if self._event_dim:
             result = result.reshape(*result.shape[:result.ndim - self._event_dim], -1).sum(-1)
             shape = shape[:len(shape) - self._event_dim]
-        return result.expand(*shape)
+        return result.expand(shape)
 
     def forward_shape(self, shape):
         return Size(broadcast_shapes(shape, getattr(self.loc, "shape", ()),

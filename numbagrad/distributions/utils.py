@@ -39,7 +39,7 @@ def broadcast_all(*values):
                                                         else dtypes.get_default_dtype())
                for v in values]
     shape = broadcast_shapes(*[t.shape for t in tensors])
-    return tuple(t if tuple(t.shape) == tuple(shape) else t.expand(*shape) for t in tensors)
+    return tuple(t if tuple(t.shape) == tuple(shape) else t.expand(shape) for t in tensors)
 
 
 def finfo(dt):
