@@ -20,7 +20,7 @@ import sys
 import numpy as np
 from numba import njit
 
-from . import _blas
+from . import _blas, compile_aux
 from .autograd import eager_nodes, fusion, replay_scalar, sweep
 from .autograd.engine import FREED_MSG
 from .compile_traces import Traces
@@ -77,8 +77,6 @@ class Compiled:
     def __init__(self, fn, transform, check, max_traces, fullgraph=False):
         self.fn = fn
         self.kind, self.func, self.argnums, self.has_aux = transform
-        if self.has_aux:
-            raise NotImplementedError("numbagrad.compile: has_aux=True is not supported yet")
         self.checks_left = (3 if check is True else int(check)) if check else 0
         self.max_traces = max_traces
         self.fullgraph = fullgraph
@@ -112,8 +110,8 @@ class Compiled:
             if out is None:  # not replayable, or its replay disagrees with its own reads
                 return self.fn(*args, **kwargs)
             found = program, out
-        program, (value, grads) = found
-        result = program.results(value, grads, flat)
+        program, out = found
+        result = program.results(out, flat)
         if self.checks_left:
             self.checks_left -= 1
             _check_against_eager(self, args, kwargs, result)
@@ -126,7 +124,7 @@ class Compiled:
         kept = self.traces.programs()
         self.fast = {k: p for k, p in self.fast.items() if p in kept}
         if program.single_array and not program.constants and not program.captured and \
-                not program.guards:
+                not program.guards and program.aux is None:
             a = args[0]
             self.fast[(a.shape, a.dtype.str)] = program
         return program
@@ -218,6 +216,9 @@ class Program:
         sweep.prefetch()  # on a cold cache, a worker compiles the replay's entry while we trace
         tape, traced, out = _record_trace(compiled.func, flat, spec, compiled.fullgraph)
         self.opaque = tape.guards.opaque
+        self.aux = None
+        if compiled.has_aux:
+            out, aux = compile_aux.split(out)
         if self.opaque:
             self._check_tape(tape, compiled)  # an op replay lacks is the error to report
             return  # not replayable: the caller runs the function eagerly
@@ -235,6 +236,14 @@ class Program:
         # identical views (``w.T`` written inside a loop) become one node: see _merge_views
         node_of = _take_tape(self, tape, flat, traced, merge=not self.constant_output)
         _split_guards(self, tape, node_of)
+        if compiled.has_aux:
+            self.aux = compile_aux.Aux(tape, aux, node_of)
+            if self.aux.reads and self.constant_output:  # no replay fills an arena
+                self.opaque = [(trace_guards.site(), "an aux output of a constant loss")]
+                return
+        # the arena holds every node's value only on the generic replay: guards and aux
+        # outputs read it, so a trace with them runs neither the scalar stream nor fusion
+        reads_arena = bool(self.guards) or self.aux is not None and bool(self.aux.reads)
         # every floating leaf was traced as requiring grad; the sweeps need only what lies
         # above a differentiated input (or a closed-over parameter)
         wanted = [n for k, n in zip(self.inputs, self.slots) if k in self.diff]
@@ -260,7 +269,7 @@ class Program:
         # values stay inside it: guards need the arena, and so do fused regions below)
         self.stream = replay_scalar.build(self.nodes, self.args, self.iat, self.fat, \
                                           self.out_node) \
-            if not self.constant_output and not self.guards else None
+            if not self.constant_output and not reads_arena else None
         if self.stream is not None:
             self.module = replay_scalar.load(column(self.nodes, "code"))
             self.out_off = int(column(self.nodes, "voff")[self.out_node])
@@ -269,7 +278,7 @@ class Program:
             if self.stream is None and not self.constant_output else {}
         # runs of large elementwise nodes: fused kernels, driven from Python (fusion.run)
         regions = fusion.plan(self.nodes, self.args, self.fat, self.out_node, steps) \
-            if self.stream is None and not self.constant_output and not self.guards else []
+            if self.stream is None and not self.constant_output and not reads_arena else []
         if self.stream is None:
             self.replay = sweep.Replay(
                 self.nodes, self.args, ("run_forward",) if self.constant_output else
@@ -366,7 +375,9 @@ class Program:
         try:
             if self.fused is not None:
                 out = fusion.run(self.fused, self, val, adj, x, with_grad)
-                return out if not self.guards or self._guards_hold(val) else None
+                if self.guards and not self._guards_hold(val):
+                    return None
+                return out if self.aux is None else (*out, self._aux_values(val))
             r = self.replay
             grads = np.zeros(self.grad_total)
             in_off, in_len = self.in_off, self.in_len
@@ -384,13 +395,19 @@ class Program:
                                  with_grad)
             if self.guards and not self._guards_hold(val):
                 return None
-            return value, grads
+            return (value, grads) if self.aux is None else (value, grads, self._aux_values(val))
         finally:
             if len(self.arenas) < _POOLED_ARENAS:
                 self.arenas.append(arena)
 
-    def results(self, value, grads, flat):
-        """The transform's return value, in the kinds of the arguments."""
+    def _aux_values(self, val):
+        voff, size = column(self.nodes, "voff"), column(self.nodes, "size")
+        return self.aux.values(lambda n: val[voff[n]:voff[n] + size[n]])
+
+    def results(self, replayed, flat):
+        """The transform's return value, in the kinds of the arguments, from ``replayed``:
+        the output's value, the gradients (and the aux leaves' values)."""
+        value, grads = replayed[0], replayed[1]
         out = []
         pos = 0
         # sizes from the trace: np.prod per gradient per call cost ~4 us each, a tenth of
@@ -403,6 +420,12 @@ class Program:
         tree = func_mod._tree_unflatten(out, self.arg_spec)
         v = self.out_dtype.type(value)
         v = float(v) if self.numpy_mode else _tensor(v)
+        if self.aux is not None:
+            aux = self.aux.tree(replayed[2] if len(replayed) > 2 else
+                                self.aux.values(None), self.numpy_mode)
+            if self.kind == "grad":
+                return tree, aux
+            v = (v, aux)
         if self.kind == "grad":
             return tree
         if self.kind == "value_and_grad":
@@ -677,6 +700,8 @@ def _check_against_eager(compiled, args, kwargs, result):
     got_flat = func_mod._tree_flatten(result)[0]
     exp_flat = func_mod._tree_flatten(expected)[0]
     for got, exp in zip(got_flat, exp_flat):
+        if not isinstance(exp, (Tensor, np.ndarray, np.generic, float, int)):
+            continue  # an aux output's Python value: the trace's own, not replayed
         e = np.asarray(exp._data if isinstance(exp, Tensor) else exp)
         tol = 1e-5 if e.dtype == np.float32 else 1e-10
         e = e.astype(np.float64)

@@ -54,7 +54,7 @@ class Guards:
         self.strict = strict  # fullgraph=True: a read raises instead of guarding
 
 
-def _recipe(tape, t):
+def recipe_of(tape, t):
     """How to recompute tensor-or-value ``t`` from the replay, or None for a constant."""
     owner = getattr(t, "_tape", False)
     if owner is tape and t._node >= 0:
@@ -89,7 +89,7 @@ def derive(result, fn, operands, what):
     tape = _tracing()
     if tape is None:
         return result
-    recipes = [_recipe(tape, o) for o in operands]
+    recipes = [recipe_of(tape, o) for o in operands]
     if all(r is None for r in recipes):
         return result
     recipes = [r if r is not None else ("const", np.asarray(getattr(o, "_data", o)))
@@ -106,7 +106,7 @@ def opaque(result, operands, what):
     if not state.tracing:
         return result
     tape = _tracing()
-    if tape is not None and any(_recipe(tape, o) is not None for o in operands):
+    if tape is not None and any(recipe_of(tape, o) is not None for o in operands):
         where = site()
         if tape.guards.strict:
             _refuse(what, where)
@@ -121,7 +121,7 @@ def read(t, what):
     tape = _tracing()
     if tape is None or id(t) in tape.guards.derived:  # a derived value is guarded already
         return
-    recipe = _recipe(tape, t)
+    recipe = recipe_of(tape, t)
     if recipe is not None:
         _guard(tape, recipe, t._data, what)
 
