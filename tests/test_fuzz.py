@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import numbagrad as ng
@@ -1450,6 +1450,9 @@ def check_program(draw, skip_known, stats=None):
     return prog
 
 
+# 20 programs in the default run (about 100 s, most of one CI worker's share); the long
+# run (-m fuzz) draws thousands, and the cases it found stay in test_fuzz_regressions.py
+@settings(max_examples=20)
 @given(data=st.data())
 def test_fuzz_matches_torch(data, fuzz_stats):
     check_program(HypothesisDraw(data), skip_known=True, stats=fuzz_stats)
