@@ -20,7 +20,7 @@ import sys
 import numpy as np
 from numba import njit
 
-from . import _blas, compile_aux
+from . import _blas, compile_aux, compile_ints
 from .autograd import eager_nodes, fusion, replay_scalar, sweep
 from .autograd.engine import FREED_MSG
 from .compile_traces import Traces
@@ -82,6 +82,9 @@ class Compiled:
         self.fullgraph = fullgraph
         self.traces = Traces(getattr(self.func, "__name__", "the function"), max_traces, 5)
         self.fast = {}  # (shape, dtype) -> Program without guards, for calls with one array
+        # signatures without integer arguments' values -> a trace replayed for any values
+        # (compile_ints), and the first trace of such a signature, to compare the next with
+        self.int_traces, self.first_int_trace = {}, {}
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
 
@@ -103,12 +106,21 @@ class Compiled:
         key = (spec, tuple(_leaf_key(x) for x in flat))
         if key in self.traces.eager:
             return self.fn(*args, **kwargs)
-        found = self.traces.replay(key, lambda p: p.run(flat))
+        ints_key = compile_ints.shape_key(key)
+        program = self.int_traces.get(ints_key) if ints_key is not None else None
+        found = None
+        if program is not None and program.constants_current():
+            out = program.int_args.run(program, flat)  # new labels: the same trace
+            found = (program, out) if out is not None else None
+        if found is None:
+            found = self.traces.replay(key, lambda p: p.run(flat))
         if found is None:
             program = self._trace(key, args, kwargs)
             out = program.run(flat) if program is not None else None
             if out is None:  # not replayable, or its replay disagrees with its own reads
                 return self.fn(*args, **kwargs)
+            if ints_key is not None:
+                self._integer_inputs(ints_key, program, flat)
             found = program, out
         program, out = found
         result = program.results(out, flat)
@@ -116,6 +128,21 @@ class Compiled:
             self.checks_left -= 1
             _check_against_eager(self, args, kwargs, result)
         return result
+
+    def _integer_inputs(self, ints_key, program, flat):
+        """After a new trace for new integer values: the first trace of these shapes, or one
+        that agrees with it for these values (compile_ints), which then serves them all."""
+        first = self.first_int_trace.get(ints_key)
+        if first is None or first is program or not program.int_args.dynamic:
+            self.first_int_trace[ints_key] = program
+        elif compile_ints.same_but_values(first, program, flat):
+            self.int_traces[ints_key] = program
+            while len(self.int_traces) > self.max_traces:
+                del self.int_traces[next(iter(self.int_traces))]
+        else:
+            self.first_int_trace[ints_key] = program
+        while len(self.first_int_trace) > self.max_traces:
+            del self.first_int_trace[next(iter(self.first_int_trace))]
 
     def _trace(self, key, args, kwargs):
         program = Program(self, args, kwargs)
@@ -285,6 +312,7 @@ class Program:
                 () if regions or steps else ("run_in",))
         self.fused = fusion.Plan(regions, self, steps) if regions or steps else None
         self.tape_len = len(self.nodes)
+        self.int_args = compile_ints.IntArgs(self, tape, flat, node_of)
         self.single_array = len(flat) == 1 and type(flat[0]) is np.ndarray and \
             flat[0].dtype.kind == "f" and self.diff == [0] and not self.constant_output \
             and self.grad_present == [True]
@@ -497,6 +525,9 @@ def _record_trace(func, flat, spec, fullgraph=False):
     numpy_mode = not any(isinstance(x, Tensor) for x in flat)
     traced = [_traced_leaf(x) if _is_dynamic(x) else
               func_mod._numpy_arg(x) if numpy_mode else x for x in flat]
+    for k, (x, t) in enumerate(zip(flat, traced)):
+        if compile_ints.is_int_array(x):
+            tape.guards.int_args[id(t)] = k
     previous = tape_mod.install(tape)
     trace_guards.entering(1)
     try:

@@ -251,6 +251,8 @@ class Tape:
         """The node of a leaf or constant tensor on this tape, creating it on first use."""
         node = self.sources.get(id(t))
         if node is None:
+            if self.guards is not None and id(t) in self.guards.int_args:
+                self.guards.int_static.add(self.guards.int_args[id(t)])  # a constant now
             data = t._data
             size = data.size
             big = FLAG_BIG if size >= self.big else 0

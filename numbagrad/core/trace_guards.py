@@ -44,7 +44,8 @@ class Guards:
     ``(recipe, value seen, where, what)``; ``derived`` maps id(tensor) of values computed
     from the trace off its tape to (tensor, recipe)."""
 
-    __slots__ = ("items", "derived", "opaque", "sources", "strict")
+    __slots__ = ("items", "derived", "opaque", "sources", "strict", "int_args",
+                 "int_recipes", "int_static")
 
     def __init__(self, strict=False):
         self.items = []
@@ -52,10 +53,17 @@ class Guards:
         self.opaque = []  # (where, what) of reads no recipe recomputes: the trace is not used
         self.sources = set()  # source nodes made for a guard (no op may use them: no grad)
         self.strict = strict  # fullgraph=True: a read raises instead of guarding
+        # integer array arguments (labels): id -> argument leaf; ops that turn one into node
+        # attributes leave (node, leaf, attributes_of(values)) in int_recipes; any other use
+        # puts the leaf in int_static (its values stay part of the trace's signature)
+        self.int_args, self.int_recipes, self.int_static = {}, [], set()
 
 
 def recipe_of(tape, t):
     """How to recompute tensor-or-value ``t`` from the replay, or None for a constant."""
+    leaf = tape.guards.int_args.get(id(t))
+    if leaf is not None:  # Python (or a comparison) reads an integer argument's values
+        tape.guards.int_static.add(leaf)
     owner = getattr(t, "_tape", False)
     if owner is tape and t._node >= 0:
         return ("node", t._node, t._data.shape, t._data.dtype)
@@ -181,3 +189,26 @@ def failing(items, value_of):
                 seen.dtype.kind == "f" and np.array_equal(now, seen, equal_nan=True)):
             return where, what
     return None
+
+
+def int_attributes(t, out, attributes_of):
+    """Op-side: the attributes of ``out``'s node are ``attributes_of(values)`` (``(iat,
+    fat)``) of integer Tensor ``t``'s values; when ``t`` is an integer argument of a trace,
+    a replay recomputes them for the call's values. Returns ``out``."""
+    if state.tracing:
+        tape = _tracing()
+        if tape is not None and id(t) in tape.guards.int_args and out._tape is tape:
+            tape.guards.int_recipes.append((out._node, tape.guards.int_args[id(t)],
+                                            attributes_of))
+    return out
+
+
+def int_used(tensors):
+    """An op used these Tensors' values without a recipe: integer arguments among them stay
+    part of the trace's signature."""
+    tape = _tracing()
+    if tape is not None and tape.guards.int_args:
+        for t in tensors:
+            leaf = tape.guards.int_args.get(id(t))
+            if leaf is not None:
+                tape.guards.int_static.add(leaf)

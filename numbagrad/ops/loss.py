@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from .. import dtypes
-from ..core import grad_mode
+from ..core import grad_mode, trace_guards
 from ..size import Size
 from ..tensor import Tensor, _make
 from .index import gather_flat, index_add_flat
@@ -697,23 +697,27 @@ def _nll_record(op, input, target, weight, red, ignore_index, out_shape, two_d):
         ns = t.size // input.shape[0] if input.shape[0] else 0  # samples per row: the *d
     else:
         ns = 1
-    iat, _ = _nll_attributes(t, ignore_index, red, nc, ns)
-    pos, cls = iat[1:1 + t.size], iat[1 + t.size:]
-    valid = pos >= 0
     dt = input.dtype.np
-    xv = np.asarray(input._data).reshape(-1)
     w_cls = np.ones(nc, dt) if weight is None else np.asarray(weight._data).reshape(-1)
-    scale = 1.0
-    if red == _MEAN:
-        w = np.where(valid, w_cls[cls] if nc else 0, 0).astype(dt)
-        with np.errstate(divide="ignore"):
-            scale = float(np.float64(1.0) / np.float64(w.sum(dtype=dt)))
-    fat = _fat(scale) if weight is None else _fat(scale, w_cls)
+
+    def attributes(t):
+        iat, _ = _nll_attributes(t.reshape(-1), ignore_index, red, nc, ns)
+        scale = 1.0
+        if red == _MEAN:
+            valid, cls = iat[1:1 + t.size] >= 0, iat[1 + t.size:]
+            w = np.where(valid, w_cls[cls] if nc else 0, 0).astype(dt)
+            with np.errstate(divide="ignore"):
+                scale = float(np.float64(1.0) / np.float64(w.sum(dtype=dt)))
+        return iat, _fat(scale) if weight is None else _fat(scale, w_cls)
+
+    iat, fat = attributes(t)
+    xv = np.asarray(input._data).reshape(-1)
     # -(w * x[picked]), reduced, by the replay kernel (record.replay_value): eager and
     # replay agree to the bit
     value = replay_value(op, (xv,), t.size if red == _NONE else 1, dt, iat, fat)
     value = value.reshape(out_shape) if red == _NONE else value[0]
-    return record(op, value if value.ndim else value[()], (input,), iat, fat)
+    out = record(op, value if value.ndim else value[()], (input,), iat, fat)
+    return trace_guards.int_attributes(target, out, attributes)
 
 
 def _nll_1d_2d(input, target, weight, red, ignore_index):  # noqa: A002
@@ -846,20 +850,25 @@ def _cross_entropy_rows(input, target, red, ignore_index):  # noqa: A002
     replay computes them, and in NumPy's order) instead of ~25 NumPy calls."""
     x = input._data
     n, c = x.shape
-    iat, count = _nll_attributes(np.asarray(target._data).reshape(-1), ignore_index, red, c, 1)
+
+    def attributes(t):
+        iat, count = _nll_attributes(t.reshape(-1), ignore_index, red, c, 1)
+        # the mean's 1 / (weight of the counted targets): inf when all are ignored, as NumPy's
+        return iat, _fat((1.0 / count if count else math.inf) if red == _MEAN else 1.0)
+
+    iat, fat = attributes(np.asarray(target._data))
     sh = np.array((n, c), np.int64)
     kept = np.array((n, 1), np.int64)
     # in x's dtype, as replay computes float32 nodes (registry.replay_f32)
     logp = np.empty(n * c, x.dtype)
     log_softmax_fw(logp, np.ascontiguousarray(x).reshape(-1), sh, sh, kept, _NO_FAT)
     logp = logp.reshape(n, c)
-    # the mean's 1 / (weight of the counted targets): inf when all are ignored, as NumPy's
-    scale = (1.0 / count if count else math.inf) if red == _MEAN else 1.0
     value = np.empty(n if red == _NONE else 1, x.dtype)
     nll_loss_fw(value, logp.reshape(-1), sh, sh, iat, _NO_FAT)
     value = value if red == _NONE else value[0]
     logp_t = record(LOG_SOFTMAX, logp, (input,), kept)
-    return record(NLL_LOSS, value, (logp_t,), iat, _fat(scale))
+    return trace_guards.int_attributes(target, record(NLL_LOSS, value, (logp_t,), iat, fat),
+                                       attributes)
 
 
 @_tensor_arguments("cross_entropy_loss")

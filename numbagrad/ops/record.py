@@ -68,6 +68,8 @@ def record(op, out, inputs, iat=(), fat=()):
             if tt is not None and tt is not tape and (tape is None or tt.serial > tape.serial):
                 tape = tt
     if not needed:
+        if _guards.tracing:
+            trace_guards.int_used(inputs)
         return _make(out)
     if tape is None:
         tape = current_tape()
