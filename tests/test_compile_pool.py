@@ -6,6 +6,7 @@ import pathlib
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -68,6 +69,31 @@ def test_a_failing_or_dying_worker_leaves_its_jobs_to_this_process(jobs_env, mod
         pool.close()
     runs = _runs(jobs_env)
     assert sorted(runs) == [f"job{k}" for k in range(6)]
+    assert all(pids == {os.getpid()} for pids in runs.values())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("mode", ["stop", "hang"])
+def test_a_stopped_or_stalled_worker_is_abandoned(jobs_env, mode, monkeypatch):
+    """A worker stopped (SIGSTOP) or sleeping inside a job: its job is compiled here after
+    a bounded wait (a short stall limit for the test), not after WAIT_LIMIT."""
+    monkeypatch.setattr(compile_pool, "STALL_LIMIT", 3.0)
+    pool = compile_pool.Pool(workers=1)
+    try:
+        jobs = _jobs(jobs_env, 2, mode)
+        pool.prefetch(jobs)  # the worker takes the last one first, then stalls in it
+        deadline = time.monotonic() + 60
+        while not pool.busy and time.monotonic() < deadline:
+            time.sleep(0.05)
+        started = time.monotonic()
+        pool.run(jobs)
+        took = time.monotonic() - started
+        assert not pool.workers  # killed and forgotten
+    finally:
+        pool.close()
+    assert took < 30, took
+    runs = _runs(jobs_env)
+    assert sorted(runs) == ["job0", "job1"]
     assert all(pids == {os.getpid()} for pids in runs.values())
 
 

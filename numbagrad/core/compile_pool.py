@@ -22,11 +22,16 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 from . import progress
 
 IDLE_EXIT = 60.0  # seconds a worker waits for a job before it exits
 WAIT_LIMIT = 900.0  # seconds to wait for a worker's compile before doing it here
+# a busy worker that is stopped (SIGSTOP, a debugger) this long, or uses no CPU this long,
+# is abandoned: killed, its job compiled here (a compile always keeps its process busy)
+STOP_LIMIT = 2.0
+STALL_LIMIT = 30.0
 
 
 def workers_wanted():
@@ -66,9 +71,28 @@ class _Worker:
         self.proc = subprocess.Popen(
             [sys.executable, "-P", "-m", "numbagrad.core.compile_pool"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True, bufsize=1)
+        self.job = None  # the job the worker is doing, with its CPU time when last seen
+        self.cpu, self.cpu_seen, self.stopped_since = None, 0.0, None
         self.thread = threading.Thread(target=self._feed, daemon=True,
                                        name="numbagrad-compile-worker")
         self.thread.start()
+
+    def stalled(self, now):
+        """Whether the worker's job makes no progress: the process has been stopped for
+        ``STOP_LIMIT`` s, or used no CPU for ``STALL_LIMIT`` s (Linux only: elsewhere,
+        only ``WAIT_LIMIT`` bounds the wait)."""
+        seen = _process_state(self.proc.pid)
+        if seen is None:
+            return False
+        state, cpu = seen
+        if state in "Tt":
+            if self.stopped_since is None:
+                self.stopped_since = now
+            return now - self.stopped_since > STOP_LIMIT
+        self.stopped_since = None
+        if cpu != self.cpu:
+            self.cpu, self.cpu_seen = cpu, now
+        return now - self.cpu_seen > STALL_LIMIT
 
     def alive(self):
         return self.proc.poll() is None and self.thread.is_alive()
@@ -87,12 +111,14 @@ class _Worker:
             if job is None:  # idle: let the process go
                 self.reap()
                 return
+            self.cpu, self.cpu_seen, self.job = None, time.monotonic(), job
             try:
                 self.proc.stdin.write(json.dumps(job) + "\n")
                 self.proc.stdin.flush()
                 reply = self.proc.stdout.readline()
             except (OSError, ValueError):
                 reply = ""
+            self.job = None
             pool._finished(job, reply.strip() == "ok")
             if not reply:  # the worker is gone (idle exit, crash): a new one takes over
                 pool._lost(self)
@@ -200,8 +226,7 @@ class Pool:
                 waiting = sum(j in self.busy or j in self.queue for j in jobs)
                 if waiting:
                     with progress.compiling(f"{waiting} kernel(s) in a worker process"):
-                        self.cond.wait_for(lambda: not self.workers or
-                                           not any(j in self.busy for j in jobs), WAIT_LIMIT)
+                        self._wait_for_workers(jobs)
                 for j in jobs:  # jobs still queued (every worker died): ours now
                     if j in self.queue:
                         self.queue.remove(j)
@@ -209,9 +234,33 @@ class Pool:
                 if job not in mine:
                     call(job)  # a cache load, or the compile a worker could not do
 
+    def _wait_for_workers(self, jobs):
+        """Wait (holding ``cond``) until no worker does one of ``jobs``; a stalled worker is
+        killed on the way (its feeder then gives its job back), and after ``WAIT_LIMIT`` s
+        the jobs left are this process's anyway."""
+        deadline = time.monotonic() + WAIT_LIMIT
+        while not self.cond.wait_for(
+                lambda: not self.workers or not any(j in self.busy for j in jobs), 1.0):
+            now = time.monotonic()
+            if now > deadline:
+                return
+            for w in list(self.workers):
+                if w.job is not None and w.stalled(now):
+                    w.proc.kill()
+
     def close(self):
         for w in self.workers:
             w.close()
+
+
+def _process_state(pid):
+    """(state letter, CPU ticks used) of process ``pid`` from /proc, or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[0], int(fields[11]) + int(fields[12])  # utime + stime
 
 
 POOL = Pool()
