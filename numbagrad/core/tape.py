@@ -205,9 +205,10 @@ class Tape:
         nargs = len(args)
         shapes = self.shapes
         niat = len(iat)
-        nodes.frombytes(_NODE.pack(code, voff, size, flags, len(self_args) >> 3, nargs,
-                                   len(shape), len(shapes), len(self.iat), niat,
-                                   len(self.fat), len(fat), big))
+        # the record goes in last: an append that fails (BufferError: another thread's
+        # backward views these buffers) leaves only entries no node points to
+        record = _NODE.pack(code, voff, size, flags, len(self_args) >> 3, nargs, len(shape),
+                            len(shapes), len(self.iat), niat, len(self.fat), len(fat), big)
         if shape:
             shapes.extend(shape)
         if nargs:
@@ -220,6 +221,7 @@ class Tape:
                 self.iat.extend(iat)
         if len(fat):
             self.fat.extend(fat)
+        nodes.frombytes(record)
         return node
 
     def push_0d(self, code, value, a, b, fat):
@@ -239,12 +241,13 @@ class Tape:
         val.cells[voff] = value
         val.n = voff + 1
         self_args = self.args
-        nodes.frombytes(_NODE.pack(code, voff, 1, FLAG_NEEDS_GRAD, len(self_args) >> 3,
-                                   1 if b < 0 else 2, 0, len(self.shapes), len(self.iat), 0,
-                                   len(self.fat), len(fat), -1))
+        record = _NODE.pack(code, voff, 1, FLAG_NEEDS_GRAD, len(self_args) >> 3,
+                            1 if b < 0 else 2, 0, len(self.shapes), len(self.iat), 0,
+                            len(self.fat), len(fat), -1)
         self_args += _ARGS[1].pack(a) if b < 0 else _ARGS[2].pack(a, b)
         if fat:
             self.fat.extend(fat)
+        nodes.frombytes(record)  # last, as in push()
         return node
 
     def source(self, t):

@@ -77,37 +77,55 @@ def record(op, out, inputs, iat=(), fat=()):
         # a backward in another thread holds views of this tape's buffers: record on a new
         # tape, bridging the inputs, as a graph spanning tapes always does
         tape = fresh_tape()
-    nodes = tape.nodes
-    if isinstance(out, np.generic):  # a 0-d result: skip NumPy's slow scalar attributes
-        size, shape = 1, ()
-    else:
-        size, shape = out.size, out.shape
-    args = []
-    argflags = 0
-    for t in inputs:
-        tt = t._tape
-        if tt is tape:
-            a = t._node
-        elif tt is None:
-            a = tape.source(t)
+    try:
+        nodes = tape.nodes
+        if isinstance(out, np.generic):  # a 0-d result: skip NumPy's slow scalar attributes
+            size, shape = 1, ()
         else:
-            a = tape.bridge(t)
-        args.append(a)
-        argflags |= nodes[a * NODE_FIELDS + F_FLAGS]
-    flags = FLAG_NEEDS_GRAD | (FLAG_BIG if size >= tape.big or argflags & FLAG_BIG else 0) | \
-        (FLAG_F32 if out.dtype is _F32 else 0)
-    if fat and flags & FLAG_F32 and op.elementwise and op.rounds_once:
-        # NumPy applies a Python number to a float32 operand rounded to float32 (x * 0.8
-        # multiplies by float32(0.8)); recorded so, the replay's float64 formula rounds its
-        # one result to eager's, and the backward uses the factor eager applied
-        fat = tuple(float(np.float32(f)) for f in fat)
-    node = tape.push(op.code, out, size, shape, args, iat, fat, flags)
-    if op.blas_inner is not None and not tape.blas:
-        k = op.blas_inner
-        tape.blas = k < 0 or size * inputs[k]._data.shape[-1] >= BLAS_THREADS_MIN
-    if _anomaly.enabled:
-        anomaly_flags.note(tape, node)
-    return _make(out, tape, node)
+            size, shape = out.size, out.shape
+        args = []
+        argflags = 0
+        for t in inputs:
+            tt = t._tape
+            if tt is tape:
+                a = t._node
+            elif tt is None:
+                a = tape.source(t)
+            else:
+                a = tape.bridge(t)
+            args.append(a)
+            argflags |= nodes[a * NODE_FIELDS + F_FLAGS]
+        flags = FLAG_NEEDS_GRAD | (FLAG_BIG if size >= tape.big or argflags & FLAG_BIG else 0) | \
+            (FLAG_F32 if out.dtype is _F32 else 0)
+        if fat and flags & FLAG_F32 and op.elementwise and op.rounds_once:
+            # NumPy applies a Python number to a float32 operand rounded to float32 (x * 0.8
+            # multiplies by float32(0.8)); recorded so, the replay's float64 formula rounds its
+            # one result to eager's, and the backward uses the factor eager applied
+            fat = tuple(float(np.float32(f)) for f in fat)
+        node = tape.push(op.code, out, size, shape, args, iat, fat, flags)
+        if op.blas_inner is not None and not tape.blas:
+            k = op.blas_inner
+            tape.blas = k < 0 or size * inputs[k]._data.shape[-1] >= BLAS_THREADS_MIN
+        if _anomaly.enabled:
+            anomaly_flags.note(tape, node)
+        return _make(out, tape, node)
+    except BufferError:
+        # a backward that started after the check above views the buffers: this tape takes
+        # no more nodes (push() left none half-written), the op goes to a new one
+        return _on_new_tape(tape, op, out, inputs, iat, fat)
+
+
+def _on_new_tape(tape, op, out, inputs, iat=(), fat=()):
+    """record() once ``tape`` can grow no more: it is marked so, and every op from now on
+    records on a new tape."""
+    if tape.pinned:
+        raise RuntimeError(f"{op.name}: a compile trace's tape cannot grow while a backward "
+                           "holds it")
+    tape.sweeps.append(_CLOSED)
+    return record(op, out, inputs, iat, fat)
+
+
+_CLOSED = "closed"  # in Tape.sweeps: views of its buffers outlive any sweep
 
 
 def record_0d(op, out, a, b, fat=()):
@@ -122,8 +140,11 @@ def record_0d(op, out, a, b, fat=()):
                 return _make(out)
             tape = ta if ta is not None else current_tape()
             if not tape.sweeps:
-                na = a._node if ta is tape else tape.source(a)
-                return _make(out, tape, tape.push_0d(op.code, out, na, -1, fat))
+                try:
+                    na = a._node if ta is tape else tape.source(a)
+                    return _make(out, tape, tape.push_0d(op.code, out, na, -1, fat))
+                except BufferError:  # (see record())
+                    return _on_new_tape(tape, op, out, (a,), (), fat)
         else:
             tb = b._tape
             tape = ta if ta is not None else tb
@@ -132,9 +153,12 @@ def record_0d(op, out, a, b, fat=()):
                     return _make(out)
                 tape = current_tape()
             if (tb is None or tb is tape) and not tape.sweeps:
-                na = a._node if ta is tape else tape.source(a)
-                nb = b._node if tb is tape else tape.source(b)
-                return _make(out, tape, tape.push_0d(op.code, out, na, nb, fat))
+                try:
+                    na = a._node if ta is tape else tape.source(a)
+                    nb = b._node if tb is tape else tape.source(b)
+                    return _make(out, tape, tape.push_0d(op.code, out, na, nb, fat))
+                except BufferError:  # (see record())
+                    return _on_new_tape(tape, op, out, (a, b), (), fat)
     return record(op, out, (a,) if b is None else (a, b), (), fat)
 
 
@@ -152,7 +176,10 @@ def scalar_graph_op(op, forward):
                 b._tape is tape and not tape.sweeps and forward_hook is None and \
                 _grad.enabled and not _anomaly.enabled:
             out = forward(x, y)
-            return _make(out, tape, tape.push_0d(code, out, a._node, b._node, ()))
+            try:
+                return _make(out, tape, tape.push_0d(code, out, a._node, b._node, ()))
+            except BufferError:  # (see record())
+                return _on_new_tape(tape, op, out, (a, b))
         return None
 
     def one(a, *fat):
@@ -160,7 +187,10 @@ def scalar_graph_op(op, forward):
         if type(x) is _F64_SCALAR and tape is not None and not tape.sweeps and \
                 forward_hook is None and _grad.enabled and not _anomaly.enabled:
             out = forward(x, *fat)
-            return _make(out, tape, tape.push_0d(code, out, a._node, -1, fat))
+            try:
+                return _make(out, tape, tape.push_0d(code, out, a._node, -1, fat))
+            except BufferError:  # (see record())
+                return _on_new_tape(tape, op, out, (a,), (), fat)
         return None
     return two, one
 

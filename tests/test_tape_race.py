@@ -1,0 +1,53 @@
+"""Recording on a tape while another thread runs backward over it: the recorder moves to a
+new tape (bridging its inputs) whenever the tape's buffers are viewed, even when the backward
+starts between the recorder's check and its append."""
+
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+
+
+@pytest.fixture
+def fast_switching():
+    """Thread switches every microsecond, so that the two threads interleave inside ops."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(before)
+
+
+@pytest.mark.parametrize("shape", [(), (16,)])
+def test_recording_while_another_thread_runs_backward(shape, fast_switching):
+    for _ in range(50):
+        x = ng.tensor(np.full(shape, 0.5), requires_grad=True)
+        y = (x * x).sum()
+        errors, stop = [], threading.Event()
+
+        def backward_loop(y=y):
+            try:
+                while not stop.is_set():
+                    y.backward(retain_graph=True)
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        worker = threading.Thread(target=backward_loop)
+        worker.start()
+        try:
+            z = x
+            for _ in range(40):  # on the tape the other thread differentiates
+                z = z * 1.01 + 0.001
+        finally:
+            stop.set()
+            worker.join()
+        assert errors == []
+        want = np.full(shape, 0.5)
+        for _ in range(40):
+            want = want * 1.01 + 0.001
+        np.testing.assert_allclose(z.detach().numpy(), want, rtol=1e-12)
+        x.grad = None
+        z.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), np.full(shape, 1.01 ** 40), rtol=1e-12)
