@@ -1,6 +1,6 @@
 """numbagrad.compile with integer array arguments (labels): new values of the same shapes
 replay one trace when the function only feeds them to ops with recipes (nll_loss,
-cross_entropy), and trace again by value otherwise; every call equals eager and torch."""
+cross_entropy, embedding), and trace again by value otherwise; every call equals eager and torch."""
 
 import numpy as np
 import pytest
@@ -21,6 +21,9 @@ LOSSES = {
         z, y, weight=lib.arange(1.0, 6.0, dtype=z.dtype)),
     "nll_loss_ignore": lambda lib, z, y: lib.nn.functional.nll_loss(
         lib.log_softmax(z, 1), y, ignore_index=2),
+    "embedding": lambda lib, z, y: (lib.nn.functional.embedding(y, z) ** 2).sum(),
+    "embedding_padding": lambda lib, z, y: (lib.nn.functional.embedding(
+        y, z, padding_idx=2) ** 2).sum(),
 }
 # uses of the labels without a recipe: their values stay part of the signature
 BY_VALUE = {

@@ -55,19 +55,25 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # 
                            "following scalar types: Long, Int; but got torch.FloatTensor instead "
                            "(while checking arguments for embedding)")
     n, dim = weight.shape
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
-        raise IndexError("index out of range in self")
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
-    data = weight._array()
-    out = data[idx]
-    positions = (idx[..., None] * dim + np.arange(dim)).reshape(-1).astype(np.int64)
-    if padding_idx is not None:
-        # a padding row's elements hold -1 - position: negative, so no gradient flows, and
-        # the position stays recoverable for compiled replay's forward (embedding_fw)
-        pad = np.repeat(idx.reshape(-1) == padding_idx, dim)
-        positions[pad] = -1 - positions[pad]
-    return record(EMBEDDING, out, (weight,), positions)
+
+    def attributes(idx):
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise IndexError("index out of range in self")
+        positions = (idx[..., None] * dim + np.arange(dim)).reshape(-1).astype(np.int64)
+        if padding_idx is not None:
+            # a padding row's elements hold -1 - position: negative, so no gradient flows,
+            # and the position stays recoverable for compiled replay's forward (embedding_fw)
+            pad = np.repeat(idx.reshape(-1) == padding_idx, dim)
+            positions[pad] = -1 - positions[pad]
+        return positions, ()
+
+    positions, _ = attributes(idx)
+    out = weight._array()[idx]
+    # indices passed to a compiled function: a replay recomputes the positions
+    return trace_guards.int_attributes(input, record(EMBEDDING, out, (weight,), positions),
+                                       attributes)
 
 
 @vjp_rule(EMBEDDING)
