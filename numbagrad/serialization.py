@@ -10,11 +10,15 @@ file's first bytes (not its name):
   ``__numbagrad_structure__.npy``, the JSON (as uint8) of the object's structure: nodes
   ``{"t": kind, ...}``, "tensor" (array "i", "rg", "param"), "view" (a tensor whose memory
   lies in "i", a uint8 span it shares with other tensors: "dtype", "offset", "shape",
-  "strides", in bytes), "ndarray" ("i"), "dict"/"odict"/"list"/"tuple" ("items"), "py" ("v").
+  "strides", in bytes), "ndarray" ("i"), "dict"/"odict"/"list"/"tuple" ("items"), "py" ("v"),
+  "pickle" (any other object, a module or an optimizer: its pickle as uint8 array "i", its
+  tensors' nodes in "refs"; serialization_objects).
   A tensor or array saved more than once has a number "o" in each of its nodes, and loads
   as one object; distinct tensors on one memory share one array (as torch's storages).
 
-Loading never unpickles: nothing in a file can run code. PyTorch's own checkpoints
+Loading unpickles as ``torch.load`` does: a "pickle" entry loads with ``weights_only=False``,
+or when every global it names is allowlisted (``add_safe_globals``); otherwise nothing in a
+file can run code. PyTorch's own checkpoints
 (``torch.save``'s zip or legacy pickle) are refused with the way to convert them. Loading is
 bounded: sizes the file declares (zip members, .npy headers, the structure) are checked
 against the file and ``max_bytes`` before anything is allocated or decompressed."""
@@ -32,8 +36,14 @@ from collections.abc import Hashable, Mapping
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, serialization_objects
 from .nn.module import Parameter
+from .serialization_objects import (  # noqa: F401 - torch.serialization's names
+    add_safe_globals,
+    clear_safe_globals,
+    get_safe_globals,
+    safe_globals,
+)
 from .tensor import Tensor, _make
 
 _STRUCTURE = "__numbagrad_structure__"
@@ -94,8 +104,23 @@ class _Saver:
             return {"t": "py", "v": obj}
         if isinstance(obj, np.generic):
             return {"t": "py", "v": obj.item()}
-        raise TypeError(f"numbagrad.save: cannot save an object of type {type(obj).__name__} "
-                        "(tensors, arrays, numbers, strings and dict/list/tuple of them only)")
+        return self._pickled(obj)
+
+    def _pickled(self, obj):
+        """Any other object (a module, an optimizer), pickled as torch.save does; it loads as
+        one object however often it is held."""
+        seen = self.memo.get(id(obj))
+        if seen is not None:
+            node = seen[1]
+            if "o" not in node:
+                node["o"] = self.objects
+                self.objects += 1
+            return node
+        data, refs = serialization_objects.dumps(obj, self.encode)
+        self.arrays.append(np.frombuffer(data, np.uint8))
+        node = {"t": "pickle", "i": len(self.arrays) - 1, "refs": refs}
+        self.memo[id(obj)] = (obj, node)
+        return node
 
     def place(self):
         """Give each tensor's node its array. Tensors on one base array share it: those of
@@ -165,7 +190,7 @@ class _TooBigError(Exception):
     """A size the file declares is over the limit (load names the file)."""
 
 
-_KINDS = {"tensor", "view", "ndarray", "dict", "odict", "list", "tuple", "py"}
+_KINDS = {"tensor", "view", "ndarray", "dict", "odict", "list", "tuple", "py", "pickle"}
 
 
 def _int(node, field, minimum=0):
@@ -194,8 +219,9 @@ def _items(node):
 class _Loader:
     """Decodes a structure, reading each array of the archive once, when first used."""
 
-    def __init__(self, read, keys, limit):
+    def __init__(self, read, keys, limit, weights_only=True):
         self.read, self.keys, self.limit = read, keys, limit
+        self.weights_only = weights_only
         self.arrays = {}
         self.objects = {}  # "o" -> (node, object)
 
@@ -213,7 +239,7 @@ class _Loader:
         if t not in _KINDS:
             raise _MalformedError(f"its structure has an entry of unknown kind: "
                                   f"{str(node)[:80]}")
-        if t in ("tensor", "view", "ndarray") and "o" in node:
+        if t in ("tensor", "view", "ndarray", "pickle") and "o" in node:
             o = _int(node, "o")
             if o in self.objects:
                 if self.objects[o][0] != node:
@@ -221,7 +247,7 @@ class _Loader:
                 return self.objects[o][1]
             self.objects[o] = (node, self.leaf(node))
             return self.objects[o][1]
-        if t in ("tensor", "view", "ndarray"):
+        if t in ("tensor", "view", "ndarray", "pickle"):
             return self.leaf(node)
         if t in ("dict", "odict"):
             out = OrderedDict() if t == "odict" else {}
@@ -248,6 +274,11 @@ class _Loader:
         data = self.array(node)
         if t == "ndarray":
             return data
+        if t == "pickle":
+            if data.dtype != np.uint8 or data.ndim != 1:
+                raise _MalformedError(f"its pickled object a{node['i']} is not bytes")
+            refs = [self.decode(r) for r in _items({"items": node.get("refs")})]
+            return serialization_objects.loads(data.tobytes(), refs, self.weights_only)
         if t == "view":
             data = self.view(node, data)
         try:
@@ -394,8 +425,9 @@ _CONVERT_TORCH = (
 
 
 def save(obj, f):
-    """Save ``obj`` (a tensor, or dicts/lists/tuples of tensors, numbers and strings) to the
-    path or binary file ``f``; as ``torch.save``.
+    """Save ``obj`` (a tensor, or dicts/lists/tuples of tensors, numbers and strings, or any
+    object pickle takes: a module, an optimizer) to the path or binary file ``f``; as
+    ``torch.save``.
 
     A path ending in ``.safetensors`` is written in the safetensors format, which holds a
     flat dict of str -> Tensor only (a module's state_dict; anything else is a TypeError)
@@ -449,11 +481,14 @@ def _save_safetensors(obj, path):
 def load(f, map_location=None, weights_only=True, *, max_bytes=None):
     """Load what ``save`` wrote, or any safetensors file (a dict of str -> Tensor, e.g.
     from ``safetensors.torch.save_file``); as ``torch.load``. The format is read from the
-    file's first bytes. Nothing is unpickled: a PyTorch checkpoint (``torch.save``'s
-    ``.pt``/``.pth``) raises a RuntimeError saying how to convert it, and a file that is
-    none of these raises a RuntimeError naming it and what is wrong. ``map_location`` and
-    ``weights_only`` are taken for torch's signature: tensors load to the CPU, and only
-    weights and plain data ever load.
+    file's first bytes. A PyTorch checkpoint (``torch.save``'s ``.pt``/``.pth``) raises a
+    RuntimeError saying how to convert it, and a file that is none of these raises a
+    RuntimeError naming it and what is wrong. Tensors load to the CPU (``map_location`` is
+    taken for torch's signature). A whole object that ``save`` pickled (a module, an
+    optimizer) loads as in ``torch.load``: with ``weights_only=False``, or when the classes
+    and functions it names are allowlisted (``numbagrad.serialization.add_safe_globals`` or
+    the ``safe_globals`` context manager); otherwise an UnpicklingError names the first
+    one, and nothing in the file has run.
 
     ``max_bytes`` (numbagrad's addition; torch.load has no such keyword) bounds the memory
     a load takes: the bytes the file's entries declare once decompressed (its structure
@@ -485,8 +520,8 @@ def load(f, map_location=None, weights_only=True, *, max_bytes=None):
         raise bad(f"it is a Python pickle (torch.save's legacy format?). {_CONVERT_TORCH}")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
-            return _load_npz(fh, name, max_bytes, bad)
-    return _load_npz(f, name, max_bytes, bad)
+            return _load_npz(fh, name, max_bytes, bad, weights_only)
+    return _load_npz(f, name, max_bytes, bad, weights_only)
 
 
 def _too_big(name, what, limit, max_bytes, size):
@@ -497,7 +532,7 @@ def _too_big(name, what, limit, max_bytes, size):
                         "trusted source")
 
 
-def _load_npz(fh, name, max_bytes, bad):
+def _load_npz(fh, name, max_bytes, bad, weights_only=True):
     pos = fh.tell()
     head = fh.read(6)
     end = fh.seek(0, os.SEEK_END)
@@ -540,7 +575,8 @@ def _load_npz(fh, name, max_bytes, bad):
                 structure = json.loads(text.decode())
             except (UnicodeDecodeError, ValueError):
                 raise _MalformedError("its structure entry is not valid JSON") from None
-            loader = _Loader(lambda key: _read_npy(z, infos[key]), infos, limit)
+            loader = _Loader(lambda key: _read_npy(z, infos[key]), infos, limit,
+                             weights_only is not False)
             return loader.decode(structure)
     except _TooBigError as e:
         raise _too_big(name, str(e), limit, max_bytes, size) from None
