@@ -1,7 +1,7 @@
 """``python -m numbagrad``: a short tour with real gradients and timings.
 ``python -m numbagrad warmup SCRIPT [ARGS]``: run a script once so that the kernels it needs
 are compiled and cached; ``python -m numbagrad warmup`` alone: every kernel (long: each op's
-kernels compile on their own)."""
+kernels compile on their own). ``python -m numbagrad --help`` lists these."""
 
 import os
 import subprocess
@@ -225,8 +225,34 @@ def _kernels_cached():
     return sum(1 for _ in codecache.cache_dir().glob("numbagrad_*.py"))
 
 
+USAGE = "usage: python -m numbagrad [-h] [warmup [SCRIPT [ARGS...]]]"
+
+HELP = USAGE + """
+
+numbagrad: torch's autograd API on NumPy arrays, backward compiled with Numba.
+
+commands:
+  (none)                   a short tour: torch-style examples run with numbagrad, with
+                           real gradients and timings (on a new machine the kernels it
+                           uses compile as it goes, with progress shown past a second)
+  warmup SCRIPT [ARGS...]  run SCRIPT as __main__ with ARGS, once, so that the kernels it
+                           uses compile now and Numba's disk cache keeps them for later
+                           processes
+  warmup                   compile (or load from Numba's cache) every op's kernels and the
+                           engine's own, in two processes (long: minutes to an hour)
+
+options:
+  -h, --help               show this message and exit
+
+Compile progress messages are INFO records of the "numbagrad" logger;
+NUMBAGRAD_PROGRESS=0 turns them off (docs/guide/configuration.md)."""
+
+
 def main(argv):
-    if argv[:1] == ["warmup"] and len(argv) > 1:
+    if argv[:1] in (["-h"], ["--help"], ["help"]) or argv[:2] in (["warmup", "-h"],
+                                                                  ["warmup", "--help"]):
+        print(HELP)
+    elif argv[:1] == ["warmup"] and len(argv) > 1:
         warmup_script(argv[1:])
     elif argv[:1] == ["warmup"]:
         warmup()
@@ -235,7 +261,8 @@ def main(argv):
     elif not argv:
         tour()
     else:
-        print("usage: python -m numbagrad [warmup [SCRIPT [ARGS...]]]")
+        print(f"{USAGE}\npython -m numbagrad: unknown command {argv[0]!r} (--help lists the "
+              "commands)", file=sys.stderr)
         return 2
     return 0
 

@@ -5,21 +5,32 @@ machine (a convolution, a fused region) can sit for seconds compiling, which loo
 hang, in a notebook above all. This module listens to Numba's ``numba:compile``
 events, which fire only on real compiles (a load from Numba's on-disk cache fires none), and
 when a compile of a numbagrad function has run for ``NUMBAGRAD_PROGRESS_AFTER`` seconds
-(default 1) it says on stderr what is compiling and why, then how long it has taken so far:
-the same line rewritten in a terminal, a line every 15 s elsewhere (Jupyter, logs), and a
-last line when the compile ends. ``NUMBAGRAD_PROGRESS=0`` turns it off.
+(default 1) it says what is compiling and why, then how long it has taken so far: a line
+every 15 s (in a terminal, the same line rewritten each second), and a last line when the
+compile ends. ``NUMBAGRAD_PROGRESS=0`` turns it off.
+
+The lines are INFO records of the ``numbagrad`` logger, so a program controls them with
+``logging`` as it does torch's and JAX's:
+``logging.getLogger("numbagrad").setLevel(logging.WARNING)`` silences them. The logger's level
+is INFO unless the program set one, and a script that configured no logging still sees the
+lines on stderr: a handler on the ``numbagrad`` logger prints them while the root logger and
+the ``numbagrad`` logger have no other handlers; once the program adds one (``basicConfig``,
+pytest's log capture), the records go there alone.
 
 Only the outermost compile is reported: a kernel's compile compiles the helpers it calls,
 nested inside its own.
 """
 
 import contextlib
+import logging
 import os
 import sys
 import threading
 import time
 
 from numba.core import event
+
+logger = logging.getLogger("numbagrad")
 
 _EVERY = 15.0  # seconds between lines when the line cannot be rewritten in place
 # how to pay the compile ahead of time (the warmup itself clears it)
@@ -45,18 +56,53 @@ def _describe(dispatcher):
     return f"{module}.{name}", cached
 
 
+class _ScriptHandler(logging.Handler):
+    """The records of the ``numbagrad`` logger as bare lines on the current ``sys.stderr``
+    (a notebook's too), for a program that configured no logging; it stands aside as soon
+    as another handler would show them. A running count it may rewrite in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.setFormatter(logging.Formatter("%(message)s"))
+        self.count_on_line = False  # a rewritable count is on the line
+
+    def active(self):
+        return not logging.getLogger().handlers and all(h is self for h in logger.handlers)
+
+    def handle(self, record):
+        return super().handle(record) if self.active() else False
+
+    def emit(self, record):
+        rewrite = getattr(record, "numbagrad_rewrite", False)
+        out = sys.stderr
+        if out is None:
+            return
+        try:
+            text = self.format(record)
+            out.write("\r" + text if rewrite else ("\r" if self.count_on_line else "") +
+                      text + "\n")
+            out.flush()
+        except (ValueError, OSError):  # stream closed (interpreter exit)
+            pass
+        self.count_on_line = rewrite
+
+    def tty(self):
+        return self.active() and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+
+
+_script_handler = _ScriptHandler()
+
+
 class CompileProgress(event.Listener):
-    """Report the outermost compile of a numbagrad function on ``stream`` (stderr) once it
-    has run for ``after`` seconds."""
+    """Report the outermost compile of a numbagrad function once it has run for ``after``
+    seconds: as records of the ``numbagrad`` logger, or, given a ``stream``, as lines
+    written to it."""
 
     def __init__(self, after=1.0, stream=None):
         self.after = after
         self.stream = stream
         self.local = threading.local()  # compile depth per thread: events nest
         self.count_on_line = False  # a rewritable count is on the line
-
-    def _out(self):
-        return self.stream if self.stream is not None else sys.stderr
 
     def on_start(self, ev):
         depth = getattr(self.local, "depth", 0)
@@ -107,7 +153,10 @@ class CompileProgress(event.Listener):
         job["shown"] = True
         where = f" for this machine{HINT}" if job["cached"] else ""
         self._write(f"numbagrad: compiling {job['what']}{where}...")
-        tty = hasattr(self._out(), "isatty") and self._out().isatty()
+        if self.stream is None:
+            tty = _script_handler.tty()
+        else:
+            tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         while not job["done"].wait(1.0 if tty else _EVERY):
             took = time.perf_counter() - job["t0"]
             self._write(f"numbagrad:   ... {took:.0f} s", rewrite=tty)
@@ -115,7 +164,10 @@ class CompileProgress(event.Listener):
     def _write(self, text, rewrite=False):
         """A line; with ``rewrite``, a running count that the next write replaces (the
         final line, longer, covers it)."""
-        out = self._out()
+        if self.stream is None:
+            logger.info("%s", text, extra={"numbagrad_rewrite": rewrite})
+            return
+        out = self.stream
         try:
             out.write("\r" + text if rewrite else ("\r" if self.count_on_line else "") +
                       text + "\n")
@@ -133,6 +185,10 @@ def install():
     global _listener
     if _listener is not None or os.environ.get("NUMBAGRAD_PROGRESS", "1") == "0":
         return
+    if logger.level == logging.NOTSET:  # seen by default, as the stderr lines always were
+        logger.setLevel(logging.INFO)
+    if _script_handler not in logger.handlers:
+        logger.addHandler(_script_handler)
     _listener = CompileProgress(float(os.environ.get("NUMBAGRAD_PROGRESS_AFTER", "1.0")))
     event.register("numba:compile", _listener)
 

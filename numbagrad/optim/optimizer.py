@@ -13,6 +13,8 @@ from itertools import chain
 import numba
 import numpy as np
 
+from .. import dtypes
+from .._foreign import foreign_array, is_array_like
 from .._methods import _bump_version
 from .._threads import in_parallel
 from ..core import grad_mode
@@ -60,6 +62,23 @@ def _to_scalar(x):
 def _scalar_dtype():
     """The dtype of the ``step`` counters: float64 under a float64 default dtype, else float32."""
     return np.float64 if get_default_dtype() is float64 else np.float32
+
+
+def _adopt_foreign(value):
+    """``value`` (an optimizer state or group entry) with every array of another library (a
+    torch tensor from ``torch_optimizer.state_dict()``) replaced by a numbagrad tensor holding
+    a copy: numbagrad updates its state in place, which must not write into the other's."""
+    if isinstance(value, Tensor):
+        return value
+    if is_array_like(value):
+        arr = np.array(foreign_array(value))
+        dtypes.from_numpy_dtype(arr.dtype)  # a TypeError for dtypes numbagrad cannot hold
+        return _make(arr)
+    if isinstance(value, dict):
+        return type(value)((k, _adopt_foreign(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_adopt_foreign(v) for v in value)
+    return value
 
 
 def _step_tensor(value=0.0):
@@ -267,7 +286,11 @@ class Optimizer:
     # ---- state_dict ---------------------------------------------------------------------------
     def state_dict(self):
         """The optimizer's state: ``state`` keyed by parameter index, ``param_groups`` with
-        their parameters as index lists (the tensors are the optimizer's own, not copies)."""
+        their parameters as index lists (the tensors are the optimizer's own, not copies).
+
+        torch's optimizers take numbagrad tensors no more than torch's modules do: for
+        ``torch_optimizer.load_state_dict``, convert it with
+        ``numbagrad.utils.convert.to_torch_state_dict`` (the same torch optimizer class)."""
         for pre_hook in self._optimizer_state_dict_pre_hooks.values():
             pre_hook(self)
 
@@ -304,7 +327,9 @@ class Optimizer:
 
     def load_state_dict(self, state_dict):
         """Load a state returned by :meth:`state_dict` (tensors cast to their parameter's
-        dtype, as torch does)."""
+        dtype, as torch does), numbagrad's or that of the same torch optimizer class: torch
+        tensors in it are copied into numbagrad tensors, as a module's ``load_state_dict``
+        takes them."""
         state_dict = state_dict.copy()
         for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
             hook_result = pre_hook(self, state_dict)
@@ -312,7 +337,7 @@ class Optimizer:
                 state_dict = hook_result
 
         groups = self.param_groups
-        saved_groups = deepcopy(state_dict["param_groups"])
+        saved_groups = _adopt_foreign(deepcopy(state_dict["param_groups"]))
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         param_lens = (len(g["params"]) for g in groups)
@@ -338,6 +363,7 @@ class Optimizer:
 
         state = defaultdict(dict)
         for k, v in state_dict["state"].items():
+            v = _adopt_foreign(v)
             if k in id_map:
                 param = id_map[k]
                 state[param] = _cast(param, v, param_id=k,
