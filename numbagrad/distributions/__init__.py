@@ -5,7 +5,7 @@ from numbagrad's generator, seeded by numbagrad.manual_seed, so they differ from
 from . import constraints, kl_more, transforms  # noqa: F401
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Binomial, Categorical, OneHotCategorical, Poisson
-from .discrete_more import Geometric, NegativeBinomial
+from .discrete_more import Geometric, Multinomial, NegativeBinomial
 from .distribution import Distribution
 from .gamma_family import Beta, Dirichlet, Gamma
 from .kl import kl_divergence, register_kl
@@ -26,6 +26,13 @@ from .transforms import (
     SigmoidTransform,
 )
 from .univariate import Cauchy, Chi2, Gumbel, HalfCauchy, HalfNormal, Pareto, StudentT, Weibull
+from .univariate_more import (
+    ContinuousBernoulli,
+    FisherSnedecor,
+    InverseGamma,
+    Kumaraswamy,
+    RelaxedBernoulli,
+)
 
 __all__ = ["Distribution", "Normal", "MultivariateNormal", "Categorical", "Bernoulli", "Beta",
            "Gamma", "Dirichlet", "Uniform", "Exponential", "Laplace", "LogNormal", "Poisson",
@@ -33,4 +40,6 @@ __all__ = ["Distribution", "Normal", "MultivariateNormal", "Categorical", "Berno
            "Independent", "TransformedDistribution", "kl_divergence", "register_kl",
            "AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform",
            "Cauchy", "Chi2", "StudentT", "Gumbel", "HalfNormal", "HalfCauchy", "Weibull", "Pareto",
-           "AbsTransform", "PowerTransform", "Geometric", "NegativeBinomial"]
+           "AbsTransform", "PowerTransform", "Geometric", "NegativeBinomial",
+           "Kumaraswamy", "FisherSnedecor", "InverseGamma", "RelaxedBernoulli",
+           "Multinomial", "ContinuousBernoulli"]

@@ -15,6 +15,7 @@ from numbagrad.distributions.discrete import Categorical as Categorical
 from numbagrad.distributions.discrete import OneHotCategorical as OneHotCategorical
 from numbagrad.distributions.discrete import Poisson as Poisson
 from numbagrad.distributions.discrete_more import Geometric as Geometric
+from numbagrad.distributions.discrete_more import Multinomial as Multinomial
 from numbagrad.distributions.discrete_more import NegativeBinomial as NegativeBinomial
 from numbagrad.distributions.distribution import Distribution as Distribution
 from numbagrad.distributions.gamma_family import Beta as Beta
@@ -40,6 +41,11 @@ from numbagrad.distributions.univariate import HalfNormal as HalfNormal
 from numbagrad.distributions.univariate import Pareto as Pareto
 from numbagrad.distributions.univariate import StudentT as StudentT
 from numbagrad.distributions.univariate import Weibull as Weibull
+from numbagrad.distributions.univariate_more import ContinuousBernoulli as ContinuousBernoulli
+from numbagrad.distributions.univariate_more import FisherSnedecor as FisherSnedecor
+from numbagrad.distributions.univariate_more import InverseGamma as InverseGamma
+from numbagrad.distributions.univariate_more import Kumaraswamy as Kumaraswamy
+from numbagrad.distributions.univariate_more import RelaxedBernoulli as RelaxedBernoulli
 from numbagrad.tensor import Tensor
 
 def kl_divergence(p: Any, q: Any) -> Tensor: ...

@@ -7,7 +7,8 @@ from ..tensor import Tensor
 
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
            "greater_than_eq", "independent", "integer_interval", "interval", "less_than",
-           "lower_cholesky", "nonnegative", "nonnegative_integer", "one_hot", "positive",
+           "lower_cholesky", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
+           "positive",
            "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
 
 
@@ -97,6 +98,20 @@ class _OneHot(Constraint):
     def check(self, value):
         v = _values(value)
         return ((v == 0) | (v == 1)).all(-1) & (v.sum(-1) == 1)
+
+
+class _Multinomial(Constraint):
+    """Nonnegative counts summing to at most ``upper_bound`` (torch's weaker check)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        v = _values(value)
+        return (v >= 0).all(-1) & (v.sum(-1) <= self.upper_bound)
 
 
 class _IntegerInterval(Constraint):
@@ -213,6 +228,7 @@ dependent = _Dependent()
 independent = _IndependentConstraint
 boolean = _Boolean()
 one_hot = _OneHot()
+multinomial = _Multinomial
 nonnegative_integer = _IntegerGreaterThan(0)
 positive_integer = _IntegerGreaterThan(1)
 integer_interval = _IntegerInterval

@@ -56,6 +56,13 @@ class _LessThan(Constraint):
     def check(self, value: Any) -> Any: ...
     upper_bound: Any
 
+class _Multinomial(Constraint):
+    def __init__(self, upper_bound: Any) -> None: ...
+    def check(self, value: Any) -> Any: ...
+    event_dim: int
+    is_discrete: bool
+    upper_bound: Any
+
 class dependent_property(property):
     def __init__(self, fn: Any = ..., *, is_discrete: Any = ..., event_dim: Any = ...) -> None: ...
     def __call__(self, fn: Any) -> Any: ...
@@ -66,3 +73,4 @@ independent = _IndependentConstraint
 integer_interval = _IntegerInterval
 interval = _Interval
 less_than = _LessThan
+multinomial = _Multinomial

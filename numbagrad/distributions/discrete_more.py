@@ -1,5 +1,8 @@
-"""Geometric and NegativeBinomial (torch's sampling: Geometric from one uniform_(tiny, 1) draw
-per value, NegativeBinomial as a Poisson of a Gamma draw)."""
+"""Geometric, NegativeBinomial and Multinomial (torch's sampling: Geometric from one
+uniform_(tiny, 1) draw per value, NegativeBinomial as a Poisson of a Gamma draw, Multinomial
+as counts of total_count Categorical draws)."""
+
+import math
 
 import numpy as np
 
@@ -9,9 +12,10 @@ from ..factories import _engine
 from ..nn.functional import binary_cross_entropy_with_logits, logsigmoid
 from ..ops.pointwise import sigmoid, where
 from ..ops.special_api import lgamma
+from ..size import Size
 from . import constraints
 from .continuous import _batch_shape, expand_params
-from .discrete import _probs_or_logits
+from .discrete import Binomial, Categorical, _probs_or_logits
 from .distribution import Distribution
 from .gamma_family import Gamma
 from .utils import (
@@ -24,7 +28,7 @@ from .utils import (
     uniform,
 )
 
-__all__ = ["Geometric", "NegativeBinomial"]
+__all__ = ["Geometric", "NegativeBinomial", "Multinomial"]
 
 
 class Geometric(Distribution):
@@ -166,3 +170,83 @@ class NegativeBinomial(Distribution):
                              + lgamma(self.total_count))
         log_normalization = where(self.total_count + value == 0.0, 0.0, log_normalization)
         return log_unnormalized_prob - log_normalization
+
+
+class Multinomial(Distribution):
+    """Multinomial(total_count=1, probs=... | logits=...): counts of ``total_count``
+    categorical draws over the last dimension."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        if not isinstance(total_count, int):
+            raise NotImplementedError("inhomogeneous total_count is not supported")
+        self.total_count = total_count
+        self._categorical = Categorical(probs=probs, logits=logits)
+        self._binomial = Binomial(total_count=total_count, probs=self.probs)
+        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Multinomial, _instance)
+        new.total_count = self.total_count
+        new._categorical = self._categorical.expand(Size(batch_shape))
+        Distribution.__init__(new, Size(batch_shape), self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property(is_discrete=True, event_dim=1)
+    def support(self):
+        return constraints.multinomial(self.total_count)
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    @property
+    def mean(self):
+        return self.probs * self.total_count
+
+    @property
+    def variance(self):
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()):
+        sample_shape = Size(sample_shape)
+        samples = self._categorical.sample(Size((self.total_count,)) + sample_shape)
+        k = self._categorical._num_events
+        # torch scatter-adds ones at the drawn indices; the counts are the same sums
+        counts = np.zeros(tuple(samples.shape[1:]) + (k,), np.int64)
+        idx = np.asarray(samples._data)
+        for draw in idx:
+            np.put_along_axis(counts, draw[..., None],
+                              np.take_along_axis(counts, draw[..., None], -1) + 1, -1)
+        return _tensor(counts.astype(self.probs.dtype.np), self.probs.dtype)
+
+    def entropy(self):
+        n = _tensor(self.total_count, None)
+        cat_entropy = self._categorical.entropy()
+        term1 = n * cat_entropy - lgamma(n + 1)
+        support = self._binomial.enumerate_support(expand=False)[1:]
+        binomial_probs = self._binomial.log_prob(support).exp()
+        weights = lgamma(support + 1)
+        term2 = (binomial_probs * weights).sum([0, -1])
+        return term1 + term2
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        log_factorial_n = lgamma(value.sum(-1) + 1)
+        log_factorial_xs = lgamma(value + 1).sum(-1)
+        logits = where((value == 0) & (logits == -math.inf), 0.0, logits)
+        log_powers = (logits * value).sum(-1)
+        return log_factorial_n - log_factorial_xs + log_powers

@@ -1,5 +1,6 @@
-"""The KL divergences torch registers for Cauchy, Geometric, Gumbel, HalfNormal and Pareto
-(closed forms from torch.distributions.kl; infinite where q's support misses p's)."""
+"""The KL divergences torch registers for Cauchy, Geometric, Gumbel, HalfNormal, Pareto and
+ContinuousBernoulli (closed forms from torch.distributions.kl; infinite where q's support
+misses p's)."""
 
 import math
 
@@ -11,6 +12,7 @@ from .discrete_more import Geometric
 from .gamma_family import Beta, Gamma
 from .kl import _kl_normal_normal, register_kl
 from .univariate import Cauchy, Gumbel, HalfNormal, Pareto
+from .univariate_more import ContinuousBernoulli
 from .utils import _tensor, euler_constant
 
 __all__ = []
@@ -62,22 +64,26 @@ def _kl_pareto_pareto(p, q):
     return where(p.support.lower_bound < q.support.lower_bound, math.inf, result)
 
 
+@register_kl(Beta, ContinuousBernoulli)
 @register_kl(Beta, Pareto)
 def _kl_beta_infinity(p, q):
     return _infinite_like(p.concentration1)
 
 
+@register_kl(Exponential, ContinuousBernoulli)
 @register_kl(Exponential, Pareto)
 def _kl_exponential_infinity(p, q):
     return _infinite_like(p.rate)
 
 
+@register_kl(Gamma, ContinuousBernoulli)
 @register_kl(Gamma, Pareto)
 def _kl_gamma_infinity(p, q):
     return _infinite_like(p.concentration)
 
 
 @register_kl(Gumbel, Beta)
+@register_kl(Gumbel, ContinuousBernoulli)
 @register_kl(Gumbel, Exponential)
 @register_kl(Gumbel, Gamma)
 @register_kl(Gumbel, Pareto)
@@ -86,17 +92,20 @@ def _kl_gumbel_infinity(p, q):
     return _infinite_like(p.loc)
 
 
+@register_kl(Laplace, ContinuousBernoulli)
 @register_kl(Laplace, Pareto)
 def _kl_laplace_infinity(p, q):
     return _infinite_like(p.loc)
 
 
+@register_kl(Normal, ContinuousBernoulli)
 @register_kl(Normal, Pareto)
 def _kl_normal_infinity(p, q):
     return _infinite_like(p.loc)
 
 
 @register_kl(Pareto, Beta)
+@register_kl(Pareto, ContinuousBernoulli)
 @register_kl(Pareto, Uniform)
 def _kl_pareto_infinity(p, q):
     return _infinite_like(p.scale)
@@ -191,3 +200,43 @@ def _kl_uniform_pareto(p, q):
     t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support_uniform) / support_uniform
     result = t2 * (q.alpha + 1) - t1
     return where(p.low < q.support.lower_bound, math.inf, result)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + (-p.probs).log1p()
+    t3 = -q._cont_bern_log_norm() - (-q.probs).log1p()
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuous_bernoulli_infinity(p, q):
+    return _infinite_like(p.probs)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).square()) + q.scale.log()
+    t3 = (p.variance + p.mean.square() - 2.0 * q.loc * p.mean) / (2.0 * q.scale.square())
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    return where((q.low >= p.support.lower_bound) | (q.high <= p.support.upper_bound),
+                 math.inf, result)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
+    return where((p.high >= q.support.upper_bound) | (p.low <= q.support.lower_bound),
+                 math.inf, result)
