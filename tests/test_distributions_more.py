@@ -271,3 +271,50 @@ def test_scalar_parameters_and_sample_shapes():
     for ours, theirs in zip(*_both(run)):
         _close(ours, theirs, "float32")
 
+
+def _mixtures(lib, dt):
+    d, dtype = lib.distributions, getattr(lib, dt)
+    loc = lib.tensor([0.0, 1.0, -2.0], dtype=dtype, requires_grad=True)
+    weights = lib.tensor([0.2, 0.5, 0.3], dtype=dtype, requires_grad=True)
+    scalar = d.MixtureSameFamily(d.Categorical(weights),
+                                 d.Normal(loc, lib.tensor([1.0, 0.5, 2.0], dtype=dtype)))
+    locs = lib.tensor(np.arange(8.0).reshape(2, 2, 2) / 4, dtype=dtype)
+    vector = d.MixtureSameFamily(d.Categorical(lib.tensor([[0.2, 0.8], [0.6, 0.4]], dtype=dtype)),
+                                 d.Independent(d.Normal(locs, locs * 0 + 1.5), 1))
+    return scalar, vector, (loc, weights)
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_mixture_same_family(dt):
+    def run(lib):
+        scalar, vector, leaves = _mixtures(lib, dt)
+        out = [scalar.sample((4,)), vector.sample((3,)), scalar.mean, scalar.variance,
+               vector.mean, vector.variance, vector.expand((3, 2)).sample((2,)),
+               scalar.cdf(lib.tensor([0.3, -1.0], dtype=getattr(lib, dt)))]
+        lp = scalar.log_prob(lib.tensor([0.3, -1.0, 2.0], dtype=getattr(lib, dt)))
+        out += [lp, vector.log_prob(vector.sample((2,))), *lib.autograd.grad(lp.sum(), leaves)]
+        return out, (repr(scalar), repr(vector.support), vector.batch_shape, vector.event_shape)
+
+    (ours, ours_meta), (theirs, theirs_meta) = _both(run)
+    assert ours_meta == theirs_meta
+    for a, b in zip(ours, theirs):
+        _close(a, b, dt, rtol=1e-5 if dt == "float32" else 1e-10)
+
+
+MIXTURE_ERRORS = [
+    "D.MixtureSameFamily(D.Normal(0.0, 1.0), D.Normal(lib.tensor([0.0, 1.0]), 1.0))",
+    "D.MixtureSameFamily(D.Categorical(lib.tensor([0.2, 0.8])), 3)",
+    "D.MixtureSameFamily(D.Categorical(lib.tensor([0.2, 0.8])), "
+    "D.Normal(lib.tensor([0.0, 1.0, 3.0]), 1.0))",
+    "D.MixtureSameFamily(D.Categorical(lib.tensor([[0.2, 0.8]] * 3)), "
+    "D.Normal(lib.tensor([[0.0, 1.0]] * 2), 1.0))",
+    "D.MixtureSameFamily(D.Categorical(lib.tensor([0.2, 0.8])), "
+    "D.Normal(lib.tensor([0.0, 1.0]), 1.0)).log_prob(lib.tensor([[0.3]]))",
+    "D.MixtureSameFamily(D.Categorical(lib.tensor([0.2, 0.8])), "
+    "D.Exponential(lib.tensor([1.0, 2.0]))).log_prob(lib.tensor([-0.3]))",
+]
+
+
+@pytest.mark.parametrize("expr", MIXTURE_ERRORS)
+def test_mixture_errors(expr):
+    same_as_torch(lambda lib: eval(expr, {"lib": lib, "D": lib.distributions}))  # noqa: S307

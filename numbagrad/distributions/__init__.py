@@ -9,6 +9,7 @@ from .discrete_more import Geometric, Multinomial, NegativeBinomial
 from .distribution import Distribution
 from .gamma_family import Beta, Dirichlet, Gamma
 from .kl import kl_divergence, register_kl
+from .mixture import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .transformed import (
     ExpRelaxedCategorical,
@@ -42,4 +43,4 @@ __all__ = ["Distribution", "Normal", "MultivariateNormal", "Categorical", "Berno
            "Cauchy", "Chi2", "StudentT", "Gumbel", "HalfNormal", "HalfCauchy", "Weibull", "Pareto",
            "AbsTransform", "PowerTransform", "Geometric", "NegativeBinomial",
            "Kumaraswamy", "FisherSnedecor", "InverseGamma", "RelaxedBernoulli",
-           "Multinomial", "ContinuousBernoulli"]
+           "Multinomial", "ContinuousBernoulli", "MixtureSameFamily"]

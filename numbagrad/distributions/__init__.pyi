@@ -21,6 +21,7 @@ from numbagrad.distributions.distribution import Distribution as Distribution
 from numbagrad.distributions.gamma_family import Beta as Beta
 from numbagrad.distributions.gamma_family import Dirichlet as Dirichlet
 from numbagrad.distributions.gamma_family import Gamma as Gamma
+from numbagrad.distributions.mixture import MixtureSameFamily as MixtureSameFamily
 from numbagrad.distributions.multivariate_normal import MultivariateNormal as MultivariateNormal
 from numbagrad.distributions.transformed import ExpRelaxedCategorical as ExpRelaxedCategorical
 from numbagrad.distributions.transformed import Independent as Independent
