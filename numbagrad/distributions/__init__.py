@@ -1,12 +1,15 @@
 """numbagrad.distributions: torch.distributions (parameters are numbagrad Tensors; draws come
 from numbagrad's generator, seeded by numbagrad.manual_seed, so they differ from torch's)."""
 
-from . import constraints, transforms  # noqa: F401
+# kl_more registers the KL divergences of the newer distributions on import
+from . import constraints, kl_more, transforms  # noqa: F401
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Binomial, Categorical, OneHotCategorical, Poisson
+from .discrete_more import Geometric, Multinomial, NegativeBinomial
 from .distribution import Distribution
 from .gamma_family import Beta, Dirichlet, Gamma
 from .kl import kl_divergence, register_kl
+from .mixture import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .transformed import (
     ExpRelaxedCategorical,
@@ -15,10 +18,29 @@ from .transformed import (
     RelaxedOneHotCategorical,
     TransformedDistribution,
 )
-from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    PowerTransform,
+    SigmoidTransform,
+)
+from .univariate import Cauchy, Chi2, Gumbel, HalfCauchy, HalfNormal, Pareto, StudentT, Weibull
+from .univariate_more import (
+    ContinuousBernoulli,
+    FisherSnedecor,
+    InverseGamma,
+    Kumaraswamy,
+    RelaxedBernoulli,
+)
 
 __all__ = ["Distribution", "Normal", "MultivariateNormal", "Categorical", "Bernoulli", "Beta",
            "Gamma", "Dirichlet", "Uniform", "Exponential", "Laplace", "LogNormal", "Poisson",
            "Binomial", "OneHotCategorical", "RelaxedOneHotCategorical", "ExpRelaxedCategorical",
            "Independent", "TransformedDistribution", "kl_divergence", "register_kl",
-           "AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform"]
+           "AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform",
+           "Cauchy", "Chi2", "StudentT", "Gumbel", "HalfNormal", "HalfCauchy", "Weibull", "Pareto",
+           "AbsTransform", "PowerTransform", "Geometric", "NegativeBinomial",
+           "Kumaraswamy", "FisherSnedecor", "InverseGamma", "RelaxedBernoulli",
+           "Multinomial", "ContinuousBernoulli", "MixtureSameFamily"]

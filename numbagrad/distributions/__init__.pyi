@@ -14,20 +14,39 @@ from numbagrad.distributions.discrete import Binomial as Binomial
 from numbagrad.distributions.discrete import Categorical as Categorical
 from numbagrad.distributions.discrete import OneHotCategorical as OneHotCategorical
 from numbagrad.distributions.discrete import Poisson as Poisson
+from numbagrad.distributions.discrete_more import Geometric as Geometric
+from numbagrad.distributions.discrete_more import Multinomial as Multinomial
+from numbagrad.distributions.discrete_more import NegativeBinomial as NegativeBinomial
 from numbagrad.distributions.distribution import Distribution as Distribution
 from numbagrad.distributions.gamma_family import Beta as Beta
 from numbagrad.distributions.gamma_family import Dirichlet as Dirichlet
 from numbagrad.distributions.gamma_family import Gamma as Gamma
+from numbagrad.distributions.mixture import MixtureSameFamily as MixtureSameFamily
 from numbagrad.distributions.multivariate_normal import MultivariateNormal as MultivariateNormal
 from numbagrad.distributions.transformed import ExpRelaxedCategorical as ExpRelaxedCategorical
 from numbagrad.distributions.transformed import Independent as Independent
 from numbagrad.distributions.transformed import LogNormal as LogNormal
 from numbagrad.distributions.transformed import RelaxedOneHotCategorical as RelaxedOneHotCategorical
 from numbagrad.distributions.transformed import TransformedDistribution as TransformedDistribution
+from numbagrad.distributions.transforms import AbsTransform as AbsTransform
 from numbagrad.distributions.transforms import AffineTransform as AffineTransform
 from numbagrad.distributions.transforms import ComposeTransform as ComposeTransform
 from numbagrad.distributions.transforms import ExpTransform as ExpTransform
+from numbagrad.distributions.transforms import PowerTransform as PowerTransform
 from numbagrad.distributions.transforms import SigmoidTransform as SigmoidTransform
+from numbagrad.distributions.univariate import Cauchy as Cauchy
+from numbagrad.distributions.univariate import Chi2 as Chi2
+from numbagrad.distributions.univariate import Gumbel as Gumbel
+from numbagrad.distributions.univariate import HalfCauchy as HalfCauchy
+from numbagrad.distributions.univariate import HalfNormal as HalfNormal
+from numbagrad.distributions.univariate import Pareto as Pareto
+from numbagrad.distributions.univariate import StudentT as StudentT
+from numbagrad.distributions.univariate import Weibull as Weibull
+from numbagrad.distributions.univariate_more import ContinuousBernoulli as ContinuousBernoulli
+from numbagrad.distributions.univariate_more import FisherSnedecor as FisherSnedecor
+from numbagrad.distributions.univariate_more import InverseGamma as InverseGamma
+from numbagrad.distributions.univariate_more import Kumaraswamy as Kumaraswamy
+from numbagrad.distributions.univariate_more import RelaxedBernoulli as RelaxedBernoulli
 from numbagrad.tensor import Tensor
 
 def kl_divergence(p: Any, q: Any) -> Tensor: ...

@@ -5,9 +5,11 @@ import numpy as np
 
 from ..tensor import Tensor
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "dependent",
+           "dependent_property", "greater_than",
            "greater_than_eq", "independent", "integer_interval", "interval", "less_than",
-           "lower_cholesky", "nonnegative", "nonnegative_integer", "one_hot", "positive",
+           "lower_cholesky", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
+           "positive",
            "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
 
 
@@ -97,6 +99,50 @@ class _OneHot(Constraint):
     def check(self, value):
         v = _values(value)
         return ((v == 0) | (v == 1)).all(-1) & (v.sum(-1) == 1)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The component constraint checked with the mixture dimension added back, all over it."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError("base_constraint must be a Constraint, got "
+                                 f"{type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        unsqueezed = np.expand_dims(_values(value), -1 - self.event_dim)
+        result = np.asarray(self.base_constraint.check(unsqueezed))
+        ndim = np.ndim(_values(value))
+        if ndim < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {ndim}")
+        keep = ndim - self.event_dim
+        return result.reshape(result.shape[:keep] + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
+
+
+class _Multinomial(Constraint):
+    """Nonnegative counts summing to at most ``upper_bound`` (torch's weaker check)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        v = _values(value)
+        return (v >= 0).all(-1) & (v.sum(-1) <= self.upper_bound)
 
 
 class _IntegerInterval(Constraint):
@@ -213,6 +259,7 @@ dependent = _Dependent()
 independent = _IndependentConstraint
 boolean = _Boolean()
 one_hot = _OneHot()
+multinomial = _Multinomial
 nonnegative_integer = _IntegerGreaterThan(0)
 positive_integer = _IntegerGreaterThan(1)
 integer_interval = _IntegerInterval

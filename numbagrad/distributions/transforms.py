@@ -15,7 +15,7 @@ from . import constraints
 from .utils import _tensor, broadcast_shapes, finfo, sum_rightmost
 
 __all__ = ["Transform", "ComposeTransform", "ExpTransform", "AffineTransform",
-           "SigmoidTransform"]
+           "SigmoidTransform", "AbsTransform", "PowerTransform"]
 
 
 class Transform:
@@ -323,5 +323,61 @@ class AffineTransform(Transform):
     def forward_shape(self, shape):
         return Size(broadcast_shapes(shape, getattr(self.loc, "shape", ()),
                                      getattr(self.scale, "shape", ())))
+
+    inverse_shape = forward_shape
+
+
+class AbsTransform(Transform):
+    """y = |x| (not bijective: the half distributions supply their own log_prob)."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other):
+        return isinstance(other, AbsTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
+
+
+class PowerTransform(Transform):
+    """y = x ** exponent on the positive reals."""
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        if not isinstance(exponent, Tensor):
+            exponent = _tensor(float(exponent), None)
+        self.exponent = exponent
+
+    @property
+    def sign(self):
+        return self.exponent.sign()
+
+    def __eq__(self, other):
+        return isinstance(other, PowerTransform) and bool(
+            np.all(np.asarray(self.exponent._data) == np.asarray(other.exponent._data)))
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        return x.pow(self.exponent)
+
+    def _inverse(self, y):
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape):
+        return Size(broadcast_shapes(shape, self.exponent.shape))
 
     inverse_shape = forward_shape

@@ -5,6 +5,10 @@ from typing import Any
 from numbagrad.distributions.constraints import _GreaterThan, _Interval
 from numbagrad.tensor import Tensor
 
+class AbsTransform(Transform):
+    codomain: _GreaterThan
+    domain: Any
+
 class AffineTransform(Transform):
     def __init__(self, loc: Any, scale: Any, event_dim: Any = ..., cache_size: Any = ...) -> None: ...
     bijective: bool
@@ -46,6 +50,18 @@ class ExpTransform(Transform):
     domain: Any
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Any: ...
     sign: int
+
+class PowerTransform(Transform):
+    def __init__(self, exponent: Any, cache_size: Any = ...) -> None: ...
+    bijective: bool
+    codomain: _GreaterThan
+    domain: _GreaterThan
+    exponent: Any
+    def forward_shape(self, shape: Any) -> Any: ...
+    def inverse_shape(self, shape: Any) -> Any: ...
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any: ...
+    @property
+    def sign(self) -> Any: ...
 
 class SigmoidTransform(Transform):
     bijective: bool

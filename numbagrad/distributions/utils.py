@@ -32,7 +32,7 @@ def broadcast_all(*values):
     """Tensors and numbers broadcast to one shape (numbers in the first tensor's dtype, else
     the default dtype), as torch.distributions.utils.broadcast_all."""
     if not all(isinstance(v, (Tensor, Number)) for v in values):
-        raise ValueError("Input arguments must all be instances of numbers.Number, "
+        raise ValueError("Input arguments must all be instances of Number, "
                          "torch.Tensor or objects implementing __torch_function__.")
     like = next((v for v in values if isinstance(v, Tensor)), None)
     tensors = [v if isinstance(v, Tensor) else _tensor(v, like.dtype if like is not None
