@@ -208,3 +208,12 @@ def test_dropout_module_inplace_training_leaf_error():
     ours = same(lambda lib: lib.nn.Dropout(0.3, inplace=True)(lib.ones(4, requires_grad=True)))
     assert "leaf Variable" in ours
 
+
+def test_is_inference_outside_inference_mode():
+    """False for tensors made outside inference_mode, as torch (numbagrad makes no others)."""
+    def run(lib):
+        x = lib.ones(2, requires_grad=True)
+        with lib.no_grad():
+            y = x * 2
+        return x.is_inference(), (x * 2).is_inference(), y.is_inference()
+    assert same(run) == (False, False, False)
