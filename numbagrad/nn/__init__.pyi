@@ -65,8 +65,16 @@ from numbagrad.nn.loss_more import TripletMarginLoss as TripletMarginLoss
 from numbagrad.nn.module import Buffer as Buffer
 from numbagrad.nn.module import Module as Module
 from numbagrad.nn.module import Parameter as Parameter
+from numbagrad.nn.more_layers import LPPool1d as LPPool1d
+from numbagrad.nn.more_layers import LPPool2d as LPPool2d
+from numbagrad.nn.more_layers import LPPool3d as LPPool3d
+from numbagrad.nn.more_layers import MaxUnpool1d as MaxUnpool1d
+from numbagrad.nn.more_layers import MaxUnpool2d as MaxUnpool2d
+from numbagrad.nn.more_layers import MaxUnpool3d as MaxUnpool3d
+from numbagrad.nn.more_layers import RReLU as RReLU
 from numbagrad.nn.normalization import BatchNorm1d as BatchNorm1d
 from numbagrad.nn.normalization import BatchNorm2d as BatchNorm2d
+from numbagrad.nn.normalization import BatchNorm3d as BatchNorm3d
 from numbagrad.nn.normalization import Embedding as Embedding
 from numbagrad.nn.normalization import LayerNorm as LayerNorm
 from numbagrad.nn.param_containers import ParameterDict as ParameterDict

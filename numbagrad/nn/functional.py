@@ -5,7 +5,8 @@ import numpy as np
 
 from .. import _methods
 from ..core import grad_mode as _grad_mode
-from ..factories import _dropout_noise, _keep_mask
+from ..core import torch_rng as _torch_rng
+from ..factories import _dropout_noise, _engine, _keep_mask
 from ..ops import activations_api as _act
 from ..ops import pointwise as _pw
 from ..ops import spatial_misc as _spm
@@ -47,7 +48,9 @@ from ..ops.shape import permute as _permute
 from ..ops.shape import reshape as _reshape
 from ..ops.shape import unsqueeze as _unsqueeze
 from ..ops.spatial import *  # noqa: F401,F403
+from ..tensor import _make as _make_const
 from .ctc import ctc_loss  # noqa: F401
+from .functional_more import *  # noqa: F401,F403
 
 
 def _inplace(input, fn, *args, clone=True):  # noqa: A002 - torch's names
@@ -175,6 +178,45 @@ def threshold(input, threshold, value, inplace=False):  # noqa: A002
     if inplace:
         return _inplace(input, _act.threshold, threshold, value)
     return _act.threshold(input, threshold, value)
+
+
+def _rrelu(x, lower, upper, training):
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError('"rrelu_with_noise_out_cpu" not implemented for '
+                                  f"'{x.dtype.scalar_name}'")
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:  # torch: leaky_relu with the middle slope, summed in double
+        return _pw.leaky_relu(x, (float(lower) + float(upper)) / 2)
+    data = x._array()
+    neg = np.ascontiguousarray(data).reshape(-1) <= 0
+    dt = data.dtype
+    # torch's CPU loop: one uniform_real_distribution<double>(lower, upper) per element <= 0,
+    # in order, with the bounds first rounded to the dtype's opmath type (float for float32)
+    lo, hi = float(dt.type(lower)), float(dt.type(upper))
+    eng = _engine()
+    with eng.lock:
+        unit = _torch_rng._unit64(eng, int(neg.sum()))
+    noise = np.ones(neg.shape, dt)
+    noise[neg] = (unit * (hi - lo) + lo).astype(dt)
+    # output = x * noise, and its gradient grad * noise, as torch's RReLU in training
+    return x * _make_const(noise.reshape(data.shape))
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):  # noqa: A002
+    """Randomized leaky ReLU: in training each element <= 0 is scaled by a slope drawn from
+    U(lower, upper) (torch's random stream); otherwise by the middle slope.
+
+    Same as ``torch.nn.functional.rrelu``.
+    """
+    if inplace:
+        return _inplace(input, _rrelu, lower, upper, training)
+    return _rrelu(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):  # noqa: A002
+    """In-place :func:`rrelu`. Same as ``torch.nn.functional.rrelu_``."""
+    return _inplace(input, _rrelu, lower, upper, training)
 
 
 # torch's F.<name>_: the in-place forms

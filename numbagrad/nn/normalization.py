@@ -166,4 +166,13 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
-__all__ = ["Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d"]
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of (N, C, D, H, W) input, with running statistics for eval.
+
+    Same as ``torch.nn.BatchNorm3d``, without ``bias`` (the shift comes with ``affine``).
+    """
+
+    _dims = (5,)
+
+
+__all__ = ["Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]

@@ -37,6 +37,22 @@ class BatchNorm2d(Module):
     track_running_stats: bool
     weight: Any
 
+class BatchNorm3d(Module):
+    def __init__(self, num_features: Any, eps: Any = ..., momentum: Any = ..., affine: Any = ..., track_running_stats: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
+    affine: bool
+    bias: Any
+    eps: float
+    def extra_repr(self) -> str: ...
+    def forward(self, input: Any) -> Tensor: ...
+    momentum: float | None
+    num_batches_tracked: Tensor | None
+    num_features: int
+    def reset_running_stats(self) -> None: ...
+    running_mean: Tensor | None
+    running_var: Tensor | None
+    track_running_stats: bool
+    weight: Any
+
 class Embedding(Module):
     def __init__(self, num_embeddings: Any, embedding_dim: Any, padding_idx: Any = ..., max_norm: Any = ..., norm_type: Any = ..., scale_grad_by_freq: Any = ..., sparse: Any = ..., _weight: Any = ..., _freeze: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
     embedding_dim: int
