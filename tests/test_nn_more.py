@@ -250,3 +250,27 @@ def test_rrelu_reprs_and_errors():
                  lambda lib: lib.nn.functional.rrelu(lib.ones(2, requires_grad=True),
                                                      inplace=True)):
         assert isinstance(same(call), str)
+
+
+@pytest.mark.parametrize("kw", [{}, {"affine": False, "track_running_stats": False},
+                                {"momentum": None, "dtype": "float64"}])
+def test_lazy_batchnorm3d(kw):
+    """Sized by its first input, then a BatchNorm3d: reprs, shapes, outputs and gradients."""
+    data = np.random.default_rng(6).normal(size=(2, 3, 2, 2, 3))
+
+    def run(lib):
+        args = {k: getattr(lib, v) if k == "dtype" else v for k, v in kw.items()}
+        m = lib.nn.LazyBatchNorm3d(**args)
+        before = repr(m)
+        x = lib.tensor(data, dtype=args.get("dtype", lib.float32), requires_grad=True)
+        y = m(x)
+        (y * y * lib.arange(y.numel()).reshape(y.shape)).sum().backward()
+        z = m(x + 1)
+        return (before, repr(m), type(m).__name__, [tuple(p.shape) for p in m.parameters()],
+                y.detach().numpy(), z.detach().numpy(), x.grad.numpy(),
+                [b.numpy() for b in m.buffers()])
+    ours, theirs = both(run)
+    assert ours[:4] == theirs[:4]
+    tol = 1e-10 if "dtype" in kw else 1e-4
+    for a, b in zip([*ours[4:7], *ours[7]], [*theirs[4:7], *theirs[7]]):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)

@@ -77,6 +77,7 @@ from numbagrad.nn.normalization import BatchNorm2d as BatchNorm2d
 from numbagrad.nn.normalization import BatchNorm3d as BatchNorm3d
 from numbagrad.nn.normalization import Embedding as Embedding
 from numbagrad.nn.normalization import LayerNorm as LayerNorm
+from numbagrad.nn.normalization import LazyBatchNorm3d as LazyBatchNorm3d
 from numbagrad.nn.param_containers import ParameterDict as ParameterDict
 from numbagrad.nn.param_containers import ParameterList as ParameterList
 from numbagrad.nn.recurrent import Bilinear as Bilinear
