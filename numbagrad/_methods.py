@@ -312,6 +312,11 @@ Tensor.bool = _cast_to(dtypes.bool_, "bool")
 Tensor.type_as = documented(lambda self, other: pointwise.to_dtype(self, other.dtype), torch_doc(
     "This tensor in ``other``'s dtype: ``self.to(other.dtype)``.", "torch.Tensor.type_as"))
 Tensor.cpu = lambda self: self
+# numbagrad's inference_mode is no_grad and makes no inference tensors: none ever is one
+Tensor.is_inference = documented(lambda self: False, torch_doc(
+    "Whether this tensor is an inference tensor: always False in numbagrad (inference_mode "
+    "records nothing, as no_grad, and marks no tensor).", "torch.Tensor.is_inference"),
+    "is_inference")
 Tensor.clone = documented(lambda self: pointwise.unary("clone", self), torch_doc(
     "A copy of this tensor; the copy's gradient flows back to it.", "torch.Tensor.clone"))
 

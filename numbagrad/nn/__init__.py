@@ -19,6 +19,8 @@ from .loss import __all__ as _losses
 from .loss_more import *  # noqa: F401,F403
 from .loss_more import __all__ as _loss_more
 from .module import Buffer, Module, Parameter
+from .more_layers import *  # noqa: F401,F403
+from .more_layers import __all__ as _more_layers
 from .normalization import *  # noqa: F401,F403
 from .normalization import __all__ as _normalization
 from .param_containers import *  # noqa: F401,F403
@@ -33,4 +35,4 @@ from .transformer import __all__ as _transformer
 __all__ = ["Buffer", "CTCLoss", "Module", "Parameter", "functional", "init",
            *_param_containers, *_conv,
            *_layers, *_losses, *_normalization, *_recurrent, *_activation, *_attention,
-           *_loss_more, *_spatial, *_transformer, "utils"]
+           *_loss_more, *_spatial, *_transformer, *_more_layers, "utils"]

@@ -3,27 +3,23 @@ kin (torch's constructor arguments, defaults and reprs)."""
 
 from ..factories import full
 from . import functional as F  # noqa: N812 - torch's idiom
-from .layers import _activation
+from .layers import _activation, _inplace_of, _with_inplace
 from .module import Module, Parameter
 
-
-def _inplace_repr(m):
-    return "inplace=True" if m.inplace else ""
-
-
 ReLU6 = _activation("ReLU6", F.relu6, "Applies ``min(max(x, 0), 6)`` element-wise.",
-                    ("inplace",), (False,), _inplace_repr)
+                    ("inplace",), (False,), _with_inplace(None), _inplace_of(F.relu6))
 SELU = _activation("SELU", F.selu, "Applies SELU element-wise: ``scale * elu(x, alpha)`` with "
-                   "the self-normalizing constants.", ("inplace",), (False,), _inplace_repr)
+                   "the self-normalizing constants.", ("inplace",), (False,), _with_inplace(None),
+                   F.selu_)
 CELU = _activation("CELU", F.celu, "Applies CELU element-wise: ``max(0, x) + min(0, alpha * "
                    "(exp(x / alpha) - 1))``.", ("alpha", "inplace"), (1.0, False),
-                   lambda m: f"alpha={m.alpha}" + (", inplace=True" if m.inplace else ""))
+                   _with_inplace(lambda m: f"alpha={m.alpha}"), F.celu_)
 Softsign = _activation("Softsign", F.softsign, "Applies ``x / (1 + |x|)`` element-wise.")
 Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid,
                           "Applies ``relu6(x + 3) / 6`` element-wise.", ("inplace",), (False,),
-                          lambda m: "")
+                          lambda m: "", _inplace_of(F.hardsigmoid))
 Hardswish = _activation("Hardswish", F.hardswish, "Applies ``x * relu6(x + 3) / 6`` element-wise.",
-                        ("inplace",), (False,), lambda m: "")
+                        ("inplace",), (False,), lambda m: "", _inplace_of(F.hardswish))
 LogSigmoid = _activation("LogSigmoid", F.logsigmoid,
                          "Applies ``log(sigmoid(x))`` element-wise, computed stably.")
 Tanhshrink = _activation("Tanhshrink", F.tanhshrink, "Applies ``x - tanh(x)`` element-wise.")
@@ -36,8 +32,8 @@ Hardshrink = _activation("Hardshrink", F.hardshrink,
 Threshold = _activation("Threshold", F.threshold,
                         "Keeps the elements above ``threshold`` and replaces the others by "
                         "``value``.", ("threshold", "value", "inplace"), (None, None, False),
-                        lambda m: f"threshold={m.threshold}, value={m.value}"
-                        + (", inplace=True" if m.inplace else ""))
+                        _with_inplace(lambda m: f"threshold={m.threshold}, value={m.value}"),
+                        F.threshold_)
 Softmin = _activation("Softmin", F.softmin, "Applies softmin along ``dim``: ``softmax(-x)``.",
                       ("dim",), (None,), lambda m: f"dim={m.dim}")
 GLU = _activation("GLU", F.glu, "Gated linear unit: the first half along ``dim`` times the "

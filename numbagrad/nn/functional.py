@@ -3,7 +3,13 @@ and are re-exported here once declared)."""
 
 import numpy as np
 
-from ..factories import _dropout_noise, _keep_mask
+from .. import _methods
+from ..core import grad_mode as _grad_mode
+from ..core import torch_rng as _torch_rng
+from ..factories import _dropout_noise, _engine, _keep_mask
+from ..ops import activations_api as _act
+from ..ops import pointwise as _pw
+from ..ops import spatial_misc as _spm
 from ..ops.activations_api import *  # noqa: F401,F403
 from ..ops.attention_ops import *  # noqa: F401,F403
 from ..ops.conv_functional import (  # noqa: F401
@@ -32,7 +38,7 @@ from ..ops.loss import (  # noqa: F401
 )
 from ..ops.margin_losses import *  # noqa: F401,F403
 from ..ops.norm import batch_norm, embedding, layer_norm  # noqa: F401
-from ..ops.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
+from ..ops.pointwise import gelu, sigmoid, softplus, tanh  # noqa: F401
 from ..ops.pointwise import torch_layout as _torch_layout
 from ..ops.pointwise import unary as _unary
 from ..ops.record import record as _record
@@ -42,46 +48,269 @@ from ..ops.shape import permute as _permute
 from ..ops.shape import reshape as _reshape
 from ..ops.shape import unsqueeze as _unsqueeze
 from ..ops.spatial import *  # noqa: F401,F403
+from ..tensor import _make as _make_const
 from .ctc import ctc_loss  # noqa: F401
+from .functional_more import *  # noqa: F401,F403
 
 
-def silu(x):
+def _inplace(input, fn, *args, clone=True):  # noqa: A002 - torch's names
+    """``fn(input, *args)`` written back into ``input`` through the in-place machinery (its
+    leaf and view checks, the version bump that later fails a node that saved it). ``clone``:
+    fn's derivative reads its input, so it is computed on a copy that the write cannot reach."""
+    def compute(s):
+        if clone and s._requires_grad and _grad_mode.state.enabled:
+            s = _unary("clone", s)
+        return fn(s, *args)
+    return _methods._inplace(input, compute)  # looked up per call: forward AD wraps it
+
+
+def relu(input, inplace=False):  # noqa: A002
+    """Element-wise ReLU, ``max(x, 0)``.
+
+    Same as ``torch.nn.functional.relu`` (``inplace=True``: ``input.relu_()``).
+    """
+    return input.relu_() if inplace else _pw.relu(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002
+    """Element-wise ``x`` where positive, else ``negative_slope * x``.
+
+    Same as ``torch.nn.functional.leaky_relu``.
+    """
+    if inplace:
+        return _inplace(input, _pw.leaky_relu, negative_slope)
+    return _pw.leaky_relu(input, negative_slope)
+
+
+def silu(input, inplace=False):  # noqa: A002
     """Element-wise SiLU (swish), ``x * sigmoid(x)``.
 
-    Same as ``torch.nn.functional.silu``, without ``inplace``.
+    Same as ``torch.nn.functional.silu``.
     """
-    return _unary("silu", x)
+    if inplace:
+        return _inplace(input, lambda s: _unary("silu", s))
+    return _unary("silu", input)
 
 
-def elu(x, alpha=1.0, inplace=False):
-    """Element-wise ELU: ``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere.
-
-    Same as ``torch.nn.functional.elu``; ``inplace`` is accepted and ignored (the result is a new
-    tensor).
-    """
+def _elu(x, alpha):
     if not x.dtype.is_floating_point:  # torch has no integer kernel
         raise NotImplementedError(f'"elu" not implemented for \'{x.dtype.scalar_name}\'')
     return _unary("elu", x, float(alpha))
 
 
-def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
-    """Element-wise ``x`` clamped to [min_val, max_val].
+def elu(input, alpha=1.0, inplace=False):  # noqa: A002
+    """Element-wise ELU: ``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere.
 
-    Same as ``torch.nn.functional.hardtanh``; ``inplace`` is accepted and ignored (the result is a
-    new tensor).
+    Same as ``torch.nn.functional.elu``.
     """
+    return _inplace(input, _elu, alpha) if inplace else _elu(input, alpha)
+
+
+def _hardtanh(x, min_val, max_val):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return _unary("hardtanh", x, float(min_val), float(max_val))
 
 
-def mish(x, inplace=False):
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
+    """Element-wise ``x`` clamped to [min_val, max_val].
+
+    Same as ``torch.nn.functional.hardtanh``.
+    """
+    if inplace:
+        return _inplace(input, _hardtanh, min_val, max_val)
+    return _hardtanh(input, min_val, max_val)
+
+
+def mish(input, inplace=False):  # noqa: A002
     """Element-wise Mish, ``x * tanh(softplus(x))``.
 
-    Same as ``torch.nn.functional.mish``; ``inplace`` is accepted and ignored (the result is a new
-    tensor).
+    Same as ``torch.nn.functional.mish``.
     """
-    return _unary("mish", x)
+    return _inplace(input, lambda s: _unary("mish", s)) if inplace else _unary("mish", input)
+
+
+def relu6(input, inplace=False):  # noqa: A002
+    """min(max(x, 0), 6), as torch's hardtanh(x, 0, 6).
+
+    Same as ``torch.nn.functional.relu6``.
+    """
+    return _inplace(input, _act.relu6) if inplace else _act.relu6(input)
+
+
+def selu(input, inplace=False):  # noqa: A002
+    """scale * elu(x, alpha) with the self-normalizing constants.
+
+    Same as ``torch.nn.functional.selu``.
+    """
+    return _inplace(input, _act.selu) if inplace else _act.selu(input)
+
+
+def celu(input, alpha=1.0, inplace=False):  # noqa: A002
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+
+    Same as ``torch.nn.functional.celu``.
+    """
+    return _inplace(input, _act.celu, alpha) if inplace else _act.celu(input, alpha)
+
+
+def hardsigmoid(input, inplace=False):  # noqa: A002
+    """relu6(x + 3) / 6.
+
+    Same as ``torch.nn.functional.hardsigmoid``.
+    """
+    return _inplace(input, _act.hardsigmoid) if inplace else _act.hardsigmoid(input)
+
+
+def hardswish(input, inplace=False):  # noqa: A002
+    """x * relu6(x + 3) / 6.
+
+    Same as ``torch.nn.functional.hardswish``.
+    """
+    return _inplace(input, _act.hardswish) if inplace else _act.hardswish(input)
+
+
+def threshold(input, threshold, value, inplace=False):  # noqa: A002
+    """x where x > threshold, else value.
+
+    Same as ``torch.nn.functional.threshold``.
+    """
+    if inplace:
+        return _inplace(input, _act.threshold, threshold, value)
+    return _act.threshold(input, threshold, value)
+
+
+def _rrelu(x, lower, upper, training):
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError('"rrelu_with_noise_out_cpu" not implemented for '
+                                  f"'{x.dtype.scalar_name}'")
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:  # torch: leaky_relu with the middle slope, summed in double
+        return _pw.leaky_relu(x, (float(lower) + float(upper)) / 2)
+    data = x._array()
+    neg = np.ascontiguousarray(data).reshape(-1) <= 0
+    dt = data.dtype
+    # torch's CPU loop: one uniform_real_distribution<double>(lower, upper) per element <= 0,
+    # in order, with the bounds first rounded to the dtype's opmath type (float for float32)
+    lo, hi = float(dt.type(lower)), float(dt.type(upper))
+    eng = _engine()
+    with eng.lock:
+        unit = _torch_rng._unit64(eng, int(neg.sum()))
+    noise = np.ones(neg.shape, dt)
+    noise[neg] = (unit * (hi - lo) + lo).astype(dt)
+    # output = x * noise, and its gradient grad * noise, as torch's RReLU in training
+    return x * _make_const(noise.reshape(data.shape))
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):  # noqa: A002
+    """Randomized leaky ReLU: in training each element <= 0 is scaled by a slope drawn from
+    U(lower, upper) (torch's random stream); otherwise by the middle slope.
+
+    Same as ``torch.nn.functional.rrelu``.
+    """
+    if inplace:
+        return _inplace(input, _rrelu, lower, upper, training)
+    return _rrelu(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):  # noqa: A002
+    """In-place :func:`rrelu`. Same as ``torch.nn.functional.rrelu_``."""
+    return _inplace(input, _rrelu, lower, upper, training)
+
+
+# torch's F.<name>_: the in-place forms
+def relu_(input):  # noqa: A002
+    """In-place :func:`relu`. Same as ``torch.nn.functional.relu_``."""
+    return input.relu_()
+
+
+def elu_(input, alpha=1.0):  # noqa: A002
+    """In-place :func:`elu`. Same as ``torch.nn.functional.elu_``."""
+    return _inplace(input, _elu, alpha)
+
+
+def leaky_relu_(input, negative_slope=0.01):  # noqa: A002
+    """In-place :func:`leaky_relu`. Same as ``torch.nn.functional.leaky_relu_``."""
+    return _inplace(input, _pw.leaky_relu, negative_slope)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):  # noqa: A002
+    """In-place :func:`hardtanh`. Same as ``torch.nn.functional.hardtanh_``."""
+    return _inplace(input, _hardtanh, min_val, max_val)
+
+
+def threshold_(input, threshold, value):  # noqa: A002
+    """In-place :func:`threshold`. Same as ``torch.nn.functional.threshold_``."""
+    return _inplace(input, _act.threshold, threshold, value)
+
+
+def celu_(input, alpha=1.0):  # noqa: A002
+    """In-place :func:`celu`. Same as ``torch.nn.functional.celu_``."""
+    return _inplace(input, _act.celu, alpha)
+
+
+def selu_(input):  # noqa: A002
+    """In-place :func:`selu`. Same as ``torch.nn.functional.selu_``."""
+    return _inplace(input, _act.selu)
+
+
+def _dropout_inplace(fn, input, p, training):  # noqa: A002
+    """torch's in-place dropouts: the input itself, untouched, when nothing is dropped (no
+    leaf check, no version bump); else the noise multiplied in (which reads no input)."""
+    if not training or p == 0.0 or input.numel() == 0:
+        return fn(input, p, training)  # (p's check)
+    return _inplace(input, fn, p, training, clone=False)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    """Zero whole channels of a 1-D signal with probability ``p`` (in training), scaling the rest.
+
+    Same as ``torch.nn.functional.dropout1d``.
+    """
+    if inplace:
+        return _dropout_inplace(_spm.dropout1d, input, p, training)
+    return _spm.dropout1d(input, p, training)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    """Zero whole channels of a 2-D signal with probability ``p`` (in training), scaling the rest.
+
+    Same as ``torch.nn.functional.dropout2d``.
+    """
+    if inplace:
+        return _dropout_inplace(_spm.dropout2d, input, p, training)
+    return _spm.dropout2d(input, p, training)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    """Zero whole channels of a 3-D signal with probability ``p`` (in training), scaling the rest.
+
+    Same as ``torch.nn.functional.dropout3d``.
+    """
+    if inplace:
+        return _dropout_inplace(_spm.dropout3d, input, p, training)
+    return _spm.dropout3d(input, p, training)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):  # noqa: A002
+    """Dropout that keeps the mean and variance of SELU activations (in training).
+
+    Same as ``torch.nn.functional.alpha_dropout``.
+    """
+    if inplace:
+        return _dropout_inplace(_spm.alpha_dropout, input, p, training)
+    return _spm.alpha_dropout(input, p, training)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):  # noqa: A002
+    """``alpha_dropout`` of whole channels (in training).
+
+    Same as ``torch.nn.functional.feature_alpha_dropout``.
+    """
+    if inplace:
+        return _dropout_inplace(_spm.feature_alpha_dropout, input, p, training)
+    return _spm.feature_alpha_dropout(input, p, training)
 
 
 def linear(input, weight, bias=None):  # noqa: A002 - torch's names
@@ -113,6 +342,12 @@ def linear(input, weight, bias=None):  # noqa: A002 - torch's names
 
 def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
     """Zero each element with probability p and scale the rest by 1 / (1 - p)."""
+    if inplace:
+        return _dropout_inplace(_dropout, input, p, training)
+    return _dropout(input, p, training)
+
+
+def _dropout(input, p, training):  # noqa: A002
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0 or input.numel() == 0:

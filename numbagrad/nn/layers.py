@@ -115,7 +115,7 @@ class Unflatten(Module):
 class Dropout(Module):
     """Zeroes each element with probability ``p`` in training, scaling the rest by ``1 / (1 - p)``.
 
-    Same as ``torch.nn.Dropout``; ``inplace`` is accepted and ignored.
+    Same as ``torch.nn.Dropout``.
     """
 
     def __init__(self, p=0.5, inplace=False):
@@ -125,16 +125,17 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input):  # noqa: A002
-        return F.dropout(input, self.p, self.training)
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-def _activation(name, fn, doc, params=(), defaults=(), fmt=None):
+def _activation(name, fn, doc, params=(), defaults=(), fmt=None, inplace_fn=None):
     """An activation module class that ``doc`` describes: ``params`` are its constructor
     arguments (torch's names and defaults), passed to ``fn`` as keywords; ``fmt`` formats the
-    extra repr."""
+    extra repr; ``inplace_fn`` (same arguments) runs instead when ``inplace`` is set."""
+    names = tuple(k for k in params if k != "inplace")
 
     def __init__(self, *args, **kwargs):  # noqa: N807 - becomes the class's __init__
         Module.__init__(self)
@@ -144,39 +145,58 @@ def _activation(name, fn, doc, params=(), defaults=(), fmt=None):
         for k, v in values.items():
             object.__setattr__(self, k, v)
 
-    def forward(self, input):  # noqa: A002
-        kw = {k: getattr(self, k) for k in params if k != "inplace"}
-        return fn(input, **kw)
+    if inplace_fn is None:
+        def forward(self, input):  # noqa: A002
+            return fn(input, **{k: getattr(self, k) for k in names})
+    elif not names:  # ReLU and kin: no arguments to gather on the common path
+        def forward(self, input):  # noqa: A002
+            return inplace_fn(input) if self.inplace else fn(input)
+    else:
+        def forward(self, input):  # noqa: A002
+            kw = {k: getattr(self, k) for k in names}
+            return inplace_fn(input, **kw) if self.inplace else fn(input, **kw)
 
     def extra_repr(self):
         if fmt is not None:
             return fmt(self)
         return ", ".join(f"{k}={getattr(self, k)!r}" for k in params)
 
-    note = "``inplace`` is accepted and ignored." if "inplace" in params else None
     return type(name, (Module,), {"__init__": __init__, "forward": forward,
                                   "extra_repr": extra_repr, "__module__": __name__,
-                                  "__doc__": torch_doc(doc, f"torch.nn.{name}", note)})
+                                  "__doc__": torch_doc(doc, f"torch.nn.{name}")})
 
 
-ReLU = _activation("ReLU", lambda x: F.relu(x), "Applies ReLU element-wise: ``max(x, 0)``.",
-                   ("inplace",), (False,), lambda m: "")
+def _with_inplace(fmt):
+    """torch's activation reprs end with ``inplace=True`` when it is set, and omit it if not."""
+    def extra(m):
+        text = fmt(m) if fmt is not None else ""
+        if not m.inplace:
+            return text
+        return f"{text}, inplace=True" if text else "inplace=True"
+    return extra
+
+
+def _inplace_of(fn):
+    return lambda input, **kw: fn(input, inplace=True, **kw)
+
+
+ReLU = _activation("ReLU", F._pw.relu, "Applies ReLU element-wise: ``max(x, 0)``.",
+                   ("inplace",), (False,), _with_inplace(None), F.relu_)
 Tanh = _activation("Tanh", lambda x: F.tanh(x), "Applies the hyperbolic tangent element-wise.")
 Sigmoid = _activation("Sigmoid", lambda x: F.sigmoid(x),
                       "Applies the logistic sigmoid element-wise: ``1 / (1 + exp(-x))``.")
-SiLU = _activation("SiLU", lambda x: F.silu(x),
-                   "Applies SiLU (swish) element-wise: ``x * sigmoid(x)``.",
-                   ("inplace",), (False,), lambda m: "")
-Mish = _activation("Mish", lambda x: F.mish(x),
-                   "Applies Mish element-wise: ``x * tanh(softplus(x))``.",
-                   ("inplace",), (False,), lambda m: "")
+SiLU = _activation("SiLU", F.silu, "Applies SiLU (swish) element-wise: ``x * sigmoid(x)``.",
+                   ("inplace",), (False,), _with_inplace(None), _inplace_of(F.silu))
+Mish = _activation("Mish", F.mish, "Applies Mish element-wise: ``x * tanh(softplus(x))``.",
+                   ("inplace",), (False,), _with_inplace(None), _inplace_of(F.mish))
 LeakyReLU = _activation("LeakyReLU", F.leaky_relu,
                         "Applies leaky ReLU element-wise: ``x`` where positive, else "
                         "``negative_slope * x``.", ("negative_slope", "inplace"), (0.01, False),
-                        lambda m: f"negative_slope={m.negative_slope}")
+                        _with_inplace(lambda m: f"negative_slope={m.negative_slope}"),
+                        F.leaky_relu_)
 ELU = _activation("ELU", F.elu, "Applies ELU element-wise: ``x`` where positive, else "
                   "``alpha * (exp(x) - 1)``.", ("alpha", "inplace"), (1.0, False),
-                  lambda m: f"alpha={m.alpha}")
+                  _with_inplace(lambda m: f"alpha={m.alpha}"), F.elu_)
 GELU = _activation("GELU", F.gelu,
                    "Applies GELU element-wise: ``x * Phi(x)``, or its tanh approximation.",
                    ("approximate",), ("none",), lambda m: f"approximate={m.approximate!r}")
@@ -186,7 +206,8 @@ Softplus = _activation("Softplus", F.softplus,
                        lambda m: f"beta={m.beta}, threshold={m.threshold}")
 Hardtanh = _activation("Hardtanh", F.hardtanh, "Clamps each element to [min_val, max_val].",
                        ("min_val", "max_val", "inplace"), (-1.0, 1.0, False),
-                       lambda m: f"min_val={m.min_val}, max_val={m.max_val}")
+                       _with_inplace(lambda m: f"min_val={m.min_val}, max_val={m.max_val}"),
+                       F.hardtanh_)
 Softmax = _activation("Softmax", F.softmax, "Applies softmax along ``dim``.", ("dim",), (None,),
                       lambda m: f"dim={m.dim}")
 LogSoftmax = _activation("LogSoftmax", F.log_softmax,

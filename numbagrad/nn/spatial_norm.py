@@ -11,6 +11,7 @@ import numpy as np
 from .. import dtypes
 from ..factories import _normal_array
 from ..ops import spatial as _sp
+from . import functional as F  # noqa: N812 - torch's idiom
 from .layers import Linear, _kaiming_bound, _uniform
 from .module import Module, Parameter
 from .normalization import _NormBase
@@ -180,46 +181,46 @@ class _DropoutNd(Module):
 class Dropout1d(_DropoutNd):
     """Zeroes whole channels of a 1-D signal with probability ``p`` in training.
 
-    Same as ``torch.nn.Dropout1d``; ``inplace`` is accepted and ignored.
+    Same as ``torch.nn.Dropout1d``.
     """
 
-    _fn = staticmethod(_sp.dropout1d)
+    _fn = staticmethod(F.dropout1d)
 
 
 class Dropout2d(_DropoutNd):
     """Zeroes whole channels of a 2-D signal with probability ``p`` in training.
 
-    Same as ``torch.nn.Dropout2d``; ``inplace`` is accepted and ignored.
+    Same as ``torch.nn.Dropout2d``.
     """
 
-    _fn = staticmethod(_sp.dropout2d)
+    _fn = staticmethod(F.dropout2d)
 
 
 class Dropout3d(_DropoutNd):
     """Zeroes whole channels of a 3-D signal with probability ``p`` in training.
 
-    Same as ``torch.nn.Dropout3d``; ``inplace`` is accepted and ignored.
+    Same as ``torch.nn.Dropout3d``.
     """
 
-    _fn = staticmethod(_sp.dropout3d)
+    _fn = staticmethod(F.dropout3d)
 
 
 class AlphaDropout(_DropoutNd):
     """Dropout that keeps the mean and variance of SELU activations, in training.
 
-    Same as ``torch.nn.AlphaDropout``; ``inplace`` is accepted and ignored.
+    Same as ``torch.nn.AlphaDropout``.
     """
 
-    _fn = staticmethod(_sp.alpha_dropout)
+    _fn = staticmethod(F.alpha_dropout)
 
 
 class FeatureAlphaDropout(_DropoutNd):
     """Alpha dropout of whole channels, in training.
 
-    Same as ``torch.nn.FeatureAlphaDropout``; ``inplace`` is accepted and ignored.
+    Same as ``torch.nn.FeatureAlphaDropout``.
     """
 
-    _fn = staticmethod(_sp.feature_alpha_dropout)
+    _fn = staticmethod(F.feature_alpha_dropout)
 
 
 # ---- distances -------------------------------------------------------------------------------

@@ -1,0 +1,121 @@
+"""Modules for power-average pooling (LPPool1d/2d/3d), max unpooling (MaxUnpool1d/2d/3d) and
+the randomized leaky ReLU (RReLU), with torch's constructor arguments and reprs."""
+
+from . import functional as F  # noqa: N812 - torch's idiom
+from .module import Module
+
+
+class _LPPoolNd(Module):
+    _fn = None
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size = norm_type, kernel_size
+        self.stride, self.ceil_mode = stride, ceil_mode
+
+    def forward(self, input):  # noqa: A002 - torch's names
+        return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride,
+                              self.ceil_mode)
+
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling over a 1-D signal.
+
+    Same as ``torch.nn.LPPool1d``.
+    """
+
+    _fn = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling over a 2-D signal.
+
+    Same as ``torch.nn.LPPool2d``.
+    """
+
+    _fn = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling over a 3-D signal.
+
+    Same as ``torch.nn.LPPool3d``.
+    """
+
+    _fn = staticmethod(F.lp_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    _fn = None
+    _n = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        n = self._n
+
+        def tup(v):
+            return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+        self.kernel_size = tup(kernel_size)
+        self.stride = tup(stride if stride is not None else kernel_size)
+        self.padding = tup(padding)
+
+    def forward(self, input, indices, output_size=None):  # noqa: A002
+        return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding,
+                              output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Partial inverse of MaxPool1d: the values at their indices, zeros elsewhere.
+
+    Same as ``torch.nn.MaxUnpool1d``.
+    """
+
+    _fn, _n = staticmethod(F.max_unpool1d), 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Partial inverse of MaxPool2d: the values at their indices, zeros elsewhere.
+
+    Same as ``torch.nn.MaxUnpool2d``.
+    """
+
+    _fn, _n = staticmethod(F.max_unpool2d), 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Partial inverse of MaxPool3d: the values at their indices, zeros elsewhere.
+
+    Same as ``torch.nn.MaxUnpool3d``.
+    """
+
+    _fn, _n = staticmethod(F.max_unpool3d), 3
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: in training, slopes drawn from U(lower, upper) for the elements
+    <= 0 (torch's random stream); in eval, the middle slope.
+
+    Same as ``torch.nn.RReLU``.
+    """
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):  # noqa: A002
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                            else "")
+
+
+__all__ = ["LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+           "RReLU"]
