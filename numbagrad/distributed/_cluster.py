@@ -6,7 +6,9 @@ import contextlib
 import gc
 import logging
 import threading
+import uuid
 
+import cloudpickle
 import dask
 import numpy as np
 from dask import delayed
@@ -22,6 +24,7 @@ from . import _worker
 # tasks whose inputs were lost with a dead worker are retried after placing the inputs again
 _MAX_RETRIES = 3
 _SCATTER_INLINE_BYTES = 1 << 20  # larger arguments are scattered once, not copied per task
+SMALL_GRADIENT_BYTES = 1 << 16  # gradients up to this size are summed here, not on workers
 _CONNECT_TIMEOUT = 5  # seconds; Dask's default (30 s) leaves a mistyped address hanging
 
 _local = {"client": None}
@@ -181,6 +184,36 @@ class Placed:
         return True
 
 
+class Sent:
+    """An object every task of a distributed function needs (the function; the module and
+    loss), under a token chosen here that workers cache it and its traces by. Pickled once
+    here, a small one travels inside each task; a large one is scattered to every worker, and
+    a worker whose copy Dask dropped fetches it again, but still uses the copy it first got."""
+
+    def __init__(self, client, obj):
+        self.token = uuid.uuid4().hex
+        data = cloudpickle.dumps(obj)
+        if len(data) <= _SCATTER_INLINE_BYTES:
+            self.placed, self._inline = None, _worker.Pickled(data)
+        else:
+            self.placed, self._inline = Placed(client, [obj], broadcast=True), None
+
+    @property
+    def arg(self):
+        """What a task takes: the pickled bytes, or the future of the scattered object."""
+        return self._inline if self.placed is None else self.placed.futures[0]
+
+    @property
+    def placements(self):
+        """What run_with_retries scatters again when a worker holding it dies."""
+        return [] if self.placed is None else [self.placed]
+
+    def forget(self, client):
+        """Let the workers drop the object and its traces."""
+        with contextlib.suppress(Exception):  # a closed client or cluster holds nothing
+            client.run(_worker.forget, self.token)
+
+
 def place_shards(client, data_shards):
     """The shards as futures on the workers: a list of arrays or tuples of arrays is
     scattered; a Dask array (or a tuple of them with the same row chunks) gives one shard per
@@ -223,14 +256,24 @@ def ship(client, obj):
     return obj
 
 
-def tree_sum(client, futures):
-    """Sum (value, gradient) pairs pairwise on the workers, in a fixed order."""
-    level = list(futures)
+def pairwise(items, add):
+    """Sum items pairwise, in a fixed order (the same order on the workers and here)."""
+    level = list(items)
     while len(level) > 1:
-        paired = [client.submit(_worker.add_pair, level[i], level[i + 1], pure=False)
-                  for i in range(0, len(level) - 1, 2)]
+        paired = [add(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
         level = paired + level[len(paired) * 2:]
     return level[0]
+
+
+def tree_sum(client, futures):
+    """Sum (value, gradient) pairs pairwise on the workers, in a fixed order."""
+    return pairwise(futures, lambda a, b: client.submit(_worker.add_pair, a, b, pure=False))
+
+
+def sum_here(client, futures):
+    """The same sum done in this process: for small gradients, gathering the parts costs one
+    round trip where a tree on the workers costs one per level."""
+    return pairwise(client.gather(futures), _worker.add_pair)
 
 
 def run_with_retries(placements, submit_all, gather):
