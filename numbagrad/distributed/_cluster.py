@@ -1,7 +1,9 @@
 """The Dask side of numbagrad.distributed: which client, checking the workers, data placed on
 the workers that survives a worker's death, tree reductions, progress bars."""
 
+import asyncio
 import atexit
+import concurrent.futures
 import contextlib
 import gc
 import logging
@@ -16,6 +18,7 @@ from dask.base import is_dask_collection
 from dask.system import cpu_count
 from distributed import Client, Future, LocalCluster, as_completed, default_client
 from distributed.client import FutureCancelledError
+from distributed.comm import connect
 from tqdm.auto import tqdm
 
 from .. import __version__
@@ -77,9 +80,10 @@ def _connect(address):
         if client is not None and client.status == "running":
             return client
         try:
+            _probe(address)
             client = Client(address, timeout=_CONNECT_TIMEOUT, set_as_default=False)
         except OSError as exc:  # Dask's error for a scheduler it cannot reach
-            error = OSError(f"numbagrad.distributed: cannot reach a Dask scheduler at "
+            error = OSError(f"numbagrad.distributed: no Dask scheduler answered at "
                             f"{address!r} within {_CONNECT_TIMEOUT} s ({exc})")
         except ValueError as exc:  # a malformed address
             error = ValueError(f"numbagrad.distributed: {address!r} is not a Dask scheduler "
@@ -92,6 +96,34 @@ def _connect(address):
     # Dask's half-made Client sits in a reference cycle; uncollected, its __del__ hangs at exit
     gc.collect()
     raise error
+
+
+def _probe(address):
+    """Ask the scheduler at ``address`` who it is, within the timeout. Dask's Client bounds
+    only the TCP connect: a port that accepts and then says nothing (not a scheduler, a
+    scheduler that hangs) would keep it waiting far longer."""
+    async def identity():
+        comm = await connect(address, timeout=_CONNECT_TIMEOUT)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    async def bounded():  # a refused connection ends in connect()'s own timeout, quietly
+        return await asyncio.wait_for(identity(), _CONNECT_TIMEOUT + 1)
+
+    # a thread of its own: this process may already run an event loop (Jupyter)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        try:
+            pool.submit(asyncio.run, bounded()).result()
+        except TimeoutError as exc:
+            raise OSError("it did not answer") from exc
+        except (OSError, ValueError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - something answered, not as a scheduler
+            raise OSError(f"the answer is not a Dask scheduler's: {type(exc).__name__}: "
+                          f"{exc}") from exc
 
 
 def _close_opened():
