@@ -2,7 +2,8 @@
 negative log-likelihood on 4M x 32 float64 rows (1 GB), per call, with Dask LocalClusters of
 1 and 2 worker processes (one Numba thread each), against one-process numbagrad (compiled),
 torch eager and jax.jit in the same run; and the Dask overhead per call, measured on a tiny
-problem. Every result is checked equal to numbagrad's one-process value before timing.
+problem, and a bare Dask round trip. Every result is checked equal to numbagrad's one-process
+value before timing.
 
 Run: python bench/bench_distributed.py [--rows 4000000] [--repeat 5]
 """
@@ -33,6 +34,10 @@ def nll(w, shard):
     x, y = shard
     z = x @ w
     return (ng.nn.functional.softplus(z) - y * z).sum()
+
+
+def _identity(x):
+    return x
 
 
 def torch_value_and_grad(x, y):
@@ -112,7 +117,7 @@ def main():
         check("jax", vg, w, ref_value, ref_grad)
         rows.append(("jax.jit (XLA's threads)", *timed(vg, w, args.repeat)))
 
-    overhead = None
+    overhead = bare = None
     for workers in (1, 2):
         client = nd.local_client(workers)
         try:
@@ -126,6 +131,9 @@ def main():
             if workers == 2:  # the same calls on 2 shards of 16 rows: all overhead
                 tiny = nd.value_and_grad(nll, nd.split(x[:32], y[:32], n=2), client)
                 overhead = timed(tiny, w, 50)[1]
+                # a bare Dask round trip: one task that returns its argument
+                bare = timed(lambda p: client.submit(_identity, p, pure=False).result(), w,
+                             50)[1]
         finally:
             client.close()
             client.cluster.close()
@@ -138,6 +146,7 @@ def main():
         print(f"| {name} | {first:.2f} s | {per * 1e3:.0f} ms | {per / base:.2f}x | "
               f"{per / torch_per:.2f}x |")
     print(f"\nDask overhead per call (2 workers, 2 shards of 16 rows): {overhead * 1e3:.1f} ms")
+    print(f"a bare Dask round trip (one task returning its argument): {bare * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -67,7 +67,7 @@ class DistributedValueAndGrad:
         _cluster.check_workers(self.client)
         self.f = f
         self.shards = _cluster.place_shards(self.client, data_shards)
-        self.function = _cluster.Placed(self.client, [f], broadcast=True)
+        self.function = _cluster.Sent(self.client, f)
 
     @property
     def n_shards(self) -> int:
@@ -84,16 +84,30 @@ class DistributedValueAndGrad:
             params = params.astype(np.float64)
         client = self.client
 
+        function = self.function
+
         def submit_all():
             sent = _cluster.ship(client, params)
-            parts = [client.submit(_worker.shard_value_and_grad, self.function.futures[0],
-                                   sent, shard, i, pure=False, workers=self.shards.where(i))
+            parts = [client.submit(_worker.shard_value_and_grad, function.token, function.arg,
+                                   sent, shard.key, shard, i, pure=False,
+                                   workers=self.shards.where(i))
                      for i, shard in enumerate(self.shards.futures)]
-            return _cluster.tree_sum(client, parts)
+            return parts if small else _cluster.tree_sum(client, parts)
 
-        value, grad = _cluster.run_with_retries([self.shards, self.function], submit_all,
-                                                lambda total: total.result())
+        def gather(futures):
+            return _cluster.sum_here(client, futures) if small else futures.result()
+
+        small = params.nbytes <= _cluster.SMALL_GRADIENT_BYTES
+        value, grad = _cluster.run_with_retries([self.shards, *function.placements],
+                                                submit_all, gather)
         return value, grad.reshape(params.shape)
+
+    def close(self):
+        """Release the shards this object placed and the workers' traces of them (the
+        workers otherwise keep the traces of up to 256 shards until newer ones push them
+        out)."""
+        self.function.forget(self.client)
+        self.shards.futures = []
 
 
 def value_and_grad(f, data_shards, client=None) -> DistributedValueAndGrad:
@@ -128,7 +142,7 @@ class DataParallel:
         _cluster.check_workers(self.client)
         self.module, self.reduction = module, reduction
         self.n_parts = n_parts or len(self.client.scheduler_info()["workers"])
-        self.remote = _cluster.Placed(self.client, [module, loss_fn], broadcast=True)
+        self.remote = _cluster.Sent(self.client, (module, loss_fn))
 
     def backward(self, *batch) -> float:
         """Fill ``.grad`` with the gradient of the batch's loss; returns the loss (a float)."""
@@ -143,14 +157,15 @@ class DataParallel:
         placed_state = _cluster.Placed(client, [state], broadcast=True)
 
         def submit_all():
-            module, loss_fn = self.remote.futures
-            grads = [client.submit(_worker.module_part_grads, module, loss_fn,
+            remote = self.remote
+            grads = [client.submit(_worker.module_part_grads, remote.token, remote.arg,
                                    placed_state.futures[0], part, w, i, pure=False)
                      for i, (part, w) in enumerate(zip(placed_parts.futures, weights))]
             return _cluster.tree_sum(client, grads)
 
-        loss, grads = _cluster.run_with_retries(
-            [self.remote, placed_parts, placed_state], submit_all, lambda total: total.result())
+        loss, grads = _cluster.run_with_retries([*self.remote.placements, placed_parts,
+                                                 placed_state], submit_all,
+                                                lambda total: total.result())
         for name, p in self.module.named_parameters():
             g = grads.get(name)
             if g is None:
@@ -194,15 +209,18 @@ def map_minimize(f, x0s, args_list=None, client=None, *, method=None,
     if len(args_list) != len(x0s):
         raise ValueError(f"map_minimize: {len(x0s)} starting points but {len(args_list)} "
                          "argument tuples")
-    function = _cluster.Placed(client, [f], broadcast=True)
+    function = _cluster.Sent(client, f)
 
     def submit_all():
-        return [client.submit(_worker.minimize_one, function.futures[0], x0, args, method,
-                              compile, kwargs, i, pure=False)
+        return [client.submit(_worker.minimize_one, function.token, function.arg, x0, args,
+                              method, compile, kwargs, i, pure=False)
                 for i, (x0, args) in enumerate(zip(x0s, args_list))]
 
     def gather(futures):
         bar = _cluster.progress_bar(len(futures), "problems", progress)
         return _cluster.gather_in_order(client, futures, bar)
 
-    return _cluster.run_with_retries([function], submit_all, gather)
+    try:
+        return _cluster.run_with_retries(function.placements, submit_all, gather)
+    finally:
+        function.forget(client)

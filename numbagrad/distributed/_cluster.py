@@ -1,12 +1,16 @@
 """The Dask side of numbagrad.distributed: which client, checking the workers, data placed on
 the workers that survives a worker's death, tree reductions, progress bars."""
 
+import asyncio
 import atexit
+import concurrent.futures
 import contextlib
 import gc
 import logging
 import threading
+import uuid
 
+import cloudpickle
 import dask
 import numpy as np
 from dask import delayed
@@ -14,6 +18,7 @@ from dask.base import is_dask_collection
 from dask.system import cpu_count
 from distributed import Client, Future, LocalCluster, as_completed, default_client
 from distributed.client import FutureCancelledError
+from distributed.comm import connect
 from tqdm.auto import tqdm
 
 from .. import __version__
@@ -22,6 +27,7 @@ from . import _worker
 # tasks whose inputs were lost with a dead worker are retried after placing the inputs again
 _MAX_RETRIES = 3
 _SCATTER_INLINE_BYTES = 1 << 20  # larger arguments are scattered once, not copied per task
+SMALL_GRADIENT_BYTES = 1 << 16  # gradients up to this size are summed here, not on workers
 _CONNECT_TIMEOUT = 5  # seconds; Dask's default (30 s) leaves a mistyped address hanging
 
 _local = {"client": None}
@@ -74,9 +80,10 @@ def _connect(address):
         if client is not None and client.status == "running":
             return client
         try:
+            _probe(address)
             client = Client(address, timeout=_CONNECT_TIMEOUT, set_as_default=False)
         except OSError as exc:  # Dask's error for a scheduler it cannot reach
-            error = OSError(f"numbagrad.distributed: cannot reach a Dask scheduler at "
+            error = OSError(f"numbagrad.distributed: no Dask scheduler answered at "
                             f"{address!r} within {_CONNECT_TIMEOUT} s ({exc})")
         except ValueError as exc:  # a malformed address
             error = ValueError(f"numbagrad.distributed: {address!r} is not a Dask scheduler "
@@ -89,6 +96,34 @@ def _connect(address):
     # Dask's half-made Client sits in a reference cycle; uncollected, its __del__ hangs at exit
     gc.collect()
     raise error
+
+
+def _probe(address):
+    """Ask the scheduler at ``address`` who it is, within the timeout. Dask's Client bounds
+    only the TCP connect: a port that accepts and then says nothing (not a scheduler, a
+    scheduler that hangs) would keep it waiting far longer."""
+    async def identity():
+        comm = await connect(address, timeout=_CONNECT_TIMEOUT)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    async def bounded():  # a refused connection ends in connect()'s own timeout, quietly
+        return await asyncio.wait_for(identity(), _CONNECT_TIMEOUT + 1)
+
+    # a thread of its own: this process may already run an event loop (Jupyter)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        try:
+            pool.submit(asyncio.run, bounded()).result()
+        except TimeoutError as exc:
+            raise OSError("it did not answer") from exc
+        except (OSError, ValueError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - something answered, not as a scheduler
+            raise OSError(f"the answer is not a Dask scheduler's: {type(exc).__name__}: "
+                          f"{exc}") from exc
 
 
 def _close_opened():
@@ -181,6 +216,36 @@ class Placed:
         return True
 
 
+class Sent:
+    """An object every task of a distributed function needs (the function; the module and
+    loss), under a token chosen here that workers cache it and its traces by. Pickled once
+    here, a small one travels inside each task; a large one is scattered to every worker, and
+    a worker whose copy Dask dropped fetches it again, but still uses the copy it first got."""
+
+    def __init__(self, client, obj):
+        self.token = uuid.uuid4().hex
+        data = cloudpickle.dumps(obj)
+        if len(data) <= _SCATTER_INLINE_BYTES:
+            self.placed, self._inline = None, _worker.Pickled(data)
+        else:
+            self.placed, self._inline = Placed(client, [obj], broadcast=True), None
+
+    @property
+    def arg(self):
+        """What a task takes: the pickled bytes, or the future of the scattered object."""
+        return self._inline if self.placed is None else self.placed.futures[0]
+
+    @property
+    def placements(self):
+        """What run_with_retries scatters again when a worker holding it dies."""
+        return [] if self.placed is None else [self.placed]
+
+    def forget(self, client):
+        """Let the workers drop the object and its traces."""
+        with contextlib.suppress(Exception):  # a closed client or cluster holds nothing
+            client.run(_worker.forget, self.token)
+
+
 def place_shards(client, data_shards):
     """The shards as futures on the workers: a list of arrays or tuples of arrays is
     scattered; a Dask array (or a tuple of them with the same row chunks) gives one shard per
@@ -223,14 +288,24 @@ def ship(client, obj):
     return obj
 
 
-def tree_sum(client, futures):
-    """Sum (value, gradient) pairs pairwise on the workers, in a fixed order."""
-    level = list(futures)
+def pairwise(items, add):
+    """Sum items pairwise, in a fixed order (the same order on the workers and here)."""
+    level = list(items)
     while len(level) > 1:
-        paired = [client.submit(_worker.add_pair, level[i], level[i + 1], pure=False)
-                  for i in range(0, len(level) - 1, 2)]
+        paired = [add(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
         level = paired + level[len(paired) * 2:]
     return level[0]
+
+
+def tree_sum(client, futures):
+    """Sum (value, gradient) pairs pairwise on the workers, in a fixed order."""
+    return pairwise(futures, lambda a, b: client.submit(_worker.add_pair, a, b, pure=False))
+
+
+def sum_here(client, futures):
+    """The same sum done in this process: for small gradients, gathering the parts costs one
+    round trip where a tree on the workers costs one per level."""
+    return pairwise(client.gather(futures), _worker.add_pair)
 
 
 def run_with_retries(placements, submit_all, gather):

@@ -6,6 +6,7 @@ import collections
 import threading
 import traceback
 
+import cloudpickle
 import numpy as np
 from distributed import get_worker
 
@@ -13,12 +14,26 @@ from .. import func, optimize
 from ..compiler import compile as _compile
 from ..factories import from_numpy
 
-# A function or module scattered once reaches each worker as one object that every task of
-# that worker receives, so caching by that object compiles once per worker process.
+# Keyed on what stays the same across calls: a token chosen when the distributed function
+# was made, and the shard's Dask key. Python ids do not: Dask's Active Memory Manager drops a
+# worker's extra copy of a broadcast object, and the worker fetches it again as a new object.
 _CACHE_SIZE = 256
-_compiled = collections.OrderedDict()  # (id(fn), id(shard)) -> (fn, shard, compiled)
-_module_locks = collections.OrderedDict()  # id(module) -> (module, lock)
+_held = collections.OrderedDict()  # token -> (the first copy of the object seen, its lock)
+_compiled = collections.OrderedDict()  # (token, shard key) -> compiled value_and_grad
 _cache_lock = threading.Lock()
+
+
+class Pickled:
+    """An object cloudpickled once on the client, travelling inside each task (small enough
+    that this is cheaper than a fetch from another worker); unpickled once per worker."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    def __reduce__(self):
+        return (Pickled, (self.data,))
 
 
 class WorkerError(RuntimeError):
@@ -60,14 +75,39 @@ def _remember(table, key, make):
         return entry
 
 
-def compiled_value_and_grad(fn, shard):
+def held(token, sent):
+    """(object, lock): the copy of the object sent under ``token`` (a ``Pickled`` or the
+    object itself) this worker first received, and a lock for tasks that mutate it."""
+    def make():
+        obj = cloudpickle.loads(sent.data) if isinstance(sent, Pickled) else sent
+        return obj, threading.Lock()
+    return _remember(_held, token, make)
+
+
+def compiled_value_and_grad(token, sent_fn, shard_key, shard):
     """``numbagrad.compile`` of ``params -> fn(params, shard)``, made once per worker, function
     and shard: the shard's data is built into the trace as constants, so a call copies only
     the parameters into the replay's arena, not the shard."""
+    fn = held(token, sent_fn)[0]
+
     def make():
         data = _as_tensors(shard)
-        return fn, shard, _compile(func.value_and_grad(lambda params: fn(params, data)))
-    return _remember(_compiled, (id(fn), id(shard)), make)[2]
+        return _compile(func.value_and_grad(lambda params: fn(params, data)))
+    return _remember(_compiled, (token, shard_key), make)
+
+
+def traces_of(token):
+    """How many shard traces this worker holds for ``token``: what the tests watch."""
+    with _cache_lock:
+        return sum(key[0] == token for key in _compiled)
+
+
+def forget(token):
+    """Drop what this worker holds for ``token`` (its distributed function was closed)."""
+    with _cache_lock:
+        _held.pop(token, None)
+        for key in [k for k in _compiled if k[0] == token]:
+            del _compiled[key]
 
 
 def _as_tensors(shard):
@@ -76,10 +116,10 @@ def _as_tensors(shard):
     return from_numpy(shard) if isinstance(shard, np.ndarray) else shard
 
 
-def shard_value_and_grad(fn, params, shard, index):
+def shard_value_and_grad(token, sent_fn, params, shard_key, shard, index):
     """The compiled value and gradient of ``fn(params, shard)``, as (float, array)."""
     try:
-        value, grad = compiled_value_and_grad(fn, shard)(params)
+        value, grad = compiled_value_and_grad(token, sent_fn, shard_key, shard)(params)
         return float(value), np.asarray(grad)
     except Exception as exc:  # noqa: BLE001 - any user error goes back with its traceback
         _reraise(f"shard {index}", exc)
@@ -98,10 +138,10 @@ def _add_or_none(a, b):
     return a if b is None else a + b
 
 
-def module_part_grads(module, loss_fn, state, part, weight, index):
-    """Load ``state`` into this worker's copy of ``module``, compute ``loss_fn(module, *part)``
+def module_part_grads(token, sent, state, part, weight, index):
+    """Load ``state`` into this worker's copy of the module, compute ``loss_fn(module, *part)``
     and its gradients, and return both scaled by ``weight`` (the part's share of the batch)."""
-    lock = _remember(_module_locks, id(module), lambda: (module, threading.Lock()))[1]
+    (module, loss_fn), lock = held(token, sent)
     with lock:  # tasks on a multi-threaded worker share the module object
         try:
             module.load_state_dict(state)
@@ -116,8 +156,10 @@ def module_part_grads(module, loss_fn, state, part, weight, index):
         return float(loss.item()) * weight, grads
 
 
-def minimize_one(fn, x0, args, method, use_compile, kwargs, index):
-    """One problem of map_minimize: numbagrad.optimize.minimize on this worker."""
+def minimize_one(token, sent_fn, x0, args, method, use_compile, kwargs, index):
+    """One problem of map_minimize: numbagrad.optimize.minimize on this worker (one copy of
+    ``fn`` per worker, so that optimize's traces of it are reused across problems)."""
+    fn = held(token, sent_fn)[0]
     try:
         return optimize.minimize(fn, x0, args, method, compile=use_compile, **kwargs)
     except Exception as exc:  # noqa: BLE001
