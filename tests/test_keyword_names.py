@@ -8,6 +8,7 @@ n)`), so a lambda's name counts only if the op's ATen schema has it too (`self` 
 """
 
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -20,7 +21,8 @@ torch = pytest.importorskip("torch")
 NAMESPACES = {"torch": (torch, numbagrad), "torch.linalg": (torch.linalg, numbagrad.linalg),
               "torch.special": (torch.special, numbagrad.special)}
 
-# out= is not a keyword numbagrad's functions take yet (see test_out_keyword below)
+# out= is taken by the pointwise math functions only (test_out_keyword below), not yet by
+# the others
 IGNORED = {"out"}
 
 # (function, torch's parameter) numbagrad does not take yet -> why
@@ -137,3 +139,50 @@ def test_allowed_mismatches_are_still_mismatches():
     stale = [k for k in ALLOWED if k[1] not in found.get(k[0], ())]
     assert not stale, f"no longer mismatched, remove from ALLOWED: {stale}"
     assert all(why.strip() for why in ALLOWED.values())
+
+
+def _out_cases(lib):
+    """What torch's out= does, call by call: the result, the warning, the error."""
+    a = lib.tensor([[0.5, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    b = lib.tensor([1.0, 2.0, 3.0])
+    seen = []
+    calls = [lambda o: lib.exp(a, out=o), lambda o: lib.add(a, b, alpha=2, out=o),
+             lambda o: lib.mul(a, b, out=o), lambda o: lib.sin(input=a, out=o),
+             lambda o: lib.asin(a / 10, out=o), lambda o: lib.hypot(a, b, out=o),
+             lambda o: lib.sub(a, 2, out=o)]
+    for call in calls:
+        # empty, same shape, another shape (resized, with a warning), wider and narrower dtypes
+        for o in [lib.empty(0), lib.zeros(2, 3), lib.zeros(5), lib.zeros(2, 3, dtype=lib.float64),
+                  lib.zeros(2, 3, dtype=lib.int64)]:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                try:
+                    r = call(o)
+                    seen.append((r is o, str(o.dtype), tuple(o.shape), o._version,
+                                 np.round(o.numpy(), 5).tolist()))
+                except (RuntimeError, TypeError) as e:
+                    seen.append((type(e).__name__, str(e)))
+            # torch adds where in its C++ sources it warned
+            seen.append([str(x.message).split(" (Triggered internally")[0] for x in w])
+    leaf = lib.ones(2, 3, requires_grad=True)
+    for call in [lambda: lib.add(leaf, b, out=lib.empty(0)), lambda: lib.exp(leaf, out=lib.empty(0)),
+                 lambda: lib.exp(a, out=lib.zeros(2, 3, requires_grad=True)),
+                 lambda: lib.exp(a, out=3)]:
+        with pytest.raises((RuntimeError, TypeError)) as err:
+            call()
+        seen.append((err.type.__name__, str(err.value)))
+    with lib.no_grad():
+        o = lib.empty(0)
+        lib.exp(leaf, out=o)
+        seen.append((o.requires_grad, o.grad_fn is None))
+    o = lib.zeros(2, 3)
+    lib.exp(a[0], out=o[1])  # into a view: written through to its base
+    seen.append(np.round(o.numpy(), 4).tolist())
+    return seen
+
+
+def test_out_keyword():
+    mine, torchs = _out_cases(numbagrad), _out_cases(torch)
+    assert len(mine) == len(torchs)
+    for m, t in zip(mine, torchs, strict=True):
+        assert m == t

@@ -7,6 +7,7 @@ from ..core import tape as tape_mod
 from ..tensor import Tensor, _make  # noqa: F401
 from . import elementwise, op_kernels  # noqa: F401 - elementwise declares the records used below
 from . import record as record_module
+from .out_api import into
 from .record import (
     _F64_SCALAR,
     _NO_INTS,
@@ -480,9 +481,11 @@ def _unary_fn(name):
             return _F64_SCALAR(_scalar_value(op, x))
     scalar_graph = record_module.scalar_graph_op(op, forward)[1]
 
-    def fn(input):
-        out = scalar_graph(input)
-        return unary(name, input) if out is None else out
+    def fn(input, *, out=None):
+        if out is not None:
+            return into(name, out, fn, input)
+        value = scalar_graph(input)
+        return unary(name, input) if value is None else value
     fn.__name__ = name
     # (silu is a method here; torch has it in nn.functional only)
     fn.__doc__ = BY_NAME[name].docstring("torch.nn.functional.silu" if name == "silu" else None)
@@ -495,7 +498,9 @@ globals().update({name: _unary_fn(name) for name in UNARY_PUBLIC})
 
 
 def _binary_fn(name):
-    def fn(input, other):
+    def fn(input, other, *, out=None):
+        if out is not None:
+            return into(name, out, fn, input, other)
         if not isinstance(input, Tensor):
             return (rbinary(name, other, input) if name in ("sub", "div")
                     else binary(name, other, input))
@@ -524,7 +529,9 @@ def _scaled_by_alpha(a, b, alpha):
 
 
 def _alpha_fn(name):
-    def fn(input, other, *, alpha=1):
+    def fn(input, other, *, alpha=1, out=None):
+        if out is not None:
+            return into(name, out, fn, input, other, alpha=alpha)
         if not (type(alpha) is int and alpha == 1):
             other = _scaled_by_alpha(input, other, alpha)
         if not isinstance(input, Tensor):
