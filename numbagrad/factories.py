@@ -174,13 +174,13 @@ ones_like = _like(ones)
 empty_like = _like(empty)
 
 
-def full_like(t, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     """A tensor of ``t``'s shape filled with ``fill_value``, in ``t``'s dtype by default.
 
     Same as ``torch.full_like``.
     """
-    return full(tuple(t.shape), fill_value, dtype=dtype or t.dtype, device=device,
+    return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype, device=device,
                 requires_grad=requires_grad)
 
 

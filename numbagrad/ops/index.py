@@ -179,16 +179,16 @@ def _first_out_of_range(idx, size):
     return int(idx[bad].flat[0]) if bad.any() else None
 
 
-def gather(x, dim, index):
+def gather(input, dim, index):
     """The elements of ``x`` along ``dim`` at the positions ``index`` holds.
 
     Same as ``torch.gather``.
     """
-    d = _wrap(dim, x.ndim)
+    d = _wrap(dim, input.ndim)
     idx = _index_tensor(index, "gather")
-    data = x._array()
+    data = input._array()
     if idx.size == 0:  # torch checks nothing then: an empty result of the index's shape
-        return record(GATHER, np.empty(idx.shape, data.dtype), (x,), np.empty(0, np.int64))
+        return record(GATHER, np.empty(idx.shape, data.dtype), (input,), np.empty(0, np.int64))
     if idx.dtype not in (np.int64, np.int32):  # torch takes int32 indices too
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     # torch reads a 0-d tensor as one of shape (1,) here, for the input and the index
@@ -211,24 +211,24 @@ def gather(x, dim, index):
     positions = np.arange(data.size).reshape(data1.shape)[sl]
     flat = np.take_along_axis(positions, idx1, d)
     out = np.take_along_axis(data1[sl], idx1, d).reshape(idx.shape)
-    return record(GATHER, out, (x,), flat.reshape(-1))
+    return record(GATHER, out, (input,), flat.reshape(-1))
 
 
-def index_select(x, dim, index):
+def index_select(input, dim, index):
     """The slices of ``x`` along ``dim`` at the positions of the 1-D ``index``.
 
     Same as ``torch.index_select``.
     """
-    d = _wrap(dim, x.ndim)
+    d = _wrap(dim, input.ndim)
     idx = _index_tensor(index, "index_select")
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    if x.ndim == 0 and idx.size != 1:
+    if input.ndim == 0 and idx.size != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                            f"{idx.size} value(s)")
     if idx.dtype not in (np.int64, np.int32):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-    data = x._array()
+    data = input._array()
     idx = idx.reshape(-1)  # a 0-d index selects as [i] does: the dim stays
     size = data.shape[d] if data.ndim else 1
     bad = _first_out_of_range(idx, size)
@@ -244,7 +244,7 @@ def index_select(x, dim, index):
     flat = np.take(np.arange(data.size).reshape(data.shape), idx, axis=d)
     if data.ndim == 0:  # torch keeps a 0-d input's shape
         out = out.reshape(())
-    return record(INDEX_SELECT, out, (x,), flat.reshape(-1))
+    return record(INDEX_SELECT, out, (input,), flat.reshape(-1))
 
 
 def _write(data, basic, adv, value, region):

@@ -134,101 +134,104 @@ def _common(a, b, message=None):
     return to_dtype(a, a.dtype), to_dtype(b, b.dtype)
 
 
-def mm(a, b):
+def mm(input, mat2):
     """The matrix product of two 2-D tensors.
 
     Same as ``torch.mm``.
     """
-    if a.ndim != 2:
+    if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
-    if b.ndim != 2:
+    if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    if a.shape[1] != b.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims_of(a)} and "
-                           f"{_dims_of(b)})")
-    a, b = _common(a, b)
-    return record(MM, _product(a._array(), b._array()), (a, b))
+    if input.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims_of(input)} and "
+                           f"{_dims_of(mat2)})")
+    input, mat2 = _common(input, mat2)
+    return record(MM, _product(input._array(), mat2._array()), (input, mat2))
 
 
-def mv(a, v):
+def mv(input, vec):
     """The product of a matrix and a vector.
 
     Same as ``torch.mv``.
     """
-    if a.ndim != 2 or v.ndim != 1 or a.shape[1] != v.shape[0]:
-        if a.ndim == 2 and v.ndim == 1:
-            raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat ({_dims_of(a)}), "
-                               f"vec ({v.shape[0]})")
-        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
+    if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
+        if input.ndim == 2 and vec.ndim == 1:
+            raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), "
+                               f"mat ({_dims_of(input)}), vec ({vec.shape[0]})")
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
     # (torch's mv is addmv into a result of the vector's dtype)
-    a, v = _common(a, v, f"addmv input tensors must have the same dtype, but got "
-                         f"{v.dtype.scalar_name}, {a.dtype.scalar_name}, and {v.dtype.scalar_name}")
-    return record(MV, _product(a._array(), v._array()[:, None]).reshape(-1), (a, v))
+    input, vec = _common(input, vec, f"addmv input tensors must have the same dtype, but got "
+                         f"{vec.dtype.scalar_name}, {input.dtype.scalar_name}, and "
+                         f"{vec.dtype.scalar_name}")
+    return record(MV, _product(input._array(), vec._array()[:, None]).reshape(-1), (input, vec))
 
 
-def dot(a, b):
+def dot(input, b):
     """The dot product of two 1-D tensors.
 
     Same as ``torch.dot``.
     """
-    if a.ndim != 1 or b.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
-    if a.shape[0] != b.shape[0]:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+    if input.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {b.ndim}D tensors")
+    if input.shape[0] != b.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
                            f"[{b.shape[0]}] to have the same number of elements, but got "
-                           f"{a.shape[0]} and {b.shape[0]} elements respectively")
-    a, b = _common(a, b, f"dot : expected both vectors to have same dtype, but found "
-                         f"{a.dtype.scalar_name} and {b.dtype.scalar_name}")
-    return record(DOT, _product(a._array()[None, :], b._array()[:, None])[0, 0], (a, b))
+                           f"{input.shape[0]} and {b.shape[0]} elements respectively")
+    input, b = _common(input, b, f"dot : expected both vectors to have same dtype, but found "
+                         f"{input.dtype.scalar_name} and {b.dtype.scalar_name}")
+    return record(DOT, _product(input._array()[None, :], b._array()[:, None])[0, 0], (input, b))
 
 
-def bmm(a, b):
+def bmm(input, mat2):
     """The batched matrix product of two 3-D tensors: ``a[i] @ b[i]`` for each ``i``.
 
     Same as ``torch.bmm``.
     """
-    if a.ndim != 3:
+    if input.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    if b.ndim != 3:
+    if mat2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
-    if a.dtype is not b.dtype and (not a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]):
+                           f"[{input.shape[0]}, {input.shape[2]}] but got: "
+                           f"[{mat2.shape[0]}, {mat2.shape[1]}].")
+    if input.dtype is not mat2.dtype and not (
+            input.shape[0] * input.shape[1] * input.shape[2] * mat2.shape[2]):
         # torch's result takes batch2's dtype, and its kernel, which checks the dtypes, does
         # not run for an empty result or an empty sum (zeros)
-        a = to_dtype(a, b.dtype)
-    a, b = _common(a, b, f"expected scalar type {a.dtype.scalar_name} but found "
-                         f"{b.dtype.scalar_name}")
-    x, w = a._array(), b._array()
+        input = to_dtype(input, mat2.dtype)
+    input, mat2 = _common(input, mat2, f"expected scalar type {input.dtype.scalar_name} but found "
+                         f"{mat2.dtype.scalar_name}")
+    x, w = input._array(), mat2._array()
     if x.dtype.kind != "f":
-        return record(BMM, np.matmul(x, w), (a, b))
+        return record(BMM, np.matmul(x, w), (input, mat2))
     value = np.empty((x.shape[0], x.shape[1], w.shape[2]), x.dtype)
     gemm.batched_product_into(value, x, w)
-    return record(BMM, value, (a, b))
+    return record(BMM, value, (input, mat2))
 
 
-def addmm(c, a, b, *, beta=1, alpha=1):
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     # torch's order: the dtypes (no promotion), the ranks, the inner sizes, then self
     # expanded to the product's shape (even with beta = 0, where its values are ignored)
     """``beta * c + alpha * (a @ b)`` for matrices ``a`` and ``b``.
 
     Same as ``torch.addmm``.
     """
-    for first, name in ((c, "self"), (a, "mat1")):
-        if first.dtype is not b.dtype:
+    for first, name in ((input, "self"), (mat1, "mat1")):
+        if first.dtype is not mat2.dtype:
             raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
-                               f"{first.dtype.scalar_name} and {b.dtype.scalar_name}")
-    for m, name in ((a, "mat1"), (b, "mat2")):
+                               f"{first.dtype.scalar_name} and {mat2.dtype.scalar_name}")
+    for m, name in ((mat1, "mat1"), (mat2, "mat2")):
         if m.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
-    if a.shape[1] != b.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims_of(a)} and "
-                           f"{_dims_of(b)})")
-    expanded_shape(c, (a.shape[0], b.shape[1]))
-    a, b = _common(a, b)
-    return record(ADDMM, _addmm_value(c._array(), a._array(), b._array(), beta, alpha),
-                  (c, a, b), (), (float(beta), float(alpha)))
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims_of(mat1)} and "
+                           f"{_dims_of(mat2)})")
+    expanded_shape(input, (mat1.shape[0], mat2.shape[1]))
+    mat1, mat2 = _common(mat1, mat2)
+    return record(ADDMM, _addmm_value(input._array(), mat1._array(), mat2._array(), beta, alpha),
+                  (input, mat1, mat2), (), (float(beta), float(alpha)))
 
 
 def _product(a, b):
@@ -284,39 +287,39 @@ def weight_t(w):
     return wt
 
 
-def matmul(a, b):
+def matmul(input, other):
     """torch.matmul's dispatch, recording the same primitive ops torch does."""
-    if isinstance(b, Tensor):
-        da, db = a._data, b._data
+    if isinstance(other, Tensor):
+        da, db = input._data, other._data
         if da.ndim == 2 and db.ndim == 2:  # the common case first
             dt = da.dtype
             if dt is db.dtype and (dt is _F32 or dt is _F64) and da.shape[1] == db.shape[0]:
-                return record(MM, gemm.matmul(da, db), (a, b))  # mm, in fewer steps
-            return mm(a, b)
-    if a.ndim == 0 or b.ndim == 0:
+                return record(MM, gemm.matmul(da, db), (input, other))  # mm, in fewer steps
+            return mm(input, other)
+    if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
-                           f"{a.ndim}D and {b.ndim}D")
-    if a.ndim == 1 and b.ndim == 1:
-        return dot(a, b)
-    if a.ndim == 2 and b.ndim == 1:
-        return mv(a, b)
-    if a.ndim == 1 and b.ndim == 2:
-        prod = mm(unsqueeze(a, 0), b)
-        return record(MATMUL_SQUEEZE, prod._array().reshape(b.shape[1:]), (prod,))
-    if a.ndim == 2 and b.ndim == 2:
-        return mm(a, b)
-    if _should_fold(a, b):
-        return _folded(a, b)
-    if a.ndim == 3 and b.ndim == 3 and a.shape[0] != b.shape[0]:
+                           f"{input.ndim}D and {other.ndim}D")
+    if input.ndim == 1 and other.ndim == 1:
+        return dot(input, other)
+    if input.ndim == 2 and other.ndim == 1:
+        return mv(input, other)
+    if input.ndim == 1 and other.ndim == 2:
+        prod = mm(unsqueeze(input, 0), other)
+        return record(MATMUL_SQUEEZE, prod._array().reshape(other.shape[1:]), (prod,))
+    if input.ndim == 2 and other.ndim == 2:
+        return mm(input, other)
+    if _should_fold(input, other):
+        return _folded(input, other)
+    if input.ndim == 3 and other.ndim == 3 and input.shape[0] != other.shape[0]:
         # torch folds a batch of one that requires grad rather than expand it for bmm
-        if a.shape[0] == 1 and a.requires_grad:
-            return matmul(squeeze(a, 0), b)
-        if b.shape[0] == 1 and b.requires_grad:
-            return matmul(a, squeeze(b, 0))
+        if input.shape[0] == 1 and input.requires_grad:
+            return matmul(squeeze(input, 0), other)
+        if other.shape[0] == 1 and other.requires_grad:
+            return matmul(input, squeeze(other, 0))
     # batched: broadcast the batch dims, fold them, bmm, unfold (UnsafeViewBackward0)
-    n, k = a.shape[-2:] if a.ndim > 1 else (1, a.shape[0])
-    k2, m = b.shape[-2:] if b.ndim > 1 else (b.shape[0], 1)
-    batch_a, batch_b = a.shape[:-2], b.shape[:-2]
+    n, k = input.shape[-2:] if input.ndim > 1 else (1, input.shape[0])
+    k2, m = other.shape[-2:] if other.ndim > 1 else (other.shape[0], 1)
+    batch_a, batch_b = input.shape[:-2], other.shape[:-2]
     try:
         batch = tuple(np.broadcast_shapes(batch_a, batch_b))
     except ValueError:
@@ -325,13 +328,14 @@ def matmul(a, b):
     if k != k2:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{bsz}, {k}] but got: [{bsz}, {k2}].")
-    ea = reshape(a if batch_a == batch and a.ndim >= 3 else expand(a, *batch, n, k), bsz, n, k)
-    if b.ndim == 1:  # (torch: the vector expanded and folded, a column for bmm, squeezed back)
-        out = squeeze(bmm(ea, unsqueeze(reshape(expand(b, *batch, k), bsz, k), 2)), -1)
+    ea = reshape(input if batch_a == batch and input.ndim >= 3 else expand(input, *batch, n, k),
+                 bsz, n, k)
+    if other.ndim == 1:  # (torch: the vector expanded and folded, a column for bmm, squeezed back)
+        out = squeeze(bmm(ea, unsqueeze(reshape(expand(other, *batch, k), bsz, k), 2)), -1)
     else:
-        out = bmm(ea, reshape(b if batch_b == batch and b.ndim >= 3 else
-                              expand(b, *batch, k, m), bsz, k, m))
-    shape = batch + ((n,) if a.ndim > 1 else ()) + ((m,) if b.ndim > 1 else ())
+        out = bmm(ea, reshape(other if batch_b == batch and other.ndim >= 3 else
+                              expand(other, *batch, k, m), bsz, k, m))
+    shape = batch + ((n,) if input.ndim > 1 else ()) + ((m,) if other.ndim > 1 else ())
     return _unsafe_view(out, shape)
 
 
@@ -383,14 +387,14 @@ def _unsafe_view(x, shape):
     return record(UNSAFE_VIEW, x._array().reshape(shape), (x,))
 
 
-def outer(a, b):
+def outer(input, vec2):
     """The outer product of two 1-D tensors, a matrix.
 
     Same as ``torch.outer``.
     """
-    if a.ndim != 1 or b.ndim != 1:
-        raise RuntimeError(f"outer: Expected 1-D argument self, but got {a.ndim}-D")
-    return binary("mul", unsqueeze(a, 1), b)
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.ndim}-D")
+    return binary("mul", unsqueeze(input, 1), vec2)
 
 
 # ---- differentiable derivatives (create_graph) ------------------------------------------------

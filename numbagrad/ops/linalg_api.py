@@ -20,13 +20,21 @@ from .linalg_solvers import (
     cholesky_deprecated,
     cholesky_inverse,
     cholesky_solve,
-    det,
     inverse,
     logdet,
     slogdet,
 )
+from .linalg_solvers import det as _linalg_det
 
 cholesky, qr, svd = cholesky_deprecated, qr_deprecated, svd_deprecated
+
+
+def det(input):
+    """The determinant of (each) square matrix.
+
+    Same as ``torch.det``: torch.linalg.det is the same but takes its argument as ``A``.
+    """
+    return _linalg_det(input)
 
 __all__ = ["addbmm", "addmv", "baddbmm", "cdist", "cholesky", "cholesky_inverse",
            "cholesky_solve", "cross", "det", "einsum", "inner", "inverse", "kron", "logdet",
@@ -36,7 +44,7 @@ __all__ = ["addbmm", "addmv", "baddbmm", "cdist", "cholesky", "cholesky_inverse"
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
 TENSOR_METHODS = {"addbmm": addbmm, "addmv": addmv, "baddbmm": baddbmm,
                   "cholesky": cholesky_deprecated, "cholesky_inverse": cholesky_inverse,
-                  "cholesky_solve": cholesky_solve, "cross": cross, "det": det,
+                  "cholesky_solve": cholesky_solve, "cross": cross, "det": _linalg_det,
                   "inner": inner, "inverse": inverse, "kron": kron, "logdet": logdet,
                   "matrix_exp": matrix_exp, "matrix_power": matrix_power,
                   "pinverse": pinverse, "qr": qr_deprecated, "slogdet": slogdet,

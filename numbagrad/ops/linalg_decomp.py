@@ -184,23 +184,23 @@ def _svd_rule(ctx, grads):
 
 
 # ---- symmetric eigendecomposition ------------------------------------------------------------
-def eigh(A, UPLO="L"):  # noqa: N803 - torch's keyword names
+def eigh(input, UPLO="L"):  # noqa: N803 - torch's keyword names
     """The eigenvalues (ascending) and eigenvectors of (each) real symmetric matrix.
 
     Same as ``torch.linalg.eigh``.
     """
-    check_square(A, "linalg.eigh")
-    vals, vecs = _eigh_nodes(A, UPLO)
+    check_square(input, "linalg.eigh")
+    vals, vecs = _eigh_nodes(input, UPLO)
     return EighResult(vals, vecs)
 
 
-def eigvalsh(A, UPLO="L"):  # noqa: N803 - torch's keyword names
+def eigvalsh(input, UPLO="L"):  # noqa: N803 - torch's keyword names
     """The eigenvalues, ascending, of (each) real symmetric matrix.
 
     Same as ``torch.linalg.eigvalsh``.
     """
-    check_square(A, "linalg.eigvalsh")
-    return _eigh_nodes(A, UPLO)[0]
+    check_square(input, "linalg.eigvalsh")
+    return _eigh_nodes(input, UPLO)[0]
 
 
 def _eigh_nodes(m, uplo):
@@ -230,20 +230,20 @@ def _eigh_rule(ctx, grads):
 
 
 # ---- pseudo-inverse and least squares ---------------------------------------------------------
-def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):  # noqa: N803
+def pinv(input, *, atol=None, rtol=None, hermitian=False, rcond=None):  # noqa: N803
     """The Moore-Penrose pseudoinverse of (each) matrix.
 
     Same as ``torch.linalg.pinv``.
     """
-    if A.ndim < 2 or not A.dtype.is_floating_point:
-        raise RuntimeError(f"linalg.pinv({A.dtype.scalar_name}{{{list(A.shape)}}}): expected a "
-                           "tensor with 2 or more dimensions of float, double, cfloat or "
-                           "cdouble types")
-    a = A._array()
+    if input.ndim < 2 or not input.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.pinv({input.dtype.scalar_name}{{{list(input.shape)}}}): "
+                           "expected a tensor with 2 or more dimensions of float, double, "
+                           "cfloat or cdouble types")
+    a = input._array()
     if rcond is not None:
         rtol = rcond
     value = _pinv_value(a, atol, rtol, hermitian)
-    return record_node("LinalgPinvBackward0", [value], [A], _pinv_rule)[0]
+    return record_node("LinalgPinvBackward0", [value], [input], _pinv_rule)[0]
 
 
 def _pinv_value(a, atol, rtol, hermitian):
@@ -284,11 +284,12 @@ def pinverse(input, rcond=1e-15):  # noqa: A002 - torch's keyword name
     return pinv(input, rtol=rcond)
 
 
-def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803 - torch's keyword names
+def lstsq(input, b, rcond=None, *, driver=None):
     """The least-squares solution of ``A @ X = B``, with residuals, rank and singular values.
 
     Same as ``torch.linalg.lstsq``.
     """
+    A, B = input, b  # noqa: N806 - torch's keywords are input and b (its docs say A, B)
     check_float(A, "linalg.lstsq")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
@@ -355,13 +356,13 @@ def _lstsq_rule(ctx, grads):
     return [unbroadcast(g_a, a.shape), unbroadcast(g_b, b.shape)]
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):  # noqa: N803
+def matrix_rank(input, *, atol=None, rtol=None, hermitian=False, tol=None):  # noqa: N803
     """The numerical rank of (each) matrix: its singular values above the tolerance.
 
     Same as ``torch.linalg.matrix_rank``.
     """
-    check_matrix(A, "linalg.matrix_rank")
-    a = A._array()
+    check_matrix(input, "linalg.matrix_rank")
+    a = input._array()
     if tol is not None:
         atol, rtol = tol, 0.0
     if not a.size:
@@ -375,17 +376,17 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):  # noqa:
 
 
 # ---- matrix exponential -----------------------------------------------------------------------
-def matrix_exp(A):  # noqa: N803 - torch's keyword name
+def matrix_exp(input):
     """The matrix exponential of (each) square matrix.
 
     Same as ``torch.linalg.matrix_exp`` (also ``torch.matrix_exp``).
     """
-    check_square(A, "linalg.matrix_exp")
+    check_square(input, "linalg.matrix_exp")
     from scipy.linalg import expm  # lazily: SciPy's import is not free
 
-    a = A._array()
+    a = input._array()
     value = expm(a) if a.size else a.copy()
-    return record_node("LinalgMatrixExpBackward0", [np.asarray(value, a.dtype)], [A],
+    return record_node("LinalgMatrixExpBackward0", [np.asarray(value, a.dtype)], [input],
                        _matrix_exp_rule)[0]
 
 

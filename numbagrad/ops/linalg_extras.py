@@ -21,20 +21,20 @@ def _triangle(n, upper, unit, dtype):
     return mask.astype(dtype)
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False):  # noqa: N803 - torch's
+def solve_triangular(input, B, *, upper, left=True, unitriangular=False):  # noqa: N803 - torch's
     """The solution ``X`` of ``A @ X = B`` (or ``X @ A = B``) for triangular ``A``.
 
     Same as ``torch.linalg.solve_triangular``.
     """
-    check_square(A, "linalg.solve_triangular")
+    check_square(input, "linalg.solve_triangular")
     if B.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
                            "dimensions.")
-    if A.dtype is not B.dtype:
+    if input.dtype is not B.dtype:
         raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
-                           f"but found A of type {A.dtype.scalar_name} and B of type "
+                           f"but found A of type {input.dtype.scalar_name} and B of type "
                            f"{B.dtype.scalar_name} instead")
-    a, b = A._array(), B._array()
+    a, b = input._array(), B._array()
     n = a.shape[-1]
     if (b.shape[-2] if left else b.shape[-1]) != n:
         shape_b = f"{b.shape[-2]}x{b.shape[-1]}"
@@ -48,8 +48,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):  # noqa: N
     if unitriangular:
         tri = tri + np.eye(n, dtype=a.dtype)
     value = _triangular_value(tri, b, upper, left)
-    return record_node("LinalgSolveTriangularBackward0", [value], [A, B], _solve_triangular_rule,
-                       options=(upper, left, unitriangular))[0]
+    return record_node("LinalgSolveTriangularBackward0", [value], [input, B],
+                       _solve_triangular_rule, options=(upper, left, unitriangular))[0]
 
 
 def _triangular_value(tri, b, upper, left):
@@ -131,19 +131,19 @@ def _nan_where_failed(a, infos, fn):
     return out.reshape(a.shape)
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False):  # noqa: N803 - torch's keyword names
+def cholesky_ex(input, *, upper=False, check_errors=False):  # noqa: N803 - torch's keyword names
     """The Cholesky factor of (each) positive-definite matrix and an ``info`` code: ``(L, info)``.
 
     Same as ``torch.linalg.cholesky_ex``.
     """
-    check_square(A, "linalg.cholesky_ex")
+    check_square(input, "linalg.cholesky_ex")
     try:
-        return CholeskyExResult(cholesky_named(A, upper, "linalg.cholesky_ex"),
-                                _no_errors(A))
+        return CholeskyExResult(cholesky_named(input, upper, "linalg.cholesky_ex"),
+                                _no_errors(input))
     except LinAlgError:
         if check_errors:
             raise
-    a = A._array()
+    a = input._array()
     infos = [max(i, 0) for i in lapack_info(a, "potrf")]
     low = _nan_where_failed(a, infos, np.linalg.cholesky)
     value = np.swapaxes(low, -1, -2).copy() if upper else low

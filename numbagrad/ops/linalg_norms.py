@@ -35,31 +35,31 @@ def _matrix_dims(x, dim):
     return d0, d1
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # noqa: N803,A002
+def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # noqa: N803,A002
     """The matrix norm ``ord`` of the matrices in the dimensions ``dim``.
 
     Same as ``torch.linalg.matrix_norm``.
     """
-    if A.ndim < 2:
+    if input.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
-    if not A.dtype.is_floating_point:
+    if not input.dtype.is_floating_point:
         raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {A.dtype.scalar_name}")
-    d0, d1 = _matrix_dims(A, tuple(dim))
+                           f"input. Got {input.dtype.scalar_name}")
+    d0, d1 = _matrix_dims(input, tuple(dim))
     if isinstance(ord, str):
         if ord not in ("fro", "nuc"):
             raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     elif ord not in (1, -1, 2, -2, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if dtype is not None:
-        A = to_dtype(A, dtypes.as_dtype(dtype))  # noqa: N806
+        input = to_dtype(input, dtypes.as_dtype(dtype))
     if ord == "fro":
-        return _vector_norm(A, 2.0, (d0, d1), keepdim)
+        return _vector_norm(input, 2.0, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):
         # the singular values of the matrices in (d0, d1), moved last
-        rest = [d for d in range(A.ndim) if d not in (d0, d1)]
-        s = svdvals(permute(A, *rest, d0, d1))
+        rest = [d for d in range(input.ndim) if d not in (d0, d1)]
+        s = svdvals(permute(input, *rest, d0, d1))
         out = _sum(s, -1) if ord == "nuc" else amax(s, -1) if ord == 2 else amin(s, -1)
         if keepdim:
             for d in sorted((d0, d1)):
@@ -67,13 +67,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # no
         return out
     # 1: the largest column sum of |A| (sum over d0, max over d1); inf: rows (d1, then d0)
     summed, other = (d0, d1) if abs(ord) == 1 else (d1, d0)
-    sums = _sum(A.abs(), summed, keepdim)
+    sums = _sum(input.abs(), summed, keepdim)
     if not keepdim and other > summed:
         other -= 1
     return amax(sums, other, keepdim) if ord > 0 else amin(sums, other, keepdim)
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: N803,A002
+def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: N803,A002
     """torch.linalg.norm: a vector norm over one dim (or all of them when neither ``dim`` nor
     ``ord`` is given), a matrix norm over two."""
     if isinstance(dim, int):
@@ -81,16 +81,16 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: N803,A00
     if dim is not None:
         dim = tuple(dim)
         if len(dim) == 2:
-            return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+            return matrix_norm(input, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
         if len(dim) != 1:
             raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
                                f"Got {list(dim)}")
-        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+        return vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
     if ord is None:
-        return vector_norm(A, 2, None, keepdim, dtype=dtype)
-    if A.ndim == 2:
-        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
-    if A.ndim == 1:
-        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+        return vector_norm(input, 2, None, keepdim, dtype=dtype)
+    if input.ndim == 2:
+        return matrix_norm(input, ord, (-2, -1), keepdim, dtype=dtype)
+    if input.ndim == 1:
+        return vector_norm(input, ord, None, keepdim, dtype=dtype)
     raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D "
-                       f"or 2D. Got {A.ndim}D.")
+                       f"or 2D. Got {input.ndim}D.")

@@ -387,22 +387,22 @@ def multi_dot(tensors):
     return out.view(*shape)
 
 
-def matrix_power(A, n):  # noqa: N803 - torch's keyword name
+def matrix_power(input, n):
     """(Each) square matrix to the integer power ``n`` (negative: of the inverse).
 
     Same as ``torch.linalg.matrix_power`` (also ``torch.matrix_power``).
     """
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+    if input.ndim < 2 or input.shape[-1] != input.shape[-2]:
         raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they "
-                           f"are {A.shape[-2] if A.ndim > 1 else A.shape} by "
-                           f"{A.shape[-1] if A.ndim else ''} matrices")
+                           f"are {input.shape[-2] if input.ndim > 1 else input.shape} by "
+                           f"{input.shape[-1] if input.ndim else ''} matrices")
     if n == 0:
         # identities still connected to A (a zero gradient, CloneBackward0, as torch's)
-        eye = expand(const(np.eye(A.shape[-1]), A._data.dtype), *A.shape)
-        return where(const(np.zeros(A.shape, bool), bool), A, eye).clone()
+        eye = expand(const(np.eye(input.shape[-1]), input._data.dtype), *input.shape)
+        return where(const(np.zeros(input.shape, bool), bool), input, eye).clone()
     if n == 1:
-        return A.clone()
-    base = inv(A) if n < 0 else A
+        return input.clone()
+    base = inv(input) if n < 0 else input
     n = abs(n)
     result = None
     while n:  # binary powering, as torch's

@@ -53,9 +53,9 @@ def _inv_rule(ctx, grads):
     return [-(yt @ g @ yt)]
 
 
-def inverse(A):  # noqa: N803 - torch's keyword names
+def inverse(input):
     """torch.inverse (linalg.inv under its own name in errors)."""
-    return inv(A)
+    return inv(input)
 
 
 # ---- determinants -----------------------------------------------------------------------------
@@ -93,12 +93,12 @@ def _det_rule(ctx, grads):
     return [g.unsqueeze(-1).unsqueeze(-1) * cof]
 
 
-def slogdet(A):  # noqa: N803 - torch's keyword names
+def slogdet(input):
     """The sign and the log of the absolute value of the determinant, as ``(sign, logabsdet)``.
 
     Same as ``torch.slogdet``.
     """
-    return _slogdet(A, "linalg.slogdet", SlogdetResult)
+    return _slogdet(input, "linalg.slogdet", SlogdetResult)
 
 
 def linalg_slogdet(A):  # noqa: N803 - torch's keyword names
@@ -133,11 +133,11 @@ def _slogdet_rule(ctx, grads):
     return [g.unsqueeze(-1).unsqueeze(-1) * inv_t]
 
 
-def logdet(A):  # noqa: N803 - torch's keyword names
+def logdet(input):
     """log det(A): NaN for a negative determinant, -inf for a singular matrix (torch's
     composite: a where over slogdet, WhereBackward0)."""
-    check_square(A, "logdet")
-    sign, logabs = _slogdet(A, "linalg.slogdet", SlogdetResult)
+    check_square(input, "logdet")
+    sign, logabs = _slogdet(input, "linalg.slogdet", SlogdetResult)
     return where(sign < 0, const(np.nan, logabs._data.dtype), logabs)
 
 
@@ -210,10 +210,10 @@ def _solve_rule(ctx, grads):
 
 
 # ---- Cholesky ---------------------------------------------------------------------------------
-def cholesky(A, upper=False):  # noqa: N803 - torch's keyword names
+def cholesky(input, upper=False):  # noqa: N803 - torch's keyword names
     """torch.linalg.cholesky: the lower factor L of A = L L^T (read from A's lower triangle);
     ``upper``: its transpose."""
-    return _cholesky(A, upper, "LinalgCholeskyExBackward0")
+    return _cholesky(input, upper, "LinalgCholeskyExBackward0")
 
 
 def cholesky_named(m, upper, name):
@@ -221,11 +221,11 @@ def cholesky_named(m, upper, name):
     return _cholesky(m, upper, "LinalgCholeskyExBackward0", name)
 
 
-def cholesky_deprecated(A, upper=False):  # noqa: N803 - torch's keyword names
+def cholesky_deprecated(input, upper=False):  # noqa: N803 - torch's keyword names
     """torch.cholesky (deprecated in torch, which warns): its own grad_fn name."""
     warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
                   "removed in a future PyTorch release.", UserWarning, stacklevel=2)
-    return _cholesky(A, upper, "CholeskyBackward0")
+    return _cholesky(input, upper, "CholeskyBackward0")
 
 
 def _cholesky(m, upper, node_name, name="linalg.cholesky"):

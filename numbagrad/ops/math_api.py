@@ -12,6 +12,7 @@ from ..core.docs import torch_doc
 from ..tensor import Tensor, _make
 from . import elementwise_math, elementwise_math_binary, pointwise  # noqa: F401 - the records
 from .math_logic import LOGIC_FUNCTIONS, LOGIC_METHODS
+from .out_api import into
 from .pointwise import eager_forward, to_dtype, torch_layout, unary
 from .record import record, shape_error_broadcast
 from .registry import BY_NAME, FORMULA_FUNCTIONS
@@ -36,7 +37,9 @@ def _plain(values):
 # ---- unary -----------------------------------------------------------------------------------
 def _float_unary(name):
     """A function of floats: integer and bool inputs compute in the default dtype."""
-    def fn(input):  # noqa: A002 - torch's keyword
+    def fn(input, *, out=None):  # noqa: A002 - torch's keyword
+        if out is not None:
+            return into(name, out, fn, input)
         need_tensor(input, name)
         return unary(name, input)
     fn.__name__ = name
@@ -237,7 +240,9 @@ def _arrays(tensors):
 
 
 def _float_binary(name, int_error=None):
-    def fn(input, other):  # noqa: A002
+    def fn(input, other, *, out=None):  # noqa: A002
+        if out is not None:
+            return into(name, out, fn, input, other)
         need_tensor(input, name)
         need_tensor(other, name, "other", 2)
         if int_error and not _promote(input, other).is_floating_point:

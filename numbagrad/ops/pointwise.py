@@ -7,6 +7,7 @@ from ..core import tape as tape_mod
 from ..tensor import Tensor, _make  # noqa: F401
 from . import elementwise, op_kernels  # noqa: F401 - elementwise declares the records used below
 from . import record as record_module
+from .out_api import into
 from .record import (
     _F64_SCALAR,
     _NO_INTS,
@@ -337,16 +338,16 @@ def rpow_scalar(x, base):
     return unary("rpow_scalar", x, float(base))
 
 
-def pow(x, e):  # noqa: A001 - torch's name
+def pow(input, exponent):  # noqa: A001 - torch's name
     """Element-wise power ``x ** e``; either may be a Python number.
 
     Same as ``torch.pow``.
     """
-    if isinstance(x, Tensor) and not isinstance(e, Tensor):
-        return pow_scalar(x, e)
-    if not isinstance(x, Tensor):
-        return rpow_scalar(e, x)
-    return binary("pow", x, e)
+    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        return pow_scalar(input, exponent)
+    if not isinstance(input, Tensor):
+        return rpow_scalar(exponent, input)
+    return binary("pow", input, exponent)
 
 
 def where(condition, x=None, y=None):
@@ -378,7 +379,7 @@ def where(condition, x=None, y=None):
     return record(BY_NAME["where"], out, (tx, ty), mask)
 
 
-def masked_fill(x, mask, value):
+def masked_fill(input, mask, value):
     """A copy of ``x`` with ``value`` (a number or a 0-d tensor) where ``mask`` is true.
 
     Same as ``torch.masked_fill``.
@@ -396,19 +397,19 @@ def masked_fill(x, mask, value):
                         " * (Tensor mask, Tensor value)\n * (Tensor mask, Number value)\n")
     # _item: the value's own node carries it in a compiled replay (no guard needed)
     v = value._item() if isinstance(value, Tensor) else value
-    _check_fits(v, x.dtype)
-    shape = broadcast_shapes(m.shape, x.shape)
-    if shape != tuple(x.shape):
+    _check_fits(v, input.dtype)
+    shape = broadcast_shapes(m.shape, input.shape)
+    if shape != tuple(input.shape):
         # torch broadcasts self against the mask: the gradient sums back over the new dims
-        x = record(BY_NAME["expand"], np.broadcast_to(x._data, shape), (x,))
+        input = record(BY_NAME["expand"], np.broadcast_to(input._data, shape), (input,))
     # torch fills a contiguous copy of self, whatever self's layout
-    out = np.where(m, np.asarray(v, x._data.dtype), x._data)
+    out = np.where(m, np.asarray(v, input._data.dtype), input._data)
     out = np.ascontiguousarray(out) if out.ndim else out[()]
     mask_flat = np.broadcast_to(m, shape).reshape(-1).astype(np.int64)
     if isinstance(value, Tensor):  # a tensor value gets the masked positions' gradient
-        return record(BY_NAME["masked_fill_tensor"], out, (x, to_dtype(value, x.dtype)),
+        return record(BY_NAME["masked_fill_tensor"], out, (input, to_dtype(value, input.dtype)),
                       mask_flat)
-    return record(BY_NAME["masked_fill"], out, (x,), mask_flat, (float(v),))
+    return record(BY_NAME["masked_fill"], out, (input,), mask_flat, (float(v),))
 
 
 # the C++ type torch's overflow check names
@@ -480,9 +481,11 @@ def _unary_fn(name):
             return _F64_SCALAR(_scalar_value(op, x))
     scalar_graph = record_module.scalar_graph_op(op, forward)[1]
 
-    def fn(x):
-        out = scalar_graph(x)
-        return unary(name, x) if out is None else out
+    def fn(input, *, out=None):
+        if out is not None:
+            return into(name, out, fn, input)
+        value = scalar_graph(input)
+        return unary(name, input) if value is None else value
     fn.__name__ = name
     # (silu is a method here; torch has it in nn.functional only)
     fn.__doc__ = BY_NAME[name].docstring("torch.nn.functional.silu" if name == "silu" else None)
@@ -495,10 +498,13 @@ globals().update({name: _unary_fn(name) for name in UNARY_PUBLIC})
 
 
 def _binary_fn(name):
-    def fn(a, b):
-        if not isinstance(a, Tensor):
-            return rbinary(name, b, a) if name in ("sub", "div") else binary(name, b, a)
-        return binary(name, a, b)
+    def fn(input, other, *, out=None):
+        if out is not None:
+            return into(name, out, fn, input, other)
+        if not isinstance(input, Tensor):
+            return (rbinary(name, other, input) if name in ("sub", "div")
+                    else binary(name, other, input))
+        return binary(name, input, other)
     fn.__name__ = name
     fn.__doc__ = BY_NAME[name].docstring(note=_NOTES.get(name))
     return fn
@@ -523,12 +529,14 @@ def _scaled_by_alpha(a, b, alpha):
 
 
 def _alpha_fn(name):
-    def fn(a, b, *, alpha=1):
+    def fn(input, other, *, alpha=1, out=None):
+        if out is not None:
+            return into(name, out, fn, input, other, alpha=alpha)
         if not (type(alpha) is int and alpha == 1):
-            b = _scaled_by_alpha(a, b, alpha)
-        if not isinstance(a, Tensor):
-            return rbinary(name, b, a) if name == "sub" else binary(name, b, a)
-        return binary(name, a, b)
+            other = _scaled_by_alpha(input, other, alpha)
+        if not isinstance(input, Tensor):
+            return rbinary(name, other, input) if name == "sub" else binary(name, other, input)
+        return binary(name, input, other)
     fn.__name__ = name
     fn.__doc__ = BY_NAME[name].docstring()
     return fn

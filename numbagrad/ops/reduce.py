@@ -130,62 +130,65 @@ def _float_input(x):
     return to_dtype(x, float_dtype_for(x))
 
 
-def sum(x, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     """The sum of all elements, or over ``dim`` (an int or a tuple of ints).
 
     Same as ``torch.sum``.
     """
-    data = x._data
+    data = input._data
     if dim is None and dtype is None and data.ndim and \
             (data.dtype is _F64 or data.dtype is _F32) and data.flags.c_contiguous:
         # the whole sum of a float array, in fewer steps (np.sum's own call)
         kept = (1,) * data.ndim
         value = np.add.reduce(data, axis=tuple(range(data.ndim)))
-        return record(SUM, value.reshape(kept) if keepdim else value, (x,), kept, (1.0,))
+        return record(SUM, value.reshape(kept) if keepdim else value, (input,), kept, (1.0,))
     if dtype is not None:
-        x = to_dtype(x, dtypes.as_dtype(dtype))
-    elif not x.dtype.is_floating_point and x.dtype is not dtypes.int64:
-        x = to_dtype(x, dtypes.int64)  # torch sums bools and integers in int64
-    dims = _dims(dim, x.ndim, "sum")
+        input = to_dtype(input, dtypes.as_dtype(dtype))
+    elif not input.dtype.is_floating_point and input.dtype is not dtypes.int64:
+        input = to_dtype(input, dtypes.int64)  # torch sums bools and integers in int64
+    dims = _dims(dim, input.ndim, "sum")
     op = SUM if dim is None else SUM_DIM
-    if x.dtype.is_floating_point:
+    if input.dtype.is_floating_point:
         # the replay's pairwise/group sums: np.sum of a strided view, or over several dims,
         # adds in another order
-        return _reduce(op, x, dims, keepdim, _group_value(op, x, dims, (1.0,)), (1.0,))
-    return _reduce(op, x, dims, keepdim, np.sum(x._data, axis=dims, keepdims=keepdim), (1.0,))
+        return _reduce(op, input, dims, keepdim, _group_value(op, input, dims, (1.0,)), (1.0,))
+    value = np.sum(input._data, axis=dims, keepdims=keepdim)
+    return _reduce(op, input, dims, keepdim, value, (1.0,))
 
 
-def mean(x, dim=None, keepdim=False, *, dtype=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None):
     """The mean of all elements, or over ``dim`` (an int or a tuple of ints).
 
     Same as ``torch.mean``.
     """
-    if not x.dtype.is_floating_point and dtype is None:
+    if not input.dtype.is_floating_point and dtype is None:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
-                           f"floating point or complex dtype. Got: {x.dtype.scalar_name}")
-    dims = _dims(dim, x.ndim, "mean")
-    n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+                           f"floating point or complex dtype. Got: {input.dtype.scalar_name}")
+    dims = _dims(dim, input.ndim, "mean")
+    n = int(np.prod([input.shape[d] for d in dims])) if dims else 1
     op = MEAN if dim is None else MEAN_DIM
     fat = (1.0 / n if n else np.nan,)
     if not n:
-        value = np.full(_kept(x.shape, dims), np.nan, x._data.dtype)
-    elif x.dtype.is_floating_point:
-        value = _group_value(op, x, dims, fat)  # the replay's sums, as sum() above
+        value = np.full(_kept(input.shape, dims), np.nan, input._data.dtype)
+    elif input.dtype.is_floating_point:
+        value = _group_value(op, input, dims, fat)  # the replay's sums, as sum() above
     else:
-        value = np.mean(x._data, axis=dims, keepdims=keepdim)
-    return _reduce(op, x, dims, keepdim, value, fat)
+        value = np.mean(input._data, axis=dims, keepdims=keepdim)
+    return _reduce(op, input, dims, keepdim, value, fat)
 
 
-def prod(x, dim=None, keepdim=False):
+def prod(input, dim=None, keepdim=False, *, dtype=None):
     """The product of all elements, or along ``dim``.
 
-    Same as ``torch.prod``, without ``dtype``.
+    Same as ``torch.prod``.
     """
-    dims = _dims(dim, x.ndim, "prod")
+    if dtype is not None:  # torch casts the input first
+        input = to_dtype(input, dtypes.as_dtype(dtype))
+    dims = _dims(dim, input.ndim, "prod")
     op = PROD if dim is None else PROD_DIM
-    if x.dtype.is_floating_point:  # in order, one rounding per product, as replay
-        return _reduce(op, x, dims, keepdim, _group_value(op, x, dims, ()))
-    return _reduce(op, x, dims, keepdim, np.prod(x._data, axis=dims, keepdims=keepdim))
+    if input.dtype.is_floating_point:  # in order, one rounding per product, as replay
+        return _reduce(op, input, dims, keepdim, _group_value(op, input, dims, ()))
+    return _reduce(op, input, dims, keepdim, np.prod(input._data, axis=dims, keepdims=keepdim))
 
 
 MaxMin = namedtuple("MaxMin", ["values", "indices"])
@@ -249,24 +252,24 @@ def _extreme(x, dim, keepdim, is_max, other=None):
     return cls(out, indices)
 
 
-def max(x, dim=None, keepdim=False, *, other=None):  # noqa: A001
+def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     """The largest element; along ``dim``, ``(values, indices)``; with a tensor, ``maximum``.
 
     Same as ``torch.max``.
     """
     if dim is not None and not isinstance(dim, int):
-        return _extreme(x, None, False, True, other=dim)
-    return _extreme(x, dim, keepdim, True, other)
+        return _extreme(input, None, False, True, other=dim)
+    return _extreme(input, dim, keepdim, True, other)
 
 
-def min(x, dim=None, keepdim=False, *, other=None):  # noqa: A001
+def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     """The smallest element; along ``dim``, ``(values, indices)``; with a tensor, ``minimum``.
 
     Same as ``torch.min``.
     """
     if dim is not None and not isinstance(dim, int):
-        return _extreme(x, None, False, False, other=dim)
-    return _extreme(x, dim, keepdim, False, other)
+        return _extreme(input, None, False, False, other=dim)
+    return _extreme(input, dim, keepdim, False, other)
 
 
 def _nonempty(x, dim, name):
@@ -283,40 +286,40 @@ def _nonempty(x, dim, name):
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
-def amax(x, dim=(), keepdim=False):
+def amax(input, dim=(), keepdim=False):
     """The largest values over ``dim`` (an int or a tuple; all dims by default).
 
     Same as ``torch.amax``.
     """
-    _nonempty(x, dim, "amax")
-    dims = _dims(None if dim == () else dim, x.ndim, "amax")
-    return _reduce(AMAX, x, dims, keepdim, np.amax(x._data, axis=dims, keepdims=keepdim))
+    _nonempty(input, dim, "amax")
+    dims = _dims(None if dim == () else dim, input.ndim, "amax")
+    return _reduce(AMAX, input, dims, keepdim, np.amax(input._data, axis=dims, keepdims=keepdim))
 
 
-def amin(x, dim=(), keepdim=False):
+def amin(input, dim=(), keepdim=False):
     """The smallest values over ``dim`` (an int or a tuple; all dims by default).
 
     Same as ``torch.amin``.
     """
-    _nonempty(x, dim, "amin")
-    dims = _dims(None if dim == () else dim, x.ndim, "amin")
-    return _reduce(AMIN, x, dims, keepdim, np.amin(x._data, axis=dims, keepdims=keepdim))
+    _nonempty(input, dim, "amin")
+    dims = _dims(None if dim == () else dim, input.ndim, "amin")
+    return _reduce(AMIN, input, dims, keepdim, np.amin(input._data, axis=dims, keepdims=keepdim))
 
 
-def logsumexp(x, dim, keepdim=False):
+def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow.
 
     Same as ``torch.logsumexp``.
     """
-    x = _float_input(x)
-    dims = _dims(dim, x.ndim, "logsumexp")
-    data = np.asarray(x._data)
+    input = _float_input(input)
+    dims = _dims(dim, input.ndim, "logsumexp")
+    data = np.asarray(input._data)
     if data.size:
         # log(sum(exp(x - m))) + m, m the max (0 where not finite: stable, as torch does)
-        value = _group_value(LOGSUMEXP, x, dims, ())
+        value = _group_value(LOGSUMEXP, input, dims, ())
     else:
         value = np.log(np.sum(np.exp(data), axis=dims, keepdims=True))
-    return _reduce(LOGSUMEXP, x, dims, keepdim, value.astype(data.dtype))
+    return _reduce(LOGSUMEXP, input, dims, keepdim, value.astype(data.dtype))
 
 
 def _correction(unbiased, correction):
@@ -330,56 +333,56 @@ def _float_only(x):
         raise RuntimeError("std and var only support floating point and complex dtypes")
 
 
-def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """The variance over ``dim`` (all dims by default), dividing by ``N - correction``.
 
     Same as ``torch.var``.
     """
-    _float_only(x)
+    _float_only(input)
     if isinstance(dim, bool):  # var(unbiased) positional form
         dim, unbiased = None, dim
     c = _correction(unbiased, correction)
-    dims = _dims(dim, x.ndim, "var")
+    dims = _dims(dim, input.ndim, "var")
     # fat[1]: no dim given, where torch's gradient differs once no degree of freedom is left
-    fat = (c, 1.0 if dim is None or x.ndim == 0 else 0.0)
-    return _reduce(VAR, x, dims, keepdim, _group_value(VAR, x, dims, fat), fat)
+    fat = (c, 1.0 if dim is None or input.ndim == 0 else 0.0)
+    return _reduce(VAR, input, dims, keepdim, _group_value(VAR, input, dims, fat), fat)
 
 
-def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """The standard deviation over ``dim`` (all dims by default), with ``N - correction``.
 
     Same as ``torch.std``.
     """
-    _float_only(x)
+    _float_only(input)
     if isinstance(dim, bool):
         dim, unbiased = None, dim
     c = _correction(unbiased, correction)
-    dims = _dims(dim, x.ndim, "std")
-    return _reduce(STD, x, dims, keepdim, _group_value(STD, x, dims, (c,)), (c,))
+    dims = _dims(dim, input.ndim, "std")
+    return _reduce(STD, input, dims, keepdim, _group_value(STD, input, dims, (c,)), (c,))
 
 
-def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """torch.norm: a vector norm (``linalg.vector_norm``) of the dims given, all for None or
     (); "fro" over at most two dims is the 2-norm, any other string is a matrix norm."""
     if isinstance(p, str):
         if p != "fro" or not (dim is None or isinstance(dim, int) or len(dim) <= 2):
-            _matrix_norm(x, p, dim, dtype)
+            _matrix_norm(input, p, dim, dtype)
         p = 2.0
     p = 2.0 if p is None else float(p)
-    if not x.dtype.is_floating_point:  # torch takes no norm of integers
+    if not input.dtype.is_floating_point:  # torch takes no norm of integers
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {x.dtype.scalar_name}")
+                           f"input. Got {input.dtype.scalar_name}")
     if not isinstance(dim, int) and dim is not None and len(dim) == 0:
         dim = None
-    if x.numel() == 0 and (p < 0.0 or p == np.inf):
-        _no_identity(x, p, dim)
+    if input.numel() == 0 and (p < 0.0 or p == np.inf):
+        _no_identity(input, p, dim)
     if dtype is not None:
-        x = to_dtype(x, _norm_dtype(x, dtypes.as_dtype(dtype), "linalg.vector_norm"))
-    x = _float_input(x)
-    dims = _dims(dim, x.ndim, "norm")
+        input = to_dtype(input, _norm_dtype(input, dtypes.as_dtype(dtype), "linalg.vector_norm"))
+    input = _float_input(input)
+    dims = _dims(dim, input.ndim, "norm")
     # inf: max |x|; -inf: min |x|; 2: sqrt(sum x^2); 0: count of nonzeros; else
     # sum(|x|^p)^(1/p)
-    return _reduce(NORM, x, dims, keepdim, _group_value(NORM, x, dims, (p,)), (p,))
+    return _reduce(NORM, input, dims, keepdim, _group_value(NORM, input, dims, (p,)), (p,))
 
 
 def _no_identity(x, p, dim):
@@ -437,20 +440,20 @@ def _softmax_value(data, d, log):
     return value.reshape(data.shape)
 
 
-def softmax(x, dim, dtype=None):
+def softmax(input, dim, dtype=None):
     """Softmax along ``dim``: ``exp(x)`` normalized to sum to 1.
 
     Same as ``torch.softmax``.
     """
-    return _softmax(x, dim, dtype, False)
+    return _softmax(input, dim, dtype, False)
 
 
-def log_softmax(x, dim, dtype=None):
+def log_softmax(input, dim, dtype=None):
     """The logarithm of the softmax along ``dim``, computed stably.
 
     Same as ``torch.log_softmax``.
     """
-    return _softmax(x, dim, dtype, True)
+    return _softmax(input, dim, dtype, True)
 
 
 def _softmax(x, dim, dtype, log):

@@ -19,11 +19,11 @@ _NO_METHOD = ("std_mean", "var_mean", "bucketize", "searchsorted", "trapezoid", 
 
 
 def _truth(name, np_fn, doc):
-    def reduce_bool(x, dim=None, keepdim=False):
-        data = np.asarray(x._data)
+    def reduce_bool(input, dim=None, keepdim=False):
+        data = np.asarray(input._data)
         if isinstance(dim, (tuple, list)) and len(dim) == 0:
             dim = None
-        dims = reduce._dims(dim, x.ndim, name)
+        dims = reduce._dims(dim, input.ndim, name)
         out = np_fn(data, axis=dims, keepdims=keepdim) if data.ndim else np_fn(data)
         # torch keeps uint8 as uint8; every other dtype answers in bool
         return _make(np.asarray(out, np.uint8 if data.dtype == np.uint8 else np.bool_))
@@ -35,15 +35,15 @@ any = _truth("any", np.any, "Whether any element is true, of all or over ``dim``
 
 
 @numpy_aliases
-def count_nonzero(x, dim=None):
+def count_nonzero(input, dim=None):
     """The number of nonzero elements, of all or over ``dim``.
 
     Same as ``torch.count_nonzero``.
     """
-    data = np.asarray(x._data)
+    data = np.asarray(input._data)
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None
-    dims = reduce._dims(dim, x.ndim, "count_nonzero")
+    dims = reduce._dims(dim, input.ndim, "count_nonzero")
     return _make(np.asarray(np.count_nonzero(data, axis=dims) if data.ndim else
                             np.count_nonzero(data), np.int64))
 
@@ -78,48 +78,48 @@ searchsorted = scan_misc.searchsorted
 
 
 @numpy_aliases
-def nanmean(x, dim=None, keepdim=False, *, dtype=None):
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """The mean of the non-NaN elements, of all or over ``dim``.
 
     Same as ``torch.nanmean``.
     """
     if dtype is not None:
-        x = pointwise.to_dtype(x, dtypes.as_dtype(dtype))
-    if not x.dtype.is_floating_point:
+        input = pointwise.to_dtype(input, dtypes.as_dtype(dtype))
+    if not input.dtype.is_floating_point:
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
-                           f"but got {x.dtype.scalar_name}")
-    count = count_nonzero(_make(~np.isnan(np.asarray(x._data))), dim)
+                           f"but got {input.dtype.scalar_name}")
+    count = count_nonzero(_make(~np.isnan(np.asarray(input._data))), dim)
     if keepdim:
         count = _make(np.asarray(count._data).reshape(
-            reduce._kept(x.shape, reduce._dims(dim, x.ndim, "nanmean"))))
-    return nansum(x, dim, keepdim) / count
+            reduce._kept(input.shape, reduce._dims(dim, input.ndim, "nanmean"))))
+    return nansum(input, dim, keepdim) / count
 
 
 @numpy_aliases
-def diff(x, n=1, dim=-1, prepend=None, append=None):
+def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The ``n``-th forward difference along ``dim`` (after ``prepend``, before ``append``).
 
     Same as ``torch.diff``.
     """
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
-    d = shape._wrap(dim, x.ndim)
-    parts = [t for t in (prepend, x, append) if t is not None]
+    d = shape._wrap(dim, input.ndim)
+    parts = [t for t in (prepend, input, append) if t is not None]
     if len(parts) > 1:
-        parts = [_diff_operand(t, x, d) for t in parts]
-        x = shape.cat(parts, d)
+        parts = [_diff_operand(t, input, d) for t in parts]
+        input = shape.cat(parts, d)
     for _ in range(n):
-        m = x.shape[d]
+        m = input.shape[d]
         if m == 0:
             break
-        hi, lo = shape.narrow(x, d, 1, m - 1), shape.narrow(x, d, 0, m - 1)
-        if x.dtype is dtypes.bool_:  # torch: logical_xor for bools
-            x = _make(np.asarray(np.logical_xor(hi._data, lo._data)))
+        hi, lo = shape.narrow(input, d, 1, m - 1), shape.narrow(input, d, 0, m - 1)
+        if input.dtype is dtypes.bool_:  # torch: logical_xor for bools
+            input = _make(np.asarray(np.logical_xor(hi._data, lo._data)))
         else:
-            x = hi - lo
-    return x
+            input = hi - lo
+    return input
 
 
 def _diff_operand(t, x, d):

@@ -58,12 +58,12 @@ def unique_consecutive(x, return_inverse=False, return_counts=False, dim=None):
     return _unique_result(values, inverse, counts, return_inverse, return_counts)
 
 
-def bincount(x, weights=None, minlength=0):
+def bincount(input, weights=None, minlength=0):
     """How often each value 0, 1, ... occurs in a 1-D non-negative integer tensor (or weighted).
 
     Same as ``torch.bincount``.
     """
-    data = _array(x)
+    data = _array(input)
     if data.dtype.kind not in "iub" or (data.dtype == np.bool_):
         if data.dtype == np.bool_:
             data = data.astype(np.int64)
@@ -84,12 +84,12 @@ def bincount(x, weights=None, minlength=0):
                              minlength=minlength).astype(out_dtype))
 
 
-def histc(x, bins=100, min=0, max=0):  # noqa: A002
+def histc(input, bins=100, min=0, max=0):  # noqa: A002
     """A histogram: counts in ``bins`` equal bins over [min, max] (the data's range if equal).
 
     Same as ``torch.histc``.
     """
-    data = _array(x)
+    data = _array(input)
     if data.dtype.kind != "f":
         name = dtypes.from_numpy_dtype(data.dtype).scalar_name
         raise NotImplementedError(f'"histogram_cpu" not implemented for \'{name}\'')
@@ -116,7 +116,7 @@ def _index_dtype(out_int32):
     return np.int32 if out_int32 else np.int64
 
 
-def bucketize(x, boundaries, *, out_int32=False, right=False):
+def bucketize(input, boundaries, *, out_int32=False, right=False):
     """The index of the bucket of the sorted 1-D ``boundaries`` each element falls in.
 
     Same as ``torch.bucketize``.
@@ -124,19 +124,19 @@ def bucketize(x, boundaries, *, out_int32=False, right=False):
     b = _array(boundaries)
     if b.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({b.ndim})")
-    v = _array(x)
+    v = _array(input)
     side = "right" if right else "left"
     return _make(np.asarray(np.searchsorted(b, v, side=side), _index_dtype(out_int32)))
 
 
-def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None,
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
                  sorter=None):
     """Where ``values`` would go into the sorted last dimension of ``sorted_sequence``: indices.
 
     Same as ``torch.searchsorted``.
     """
     seq = _array(sorted_sequence)
-    v = _array(values)
+    v = _array(input)
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "

@@ -67,31 +67,31 @@ def _scan(op, x, dim, numpy_fn):
     return record(op, value, (x,), (d,))
 
 
-def cumsum(x, dim, *, dtype=None):
+def cumsum(input, dim, *, dtype=None):
     """The cumulative sum along ``dim``.
 
     Same as ``torch.cumsum``.
     """
-    return _scan(CUMSUM, _promoted_for_scan(x, dtype), dim, np.cumsum)
+    return _scan(CUMSUM, _promoted_for_scan(input, dtype), dim, np.cumsum)
 
 
-def cumprod(x, dim, *, dtype=None):
+def cumprod(input, dim, *, dtype=None):
     """The cumulative product along ``dim``.
 
     Same as ``torch.cumprod``.
     """
-    return _scan(CUMPROD, _promoted_for_scan(x, dtype), dim, np.cumprod)
+    return _scan(CUMPROD, _promoted_for_scan(input, dtype), dim, np.cumprod)
 
 
-def logcumsumexp(x, dim):
+def logcumsumexp(input, dim):
     """``log(cumsum(exp(x)))`` along ``dim``, computed without overflow.
 
     Same as ``torch.logcumsumexp``.
     """
-    if not x.dtype.is_floating_point:
+    if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
-                                  f"'{x.dtype.scalar_name}'")
-    return _scan(LOGCUMSUMEXP, x, dim, None)
+                                  f"'{input.dtype.scalar_name}'")
+    return _scan(LOGCUMSUMEXP, input, dim, None)
 
 
 def _reversed(t, d):
@@ -135,21 +135,21 @@ def _logcumsumexp_vjp(ctx, g):
     return [exp(x) * reverse_cumsum(g * exp(-y), int(ctx.iat[0]))]
 
 
-def trace(x):
+def trace(input):
     """The sum of the main diagonal of a matrix.
 
     Same as ``torch.trace``.
     """
-    if x.ndim != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
-    if not x.dtype.is_floating_point and x.dtype is not dtypes.int64:
-        x = to_dtype(x, dtypes.int64)
-    data = np.asarray(x._data)
-    if x.dtype.is_floating_point:
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    if not input.dtype.is_floating_point and input.dtype is not dtypes.int64:
+        input = to_dtype(input, dtypes.int64)
+    data = np.asarray(input._data)
+    if input.dtype.is_floating_point:
         value = replay_value(TRACE, (data,), 1, data.dtype)[0]
     else:
         value = np.trace(data)
-    return record(TRACE, np.asarray(value, data.dtype)[()], (x,))
+    return record(TRACE, np.asarray(value, data.dtype)[()], (input,))
 
 
 @vjp_rule(TRACE)
@@ -158,25 +158,25 @@ def _trace_vjp(ctx, g):
     return [expand(reshape(g, (1, 1)), n, m) * const(np.eye(n, m), ctx.dtypes[0])]
 
 
-def nansum(x, dim=None, keepdim=False, *, dtype=None):
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """The sum with NaN counted as zero, of all elements or over ``dim``.
 
     Same as ``torch.nansum``.
     """
     if dtype is not None:
-        x = to_dtype(x, dtypes.as_dtype(dtype))
-    elif not x.dtype.is_floating_point and x.dtype is not dtypes.int64:
-        x = to_dtype(x, dtypes.int64)
+        input = to_dtype(input, dtypes.as_dtype(dtype))
+    elif not input.dtype.is_floating_point and input.dtype is not dtypes.int64:
+        input = to_dtype(input, dtypes.int64)
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None
-    dims = reduce._dims(dim, x.ndim, "nansum")
-    kept = reduce._kept(x.shape, dims)
-    data = np.asarray(x._data)
-    if x.dtype.is_floating_point:
+    dims = reduce._dims(dim, input.ndim, "nansum")
+    kept = reduce._kept(input.shape, dims)
+    data = np.asarray(input._data)
+    if input.dtype.is_floating_point:
         value = replay_value(NANSUM, (data,), int(np.prod(kept)), data.dtype, kept)
     else:
         value = np.sum(data, axis=dims)
-    return reduce._reduce(NANSUM, x, dims, keepdim, value)
+    return reduce._reduce(NANSUM, input, dims, keepdim, value)
 
 
 @vjp_rule(NANSUM)

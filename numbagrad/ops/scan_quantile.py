@@ -89,17 +89,17 @@ def _quantile(x, q, dim, keepdim, interpolation, ignore_nan):
     return as_view(SQUEEZE_INPLACE, out, lambda a: a.reshape(final))
 
 
-def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The ``q``-th quantiles of all elements or along ``dim``, interpolated by ``interpolation``.
 
     Same as ``torch.quantile``.
     """
-    return _quantile(x, q, dim, keepdim, interpolation, False)
+    return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
-def nanquantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The ``q``-th quantiles as ``quantile`` gives them, ignoring NaN.
 
     Same as ``torch.nanquantile``.
     """
-    return _quantile(x, q, dim, keepdim, interpolation, True)
+    return _quantile(input, q, dim, keepdim, interpolation, True)

@@ -155,47 +155,47 @@ def _select(op, x, kind, d, a=0, b=0, keepdim=True):
     return record(op, values, (x,), iat), _make(indices)
 
 
-def sort(x, dim=-1, descending=False, stable=False):
+def sort(input, dim=-1, descending=False, stable=False):
     """The elements sorted along ``dim``, as ``(values, indices)``.
 
     Same as ``torch.sort``.
     """
     if isinstance(dim, bool):  # sort(x, descending) positional is not torch's; stays an int
         raise TypeError("sort(): argument 'dim' must be int, not bool")
-    d = _wrap(dim, x.ndim)
+    d = _wrap(dim, input.ndim)
     op = SORT_STABLE if stable else SORT_OP
-    return sort_return(*_select(op, x, SORT, d, int(bool(descending))))
+    return sort_return(*_select(op, input, SORT, d, int(bool(descending))))
 
 
-def argsort(x, dim=-1, descending=False, stable=False):
+def argsort(input, dim=-1, descending=False, stable=False):
     """The indices that sort the elements along ``dim``.
 
     Same as ``torch.argsort``.
     """
-    d = _wrap(dim, x.ndim)
-    return _make(_positions(x, SORT, d, int(bool(descending)))[1])
+    d = _wrap(dim, input.ndim)
+    return _make(_positions(input, SORT, d, int(bool(descending)))[1])
 
 
-def msort(x):
+def msort(input):
     """The elements sorted along the first dimension.
 
     Same as ``torch.msort``.
     """
-    return sort(x, 0).values
+    return sort(input, 0).values
 
 
-def topk(x, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     """The ``k`` largest (or smallest) elements along ``dim``, as ``(values, indices)``.
 
     Same as ``torch.topk``.
     """
-    d = _wrap(dim, x.ndim)
-    n = x.shape[d] if x.ndim else 1
+    d = _wrap(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
     # a: largest, and sorted as its bit 1 (unsorted: the picks in index order, scan_order)
     flags = int(bool(largest)) | (int(bool(sorted)) << 1)
-    return topk_return(*_select(TOPK_OP, x, TOPK, d, flags, int(k)))
+    return topk_return(*_select(TOPK_OP, input, TOPK, d, flags, int(k)))
 
 
 def _one_per_line(x, dim, name):
@@ -205,16 +205,16 @@ def _one_per_line(x, dim, name):
     return d
 
 
-def kthvalue(x, k, dim=-1, keepdim=False):
+def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest element along ``dim``, as ``(values, indices)``.
 
     Same as ``torch.kthvalue``.
     """
-    d = _wrap(dim, x.ndim)
-    n = x.shape[d] if x.ndim else 1
+    d = _wrap(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    return kthvalue_return(*_select(KTHVALUE_OP, x, KTHVALUE, d, int(k), keepdim=keepdim))
+    return kthvalue_return(*_select(KTHVALUE_OP, input, KTHVALUE, d, int(k), keepdim=keepdim))
 
 
 def _median(x, dim, keepdim, nan_skipping):
@@ -236,29 +236,29 @@ def _median(x, dim, keepdim, nan_skipping):
     return cls(*_select(op, x, kind, d, keepdim=keepdim))
 
 
-def median(x, dim=None, keepdim=False):
+def median(input, dim=None, keepdim=False):
     """The median (the lower middle value for an even count); along ``dim``, ``(values, indices)``.
 
     Same as ``torch.median``.
     """
-    return _median(x, dim, keepdim, False)
+    return _median(input, dim, keepdim, False)
 
 
-def nanmedian(x, dim=None, keepdim=False):
+def nanmedian(input, dim=None, keepdim=False):
     """The median ignoring NaN; along ``dim``, ``(values, indices)``.
 
     Same as ``torch.nanmedian``.
     """
-    return _median(x, dim, keepdim, True)
+    return _median(input, dim, keepdim, True)
 
 
-def mode(x, dim=-1, keepdim=False):
+def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim``, as ``(values, indices)``.
 
     Same as ``torch.mode``.
     """
-    d = _one_per_line(x, dim, "mode")
-    return mode_return(*_select(MODE_OP, x, MODE, d, keepdim=keepdim))
+    d = _one_per_line(input, dim, "mode")
+    return mode_return(*_select(MODE_OP, input, MODE, d, keepdim=keepdim))
 
 
 def _cumulative_extreme(x, dim, kind):
@@ -267,18 +267,18 @@ def _cumulative_extreme(x, dim, kind):
     return cls(*_select(op, x, kind, d))
 
 
-def cummax(x, dim):
+def cummax(input, dim):
     """The running maximum along ``dim``, as ``(values, indices)``.
 
     Same as ``torch.cummax``.
     """
-    return _cumulative_extreme(x, dim, CUMMAX)
+    return _cumulative_extreme(input, dim, CUMMAX)
 
 
-def cummin(x, dim):
+def cummin(input, dim):
     """The running minimum along ``dim``, as ``(values, indices)``.
 
     Same as ``torch.cummin``.
     """
-    return _cumulative_extreme(x, dim, CUMMIN)
+    return _cumulative_extreme(input, dim, CUMMIN)
 

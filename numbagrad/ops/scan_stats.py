@@ -68,43 +68,43 @@ def _spread_and_mean(x, dim, unbiased, keepdim, correction, name, ops):
             reduce._reduce(mean_op, x, dims, keepdim, mean, mean_fat))
 
 
-def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """The standard deviation and the mean over ``dim``, as a tuple.
 
     Same as ``torch.std_mean``.
     """
-    return _spread_and_mean(x, dim, unbiased, keepdim, correction, "std_mean",
+    return _spread_and_mean(input, dim, unbiased, keepdim, correction, "std_mean",
                             (STD_MEAN_STD, STD_MEAN_MEAN))
 
 
-def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """The variance and the mean over ``dim``, as a tuple.
 
     Same as ``torch.var_mean``.
     """
-    return _spread_and_mean(x, dim, unbiased, keepdim, correction, "var_mean",
+    return _spread_and_mean(input, dim, unbiased, keepdim, correction, "var_mean",
                             (VAR_MEAN_VAR, VAR_MEAN_MEAN))
 
 
-def aminmax(x, *, dim=None, keepdim=False):
+def aminmax(input, *, dim=None, keepdim=False):
     """The smallest and the largest values, of all or along ``dim``, as ``(min, max)``.
 
     Same as ``torch.aminmax``.
     """
-    data = np.asarray(x._data)
+    data = np.asarray(input._data)
     if dim is None:
         if data.size == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                                "operation has no identity.")
-        dims = tuple(range(x.ndim))
+        dims = tuple(range(input.ndim))
     else:
-        dims = reduce._dims(dim, x.ndim, "aminmax")
-        if x.ndim and x.shape[dims[0]] == 0:
+        dims = reduce._dims(dim, input.ndim, "aminmax")
+        if input.ndim and input.shape[dims[0]] == 0:
             raise IndexError(f"aminmax: Expected reduction dim {dims[0]} to have non-zero size.")
     lo = np.amin(data, axis=dims, keepdims=keepdim)
     hi = np.amax(data, axis=dims, keepdims=keepdim)
-    return aminmax_return(reduce._reduce(AMINMAX_MIN, x, dims, keepdim, lo),
-                          reduce._reduce(AMINMAX_MAX, x, dims, keepdim, hi))
+    return aminmax_return(reduce._reduce(AMINMAX_MIN, input, dims, keepdim, lo),
+                          reduce._reduce(AMINMAX_MAX, input, dims, keepdim, hi))
 
 
 DIST = defop("dist", "DistBackward0", 2, replay=scan_kernels.dist_fw, replay_f32=True,
@@ -115,21 +115,21 @@ DIST = defop("dist", "DistBackward0", 2, replay=scan_kernels.dist_fw, replay_f32
                       Sample(((5,), ()), {"p": 0.5})])
 
 
-def dist(x, other, p=2):
+def dist(input, other, p=2):
     """The ``p``-norm of ``x - other``.
 
     Same as ``torch.dist``.
     """
-    x, other = _promoted(x, other)
-    if not x.dtype.is_floating_point:
+    input, other = _promoted(input, other)
+    if not input.dtype.is_floating_point:
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
-                           f"Got {x.dtype.scalar_name} instead.")
-    shape = broadcast_shapes(x.shape, other.shape)
-    a, b = np.asarray(x._data), np.asarray(other._data)
+                           f"Got {input.dtype.scalar_name} instead.")
+    shape = broadcast_shapes(input.shape, other.shape)
+    a, b = np.asarray(input._data), np.asarray(other._data)
     dt = a.dtype
     fat = (float(p), 1.0 if dt == np.float32 else 0.0)
     value = replay_value(DIST, (a, b), 1, dt, shape, fat)
-    return record(DIST, np.asarray(value[0], dt)[()], (x, other), shape, fat)
+    return record(DIST, np.asarray(value[0], dt)[()], (input, other), shape, fat)
 
 
 def _promoted(x, other):

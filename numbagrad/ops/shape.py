@@ -139,18 +139,18 @@ def _shape_args(shape):
     return _int_sizes(shape)
 
 
-def reshape(x, *args, shape=None):
+def reshape(input, *args, shape=None):
     """``x`` in another shape with the same elements (a view when possible).
 
     Same as ``torch.reshape``.
     """
-    shape = _infer(_shape_args(args if shape is None else (shape,)), x.numel())
-    data = x._array()
+    shape = _infer(_shape_args(args if shape is None else (shape,)), input.numel())
+    data = input._array()
     out = data.reshape(shape)
     copied = out.size and not np.shares_memory(out, data)
-    t = record(UNSAFE_VIEW if copied else VIEW, out, (x,))
+    t = record(UNSAFE_VIEW if copied else VIEW, out, (input,))
     if not copied:
-        note_view(t, x, lambda a: a.reshape(shape))
+        note_view(t, input, lambda a: a.reshape(shape))
     return t
 
 
@@ -171,62 +171,62 @@ def view(x, *args, size=None):
     return as_view(VIEW, x, lambda a: a.reshape(shape))
 
 
-def flatten(x, start_dim=0, end_dim=-1):
+def flatten(input, start_dim=0, end_dim=-1):
     """``x`` with the dimensions ``start_dim`` to ``end_dim`` merged into one.
 
     Same as ``torch.flatten``.
     """
-    s, e = _wrap(start_dim, x.ndim), _wrap(end_dim, x.ndim)
-    if x.ndim == 0:
-        return reshape(x, 1)
+    s, e = _wrap(start_dim, input.ndim), _wrap(end_dim, input.ndim)
+    if input.ndim == 0:
+        return reshape(input, 1)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shape = x.shape[:s] + (int(np.prod(x.shape[s:e + 1])),) + x.shape[e + 1:]
-    return reshape(x, shape) if s != e else x
+    shape = input.shape[:s] + (int(np.prod(input.shape[s:e + 1])),) + input.shape[e + 1:]
+    return reshape(input, shape) if s != e else input
 
 
-def unflatten(x, dim, sizes):
+def unflatten(input, dim, sizes):
     """``x`` with the dimension ``dim`` split into the dimensions ``sizes``.
 
     Same as ``torch.unflatten``.
     """
-    d = _wrap(dim, x.ndim)
+    d = _wrap(dim, input.ndim)
     if not len(sizes):
         raise RuntimeError("unflatten: sizes must be non-empty")
     known = int(np.prod([s for s in sizes if s != -1]))
-    if list(sizes).count(-1) <= 1 and (known != x.shape[d] if -1 not in sizes else
-                                       known == 0 or x.shape[d] % known):
+    if list(sizes).count(-1) <= 1 and (known != input.shape[d] if -1 not in sizes else
+                                       known == 0 or input.shape[d] % known):
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
-                           f"size of dim {d} ({x.shape[d]}) in the input tensor")
-    sizes = _infer(sizes, x.shape[d])
-    return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
+                           f"size of dim {d} ({input.shape[d]}) in the input tensor")
+    sizes = _infer(sizes, input.shape[d])
+    return reshape(input, input.shape[:d] + sizes + input.shape[d + 1:])
 
 
-def squeeze(x, dim=None):
+def squeeze(input, dim=None):
     """``x`` without its dimensions of size 1 (only ``dim``, if given).
 
     Same as ``torch.squeeze``.
     """
     if dim is None:
-        return as_view(SQUEEZE, x, lambda a: a.reshape([s for s in a.shape if s != 1]))
+        return as_view(SQUEEZE, input, lambda a: a.reshape([s for s in a.shape if s != 1]))
     dims = []
     for d in (dim,) if isinstance(dim, int) else dim:  # checked in turn, as torch does
-        d = _wrap(d, x.ndim)  # a 0-d tensor takes dims -1 and 0 only
+        d = _wrap(d, input.ndim)  # a 0-d tensor takes dims -1 and 0 only
         if d in dims:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
         dims.append(d)
-    keep = [s for i, s in enumerate(x.shape) if not (i in dims and s == 1)]
-    return as_view(SQUEEZE_DIM if isinstance(dim, int) else SQUEEZE_DIMS, x,
+    keep = [s for i, s in enumerate(input.shape) if not (i in dims and s == 1)]
+    return as_view(SQUEEZE_DIM if isinstance(dim, int) else SQUEEZE_DIMS, input,
                    lambda a: a.reshape(keep))
 
 
-def unsqueeze(x, dim):
+def unsqueeze(input, dim):
     """``x`` with a dimension of size 1 inserted at ``dim``.
 
     Same as ``torch.unsqueeze``.
     """
-    d = _wrap(dim, x.ndim + 1)
-    return as_view(UNSQUEEZE, x, lambda a: np.expand_dims(a, d))
+    d = _wrap(dim, input.ndim + 1)
+    return as_view(UNSQUEEZE, input, lambda a: np.expand_dims(a, d))
 
 
 def permute(x, *dims):
@@ -248,25 +248,26 @@ def permute(x, *dims):
     return as_view(PERMUTE, x, lambda a: a.transpose(dims))
 
 
-def transpose(x, dim0, dim1):
+def transpose(input, dim0, dim1):
     """``x`` with the dimensions ``dim0`` and ``dim1`` swapped.
 
     Same as ``torch.transpose``.
     """
-    d0, d1 = _wrap(dim0, x.ndim), _wrap(dim1, x.ndim)  # a 0-d tensor takes dims -1 and 0 only
-    if x.ndim == 0:
-        return as_view(TRANSPOSE, x, lambda a: a)
-    return as_view(TRANSPOSE, x, lambda a: np.swapaxes(a, d0, d1))
+    # a 0-d tensor takes dims -1 and 0 only
+    d0, d1 = _wrap(dim0, input.ndim), _wrap(dim1, input.ndim)
+    if input.ndim == 0:
+        return as_view(TRANSPOSE, input, lambda a: a)
+    return as_view(TRANSPOSE, input, lambda a: np.swapaxes(a, d0, d1))
 
 
-def t(x):
+def t(input):
     """The transpose of a matrix; a 0-d or 1-d tensor as it is.
 
     Same as ``torch.t``.
     """
-    if x.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
-    return as_view(T, x, _transposed, same_start=True)
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return as_view(T, input, _transposed, same_start=True)
 
 
 def _transposed(a):
@@ -330,12 +331,12 @@ def expanded_shape(x, sizes):
     return tuple(target)
 
 
-def broadcast_to(x, shape):
+def broadcast_to(input, size):
     """``x`` broadcast to ``shape``: ``x.expand(shape)``.
 
     Same as ``torch.broadcast_to``.
     """
-    return expand(x, size=shape)
+    return expand(input, size=size)
 
 
 def expand_as(x, other):
@@ -346,19 +347,19 @@ def expand_as(x, other):
     return expand(x, size=other.shape)
 
 
-def narrow(x, dim, start, length):
+def narrow(input, dim, start, length):
     # torch's checks: a Python slice would wrap a negative start or clip an overlong length
     """The slice ``start:start + length`` of ``x`` along ``dim``.
 
     Same as ``torch.narrow``.
     """
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
-    d = _wrap(dim, x.ndim)
+    d = _wrap(dim, input.ndim)
     start, length = int(start), int(length)
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
-    n = x.shape[d]
+    n = input.shape[d]
     if not -n <= start <= n:
         raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
                          f"{start})")
@@ -366,7 +367,7 @@ def narrow(x, dim, start, length):
     if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     idx = (slice(None),) * d + (slice(start, start + length),)
-    return as_view(SLICE, x, lambda a: a[idx])
+    return as_view(SLICE, input, lambda a: a[idx])
 
 
 def _split_at(x, sizes, d, op):
@@ -378,26 +379,26 @@ def _split_at(x, sizes, d, op):
     return tuple(outs)
 
 
-def split(x, split_size_or_sections, dim=0):
+def split(tensor, split_size_or_sections, dim=0):
     """``x`` split along ``dim`` into pieces of a given size, or of the sizes listed.
 
     Same as ``torch.split``.
     """
-    if x.ndim == 0:
+    if tensor.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
         if s < 0:  # (torch checks it before the dim)
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
-        d = _wrap(dim, x.ndim)
-        n = x.shape[d]
+        d = _wrap(dim, tensor.ndim)
+        n = tensor.shape[d]
         if s == 0 and n:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {n}")
         sizes = [min(s, n - i) for i in range(0, n, s)] if n else [0]
-        return _split_at(x, sizes, d, SPLIT)
-    d = _wrap(dim, x.ndim)
-    n = x.shape[d]
+        return _split_at(tensor, sizes, d, SPLIT)
+    d = _wrap(dim, tensor.ndim)
+    n = tensor.shape[d]
     sizes = list(split_size_or_sections)
     if any(s < 0 for s in sizes):
         raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
@@ -405,36 +406,36 @@ def split(x, split_size_or_sections, dim=0):
     if sum(sizes) != n:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
                            f"tensor's size at dimension {dim}), but got split_sizes={sizes}")
-    return _split_at(x, sizes, d, SPLIT_SIZES)
+    return _split_at(tensor, sizes, d, SPLIT_SIZES)
 
 
-def chunk(x, chunks, dim=0):
+def chunk(input, chunks, dim=0):
     """``x`` split into ``chunks`` pieces of equal size along ``dim`` (the last smaller).
 
     Same as ``torch.chunk``.
     """
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = _wrap(dim, x.ndim)
-    n = x.shape[d]
+    d = _wrap(dim, input.ndim)
+    n = input.shape[d]
     if not n:  # torch: ``chunks`` empty parts
-        return _split_at(x, [0] * chunks, d, SPLIT_SIZES)
-    return split(x, -(-n // chunks), d)
+        return _split_at(input, [0] * chunks, d, SPLIT_SIZES)
+    return split(input, -(-n // chunks), d)
 
 
-def unbind(x, dim=0):
+def unbind(input, dim=0):
     """The slices of ``x`` along ``dim``, as a tuple, without that dimension.
 
     Same as ``torch.unbind``.
     """
-    d = _wrap(dim, x.ndim)
-    if x.ndim == 0:
+    d = _wrap(dim, input.ndim)
+    if input.ndim == 0:
         raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     # (the Ellipsis keeps NumPy from returning a scalar copy for 0-d parts: a view is needed)
-    return tuple(as_view(UNBIND, x, lambda a, i=i: a[(slice(None),) * d + (i, Ellipsis)])
-                 for i in range(x.shape[d]))
+    return tuple(as_view(UNBIND, input, lambda a, i=i: a[(slice(None),) * d + (i, Ellipsis)])
+                 for i in range(input.shape[d]))
 
 
 def repeat(x, *sizes, repeats=None):

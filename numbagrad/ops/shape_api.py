@@ -71,12 +71,12 @@ __all__ = [
 
 
 # ---- dims ------------------------------------------------------------------------------------
-def swapaxes(x, axis0, axis1):
+def swapaxes(input, axis0, axis1):
     """``x`` with the dimensions ``axis0`` and ``axis1`` swapped.
 
     Same as ``torch.swapaxes`` (alias ``swapdims``).
     """
-    return transpose(x, axis0, axis1)
+    return transpose(input, axis0, axis1)
 
 
 swapdims = swapaxes
@@ -100,15 +100,15 @@ def _movedim_order(ndim, source, destination):
     return [next(rest) if o is None else o for o in order][:ndim]
 
 
-def movedim(x, source, destination):
+def movedim(input, source, destination):
     """``x`` with the dimensions ``source`` moved to the positions ``destination``.
 
     Same as ``torch.movedim`` (alias ``moveaxis``).
     """
-    order = _movedim_order(x.ndim, source, destination)
-    if x.ndim == 0:
-        return _shape.as_view(_shape.PERMUTE, x, lambda a: a)
-    return permute(x, order)
+    order = _movedim_order(input.ndim, source, destination)
+    if input.ndim == 0:
+        return _shape.as_view(_shape.PERMUTE, input, lambda a: a)
+    return permute(input, order)
 
 
 moveaxis = movedim
@@ -203,16 +203,16 @@ def column_stack(tensors):
 
 
 # ---- splits ----------------------------------------------------------------------------------
-def tensor_split(x, indices_or_sections, dim=0):
+def tensor_split(input, indices_or_sections, dim=0):
     """``x`` split along ``dim`` into a number of near-equal pieces, or at the indices given.
 
     Same as ``torch.tensor_split``.
     """
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
-    d = _wrap(dim, x.ndim)
-    n = x.shape[d]
+    d = _wrap(dim, input.ndim)
+    n = input.shape[d]
     spec = indices_or_sections
     if isinstance(spec, Tensor):
         if spec.dtype.name != "int64":
@@ -230,13 +230,13 @@ def tensor_split(x, indices_or_sections, dim=0):
         small, extra = divmod(n, sections)
         sizes = [small + 1] * extra + [small] * (sections - extra)
         starts = np.cumsum([0] + sizes[:-1]).tolist()
-        return tuple(narrow(x, d, s, k) for s, k in zip(starts, sizes))
+        return tuple(narrow(input, d, s, k) for s, k in zip(starts, sizes))
     bounds = [0] + [int(i) for i in spec] + [n]
     parts = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         lo = min(max(lo + n if lo < 0 else lo, 0), n)
         hi = min(max(hi + n if hi < 0 else hi, 0), n)
-        parts.append(narrow(x, d, lo, max(hi - lo, 0)))
+        parts.append(narrow(input, d, lo, max(hi - lo, 0)))
     return tuple(parts)
 
 
@@ -251,32 +251,32 @@ def _split_along(x, spec, d, name, need):
     return tensor_split(x, spec, d)
 
 
-def hsplit(x, indices_or_sections):
+def hsplit(input, indices_or_sections):
     """``x`` split horizontally (dimension 1, or 0 for 1-D), as ``tensor_split`` splits.
 
     Same as ``torch.hsplit``.
     """
-    return _split_along(x, indices_or_sections, 1 if x.ndim > 1 else 0, "hsplit", 1)
+    return _split_along(input, indices_or_sections, 1 if input.ndim > 1 else 0, "hsplit", 1)
 
 
-def vsplit(x, indices_or_sections):
+def vsplit(input, indices_or_sections):
     """``x`` split vertically (dimension 0), as ``tensor_split`` splits.
 
     Same as ``torch.vsplit``.
     """
-    return _split_along(x, indices_or_sections, 0, "vsplit", 2)
+    return _split_along(input, indices_or_sections, 0, "vsplit", 2)
 
 
-def dsplit(x, indices_or_sections):
+def dsplit(input, indices_or_sections):
     """``x`` split along its third dimension, as ``tensor_split`` splits.
 
     Same as ``torch.dsplit``.
     """
-    return _split_along(x, indices_or_sections, 2, "dsplit", 3)
+    return _split_along(input, indices_or_sections, 2, "dsplit", 3)
 
 
 # ---- repeats and broadcasts ------------------------------------------------------------------
-def tile(x, dims):
+def tile(input, dims):
     """``x`` repeated ``dims[i]`` times along each dimension ``i``.
 
     Same as ``torch.tile``.
@@ -285,50 +285,50 @@ def tile(x, dims):
         raise TypeError(f"tile(): argument 'dims' (position 2) must be tuple of ints, not "
                         f"{type(dims).__name__}")
     dims = tuple(dims)
-    dims = (1,) * (x.ndim - len(dims)) + dims
-    return _shape.repeat(x, *dims)
+    dims = (1,) * (input.ndim - len(dims)) + dims
+    return _shape.repeat(input, *dims)
 
 
-def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each element of ``x`` repeated ``repeats`` times in place, along ``dim``.
 
     Same as ``torch.repeat_interleave``.
     """
     if repeats is None:  # torch.repeat_interleave(repeats): each index repeated so often
-        counts = x._array()
+        counts = input._array()
         if counts.ndim > 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         if counts.size and counts.min() < 0:
             raise RuntimeError("repeats can not be negative")
         return _make(np.repeat(np.arange(counts.size, dtype=np.int64), counts.reshape(-1)))
     if dim is None:
-        x = reshape(x, -1)
+        input = reshape(input, -1)
         d = 0
     else:
-        d = _wrap(dim, x.ndim)
+        d = _wrap(dim, input.ndim)
     if isinstance(repeats, Tensor) and repeats.numel() != 1:
         counts = repeats._array()
         if counts.ndim > 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-        n = x.shape[d] if x.ndim else 1
+        n = input.shape[d] if input.ndim else 1
         if counts.shape[0] != n:
             raise RuntimeError(f"repeats must have the same size as input along dim, but got "
                                f"repeats.size(0) = {counts.shape[0]} and input.size({d}) = {n}")
         if counts.size and counts.min() < 0:
             raise RuntimeError("repeats can not be negative")
         index = np.repeat(np.arange(n, dtype=np.int64), counts)
-        return index_select(x, d, _make(index))
+        return index_select(input, d, _make(index))
     r = int(repeats.item() if isinstance(repeats, Tensor) else repeats)
     if r < 0:
         raise RuntimeError("Repeats must be non-negative")
-    if x.ndim == 0:
-        x = reshape(x, 1)
+    if input.ndim == 0:
+        input = reshape(input, 1)
     # as torch: the input with a new dim after ``d``, expanded, copied and viewed flat
-    grown = unsqueeze(x, d + 1)
+    grown = unsqueeze(input, d + 1)
     shape = list(grown.shape)
     shape[d + 1] = r
     copied = unary("clone", expand(grown, size=tuple(shape)))
-    out_shape = list(x.shape)
+    out_shape = list(input.shape)
     out_shape[d] *= r
     return _shape.view(copied, tuple(out_shape))
 
@@ -366,39 +366,39 @@ def broadcast_tensors(*tensors):
 
 
 # ---- selections that are no op of their own --------------------------------------------------
-def take_along_dim(x, indices, dim=None):
+def take_along_dim(input, indices, dim=None):
     """The elements of ``x`` at ``indices`` along ``dim`` (of the flattened ``x`` if None).
 
     Same as ``torch.take_along_dim``.
     """
     if dim is None:
-        return gather(reshape(x, -1), 0, reshape(indices, -1))
-    d = _wrap(dim, x.ndim)
-    if x.ndim != indices.ndim:
+        return gather(reshape(input, -1), 0, reshape(indices, -1))
+    d = _wrap(dim, input.ndim)
+    if input.ndim != indices.ndim:
         raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
-                           f"number of dimensions, but got {x.ndim} dimensions for input, and "
+                           f"number of dimensions, but got {input.ndim} dimensions for input, and "
                            f"{indices.ndim} dimensions for indices")
     if indices.dtype.name not in ("int64",):
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{indices.dtype.scalar_name}")
-    xs, js = list(x.shape), list(indices.shape)
+    xs, js = list(input.shape), list(indices.shape)
     xs[d] = js[d] = 1
     common = list(_broadcast_shapes(tuple(xs), tuple(js)))
     tx, ti = list(common), list(common)
-    tx[d], ti[d] = x.shape[d], indices.shape[d]
-    if tuple(tx) != tuple(x.shape):
-        x = expand(x, size=tuple(tx))
+    tx[d], ti[d] = input.shape[d], indices.shape[d]
+    if tuple(tx) != tuple(input.shape):
+        input = expand(input, size=tuple(tx))
     if tuple(ti) != tuple(indices.shape):
         indices = _make(np.ascontiguousarray(np.broadcast_to(indices._array(), ti)))
-    return gather(x, d, indices)
+    return gather(input, d, indices)
 
 
-def nonzero(x, *, as_tuple=False):
+def nonzero(input, *, as_tuple=False):
     """The indices of the nonzero elements: one row each, or a tuple of index tensors.
 
     Same as ``torch.nonzero``.
     """
-    data = np.asarray(x._array())
+    data = np.asarray(input._array())
     if as_tuple:
         if data.ndim == 0:
             return (_make(np.zeros(int(data != 0), np.int64)),)
@@ -406,28 +406,28 @@ def nonzero(x, *, as_tuple=False):
     return _make(np.ascontiguousarray(np.argwhere(data), np.int64))
 
 
-def argwhere(x):
+def argwhere(input):
     """The indices of the nonzero elements, one row per element.
 
     Same as ``torch.argwhere``.
     """
-    return nonzero(x)
+    return nonzero(input)
 
 
-def clone(x, *, memory_format=None):
+def clone(input, *, memory_format=None):
     """A copy of ``x``; the copy's gradient flows back to ``x``.
 
     Same as ``torch.clone``.
     """
-    return unary("clone", x)
+    return unary("clone", input)
 
 
-def detach(x):
+def detach(input):
     """``x.detach()``: the same values outside the graph.
 
     Same as ``torch.detach``.
     """
-    return x.detach()
+    return input.detach()
 
 
 def sum_to_size(x, *size, **kw):
@@ -456,7 +456,7 @@ def sum_to_size(x, *size, **kw):
     return reshape(out, size) if lead else out
 
 
-def _flip(x, *dims, dims_kw=None, **kw):
+def _flip(input, *dims, dims_kw=None, **kw):
     """``x`` with the order of the elements reversed along ``dims``.
 
     Same as ``torch.flip``.
@@ -465,7 +465,7 @@ def _flip(x, *dims, dims_kw=None, **kw):
         dims_kw = kw.pop("dims")
     if kw:
         raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kw))}'")
-    return _flip_gather(x, *dims, dims_kw=dims_kw)
+    return _flip_gather(input, *dims, dims_kw=dims_kw)
 
 
 flip = _flip

@@ -53,7 +53,7 @@ def _block_diag_vjp(ctx, g):
     return [gather_flat(g, ctx.iat, ctx.shapes[0])]
 
 
-def index_put(x, indices, values, accumulate=False):
+def index_put(input, indices, values, accumulate=False):
     """A copy of ``x`` with ``values`` at the tuple of ``indices`` (added if ``accumulate``).
 
     Same as ``torch.index_put``.
@@ -61,11 +61,11 @@ def index_put(x, indices, values, accumulate=False):
     if not isinstance(indices, (tuple, list)):
         raise TypeError("index_put(): argument 'indices' must be tuple of Tensors, not "
                         f"{type(indices).__name__}")
-    basic, adv, _ = resolve(x.shape, tuple(indices))
+    basic, adv, _ = resolve(input.shape, tuple(indices))
     if not isinstance(values, Tensor):
-        values = _make(np.asarray(values, x.dtype.np))
-    _check_put_dtype((), False, values, x.dtype)  # (any index here is advanced)
-    grid = np.arange(x.numel(), dtype=np.int64).reshape(x.shape)[basic]
+        values = _make(np.asarray(values, input.dtype.np))
+    _check_put_dtype((), False, values, input.dtype)  # (any index here is advanced)
+    grid = np.arange(input.numel(), dtype=np.int64).reshape(input.shape)[basic]
     positions = grid if adv is None else grid[adv]
     region = positions.shape
     try:
@@ -75,8 +75,8 @@ def index_put(x, indices, values, accumulate=False):
     if tuple(values.shape) != region:
         values = expand(values, size=region)
     if accumulate:
-        return _added(INDEX_PUT_ADD, x, positions.reshape(-1), values)
-    return _overwrite(INDEX_PUT, x, positions.reshape(-1), values)
+        return _added(INDEX_PUT_ADD, input, positions.reshape(-1), values)
+    return _overwrite(INDEX_PUT, input, positions.reshape(-1), values)
 
 
 def _view_scatter(op, x, src, view_of):
@@ -93,41 +93,41 @@ def _view_scatter(op, x, src, view_of):
     return _overwrite(op, x, np.asarray(positions).reshape(-1), src)
 
 
-def select_scatter(x, src, dim, index):
+def select_scatter(input, src, dim, index):
     """A copy of ``x`` with ``src`` written at ``index`` along ``dim``.
 
     Same as ``torch.select_scatter``.
     """
-    d = _wrap(dim, x.ndim)
-    n = x.shape[d]
+    d = _wrap(dim, input.ndim)
+    n = input.shape[d]
     if not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{list(x.shape)} at dimension {d}")
+                         f"{list(input.shape)} at dimension {d}")
     i = index % n
-    return _view_scatter(SELECT_SCATTER, x, src, lambda a: a[(slice(None),) * d + (i, ...)])
+    return _view_scatter(SELECT_SCATTER, input, src, lambda a: a[(slice(None),) * d + (i, ...)])
 
 
-def slice_scatter(x, src, dim=0, start=None, end=None, step=1):
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """A copy of ``x`` with ``src`` written into the slice ``start:end:step`` of ``dim``.
 
     Same as ``torch.slice_scatter``.
     """
-    d = _wrap(dim, x.ndim)
+    d = _wrap(dim, input.ndim)
     if step <= 0:
         raise RuntimeError("slice step must be positive")
     cut = (slice(None),) * d + (slice(start, end, step),)
-    return _view_scatter(SLICE_SCATTER, x, src, lambda a: a[cut])
+    return _view_scatter(SLICE_SCATTER, input, src, lambda a: a[cut])
 
 
-def diagonal_scatter(x, src, offset=0, dim1=0, dim2=1):
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """A copy of ``x`` with ``src`` written onto its diagonal (as ``diagonal`` picks it).
 
     Same as ``torch.diagonal_scatter``.
     """
-    d1, d2 = _wrap(dim1, x.ndim), _wrap(dim2, x.ndim)
+    d1, d2 = _wrap(dim1, input.ndim), _wrap(dim2, input.ndim)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return _view_scatter(DIAGONAL_SCATTER, x, src,
+    return _view_scatter(DIAGONAL_SCATTER, input, src,
                          lambda a: _diagonal_of(a, int(offset), d1, d2))
 
 
@@ -171,23 +171,23 @@ def block_diag(*tensors):
     return record(BLOCK_DIAG, out.reshape(rows, cols), (flat,), positions)
 
 
-def ravel(x):
+def ravel(input):
     """``x`` flattened to one dimension.
 
     Same as ``torch.ravel``.
     """
-    return view(contiguous(x), -1)
+    return view(contiguous(input), -1)
 
 
-def adjoint(x):
+def adjoint(input):
     """The transpose of the last two dimensions (the conjugate transpose: tensors are real).
 
     Same as ``torch.adjoint``.
     """
-    if x.ndim < 2:
+    if input.ndim < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
-                           f"matrices. Got {x.ndim}-D tensor.")
-    return transpose(x, -2, -1)
+                           f"matrices. Got {input.ndim}-D tensor.")
+    return transpose(input, -2, -1)
 
 
 def _vectors(tensors):
@@ -220,18 +220,18 @@ def _promoted(tensors):
     return [to_dtype(t, dt) for t in tensors]
 
 
-def combinations(x, r=2, with_replacement=False):
+def combinations(input, r=2, with_replacement=False):
     """The length-``r`` combinations of the elements of a 1-D tensor, one per row.
 
     Same as ``torch.combinations``.
     """
-    _vectors((x,))
+    _vectors((input,))
     if r == 0:
-        return _make(np.empty(0, x.dtype.np))
+        return _make(np.empty(0, input.dtype.np))
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
-    rows = np.array(list(pick(range(x.shape[0]), r)), np.int64).reshape(-1, r)
-    return stack([index_select(x, 0, _make(np.ascontiguousarray(rows[:, k])))
+    rows = np.array(list(pick(range(input.shape[0]), r)), np.int64).reshape(-1, r)
+    return stack([index_select(input, 0, _make(np.ascontiguousarray(rows[:, k])))
                   for k in range(r)], 1)
 
 

@@ -114,27 +114,27 @@ def flip(x, *dims, dims_kw=None):
     return gathered(FLIP, x, lambda p: np.flip(p, dims) if dims else p)
 
 
-def fliplr(x):
+def fliplr(input):
     """``x`` with the order of the columns (dimension 1) reversed.
 
     Same as ``torch.fliplr``.
     """
-    if x.ndim < 2:
+    if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
-    return flip(x, [1])
+    return flip(input, [1])
 
 
-def flipud(x):
+def flipud(input):
     """``x`` with the order of the rows (dimension 0) reversed.
 
     Same as ``torch.flipud``.
     """
-    if x.ndim < 1:
+    if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
-    return flip(x, [0])
+    return flip(input, [0])
 
 
-def roll(x, shifts, dims=None):
+def roll(input, shifts, dims=None):
     """``x`` with its elements shifted by ``shifts`` along ``dims``, wrapping around.
 
     Same as ``torch.roll``.
@@ -147,18 +147,18 @@ def roll(x, shifts, dims=None):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                                "dims:0")
         # flattened, rolled, and shaped back
-        return gathered(ROLL, x, lambda p: np.roll(p.reshape(-1), shifts[0]).reshape(p.shape))
+        return gathered(ROLL, input, lambda p: np.roll(p.reshape(-1), shifts[0]).reshape(p.shape))
     dims = [dims] if isinstance(dims, (int, np.integer)) else list(dims)
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
-    dims = [_wrap(int(d), x.ndim) for d in dims]
-    return gathered(ROLL, x, lambda p: np.roll(p, shifts, dims))
+    dims = [_wrap(int(d), input.ndim) for d in dims]
+    return gathered(ROLL, input, lambda p: np.roll(p, shifts, dims))
 
 
-def rot90(x, k=1, dims=(0, 1)):
+def rot90(input, k=1, dims=(0, 1)):
     """``x`` rotated by ``k`` quarter turns in the plane ``dims``.
 
     Same as ``torch.rot90``.
@@ -166,16 +166,16 @@ def rot90(x, k=1, dims=(0, 1)):
     dims = list(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
-    if x.ndim < 2:
-        raise RuntimeError(f"expected total dims >= 2, but got total dims = {x.ndim}")
-    d0, d1 = _wrap(dims[0], x.ndim), _wrap(dims[1], x.ndim)
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = _wrap(dims[0], input.ndim), _wrap(dims[1], input.ndim)
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
                            f"dim1 = {d1}")
-    return gathered(ROT90, x, lambda p: np.rot90(p, k, (d0, d1)))
+    return gathered(ROT90, input, lambda p: np.rot90(p, k, (d0, d1)))
 
 
-def take(x, index):
+def take(input, index):
     """The elements of the flattened ``x`` at ``index``, in the shape of ``index``.
 
     Same as ``torch.take``.
@@ -184,15 +184,15 @@ def take(x, index):
     if idx.dtype != np.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got "
                            f"{index.dtype.scalar_name}")
-    n = x.numel()
+    n = input.numel()
     bad = (idx < -n) | (idx >= n)
     if bad.any():
         raise IndexError(f"out of range: tried to access index {int(idx[bad].flat[0])} on a "
                          f"tensor of {n} elements.")
-    return gathered(TAKE, x, lambda p: p.reshape(-1)[idx % max(n, 1)])
+    return gathered(TAKE, input, lambda p: p.reshape(-1)[idx % max(n, 1)])
 
 
-def masked_select(x, mask):
+def masked_select(input, mask):
     """The elements of ``x`` where the boolean ``mask`` is true, a 1-D tensor.
 
     Same as ``torch.masked_select``.
@@ -200,11 +200,11 @@ def masked_select(x, mask):
     m = mask._array()
     if m.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = broadcast_shapes(m.shape, tuple(x.shape))
-    if tuple(x.shape) != shape:
-        x = expand(x, size=shape)  # torch's gradient sums back over the broadcast
+    shape = broadcast_shapes(m.shape, tuple(input.shape))
+    if tuple(input.shape) != shape:
+        input = expand(input, size=shape)  # torch's gradient sums back over the broadcast
     m = np.broadcast_to(m, shape)
-    return gathered(MASKED_SELECT, x, lambda p: p[m])
+    return gathered(MASKED_SELECT, input, lambda p: p[m])
 
 
 # ---- triangles and diagonals ----------------------------------------------------------------
@@ -221,20 +221,20 @@ def _triangle(op, x, diagonal, name):
     return record(op, out, (x,), keep.reshape(-1).astype(np.int64))
 
 
-def tril(x, diagonal=0):
+def tril(input, diagonal=0):
     """The lower triangle of (each) matrix, from the ``diagonal``-th diagonal down; zeros above.
 
     Same as ``torch.tril``.
     """
-    return _triangle(TRIL, x, int(diagonal), "tril")
+    return _triangle(TRIL, input, int(diagonal), "tril")
 
 
-def triu(x, diagonal=0):
+def triu(input, diagonal=0):
     """The upper triangle of (each) matrix, from the ``diagonal``-th diagonal up; zeros below.
 
     Same as ``torch.triu``.
     """
-    return _triangle(TRIU, x, int(diagonal), "triu")
+    return _triangle(TRIU, input, int(diagonal), "triu")
 
 
 def _diagonal_of(a, offset, d1, d2):
@@ -250,28 +250,28 @@ def _diagonal_of(a, offset, d1, d2):
         strides=[a.strides[k] for k in rest] + [a.strides[d1] + a.strides[d2]])
 
 
-def diagonal(x, offset=0, dim1=0, dim2=1):
+def diagonal(input, offset=0, dim1=0, dim2=1):
     """The ``offset``-th diagonal of the planes (``dim1``, ``dim2``), as a last dimension.
 
     Same as ``torch.diagonal``.
     """
-    d1, d2 = _wrap(dim1, x.ndim), _wrap(dim2, x.ndim)
+    d1, d2 = _wrap(dim1, input.ndim), _wrap(dim2, input.ndim)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     offset = int(offset)
-    return as_view(DIAGONAL, x, lambda a: _diagonal_of(a, offset, d1, d2))
+    return as_view(DIAGONAL, input, lambda a: _diagonal_of(a, offset, d1, d2))
 
 
-def diag_embed(x, offset=0, dim1=-2, dim2=-1):
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """A tensor whose planes (``dim1``, ``dim2``) have the last dimension of ``x`` as diagonal.
 
     Same as ``torch.diag_embed``.
     """
-    nd = x.ndim + 1
+    nd = input.ndim + 1
     d1, d2 = _wrap(dim1, nd), _wrap(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    data = x._array()
+    data = input._array()
     last = data.shape[-1] if data.ndim else 1
     n = last + abs(int(offset))
     rest = list(data.shape[:-1])
@@ -285,46 +285,46 @@ def diag_embed(x, offset=0, dim1=-2, dim2=-1):
     positions = _diagonal_of(grid, int(offset), d1, d2).reshape(-1)
     out = np.zeros(int(np.prod(shape)), data.dtype)
     out[positions] = data.reshape(-1)
-    return record(DIAG_EMBED, out.reshape(shape), (x,), positions)
+    return record(DIAG_EMBED, out.reshape(shape), (input,), positions)
 
 
-def diag(x, diagonal=0):
+def diag(input, diagonal=0):
     """The diagonal matrix of a vector, or the ``diagonal``-th diagonal of a matrix.
 
     Same as ``torch.diag``.
     """
-    if x.ndim == 1:
-        return diag_embed(x, diagonal, 0, 1)
-    if x.ndim != 2:
-        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim != 2:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
     offset = int(diagonal)
-    return gathered(DIAG_COPY, x, lambda p: _diagonal_of(p, offset, 0, 1).copy())
+    return gathered(DIAG_COPY, input, lambda p: _diagonal_of(p, offset, 0, 1).copy())
 
 
-def diagflat(x, offset=0):
+def diagflat(input, offset=0):
     """The matrix with the flattened ``x`` as its ``offset``-th diagonal.
 
     Same as ``torch.diagflat``.
     """
-    return diag_embed(x.reshape(-1), offset, 0, 1)
+    return diag_embed(input.reshape(-1), offset, 0, 1)
 
 
 # ---- views -----------------------------------------------------------------------------------
-def select(x, dim, index):
+def select(input, dim, index):
     """The slice of ``x`` at ``index`` along ``dim``, without that dimension.
 
     Same as ``torch.select``.
     """
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = _wrap(dim, x.ndim)
-    n = x.shape[d]
+    d = _wrap(dim, input.ndim)
+    n = input.shape[d]
     i = int(index)
     if not -n <= i < n:
         raise IndexError(f"select(): index {i} out of range for tensor of size "
-                         f"{list(x.shape)} at dimension {d}")
+                         f"{list(input.shape)} at dimension {d}")
     i %= n
-    return as_view(SELECT, x, lambda a: a[(slice(None),) * d + (i, Ellipsis)])
+    return as_view(SELECT, input, lambda a: a[(slice(None),) * d + (i, Ellipsis)])
 
 
 def unfold(x, dimension, size, step):

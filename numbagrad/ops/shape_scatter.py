@@ -186,7 +186,7 @@ def _filled(op, x, positions, value):
 
 
 # ---- front ends ------------------------------------------------------------------------------
-def scatter(x, dim, index, src=None, *, value=None, reduce=None):
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """A copy of ``x`` with ``src`` (or ``value``) written along ``dim`` at ``index``.
 
     Same as ``torch.scatter``.
@@ -194,17 +194,17 @@ def scatter(x, dim, index, src=None, *, value=None, reduce=None):
     if src is None:
         src = value
     if not isinstance(src, Tensor):
-        positions, _ = _scatter_positions(x, dim, index, None, "scatter")
+        positions, _ = _scatter_positions(input, dim, index, None, "scatter")
         if reduce is not None:
-            return _reduced_no_grad(x, positions, np.full(positions.size, src), reduce)
-        return _filled(SCATTER_VALUE, x, positions, src)
-    _same_dtype(x, src, "scatter(): Expected self.dtype to be equal to src.dtype")
-    positions, ishape = _scatter_positions(x, dim, index, src, "scatter")
+            return _reduced_no_grad(input, positions, np.full(positions.size, src), reduce)
+        return _filled(SCATTER_VALUE, input, positions, src)
+    _same_dtype(input, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    positions, ishape = _scatter_positions(input, dim, index, src, "scatter")
     part = _leading_part(src, ishape)
     if reduce is not None:
-        return _reduced_no_grad(x, positions, part._array().reshape(-1), reduce,
+        return _reduced_no_grad(input, positions, part._array().reshape(-1), reduce,
                                 needs=part.requires_grad)
-    return _overwrite(SCATTER, x, positions, part)
+    return _overwrite(SCATTER, input, positions, part)
 
 
 def _reduced_no_grad(x, positions, values, reduce, needs=False):
@@ -220,36 +220,36 @@ def _reduced_no_grad(x, positions, values, reduce, needs=False):
     return _make(out)
 
 
-def scatter_add(x, dim, index, src):
+def scatter_add(input, dim, index, src):
     """A copy of ``x`` with ``src`` added along ``dim`` at ``index``.
 
     Same as ``torch.scatter_add``.
     """
-    _same_dtype(x, src, "scatter(): Expected self.dtype to be equal to src.dtype")
-    positions, ishape = _scatter_positions(x, dim, index, src, "scatter_add")
-    return _added(SCATTER_ADD, x, positions, _leading_part(src, ishape))
+    _same_dtype(input, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    positions, ishape = _scatter_positions(input, dim, index, src, "scatter_add")
+    return _added(SCATTER_ADD, input, positions, _leading_part(src, ishape))
 
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
 
-def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """A copy of ``x`` with ``src`` reduced into it along ``dim`` at ``index`` by ``reduce``.
 
     Same as ``torch.scatter_reduce``.
     """
-    _same_dtype(x, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    _same_dtype(input, src, "scatter(): Expected self.dtype to be equal to src.dtype")
     reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # torch's aliases
     if reduce not in _REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
-    positions, ishape = _scatter_positions(x, dim, index, src, "scatter_reduce")
+    positions, ishape = _scatter_positions(input, dim, index, src, "scatter_reduce")
     part = _leading_part(src, ishape)
-    data = x._array()
+    data = input._array()
     covered = np.zeros(data.size, bool)
     covered[positions] = True
     if reduce in ("prod", "amax", "amin"):
-        grads = grad_mode.state.enabled and (x.requires_grad or part.requires_grad)
+        grads = grad_mode.state.enabled and (input.requires_grad or part.requires_grad)
         if reduce == "prod" and grads:
             raise NotImplementedError("numbagrad: scatter_reduce with reduce='prod' is not "
                                       "differentiable here yet (sum, mean, amax, amin are)")
@@ -265,10 +265,10 @@ def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
         out = out.reshape(data.shape)
         if not grads:
             return _make(out)
-        return _extreme_recorded(x, part, positions, covered, out, include_self)
-    total = index_add_flat(part, positions, tuple(x.shape))
+        return _extreme_recorded(input, part, positions, covered, out, include_self)
+    total = index_add_flat(part, positions, tuple(input.shape))
     if include_self:
-        total = binary("add", total, x)
+        total = binary("add", total, input)
     if reduce == "mean":
         counts = np.bincount(positions, minlength=data.size) + int(include_self)
         counts = np.maximum(counts, 1).reshape(data.shape)
@@ -277,7 +277,7 @@ def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
         else:
             total = binary("div", total, _make(counts.astype(data.dtype)))
     out = np.where(covered.reshape(data.shape), total._array(), data)
-    return record(SCATTER_REDUCE, out, (x, total), covered.astype(np.int64))
+    return record(SCATTER_REDUCE, out, (input, total), covered.astype(np.int64))
 
 
 def _extreme_recorded(x, part, positions, covered, out, include_self):
@@ -332,82 +332,82 @@ def _check_source(x, d, idx, source, op, sep):
                            f"= {list(source.shape)}")
 
 
-def index_add(x, dim, index, source, *, alpha=1):
+def index_add(input, dim, index, source, *, alpha=1):
     """A copy of ``x`` with ``alpha * source`` added at the positions ``index`` along ``dim``.
 
     Same as ``torch.index_add``.
     """
-    if source.dtype is not x.dtype:
-        raise RuntimeError(f"index_add_(): self ({x.dtype.scalar_name}) and source "
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"index_add_(): self ({input.dtype.scalar_name}) and source "
                            f"({source.dtype.scalar_name}) must have the same scalar type")
-    d, idx = _index_along(x, dim, index, "index_add_",
+    d, idx = _index_along(input, dim, index, "index_add_",
                           message=f"index_add_(): Expected dtype int32/int64 for index but got: "
                                   f"{index.dtype.scalar_name}")
-    _check_source(x, d, idx, source, "index_add_", ":")
+    _check_source(input, d, idx, source, "index_add_", ":")
     if alpha != 1:
         source = binary("mul", source, alpha)
-    return _added(INDEX_ADD, x, _along_positions(x, d, idx).reshape(-1),
+    return _added(INDEX_ADD, input, _along_positions(input, d, idx).reshape(-1),
                   reshape(source, -1) if source.ndim == 0 else source)
 
 
-def index_copy(x, dim, index, source):
+def index_copy(input, dim, index, source):
     """A copy of ``x`` with ``source`` written at the positions ``index`` along ``dim``.
 
     Same as ``torch.index_copy``.
     """
-    if source.dtype is not x.dtype:
+    if source.dtype is not input.dtype:
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
-                           f"but got (self) {x.dtype.scalar_name} and (source) "
+                           f"but got (self) {input.dtype.scalar_name} and (source) "
                            f"{source.dtype.scalar_name}")
-    d, idx = _index_along(x, dim, index, "index_copy_", dtypes_ok=(np.int64,),
+    d, idx = _index_along(input, dim, index, "index_copy_", dtypes_ok=(np.int64,),
                           message=f"index_copy_(): Expected a long tensor for index, but got "
                                   f"{index.dtype.scalar_name}",
                           error=IndexError, prefix="index_copy_(): ")
-    _check_source(x, d, idx, source, "index_copy_", "")
-    positions = _along_positions(x, d, idx).reshape(-1)
-    return _overwrite(INDEX_COPY, x, positions, source)
+    _check_source(input, d, idx, source, "index_copy_", "")
+    positions = _along_positions(input, d, idx).reshape(-1)
+    return _overwrite(INDEX_COPY, input, positions, source)
 
 
-def index_fill(x, dim, index, value):
+def index_fill(input, dim, index, value):
     """A copy of ``x`` with ``value`` at the positions ``index`` along ``dim``.
 
     Same as ``torch.index_fill``.
     """
-    d = _wrap(dim, x.ndim)
+    d = _wrap(dim, input.ndim)
     if not isinstance(index, Tensor) or index._array().dtype != np.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if index.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
     idx = index._array().reshape(-1)
-    n = x.shape[d] if x.ndim else 1
+    n = input.shape[d] if input.ndim else 1
     bad = (idx < -n) | (idx >= n)
     if bad.any():
         raise IndexError(f"index {int(idx[bad][0])} is out of bounds for dimension {d} with "
                          f"size {n}")
-    positions = _along_positions(x, d, idx % max(n, 1)).reshape(-1)
-    return _filled(INDEX_FILL, x, positions, value)
+    positions = _along_positions(input, d, idx % max(n, 1)).reshape(-1)
+    return _filled(INDEX_FILL, input, positions, value)
 
 
-def masked_scatter(x, mask, source):
+def masked_scatter(input, mask, source):
     """A copy of ``x`` with the elements of ``source``, in order, where ``mask`` is true.
 
     Same as ``torch.masked_scatter``.
     """
-    if source.dtype is not x.dtype:
+    if source.dtype is not input.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
-                           f"got{x.dtype.scalar_name} and {source.dtype.scalar_name}")
+                           f"got{input.dtype.scalar_name} and {source.dtype.scalar_name}")
     m = mask._array() if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
                            f"dtype {from_numpy_dtype(m.dtype).scalar_name}")
-    shape = broadcast_shapes(m.shape, tuple(x.shape))
-    if tuple(x.shape) != shape:
-        x = expand(x, size=shape)
+    shape = broadcast_shapes(m.shape, tuple(input.shape))
+    if tuple(input.shape) != shape:
+        input = expand(input, size=shape)
     positions = np.flatnonzero(np.broadcast_to(m, shape))
     if source.numel() < positions.size:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     part = narrow(reshape(source, -1), 0, 0, positions.size)
-    return _overwrite(MASKED_SCATTER, x, positions, part)
+    return _overwrite(MASKED_SCATTER, input, positions, part)
 
 
 def put(x, index, source, accumulate=False):
