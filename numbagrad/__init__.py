@@ -2,6 +2,8 @@
 
 import importlib
 import math as _math
+import sys as _sys
+import types as _types
 import warnings as _warnings
 
 # torch computes 1/0 = inf and log(0) = -inf without a word; NumPy warns. Silence NumPy's
@@ -101,6 +103,21 @@ _configure_blas()
 from .core import safe_cache as _safe_cache
 
 _safe_cache.guard_loaded()  # every cached @njit function of the package heals a bad entry
+
+
+def _name_factory_functions():
+    """Functions made by factories (``F.relu``) are their modules' attributes under their own
+    names: qualified so, pickle finds them by reference, as it finds torch's."""
+    for module in list(_sys.modules.values()):
+        if getattr(module, "__name__", "").split(".")[0] != "numbagrad":
+            continue
+        for name, obj in list(vars(module).items()):
+            if type(obj) is _types.FunctionType and obj.__name__ == name and \
+                    obj.__module__ == module.__name__ and "<locals>" in obj.__qualname__:
+                obj.__qualname__ = name
+
+
+_name_factory_functions()
 
 __version__ = "0.1.0"
 

@@ -101,3 +101,12 @@ def test_model_optimizer_and_weight_stay_one_object():
         o.step()
     for p, q in zip(model.parameters(), m2.parameters()):
         np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+
+
+@pytest.mark.parametrize("name", ["nn.functional.relu", "sin", "add", "special.expit",
+                                  "nn.functional.gelu"])
+def test_functions_pickle_by_reference(name):
+    fn = ng
+    for part in name.split("."):
+        fn = getattr(fn, part)
+    assert pickle.loads(pickle.dumps(fn)) is fn
