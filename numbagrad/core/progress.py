@@ -77,17 +77,21 @@ class _ScriptHandler(logging.Handler):
         out = sys.stderr
         if out is None:
             return
-        try:
-            text = self.format(record)
-            out.write("\r" + text if rewrite else ("\r" if self.count_on_line else "") +
-                      text + "\n")
-            out.flush()
-        except (ValueError, OSError):  # stream closed (interpreter exit)
-            pass
-        self.count_on_line = rewrite
+        self.count_on_line = _write_line(out, self.format(record), rewrite, self.count_on_line)
 
     def tty(self):
         return self.active() and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+
+
+def _write_line(out, text, rewrite, count_on_line):
+    """Write ``text`` to ``out`` as a line, or with ``rewrite`` as a count the next line
+    replaces; returns whether a rewritable count is now on the line."""
+    try:
+        out.write("\r" + text if rewrite else ("\r" if count_on_line else "") + text + "\n")
+        out.flush()
+    except (ValueError, OSError):  # stream closed (interpreter exit)
+        pass
+    return rewrite
 
 
 _script_handler = _ScriptHandler()
@@ -167,14 +171,7 @@ class CompileProgress(event.Listener):
         if self.stream is None:
             logger.info("%s", text, extra={"numbagrad_rewrite": rewrite})
             return
-        out = self.stream
-        try:
-            out.write("\r" + text if rewrite else ("\r" if self.count_on_line else "") +
-                      text + "\n")
-            out.flush()
-        except (ValueError, OSError):  # stream closed (interpreter exit)
-            pass
-        self.count_on_line = rewrite
+        self.count_on_line = _write_line(self.stream, text, rewrite, self.count_on_line)
 
 
 _listener = None
