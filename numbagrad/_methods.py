@@ -123,7 +123,9 @@ Tensor.__neg__ = lambda self: pointwise.unary("neg", self)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: pointwise.unary("abs", self)
 Tensor.__matmul__ = lambda self, other: linalg.matmul(self, other)
-Tensor.__rmatmul__ = lambda self, other: linalg.matmul(_make(np.asarray(other)), self)
+# an ndarray (or a list) on the left: torch's TypeError, as for its other operators
+Tensor.__rmatmul__ = lambda self, other: linalg.matmul(other, self) \
+    if isinstance(other, Tensor) else NotImplemented
 Tensor.__getitem__ = lambda self, idx: index.getitem(self, idx)
 
 

@@ -7,6 +7,7 @@ state_dicts. torch and JAX parts skip when the library is absent."""
 import copy
 import io
 import json
+import operator
 import pickle
 import struct
 import time
@@ -800,3 +801,15 @@ def test_a_torch_checkpoint_converted_once_then_loads(tmp_path, torch):
     x = np.ones((2, 3), np.float32)
     np.testing.assert_allclose(_outputs(ours, ng.tensor(x)),
                                _outputs(theirs, torch.from_numpy(x)), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("op", ["mul", "add", "sub", "matmul"])
+def test_an_ndarray_on_the_left_fails_as_in_torch(op, requires_grad):
+    torch = pytest.importorskip("torch")
+    errors = []
+    for lib in (torch, ng):
+        with pytest.raises(TypeError) as e:
+            getattr(operator, op)(np.ones((2, 3)), lib.ones(3, requires_grad=requires_grad))
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
