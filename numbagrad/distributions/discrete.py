@@ -31,7 +31,29 @@ def _probs_or_logits(probs, logits):
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
 
 
-class Bernoulli(Distribution):
+class BinaryParameters:
+    """The probs and logits of a two-outcome family, each computed from the other on first
+    use; ``_param`` is the one given (torch writes this block into each family)."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def _expand_binary(self, cls, batch_shape, names, _instance):
+        new = expand_params(self, cls, batch_shape, names, _instance)
+        new._param = new.probs if "probs" in self.__dict__ else new.logits
+        return new
+
+
+class Bernoulli(BinaryParameters, Distribution):
     """Bernoulli(probs=... | logits=...)."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -50,21 +72,7 @@ class Bernoulli(Distribution):
         super().__init__(_batch_shape((param,), (value,)), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = expand_params(self, Bernoulli, batch_shape, ("probs", "logits"), _instance)
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
+        return self._expand_binary(Bernoulli, batch_shape, ("probs", "logits"), _instance)
 
     @property
     def mean(self):
@@ -299,7 +307,7 @@ def _clamp_by_zero(x):
     return (clamp(x, min=0) + x - clamp(x, max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(BinaryParameters, Distribution):
     """Binomial(total_count, probs=... | logits=...)."""
 
     arg_constraints = {"total_count": constraints.nonnegative_integer,
@@ -319,26 +327,12 @@ class Binomial(Distribution):
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = expand_params(self, Binomial, batch_shape, ("total_count", "probs", "logits"),
-                            _instance)
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
-        return new
+        return self._expand_binary(Binomial, batch_shape, ("total_count", "probs", "logits"),
+                                   _instance)
 
     @property
     def support(self):
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @property
     def mean(self):

@@ -15,7 +15,7 @@ from ..ops.special_api import lgamma
 from ..size import Size
 from . import constraints
 from .continuous import _batch_shape, expand_params
-from .discrete import Binomial, Categorical, _probs_or_logits
+from .discrete import BinaryParameters, Binomial, Categorical, _probs_or_logits
 from .distribution import Distribution
 from .gamma_family import Gamma
 from .utils import (
@@ -99,7 +99,7 @@ class Geometric(Distribution):
                                                 reduction="none") / self.probs
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(BinaryParameters, Distribution):
     """NegativeBinomial(total_count, probs=... | logits=...): successes before total_count
     failures."""
 
@@ -120,22 +120,8 @@ class NegativeBinomial(Distribution):
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = expand_params(self, NegativeBinomial, batch_shape,
-                            ("total_count", "probs", "logits"), _instance)
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
+        return self._expand_binary(NegativeBinomial, batch_shape,
+                                   ("total_count", "probs", "logits"), _instance)
 
     @property
     def mean(self):

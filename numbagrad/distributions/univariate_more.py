@@ -11,7 +11,7 @@ from ..ops.special_api import digamma, lgamma
 from ..size import Size
 from . import constraints
 from .continuous import Uniform, _batch_shape, expand_params
-from .discrete import _probs_or_logits
+from .discrete import BinaryParameters, _probs_or_logits
 from .distribution import Distribution
 from .gamma_family import Gamma
 from .transformed import TransformedDistribution
@@ -182,7 +182,7 @@ class InverseGamma(TransformedDistribution):
                 - (1 + self.concentration) * self.concentration.digamma())
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(BinaryParameters, Distribution):
     """The logit of a RelaxedBernoulli draw: (logistic noise + logits) / temperature."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -202,23 +202,10 @@ class LogitRelaxedBernoulli(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = expand_params(self, LogitRelaxedBernoulli, batch_shape, ("probs", "logits"),
-                            _instance)
+        new = self._expand_binary(LogitRelaxedBernoulli, batch_shape, ("probs", "logits"),
+                                  _instance)
         new.temperature = self.temperature
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
         return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
