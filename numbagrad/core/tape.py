@@ -192,14 +192,17 @@ class Tape:
         else:
             big = -1
             val = self.val
-            voff = len(val)
+            voff = val.n
             if size == 1:
                 val.append(float(value) if shape == () else float(value.reshape(-1)[0]))
             elif size:  # Arena.extend, inline: this is every array op's path
                 end = voff + size
                 if end > len(val.buf):
                     val._grow(end)
-                val.buf[voff:end] = value.ravel()
+                if value.flags.c_contiguous:
+                    val.buf[voff:end] = value.reshape(-1)
+                else:  # (a transposed view: one strided copy, not a C-ordered copy first)
+                    val.buf[voff:end].reshape(value.shape)[...] = value
                 val.n = end
         self_args = self.args
         nargs = len(args)
