@@ -13,7 +13,7 @@ from .creation_device import CPU, check_device
 from .creation_legacy import TYPES as _LEGACY_TYPES
 from .creation_legacy import LegacyTensorType
 from .ops import pointwise, shape
-from .tensor import Tensor, _wrap_dim
+from .tensor import Tensor, _init_tensor, _wrap_dim
 
 
 # ---- new_* : a factory in this tensor's dtype (and device) -----------------------------------
@@ -262,7 +262,7 @@ def _deepcopy(self, memo):
     if id(self) in memo:
         return memo[id(self)]
     new = type(self).__new__(type(self))
-    Tensor.__init__(new, np.array(self._data))
+    _init_tensor(new, np.array(self._data))
     new._requires_grad = self._requires_grad
     memo[id(self)] = new
     if self._grad is not None:

@@ -29,7 +29,31 @@ class Tensor:
                  "__weakref__")
     __array_priority__ = 1000  # numpy scalars and arrays defer to our reflected operators
 
-    def __init__(self, data=None, *, requires_grad=False, dtype=None):
+    def __new__(cls, *args, **kwargs):
+        t = _new_object(cls)
+        t._tape = None  # (__del__ reads it, also of a tensor whose __init__ raised)
+        return t
+
+    def __init__(self, *args, device=None, size=None, **unexpected):
+        """torch's legacy constructor: ``Tensor(data)`` in the default dtype, ``Tensor(*sizes)``
+        uninitialized, ``Tensor(other)`` an alias of ``other`` (numbagrad/creation_legacy.py)."""
+        if unexpected:
+            got = ", ".join([_type_name(a) for a in args] +
+                            [f"{k}={_type_name(v)}" for k, v in unexpected.items()])
+            raise TypeError(f"new() received an invalid combination of arguments - got ({got}), "
+                            "but expected one of:" + LEGACY_SIGNATURES)
+        made = legacy_constructor(args, device, size)
+        for name in _COPIED:
+            setattr(self, name, getattr(made, name))
+        if made._base is not None:
+            self._view = made._view
+        self._captured_by = self._hooks = self._post_hooks = None
+        self._tape = None
+        if made._tape is not None:  # an alias of a tensor that requires grad
+            self._rebase(made._tape, made._node)
+
+    def _init(self, data=None, requires_grad=False, dtype=None):
+        """A tensor holding ``data`` (converted as torch.tensor would, or to ``dtype``)."""
         self._data = _to_numpy(data, dtype)
         self._grad = None
         self._tape = None
@@ -486,14 +510,34 @@ def _leaf(x):
 
 def _rebuild_tensor(cls, data, requires_grad):
     """An unpickled tensor (or copy.copy's): of class ``cls``, owning a copy of ``data``."""
-    t = cls.__new__(cls)
-    Tensor.__init__(t, data, requires_grad=requires_grad)
+    t = _new_object(cls)
+    _init_tensor(t, data, requires_grad)
     return t
 
 
 def _rebuild(data, requires_grad):
     """What pickles written before the class was recorded call."""
-    return Tensor(data, requires_grad=requires_grad)
+    return _rebuild_tensor(Tensor, data, requires_grad)
+
+
+_COPIED = ("_data", "_grad", "_node", "_vc", "_base", "_retains_grad", "_requires_grad")
+_new_object = object.__new__  # a bare instance (Tensor.__new__ is a Python call more)
+_init_tensor = Tensor._init
+# torch.Tensor(...)'s arguments -> the tensor it makes (set by creation_legacy, a layer above)
+legacy_constructor = None
+LEGACY_SIGNATURES = ("\n * (*, torch.device device = None)\n * (torch.Storage storage)\n"
+                     " * (Tensor other)\n * (tuple of ints size, *, torch.device device = None)\n"
+                     " * (object data, *, torch.device device = None)\n")
+
+
+def _type_name(v):
+    """A value's type as torch's argument parser names it."""
+    kind = type(v)
+    if isinstance(v, Tensor):
+        return "Tensor"
+    if kind.__module__.startswith("numbagrad"):
+        return "torch." + kind.__name__
+    return kind.__name__
 
 
 def _same(a):
@@ -504,7 +548,7 @@ def _make(data, tape=None, node=-1):
     """Fast constructor for op results: no conversion, no checks."""
     if tape is not None:
         tape.live += 1
-    t = Tensor.__new__(Tensor)
+    t = _new_object(Tensor)
     t._data = data
     t._grad = None
     t._tape = tape

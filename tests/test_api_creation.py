@@ -391,6 +391,38 @@ torch.ones(2, dtype=torch.int64).new([1.5, 2])
 torch.ones(2).new()
 torch.ones(2).new(torch.ones(2, dtype=torch.int64))
 torch.ones(2).new(torch.Size([3]))
+torch.Tensor([0])
+torch.Tensor([[1, 2]])
+torch.Tensor(2, 3)
+torch.Tensor(2)
+torch.Tensor(0)
+torch.Tensor()
+torch.Tensor(size=(2, 3))
+torch.Tensor((1, 2))
+torch.Tensor([True, False])
+torch.Tensor(np.array([1, 2]))
+torch.Tensor(np.array(2.0))
+torch.Tensor(torch.ones(2, dtype=torch.int64))
+torch.Tensor(torch.Size([2, 3]))
+torch.Tensor(torch.ones(2, requires_grad=True))
+torch.Tensor([1.], device='cpu')
+torch.Tensor(2.5)
+torch.Tensor('a')
+torch.Tensor(-1)
+torch.Tensor(None)
+torch.Tensor(np.float64(2))
+type(torch.Tensor([1])).__name__
+"""
+
+LEGACY_VALUES = """
+torch.Tensor([0])
+torch.Tensor([[1, 2], [3, 4]])
+torch.Tensor([True, False])
+torch.Tensor(np.array([1, 2]))
+torch.Tensor(np.array(2.0))
+torch.Tensor(torch.tensor([1, 2]))
+(lambda a: (torch.Tensor(a).__setitem__(0, 5.), a[0])[1])(torch.zeros(2))
+(lambda a: (torch.Tensor(a) * torch.tensor([2., 3.])).sum().backward() or a.grad)(torch.ones(2, requires_grad=True))
 """
 
 
@@ -399,8 +431,35 @@ def test_legacy_tensor_types_as_torch(expr):
     same_kind_as_torch(expr)
 
 
+@pytest.mark.parametrize("expr", [e for e in LEGACY_VALUES.strip().splitlines()])
+def test_tensor_constructor_values_as_torch(expr):
+    """torch.Tensor(data) converts to the default dtype (an int list too); Tensor(t) aliases t."""
+    same_values_as_torch(expr)
+
+
+def test_tensor_constructor_follows_the_default_dtype():
+    def fn(lib):
+        before = lib.get_default_dtype()
+        lib.set_default_dtype(lib.float64)
+        try:
+            return str(lib.Tensor([1]).dtype), str(lib.Tensor(2).dtype), lib.Tensor(2).shape
+        finally:
+            lib.set_default_dtype(before)
+    assert fn(ng) == fn(torch)
+
+
 def test_legacy_constructor_takes_no_requires_grad():
     same_type_as_torch(lambda lib: lib.FloatTensor([1, 2], requires_grad=True))
+    # (torch's message adds its argument parser's reasons per signature; the first line agrees)
+    for fn in (lambda lib: lib.Tensor([1, 2], requires_grad=True),
+               lambda lib: lib.Tensor(2, dtype=lib.float64), lambda lib: lib.Tensor(2.0, 3)):
+        same_type_as_torch(fn)
+        first_lines = []
+        for lib in (ng, torch):
+            with pytest.raises(TypeError) as err:
+                fn(lib)
+            first_lines.append(str(err.value).splitlines()[0])
+        assert first_lines[0] == first_lines[1]
 
 
 @pytest.mark.parametrize("expr", [e for e in DEVICES.strip().splitlines()])

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..core.grad_mode import no_grad
 from ..creation_device import check_device, is_device_like
-from ..tensor import Tensor, _make
+from ..tensor import Tensor, _init_tensor, _make
 from .backward_hooks import BackwardHook
 
 
@@ -21,7 +21,7 @@ class Parameter(Tensor):
     def __init__(self, data=None, requires_grad=True):
         if data is None:
             data = np.empty(0, np.float32)
-        Tensor.__init__(self, data._array() if isinstance(data, Tensor) else data)
+        _init_tensor(self, data._array() if isinstance(data, Tensor) else data)
         if isinstance(data, Tensor):
             self._data = data._array()  # shares the memory, so it shares the version counter
             self._vc = data._vc
@@ -56,7 +56,7 @@ class Buffer(metaclass=_BufferMeta):
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
-            data = Tensor(np.empty(0, np.float32))
+            data = _make(np.empty(0, np.float32))
         t = data.detach().requires_grad_(data.requires_grad)
         _BUFFER_MARKS[id(t)] = persistent
         weakref.finalize(t, _BUFFER_MARKS.pop, id(t), None)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core import torch_rng
 from ..factories import _engine
-from ..tensor import Tensor
+from ..tensor import _make
 from .pointwise import abs as _abs
 from .pointwise import clamp, unary
 from .pointwise import tanh as _tanh
@@ -167,7 +167,7 @@ def threshold(input, threshold, value, inplace=False):  # noqa: A002
     """x where x > threshold, else value."""
     if not input.dtype.is_floating_point:  # integers stay integers (no gradient)
         data = input._data
-        return Tensor(np.where(data > threshold, data, np.asarray(value).astype(data.dtype)))
+        return _make(np.where(data > threshold, data, np.asarray(value).astype(data.dtype)))
     return unary("threshold", input, float(threshold), float(value))
 
 
@@ -220,14 +220,14 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     # torch: -empty_like(logits).exponential_().log(), in the logits' dtype
     dt = logits._data.dtype
     u = torch_rng.exponential(_engine(), logits.numel(), 1.0).astype(dt)
-    gumbels = Tensor(-np.log(torch_rng.place(u, tuple(logits.shape), logits._data.strides)))
+    gumbels = _make(-np.log(torch_rng.place(u, tuple(logits.shape), logits._data.strides)))
     y_soft = softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y_soft
     index = np.argmax(y_soft._data, axis=dim)
     hot = np.zeros(y_soft.shape, y_soft._data.dtype)
     np.put_along_axis(hot, np.expand_dims(index, dim), 1.0, axis=dim)
-    return Tensor(hot) - y_soft.detach() + y_soft
+    return _make(hot) - y_soft.detach() + y_soft
 
 
 __all__ = ["relu6", "selu", "celu", "softsign", "hardsigmoid", "hardswish", "logsigmoid",

@@ -27,6 +27,9 @@ def _views(call, shapes, kws=({},)):
 VIEW = defop("view", "ViewBackward0", 1, replay="reshape_fw", kernel="reshape_bw",
              samples=_views("x0.reshape(**kw)", [(3, 4)], ({"shape": (4, 3)}, {"shape": (-1,)}))
              + _views("x0.view(-1)", [(), (2, 3)]) + _views("x0.flatten()", [(2, 3, 2)]))
+# torch.Tensor(t): a tensor sharing t's memory, in t's shape
+ALIAS = defop("alias", "AliasBackward0", 1, replay="reshape_fw", kernel="reshape_bw",
+              samples=_views("lib.Tensor(x0)", [(2, 3), ()]))
 UNSAFE_VIEW = defop("unsafe_view", "UnsafeViewBackward0", 1, replay="reshape_fw",
                     kernel="reshape_bw",
                     samples=_views("x0.t().reshape(-1)", [(3, 4)]))
@@ -169,6 +172,15 @@ def view(x, *args, size=None):
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.") from None
     return as_view(VIEW, x, lambda a: a.reshape(shape))
+
+
+def alias(x):
+    """A new tensor sharing ``x``'s memory, shape and strides (``torch.Tensor(x)``)."""
+    return as_view(ALIAS, x, _same_view)
+
+
+def _same_view(a):
+    return a.view()
 
 
 def flatten(input, start_dim=0, end_dim=-1):

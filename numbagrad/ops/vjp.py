@@ -58,6 +58,7 @@ from .reduce import prod as _prod
 from .reduce import sum as _sum
 from .registry import FORMULA_FUNCTIONS, vjp_rule
 from .shape import (
+    ALIAS,
     AS_STRIDED,
     CAT,
     EXPAND,
@@ -299,7 +300,7 @@ def elementwise_vjp(ctx, g):
 
 
 # ---- movement ops (ops/shape.py) -------------------------------------------------------------
-@vjp_rule(VIEW, UNSAFE_VIEW, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS)
+@vjp_rule(VIEW, UNSAFE_VIEW, ALIAS, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS)
 def _reshape_vjp(ctx, g):
     return [reshape(g, ctx.shapes[0])]
 

@@ -8,7 +8,7 @@ from ...factories import _normal_array
 from ...ops.linalg import dot, mv
 from ...ops.reduce import sum as _sum
 from ...ops.shape import permute, reshape
-from ...tensor import Tensor, _make
+from ...tensor import _make
 from ..module import Parameter
 
 
@@ -120,8 +120,8 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     v = _normalize(_normal_array((w,), mat.dtype), eps)
     module.register_parameter(name + "_orig", Parameter(weight.detach()))
     object.__setattr__(module, name, weight.detach())
-    module.register_buffer(name + "_u", Tensor(u))
-    module.register_buffer(name + "_v", Tensor(v))
+    module.register_buffer(name + "_u", _make(u))
+    module.register_buffer(name + "_v", _make(v))
     module.register_forward_pre_hook(fn)
     return module
 
