@@ -127,6 +127,63 @@ def test_register_parametrization_as_torch():
     np.testing.assert_allclose(n.weight.detach().numpy(), t.weight.detach().numpy())
 
 
+def _parametrization_run(lib):
+    """What a user sees of a parametrization in ``lib``: the repr, the calls registration
+    makes, caching, a right inverse, a second parametrization, errors, removal."""
+    nn, P = lib.nn, lib.nn.utils.parametrize
+    calls = []
+
+    class Symmetric(nn.Module):
+        def forward(self, x):
+            calls.append(1)
+            return x.triu() + x.triu(1).transpose(-1, -2)
+
+        def right_inverse(self, a):
+            return a.triu()
+
+    class Double(nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    class Widen(nn.Module):
+        def forward(self, x):
+            return lib.cat([x, x])
+
+    m = nn.Linear(3, 3, dtype=lib.float64)
+    P.register_parametrization(m, "weight", Symmetric())
+    out = [repr(m), len(calls), type(m.parametrizations).__name__,
+           type(m.parametrizations.weight).__name__, P.type_before_parametrizations(m).__name__]
+    with P.cached():
+        a, b = m.weight, m.weight
+        out.append((a is b, len(calls)))
+    out.append((m.weight is m.weight, len(calls)))
+    m.weight = lib.tensor([[1., 2., 3.], [2., 4., 5.], [3., 5., 6.]], dtype=lib.float64)
+    out.append(m.parametrizations.weight.original.tolist())
+    P.register_parametrization(m, "weight", Double())
+    out.append((repr(m.parametrizations.weight), m.weight.tolist()))
+    try:
+        P.register_parametrization(m, "bias", Widen())
+    except ValueError as err:
+        out.append(str(err))
+    try:
+        import pickle
+        pickle.dumps(m)
+    except RuntimeError as err:
+        out.append(str(err).splitlines()[0])
+    out.append(sorted(m.state_dict()))
+    P.remove_parametrizations(m, "weight")
+    out.append((type(m).__name__, m.weight.tolist(), type(m.weight).__name__,
+                P.is_parametrized(m)))
+    return out
+
+
+def test_parametrization_details_as_torch():
+    """torch evaluates a new parametrization once to check it, shows ModuleDict and
+    ParametrizationList, and cached() computes each tensor once."""
+    ours, theirs = _parametrization_run(ng), _parametrization_run(torch)
+    assert ours == theirs
+
+
 def test_parameter_containers_as_torch():
     out = []
     for lib in (torch, ng):

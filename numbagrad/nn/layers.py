@@ -347,8 +347,8 @@ class ModuleList(Module):
     def __repr__(self):
         lines = _repeated_repr(self._modules)
         if not lines:
-            return "ModuleList()"
-        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+            return f"{self._get_name()}()"
+        return f"{self._get_name()}(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):
