@@ -1,0 +1,26 @@
+"""torch.functional: the functions torch defines there, each numbagrad's function of the same
+name (``numbagrad.functional.einsum is numbagrad.einsum``).
+
+torch.functional also has ``chain_matmul``, ``lu``, ``stft``, ``istft``, ``pca_lowrank`` and
+``svd_lowrank``, which numbagrad lacks: they are left out rather than named and raising.
+"""
+
+from .creation import meshgrid
+from .ops.linalg_api import cdist, einsum, tensordot
+from .ops.reduce import norm
+from .ops.scan_api import unique, unique_consecutive
+from .ops.shape import split
+from .ops.shape_api import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    block_diag,
+    broadcast_shapes,
+    broadcast_tensors,
+    cartesian_prod,
+    unravel_index,
+)
+
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
+           "cartesian_prod", "block_diag", "cdist", "einsum", "norm", "meshgrid", "split",
+           "tensordot", "unique", "unique_consecutive", "unravel_index"]
