@@ -5,14 +5,17 @@ from typing import Any
 
 from typing_extensions import TypeIs
 
+from numbagrad import accelerator as accelerator
 from numbagrad import autograd as autograd
 from numbagrad import backends as backends
 from numbagrad import cuda as cuda
 from numbagrad import distributed as distributed
 from numbagrad import distributions as distributions
 from numbagrad import func as func
+from numbagrad import functional as functional
 from numbagrad import linalg as linalg
 from numbagrad import nn as nn
+from numbagrad import onnx as onnx
 from numbagrad import optim as optim
 from numbagrad import optimize as optimize
 from numbagrad import testing as testing

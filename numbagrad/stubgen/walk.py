@@ -14,12 +14,13 @@ from .model import Class, Function, Property, Stub, Variable
 # the modules a user imports, relative to numbagrad ("" is numbagrad itself); the others are
 # the implementation, which the stubs leave out
 NAMESPACES = [
-    "", "autograd", "autograd.forward_ad", "autograd.functional", "autograd.graph",
-    "backends", "backends.cudnn", "backends.mps", "cuda", "distributed", "distributions",
-    "distributions.constraints", "distributions.kl", "distributions.transforms", "func",
-    "linalg", "nn", "nn.functional", "nn.init", "nn.utils", "nn.utils.parametrize",
-    "nn.utils.rnn", "optim", "optim.lr_scheduler", "optim.swa_utils", "optimize", "testing",
-    "utils", "utils.checkpoint", "utils.data", "viz",
+    "", "accelerator", "autograd", "autograd.forward_ad", "autograd.functional",
+    "autograd.graph", "backends", "backends.cudnn", "backends.mps", "cuda", "distributed",
+    "distributions", "distributions.constraints", "distributions.kl",
+    "distributions.transforms", "func", "functional", "linalg", "nn", "nn.functional",
+    "nn.init", "nn.utils", "nn.utils.parametrize", "nn.utils.rnn", "onnx", "optim",
+    "optim.lr_scheduler", "optim.swa_utils", "optimize", "testing", "utils",
+    "utils.benchmark", "utils.checkpoint", "utils.data", "viz",
 ]
 _OPERATORS = {f"__{n}__" for n in (
     "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift divmod".split())}
