@@ -228,9 +228,7 @@ class RandomUnstructured(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         """``default_mask`` with the entries of the k largest of ``rand_like(t)`` zeroed."""
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
+        nparams_toprune, _ = _nparams_toprune(self.amount, t)
         mask = default_mask.clone()
         if nparams_toprune != 0:  # drawing nothing keeps the random stream where torch's is
             prob = rand_like(t)
@@ -258,9 +256,7 @@ class L1Unstructured(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         """``default_mask`` with the k entries of smallest ``|t|`` zeroed."""
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
+        nparams_toprune, _ = _nparams_toprune(self.amount, t)
         mask = default_mask.clone()
         if nparams_toprune != 0:
             smallest = topk(t.abs().view(-1), k=nparams_toprune, largest=False)
@@ -290,11 +286,7 @@ class RandomStructured(BasePruningMethod):
     def compute_mask(self, t, default_mask):
         """``default_mask`` times a mask zeroing the channels that drew the k smallest
         of ``rand(channels)``."""
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        tensor_size = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
+        nparams_toprune, tensor_size = _nparams_toprune(self.amount, t, self.dim)
         if nparams_toprune == 0:
             return default_mask
         prob = rand(tensor_size)
@@ -328,12 +320,8 @@ class LnStructured(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         """``default_mask`` times a mask keeping the channels of largest norm."""
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        tensor_size = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
+        nparams_toprune, tensor_size = _nparams_toprune(self.amount, t, self.dim)
         nparams_tokeep = tensor_size - nparams_toprune
-        _validate_pruning_amount(nparams_toprune, tensor_size)
         # the norm and its topk come first, as in torch (their errors before amount == 0's exit)
         kept = topk(_compute_norm(t, self.n, self.dim), k=nparams_tokeep, largest=True)
         if nparams_toprune == 0:
@@ -378,8 +366,7 @@ class CustomFromMask(BasePruningMethod):
 
 
 def identity(module, name):
-    """Add the pruning reparametrization of ``module.<name>`` with a mask of ones; returns
-    ``module``.
+    """Add the pruning reparametrization of ``module.<name>`` with a mask of ones.
 
     Same as ``torch.nn.utils.prune.identity``.
     """
@@ -388,8 +375,7 @@ def identity(module, name):
 
 
 def random_unstructured(module, name, amount):
-    """Prune ``amount`` (int: a count, float: a fraction) random unpruned entries of
-    ``module.<name>``; returns ``module``.
+    """Prune ``amount`` (int: a count, float: a fraction) random entries of ``module.<name>``.
 
     Same as ``torch.nn.utils.prune.random_unstructured``.
     """
@@ -398,8 +384,7 @@ def random_unstructured(module, name, amount):
 
 
 def l1_unstructured(module, name, amount, importance_scores=None):
-    """Prune the ``amount`` unpruned entries of ``module.<name>`` of smallest absolute value
-    (of ``importance_scores`` if given); returns ``module``.
+    """Prune the ``amount`` entries of ``module.<name>`` of smallest ``|importance_scores|``.
 
     Same as ``torch.nn.utils.prune.l1_unstructured``.
     """
@@ -408,8 +393,7 @@ def l1_unstructured(module, name, amount, importance_scores=None):
 
 
 def random_structured(module, name, amount, dim):
-    """Prune ``amount`` random channels of ``module.<name>`` along ``dim``; returns
-    ``module``.
+    """Prune ``amount`` random channels of ``module.<name>`` along ``dim``.
 
     Same as ``torch.nn.utils.prune.random_structured``.
     """
@@ -418,8 +402,7 @@ def random_structured(module, name, amount, dim):
 
 
 def ln_structured(module, name, amount, n, dim, importance_scores=None):
-    """Prune the ``amount`` channels of ``module.<name>`` along ``dim`` of smallest
-    L\\ ``n``-norm; returns ``module``.
+    """Prune the ``amount`` channels along ``dim`` of ``module.<name>`` of least L\\ ``n``-norm.
 
     Same as ``torch.nn.utils.prune.ln_structured``.
     """
@@ -464,7 +447,7 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
 
 
 def custom_from_mask(module, name, mask):
-    """Prune ``module.<name>`` with the given ``mask``; returns ``module``.
+    """Prune ``module.<name>`` with the given ``mask``.
 
     Same as ``torch.nn.utils.prune.custom_from_mask``.
     """
@@ -473,8 +456,7 @@ def custom_from_mask(module, name, mask):
 
 
 def remove(module, name):
-    """Make the pruning of ``module.<name>`` permanent and take its hook off; returns
-    ``module``.
+    """Make the pruning of ``module.<name>`` permanent and take its hook off.
 
     Same as ``torch.nn.utils.prune.remove``.
     """
@@ -511,28 +493,23 @@ def _validate_pruning_amount_init(amount):
                          "a non-negative integer")
 
 
-def _validate_pruning_amount(amount, tensor_size):
-    if isinstance(amount, numbers.Integral) and amount > tensor_size:
-        raise ValueError(f"amount={amount} should be smaller than the number of parameters "
-                         f"to prune={tensor_size}")
-
-
-def _validate_structured_pruning(t):
-    shape = t.shape
-    if len(shape) <= 1:
-        raise ValueError("Structured pruning can only be applied to multidimensional tensors. "
-                         f"Found tensor of shape {shape} with {len(shape)} dims")
-
-
-def _compute_nparams_toprune(amount, tensor_size):
-    if isinstance(amount, numbers.Integral):
-        return amount
-    return round(amount * tensor_size)
-
-
-def _validate_pruning_dim(t, dim):
-    if dim >= t.dim():
-        raise IndexError(f"Invalid index {dim} for tensor of size {t.shape}")
+def _nparams_toprune(amount, t, dim=None):
+    """(how many entries of ``t``, or channels along ``dim``, ``amount`` prunes, how many
+    there are), with torch's checks and errors in torch's order."""
+    if dim is None:
+        size = t.nelement()
+    else:
+        if len(t.shape) <= 1:
+            raise ValueError("Structured pruning can only be applied to multidimensional "
+                             f"tensors. Found tensor of shape {t.shape} with {len(t.shape)} dims")
+        if dim >= t.dim():
+            raise IndexError(f"Invalid index {dim} for tensor of size {t.shape}")
+        size = t.shape[dim]
+    n = amount if isinstance(amount, numbers.Integral) else round(amount * size)
+    if n > size:
+        raise ValueError(f"amount={n} should be smaller than the number of parameters "
+                         f"to prune={size}")
+    return n, size
 
 
 def _compute_norm(t, n, dim):
