@@ -3,6 +3,7 @@
 from . import (
     functional,  # noqa: F401
     init,  # noqa: F401
+    modules,  # noqa: F401 - torch.nn.modules's paths
     utils,  # noqa: F401
 )
 from .activation import *  # noqa: F401,F403
@@ -32,7 +33,7 @@ from .spatial import __all__ as _spatial
 from .transformer import *  # noqa: F401,F403
 from .transformer import __all__ as _transformer
 
-__all__ = ["Buffer", "CTCLoss", "Module", "Parameter", "functional", "init",
+__all__ = ["Buffer", "CTCLoss", "Module", "Parameter", "functional", "init", "modules",
            *_param_containers, *_conv,
            *_layers, *_losses, *_normalization, *_recurrent, *_activation, *_attention,
            *_loss_more, *_spatial, *_transformer, *_more_layers, "utils"]

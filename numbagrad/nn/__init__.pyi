@@ -2,6 +2,7 @@
 
 from numbagrad.nn import functional as functional
 from numbagrad.nn import init as init
+from numbagrad.nn import modules as modules
 from numbagrad.nn import utils as utils
 from numbagrad.nn.activation import PReLU as PReLU
 from numbagrad.nn.attention import MultiheadAttention as MultiheadAttention

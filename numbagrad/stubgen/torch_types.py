@@ -153,7 +153,12 @@ class TorchTypes:
         "nn.Module.parameters"), or None."""
         obj, parts = self.torch, path.split(".")
         for i, part in enumerate(parts):
-            obj = getattr(obj, part, None)
+            found = getattr(obj, part, None)
+            if found is None and inspect.ismodule(obj):
+                # a submodule torch does not import itself (torch.nn.utils.prune): whether
+                # another import loaded it must not change the stubs
+                found = _submodule(f"{obj.__name__}.{part}")
+            obj = found
             if obj is None:
                 return None
             if inspect.isclass(obj) and i < len(parts) - 1:
@@ -472,3 +477,11 @@ def _callable_result(annotation):
             "Callable") and isinstance(annotation.slice, ast.Tuple):
         return annotation.slice.elts[-1]
     return None
+
+
+def _submodule(name):
+    """The module ``name``, imported, or None where there is none."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None

@@ -18,10 +18,14 @@ NAMESPACES = [
     "autograd.graph", "backends", "backends.cudnn", "backends.mps", "cuda", "distributed",
     "distributions", "distributions.constraints", "distributions.kl",
     "distributions.transforms", "func", "functional", "linalg", "nn", "nn.functional",
-    "nn.init", "nn.utils", "nn.utils.parametrize", "nn.utils.rnn", "onnx", "optim",
+    "nn.init", "nn.modules", "nn.utils", "nn.utils.parametrize", "nn.utils.prune",
+    "nn.utils.rnn", "onnx", "optim",
     "optim.lr_scheduler", "optim.swa_utils", "optimize", "testing", "utils",
     "utils.benchmark", "utils.checkpoint", "utils.data", "viz",
-]
+] + [f"nn.modules.{m}" for m in (
+    "activation", "batchnorm", "container", "conv", "distance", "dropout", "flatten", "fold",
+    "instancenorm", "linear", "loss", "module", "normalization", "padding", "pixelshuffle",
+    "pooling", "rnn", "sparse", "transformer", "upsampling")]
 _OPERATORS = {f"__{n}__" for n in (
     "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift divmod".split())}
 DUNDERS = ({"__init__", "__call__", "__getattr__", "__setattr__", "__delattr__", "__getitem__",

@@ -3,6 +3,7 @@
 from typing import Any, TypeVar
 
 from numbagrad.nn.utils import parametrize as parametrize
+from numbagrad.nn.utils import prune as prune
 from numbagrad.nn.utils import rnn as rnn
 from numbagrad.tensor import Tensor
 

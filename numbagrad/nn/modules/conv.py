@@ -1,0 +1,15 @@
+"""torch.nn.modules.conv: convolutions, the same classes as numbagrad.nn's."""
+
+from ..conv import (
+    Conv1d,
+    Conv2d,
+    _ConvNd,  # noqa: F401 - torch's base class, not in __all__
+)
+from ..spatial_layers import (
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    _ConvTransposeNd,  # noqa: F401 - torch's base class, not in __all__
+)
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]

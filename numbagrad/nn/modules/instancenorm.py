@@ -1,0 +1,10 @@
+"""torch.nn.modules.instancenorm: instance norm layers, the same classes as numbagrad.nn's."""
+
+from ..spatial_norm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    _InstanceNorm,  # noqa: F401 - torch's base class, not in __all__
+)
+
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]

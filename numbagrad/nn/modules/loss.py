@@ -1,0 +1,32 @@
+"""torch.nn.modules.loss: losses, the same classes as numbagrad.nn's."""
+
+from ..ctc import CTCLoss
+from ..loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+    _Loss,  # noqa: F401 - torch's base class, not in __all__
+    _WeightedLoss,  # noqa: F401 - torch's base class, not in __all__
+)
+from ..loss_more import (
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
+
+__all__ = ["L1Loss", "NLLLoss", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss",
+           "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss",
+           "SoftMarginLoss", "CrossEntropyLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
+           "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss", "CTCLoss"]
