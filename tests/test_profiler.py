@@ -158,6 +158,21 @@ def test_layers_holding_their_function_are_timed():
     assert top == ["aten::tanh", "aten::sigmoid", "aten::max_pool1d"]
 
 
+def test_optimizer_steps_are_ranges_named_as_torchs():
+    keys = {}
+    for lib in (ng, torch):
+        model = _model(lib)
+        opt = lib.optim.AdamW(model.parameters())  # Adam's step, AdamW's name
+        _run(lib, model, lib.ones(2, 10))
+        with lib.autograd.profiler.profile() as prof:
+            opt.zero_grad()
+            _run(lib, model, lib.ones(2, 10))
+            opt.step()
+        keys[lib] = [e.key for e in prof.key_averages() if e.key.startswith("Optimizer.")]
+    assert keys[ng] == keys[torch] == ["Optimizer.zero_grad#AdamW.zero_grad",
+                                       "Optimizer.step#AdamW.step"]
+
+
 def test_input_shapes_are_torchs():
     model_ng, model_t = _model(ng), _model(torch)
     shapes = {}
@@ -222,7 +237,8 @@ def test_export_chrome_trace(tmp_path):
 
 
 def _namespace_attributes():
-    spaces = [ng.Tensor, ng, F, ng.linalg, ng.special, ng.autograd, ng.nn.ReLU]
+    spaces = [ng.Tensor, ng, F, ng.linalg, ng.special, ng.autograd, ng.nn.ReLU,
+              ng.nn.MaxPool1d, ng.optim.Optimizer, ng.optim.Adam]
     return {(id(s), k): v for s in spaces for k, v in vars(s).items()}
 
 

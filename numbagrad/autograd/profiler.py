@@ -8,7 +8,8 @@ numbagrad's own names), with its start and end (time.perf_counter_ns), its input
 ``record_function`` range, are its children, so self time is total time less the children's,
 as torch computes it. ``backward()`` and ``autograd.grad`` are one event each,
 ``numbagrad::backward`` and ``numbagrad::grad`` (the whole tape sweep, not torch's per-node
-``autograd::engine::evaluate_function`` events).
+``autograd::engine::evaluate_function`` events). An optimizer's ``step`` and ``zero_grad``
+are ranges named as torch's (``Optimizer.step#SGD.step``).
 
 Why wrappers rather than numbagrad/ops/record.py's ``record()``, which every op's result
 passes through: record() sees an op only at its end, so the op's start would have to be the
@@ -118,15 +119,21 @@ def _close(ev):
         del stack[stack.index(ev):]
 
 
-def _timed(fn, name):
-    """``fn`` recording an event ``name`` per call while a profile is active."""
+def _timed(fn, name, optimizer_method=None):
+    """``fn`` recording an event ``name`` per call while a profile is active; an optimizer's
+    ``optimizer_method`` is a range named as torch's, ``Optimizer.step#AdamW.step``, after
+    the instance's class (AdamW runs Adam's step)."""
     @functools.wraps(fn)
     def profiled(*args, **kwargs):
+        if not _sessions:
+            return fn(*args, **kwargs)
+        event = name if optimizer_method is None else \
+            f"Optimizer.{optimizer_method}#{type(args[0]).__name__}.{optimizer_method}"
         stack = getattr(_local, "stack", None)
         # an alias forwarding to its op (F.relu to relu, x.relu() to relu) is one event
-        if not _sessions or (stack and stack[-1].name == name):
+        if stack and stack[-1].name == event:
             return fn(*args, **kwargs)
-        ev = _open(name, args, kwargs)
+        ev = _open(event, args, kwargs, annotation=optimizer_method is not None)
         try:
             return fn(*args, **kwargs)
         finally:
@@ -191,6 +198,18 @@ def _sites(ops):
                         yield cell, "cell_contents", inner
 
 
+def _optimizer_sites():
+    """(class, method, function) of the optimizers' own ``step`` and ``zero_grad``."""
+    optim = sys.modules.get("numbagrad.optim")
+    base = getattr(optim, "Optimizer", None)
+    for cls in vars(optim).values() if base is not None else ():
+        if isinstance(cls, type) and issubclass(cls, base):
+            for method in ("step", "zero_grad"):
+                fn = vars(cls).get(method)
+                if type(fn) is types.FunctionType:
+                    yield cls, method, fn
+
+
 def _patch():
     ops = _ops()
     wrappers = {}  # id(function) -> its one wrapper
@@ -206,6 +225,9 @@ def _patch():
         _patched.append((owner, name, value))
         setattr(owner, name, staticmethod(wrapper) if isinstance(value, staticmethod)
                 else wrapper)
+    for cls, method, fn in _optimizer_sites():
+        _patched.append((cls, method, fn))
+        setattr(cls, method, _timed(fn, None, method))
 
 
 def _unpatch():
