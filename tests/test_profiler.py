@@ -162,15 +162,39 @@ def test_optimizer_steps_are_ranges_named_as_torchs():
     keys = {}
     for lib in (ng, torch):
         model = _model(lib)
-        opt = lib.optim.AdamW(model.parameters())  # Adam's step, AdamW's name
+        # (not AdamW: its first instance gives its class a step, which the stub test sees)
+        opt = lib.optim.Adam(model.parameters())
         _run(lib, model, lib.ones(2, 10))
         with lib.autograd.profiler.profile() as prof:
             opt.zero_grad()
             _run(lib, model, lib.ones(2, 10))
             opt.step()
         keys[lib] = [e.key for e in prof.key_averages() if e.key.startswith("Optimizer.")]
-    assert keys[ng] == keys[torch] == ["Optimizer.zero_grad#AdamW.zero_grad",
-                                       "Optimizer.step#AdamW.step"]
+    assert keys[ng] == keys[torch] == ["Optimizer.zero_grad#Adam.zero_grad",
+                                       "Optimizer.step#Adam.step"]
+
+
+def test_an_optimizer_made_while_profiling_keeps_its_step_hooks():
+    from numbagrad.optim import optimizer
+    hooks = (dict(optimizer._global_optimizer_pre_hooks),
+             dict(optimizer._global_optimizer_post_hooks))
+    calls = []
+    model = _model(ng)
+    with ng.autograd.profiler.profile() as prof:
+        opt = ng.optim.RMSprop(model.parameters())  # its class's step is hooked now
+        opt.register_step_pre_hook(lambda *a: calls.append("pre"))
+        _run(ng, model, ng.ones(2, 10))
+        opt.step()
+    _run(ng, model, ng.ones(2, 10))
+    opt.step()
+    assert calls == ["pre", "pre"]
+    assert _counts(prof)["Optimizer.step#RMSprop.step"] == 1
+    assert (optimizer._global_optimizer_pre_hooks, optimizer._global_optimizer_post_hooks) \
+        == hooks
+    fn = ng.optim.RMSprop.step
+    while fn is not None:  # no profiler wrapper inside the class's hooked step
+        assert fn.__code__.co_name != "profiled"
+        fn = getattr(fn, "__wrapped__", None)
 
 
 def test_input_shapes_are_torchs():

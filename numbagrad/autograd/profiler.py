@@ -76,6 +76,7 @@ _lock = threading.Lock()
 _local = threading.local()  # .stack: this thread's open events, innermost last
 _ids = itertools.count()
 _patched = []  # (owner, attribute, original) put back when the last profile stops
+_hooks = []  # the optimizer step hooks' handles, removed then
 
 
 def _stack():
@@ -97,6 +98,8 @@ def _open(name, args=(), kwargs=None, annotation=False):
         if kwargs:
             shapes += [_shape(a) for a in kwargs.values()]
     stack = _stack()
+    while stack and stack[-1].time_range.end is not None:
+        stack.pop()  # left open by an exception and closed by stop(): no parent now
     ev = FunctionEvent(next(_ids), name, threading.get_ident(), 0.0, None, shapes,
                        annotation)
     if stack:
@@ -119,26 +122,44 @@ def _close(ev):
         del stack[stack.index(ev):]
 
 
-def _timed(fn, name, optimizer_method=None):
-    """``fn`` recording an event ``name`` per call while a profile is active; an optimizer's
-    ``optimizer_method`` is a range named as torch's, ``Optimizer.step#AdamW.step``, after
-    the instance's class (AdamW runs Adam's step)."""
+def _timed(fn, name, annotation=False):
+    """``fn`` recording an event ``name`` per call while a profile is active; a name
+    ``"Optimizer.zero_grad"`` is completed as torch's, ``Optimizer.zero_grad#SGD.zero_grad``,
+    after the instance's class."""
     @functools.wraps(fn)
     def profiled(*args, **kwargs):
         if not _sessions:
             return fn(*args, **kwargs)
-        event = name if optimizer_method is None else \
-            f"Optimizer.{optimizer_method}#{type(args[0]).__name__}.{optimizer_method}"
+        event = _optimizer_range(args[0], "zero_grad") if annotation else name
         stack = getattr(_local, "stack", None)
         # an alias forwarding to its op (F.relu to relu, x.relu() to relu) is one event
         if stack and stack[-1].name == event:
             return fn(*args, **kwargs)
-        ev = _open(event, args, kwargs, annotation=optimizer_method is not None)
+        ev = _open(event, args, kwargs, annotation)
         try:
             return fn(*args, **kwargs)
         finally:
             _close(ev)
     return profiled
+
+
+def _optimizer_range(optimizer, method):
+    return f"Optimizer.{method}#{type(optimizer).__name__}.{method}"
+
+
+def _step_begins(optimizer, args, kwargs):
+    """A global optimizer step pre-hook: open the step's range (torch's name for it)."""
+    if _sessions:
+        _open(_optimizer_range(optimizer, "step"), annotation=True)
+
+
+def _step_ends(optimizer, args, kwargs):
+    """The matching post-hook: close the range (a step that raised leaves it to stop())."""
+    name = _optimizer_range(optimizer, "step")
+    for ev in reversed(_stack()):
+        if ev.name == name:
+            _close(ev)
+            return
 
 
 def _is_op(name, fn):
@@ -198,18 +219,6 @@ def _sites(ops):
                         yield cell, "cell_contents", inner
 
 
-def _optimizer_sites():
-    """(class, method, function) of the optimizers' own ``step`` and ``zero_grad``."""
-    optim = sys.modules.get("numbagrad.optim")
-    base = getattr(optim, "Optimizer", None)
-    for cls in vars(optim).values() if base is not None else ():
-        if isinstance(cls, type) and issubclass(cls, base):
-            for method in ("step", "zero_grad"):
-                fn = vars(cls).get(method)
-                if type(fn) is types.FunctionType:
-                    yield cls, method, fn
-
-
 def _patch():
     ops = _ops()
     wrappers = {}  # id(function) -> its one wrapper
@@ -225,12 +234,20 @@ def _patch():
         _patched.append((owner, name, value))
         setattr(owner, name, staticmethod(wrapper) if isinstance(value, staticmethod)
                 else wrapper)
-    for cls, method, fn in _optimizer_sites():
-        _patched.append((cls, method, fn))
-        setattr(cls, method, _timed(fn, None, method))
+    # an optimizer's step goes through its class's step hooks: Optimizer rewrites a class's
+    # step when first instantiated, so a wrapper set on the class could outlive the profile
+    optimizer = sys.modules.get("numbagrad.optim.optimizer")
+    if optimizer is not None:
+        _hooks.append(optimizer.register_optimizer_step_pre_hook(_step_begins))
+        _hooks.append(optimizer.register_optimizer_step_post_hook(_step_ends))
+        zero_grad = optimizer.Optimizer.zero_grad
+        _patched.append((optimizer.Optimizer, "zero_grad", zero_grad))
+        optimizer.Optimizer.zero_grad = _timed(zero_grad, "Optimizer.zero_grad", True)
 
 
 def _unpatch():
+    while _hooks:
+        _hooks.pop().remove()
     while _patched:
         owner, name, value = _patched.pop()
         setattr(owner, name, value)
