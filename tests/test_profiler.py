@@ -4,6 +4,7 @@ Chrome trace is JSON, and a profile leaves nothing behind once it stops."""
 
 import json
 import re
+import sys
 import threading
 import types
 
@@ -289,6 +290,16 @@ def test_profiling_off_leaves_no_trace():
     n = len(prof.events())
     script()
     assert len(prof.events()) == n  # nothing recorded once stopped
+
+
+def test_a_module_imported_while_profiling_gets_the_originals(monkeypatch):
+    module = types.ModuleType("imported_while_profiling")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    relu, exp = ng.relu, ng.Tensor.exp
+    with ng.autograd.profiler.profile():
+        module.relu, module.exp = ng.relu, ng.Tensor.exp  # as `from numbagrad import relu`
+        assert module.relu is not relu
+    assert module.relu is relu and module.exp is exp
 
 
 def test_an_exception_inside_the_profile_restores_everything():

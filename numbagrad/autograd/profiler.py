@@ -77,6 +77,7 @@ _local = threading.local()  # .stack: this thread's open events, innermost last
 _ids = itertools.count()
 _patched = []  # (owner, attribute, original) put back when the last profile stops
 _hooks = []  # the optimizer step hooks' handles, removed then
+_originals = {}  # id(wrapper) -> (wrapper, function) while patched
 
 
 def _stack():
@@ -231,6 +232,7 @@ def _patch():
         wrapper = wrappers.get(id(fn))
         if wrapper is None:
             wrapper = wrappers[id(fn)] = _timed(fn, ops[id(fn)][1])
+            _originals[id(wrapper)] = (wrapper, fn)
         _patched.append((owner, name, value))
         setattr(owner, name, staticmethod(wrapper) if isinstance(value, staticmethod)
                 else wrapper)
@@ -251,6 +253,15 @@ def _unpatch():
     while _patched:
         owner, name, value = _patched.pop()
         setattr(owner, name, value)
+    # a module imported while profiling (numbagrad.distributions loads lazily, a user's
+    # ``from numbagrad import relu``) took wrappers into its globals: give it the originals
+    for module in list(sys.modules.values()):
+        space = getattr(module, "__dict__", None)
+        for name, value in list(space.items()) if type(space) is dict else ():
+            if type(value) is types.FunctionType and id(value) in _originals and \
+                    _originals[id(value)][0] is value:
+                space[name] = _originals[id(value)][1]
+    _originals.clear()
 
 
 def _start(session):
