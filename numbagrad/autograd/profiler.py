@@ -21,7 +21,8 @@ nothing when no profile is active: not even a check.
 What is wrapped: Tensor's op methods and operators, and the public functions of numbagrad,
 numbagrad.nn.functional, numbagrad.linalg and numbagrad.special, both where those namespaces
 hold them and in the module defining them (so that ``_conv.conv2d`` inside nn.Conv2d is
-timed too). A call reached through a name imported directly into another module (``from x
+timed too), and the ones nn layer classes hold (nn.ReLU's closure, nn.MaxPool1d's
+staticmethod). A call reached through a name imported directly into another module (``from x
 import f``) is not seen: its time counts as its caller's self time.
 """
 
