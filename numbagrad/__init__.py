@@ -47,6 +47,7 @@ from . import utils  # noqa: F401 - torch.utils.data
 from .compiler import compile  # noqa: A004 - torch.compile's name
 from . import optimize  # noqa: F401 - scipy.optimize with compiled derivatives
 from . import viz  # noqa: F401 - graph pictures and the tape as a table
+from . import profiler  # noqa: F401 - torch.profiler
 # the wider torch namespace, one module per area (each lists its names in __all__)
 from .ops.math_api import *  # noqa: F401,F403
 from .ops.special_api import *  # noqa: F401,F403

@@ -14,6 +14,7 @@ from . import (
     forward_ad,  # noqa: F401 - torch.autograd.forward_ad
     functional,  # noqa: F401 - torch.autograd.functional
     graph,  # noqa: F401 - torch.autograd.graph
+    profiler,  # noqa: F401 - torch.autograd.profiler
 )
 from .anomaly import (
     detect_anomaly,
