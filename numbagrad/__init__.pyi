@@ -18,6 +18,7 @@ from numbagrad import nn as nn
 from numbagrad import onnx as onnx
 from numbagrad import optim as optim
 from numbagrad import optimize as optimize
+from numbagrad import profiler as profiler
 from numbagrad import testing as testing
 from numbagrad import utils as utils
 from numbagrad import viz as viz

@@ -5,6 +5,8 @@ from typing import Any
 from numbagrad.autograd import forward_ad as forward_ad
 from numbagrad.autograd import functional as functional
 from numbagrad.autograd import graph as graph
+from numbagrad.autograd import profiler as profiler
+from numbagrad.autograd import profiler_util as profiler_util
 from numbagrad.autograd.function import Function as Function
 from numbagrad.autograd.function import FunctionCtx as FunctionCtx
 from numbagrad.autograd.function import once_differentiable as once_differentiable

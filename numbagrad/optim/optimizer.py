@@ -251,8 +251,11 @@ class Optimizer:
     def _patch_step_function(self):
         hooked = getattr(self.__class__.step, "hooked", None)
         if not hooked:
-            self.__class__.step = self.profile_hook_step(self.__class__.step)
-            self.__class__.step.hooked = True
+            # wrapped where it is defined (Adam's for an AdamW): a subclass made first does
+            # not get a step of its own, which would hide a later change of its base's
+            owner = next(k for k in type(self).__mro__ if "step" in vars(k))
+            owner.step = self.profile_hook_step(owner.step)
+            owner.step.hooked = True
 
     def register_step_pre_hook(self, hook):
         handle = RemovableHandle(self._optimizer_step_pre_hooks)

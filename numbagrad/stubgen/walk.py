@@ -15,12 +15,12 @@ from .model import Class, Function, Property, Stub, Variable
 # the implementation, which the stubs leave out
 NAMESPACES = [
     "", "accelerator", "autograd", "autograd.forward_ad", "autograd.functional",
-    "autograd.graph", "backends", "backends.cudnn", "backends.mps", "cuda", "distributed",
-    "distributions", "distributions.constraints", "distributions.kl",
-    "distributions.transforms", "func", "functional", "linalg", "nn", "nn.functional",
-    "nn.init", "nn.modules", "nn.utils", "nn.utils.parametrize", "nn.utils.prune",
-    "nn.utils.rnn", "onnx", "optim",
-    "optim.lr_scheduler", "optim.swa_utils", "optimize", "testing", "utils",
+    "autograd.graph", "autograd.profiler", "autograd.profiler_util", "backends",
+    "backends.cudnn", "backends.mps", "cuda", "distributed", "distributions",
+    "distributions.constraints", "distributions.kl", "distributions.transforms", "func",
+    "functional", "linalg", "nn", "nn.functional", "nn.init", "nn.modules", "nn.utils",
+    "nn.utils.parametrize", "nn.utils.prune", "nn.utils.rnn", "onnx", "optim",
+    "optim.lr_scheduler", "optim.swa_utils", "optimize", "profiler", "testing", "utils",
     "utils.benchmark", "utils.checkpoint", "utils.data", "viz",
 ] + [f"nn.modules.{m}" for m in (
     "activation", "batchnorm", "container", "conv", "distance", "dropout", "flatten", "fold",
