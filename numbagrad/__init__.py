@@ -107,6 +107,11 @@ from .core import safe_cache as _safe_cache
 _safe_cache.guard_loaded()  # every cached @njit function of the package heals a bad entry
 
 
+from . import _out_forms
+
+_out_forms.install()
+
+
 def _name_factory_functions():
     """Functions made by factories (``F.relu``) are their modules' attributes under their own
     names: qualified so, pickle finds them by reference, as it finds torch's."""

@@ -21,8 +21,7 @@ torch = pytest.importorskip("torch")
 NAMESPACES = {"torch": (torch, numbagrad), "torch.linalg": (torch.linalg, numbagrad.linalg),
               "torch.special": (torch.special, numbagrad.special)}
 
-# out= is taken by the pointwise math functions only (test_out_keyword below), not yet by
-# the others
+# out= is tested by the calls of test_out_keyword*, below (linalg and special lack it yet)
 IGNORED = {"out"}
 
 # (function, torch's parameter) numbagrad does not take yet -> why
@@ -183,6 +182,53 @@ def _out_cases(lib):
 
 def test_out_keyword():
     mine, torchs = _out_cases(numbagrad), _out_cases(torch)
+    assert len(mine) == len(torchs)
+    for m, t in zip(mine, torchs, strict=True):
+        assert m == t
+
+
+def _out_beyond_pointwise(lib):
+    """out= of products, reductions, joins, selections and factories: the result, where it
+    went, the resize warning; tuples of outs for functions of several results."""
+    a = lib.tensor([[0.5, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    m = lib.tensor([[1.0, 0.0], [2.0, 1.0], [0.5, 3.0]])
+    calls = [lambda o: lib.matmul(a, m, out=o), lambda o: lib.mm(a, m, out=o),
+             lambda o: lib.sum(a, 0, out=o), lambda o: lib.mean(a, 1, out=o),
+             lambda o: lib.cat([a, a], out=o), lambda o: lib.stack([a, a], 1, out=o),
+             lambda o: lib.clamp(a, 1.0, 3.0, out=o), lambda o: lib.where(a > 2, a, -a, out=o),
+             lambda o: lib.cumsum(a, 1, out=o), lambda o: lib.softmax(a, 1, out=o),
+             lambda o: lib.zeros(2, 2, out=o), lambda o: lib.arange(5, out=o),
+             lambda o: lib.full((2,), 7, out=o), lambda o: lib.linspace(0, 1, 3, out=o)]
+    seen = []
+    for call in calls:
+        for o in [lib.empty(0), lib.zeros(4), lib.zeros(3, dtype=lib.float64),
+                  lib.zeros(0, dtype=lib.int64)]:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                try:
+                    r = call(o)
+                    seen.append((r is o, str(o.dtype), tuple(o.shape),
+                                 np.round(o.numpy(), 5).tolist()))
+                except (RuntimeError, TypeError) as e:
+                    seen.append((type(e).__name__, str(e).splitlines()[0]))
+            seen.append(len(w))
+    lib.manual_seed(0)
+    o = lib.empty(3, dtype=lib.float64)
+    seen.append((lib.rand(3, out=o) is o, str(o.dtype), np.round(o.numpy(), 6).tolist()))
+    v, i = lib.empty(0), lib.empty(0, dtype=lib.int64)
+    r = lib.max(a, 1, out=(v, i))
+    seen.append((r[0] is v, r[1] is i, v.tolist(), i.tolist()))
+    r = lib.sort(-a, 1, out=(v, i))
+    seen.append((r.values is v, v.tolist(), i.tolist()))
+    leaf = lib.ones(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError) as err:
+        lib.matmul(leaf, m, out=lib.empty(0))
+    seen.append(str(err.value))
+    return seen
+
+
+def test_out_keyword_beyond_pointwise():
+    mine, torchs = _out_beyond_pointwise(numbagrad), _out_beyond_pointwise(torch)
     assert len(mine) == len(torchs)
     for m, t in zip(mine, torchs, strict=True):
         assert m == t

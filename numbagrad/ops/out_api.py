@@ -25,16 +25,17 @@ def into(name, out, fn, *args, **kw):
     return write_out(out, fn(*args, **kw))
 
 
-def write_out(out, result):
+def write_out(out, result, cast_any=False, warn=True):
     """Write ``result`` into ``out`` as torch does: its dtype must cast to out's without
-    changing kind, a shape that differs resizes ``out`` (with torch's warning when ``out``
-    had elements). Returns ``out``."""
-    if result.dtype._kind > out.dtype._kind:  # float into int, number into bool
+    changing kind (any cast with ``cast_any``: a reduction computed in out's dtype), a shape
+    that differs resizes ``out`` (with torch's warning when ``out`` had elements, unless not
+    ``warn``: factories resize silently). Returns ``out``."""
+    if not cast_any and result.dtype._kind > out.dtype._kind:  # float into int, number into bool
         raise RuntimeError(f"result type {result.dtype.scalar_name} can't be cast to the "
                            f"desired output type {out.dtype.scalar_name}")
     shape = tuple(result.shape)
     if tuple(out.shape) != shape:
-        if out._data.size:
+        if out._data.size and warn:
             warnings.warn(
                 f"An output with one or more elements was resized since it had shape "
                 f"{list(out.shape)}, which does not match the required output shape "
