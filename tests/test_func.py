@@ -9,6 +9,7 @@ from test_functional import DTYPES, V3, V23, A, B, M, T, assert_same, check
 
 import numbagrad as ng
 import numbagrad.func  # noqa: F401 - binds ng.func
+import numbagrad.func.transforms as tr
 
 torch = pytest.importorskip("torch")
 torch_func = pytest.importorskip("torch.func")
@@ -226,6 +227,22 @@ def test_jacobians_numpy_in_numpy_out(name, dtype):
     numpy_vs_torch(name, lambda a: a.sin() * 2, x)
     j = numpy_vs_torch(name, lambda a: a * a, 0.5)  # scalar in, scalar out: a Python float
     assert type(j) is float
+
+
+def test_jacfwd_runs_forward_mode(monkeypatch):
+    """jacfwd is one forward-mode pass per input element (no backward at all), and falls
+    back to reverse mode around a transform inside f (hessian's jacrev), equal to torch."""
+    def no_backward(*args, **kwargs):
+        raise AssertionError("jacfwd ran a backward")
+    x = np.linspace(-1.0, 1.0, 5)
+    with monkeypatch.context() as m:
+        m.setattr(tr, "_autograd_grad", no_backward)
+        j = ng.func.jacfwd(lambda a: (a.tanh() * a[0]).cumsum(0))(ng.tensor(x))
+    t = torch.func.jacfwd(lambda a: (a.tanh() * a[0]).cumsum(0))(torch.tensor(x))
+    np.testing.assert_allclose(j.numpy(), t.numpy(), rtol=1e-12)
+    h = ng.func.jacfwd(ng.func.jacrev(lambda a: (a ** 3).prod()))(ng.tensor(x))
+    th = torch.func.jacfwd(torch.func.jacrev(lambda a: (a ** 3).prod()))(torch.tensor(x))
+    np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-10)
 
 
 # ---- higher order (these need create_graph=True in numbagrad.autograd.grad) ------------------

@@ -58,6 +58,7 @@ _JVP_STR = "jvp(f, primals, tangents)"
 # ---- nesting: a transform called inside another must keep its graph -------------------------
 class _Nesting(threading.local):
     depth = 0
+    entered = 0  # transforms entered so far in this thread (jacfwd watches for inner ones)
 
 
 _nesting = _Nesting()
@@ -66,6 +67,7 @@ _nesting = _Nesting()
 @contextlib.contextmanager
 def _inside_transform():
     _nesting.depth += 1
+    _nesting.entered += 1
     try:
         yield
     finally:
@@ -210,13 +212,18 @@ class _Call:
             positions, diff = argnums, tuple(args[i] for i in argnums)
         self.orig_leaves, self.diff_spec = _tree_flatten(diff)
         self.diff_leaves = [_make_differentiable(x) for x in self.orig_leaves]
-        new_diff = _tree_unflatten(self.diff_leaves, self.diff_spec)
-        replaced = {argnums: new_diff} if isinstance(argnums, int) else \
-            dict(zip(positions, new_diff))
+        self._argnums, self._positions, self._given = argnums, positions, args
+        self.args = self.with_leaves(self.diff_leaves)
+        self.kwargs = _tree_map(_numpy_arg if self.numpy_mode else (lambda x: x), kwargs)
+
+    def with_leaves(self, leaves):
+        """The arguments with ``leaves`` in the differentiated places."""
+        new_diff = _tree_unflatten(list(leaves), self.diff_spec)
+        replaced = {self._argnums: new_diff} if isinstance(self._argnums, int) else \
+            dict(zip(self._positions, new_diff))
         convert = _numpy_arg if self.numpy_mode else (lambda x: x)
-        self.args = tuple(replaced[i] if i in replaced else _tree_map(convert, a)
-                          for i, a in enumerate(args))
-        self.kwargs = _tree_map(convert, kwargs)
+        return tuple(replaced[i] if i in replaced else _tree_map(convert, a)
+                     for i, a in enumerate(self._given))
 
     def value(self, tree):
         """An output (or aux) of ``func`` as handed back: NumPy in NumPy mode, else Tensors,
@@ -523,11 +530,80 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """torch.func.jacfwd, computed by reverse mode (same values, torch's jvp error wording)."""
+    """torch.func.jacfwd: the Jacobian a column at a time, one forward-mode pass per element
+    of the differentiated arguments (autograd.forward_ad). Where the result must keep a graph
+    (nested in another transform, an argument requiring grad) or a dual level is already
+    active, by reverse mode: the same values, one backward per output element."""
     @functools.wraps(func)
     def wrapper_fn(*args):
-        return _jacobian(func, args, argnums, has_aux, _JVP_STR)
+        call = _Call(args, {}, argnums)
+        if call.create_graph or forward_ad._current_level >= 0:
+            return _jacobian(func, args, argnums, has_aux, _JVP_STR)
+        try:
+            return _jacobian_forward(func, call, has_aux)
+        except _InnerTransformError:
+            # a transform inside f (hessian's jacrev) keeps a graph of its own, which no
+            # tangent crosses: forward over reverse is reverse over reverse here
+            return _jacobian(func, args, argnums, has_aux, _JVP_STR)
     return wrapper_fn
+
+
+class _InnerTransformError(Exception):
+    """f ran a transform of its own during a forward-mode pass of jacfwd."""
+
+
+def _jacobian_forward(func, call, has_aux):
+    """jacfwd's Jacobian by forward mode: for each element of each differentiated leaf, f run
+    with that leaf dual, its tangent the one-hot basis vector; each output's tangent is the
+    Jacobian's column."""
+    leaves = call.diff_leaves
+    columns = None  # per output: per leaf: the tangents, one per element of the leaf
+    out = aux = None
+    with _inside_transform(), enable_grad():
+        for i, x in enumerate(leaves):
+            plain = x.detach()
+            for k in range(x.numel()):
+                basis = np.zeros(x.numel(), x.dtype.np)
+                basis[k] = 1
+                with forward_ad.dual_level():
+                    dual = forward_ad.make_dual(plain, from_numpy(basis.reshape(tuple(x.shape))))
+                    args = call.with_leaves([dual if j == i else y.detach()
+                                             for j, y in enumerate(leaves)])
+                    entered = _nesting.entered
+                    out, aux = _split_aux(func(*args), has_aux, _JVP_STR)
+                    if _nesting.entered != entered:
+                        raise _InnerTransformError
+                    flat_out, out_spec = _tree_flatten(out)
+                    _check_tensor_outputs(flat_out, _JVP_STR)
+                    tangents = [_forward_tangent(o) for o in flat_out]
+                    out = [forward_ad.unpack_dual(o).primal for o in flat_out]
+                if columns is None:
+                    columns = [[[] for _ in leaves] for _ in flat_out]
+                for c, t in zip(columns, tangents):
+                    c[i].append(t)
+        if columns is None:  # no element to differentiate: one plain call for the outputs
+            out, aux = _split_aux(func(*call.with_leaves([y.detach() for y in leaves])),
+                                  has_aux, _JVP_STR)
+            flat_out, out_spec = _tree_flatten(out)
+            _check_tensor_outputs(flat_out, _JVP_STR)
+            out = flat_out
+            columns = [[[] for _ in leaves] for _ in flat_out]
+    per_output = []
+    for o, per_leaf in zip(out, columns):
+        blocks = []
+        for x, cols in zip(leaves, per_leaf):
+            shape = tuple(o.shape) + tuple(x.shape)
+            if not cols:
+                blocks.append(zeros(shape, dtype=x.dtype))
+                continue
+            # (*out, n) -> (*out, *x.shape); a column of another dtype takes the leaf's, as
+            # the reverse mode's gradient has it
+            blocks.append(stack(cols, dim=-1).reshape(shape).to(x.dtype))
+        per_output.append(call.per_input(blocks))
+    jac = _tree_unflatten(per_output, out_spec)
+    if has_aux:
+        return jac, call.value(aux)
+    return jac
 
 
 def hessian(func, argnums=0):
