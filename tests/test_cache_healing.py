@@ -3,6 +3,7 @@ kernels: the next process sets the entry aside with a warning naming it, compile
 computes the right answer (each case in fresh processes on caches of their own)."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -178,3 +179,19 @@ def test_a_directory_where_a_kernel_module_goes_is_set_aside(tmp_path):
     assert all(p.is_file() for p in modules)
     third = run(cache)  # healed: nothing left to set aside
     assert third.returncode == 0 and "set aside" not in third.stderr, third.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_the_fallback_directories_of_a_process_are_removed_when_it_exits(tmp_path):
+    """Cache directories others can write to are not used: the kernels compile into private
+    temporary directories for the process, which go when it exits (none piles up in /tmp)."""
+    for name in ("nb", "ng"):
+        (tmp_path / name).mkdir()
+        os.chmod(tmp_path / name, 0o777)  # a lab's shared directory, not sticky
+    result = run(tmp_path)
+    assert result.returncode == 0 and "ok" in result.stdout, result.stderr
+    named = re.findall(r"(?:Kernels compile into|cached in) (\S+?)(?: for this process|;)",
+                       result.stderr)
+    assert len(named) == 2, result.stderr  # numbagrad's generated modules, Numba's cache
+    for path in named:
+        assert not os.path.exists(path), f"{path} outlived its process"
