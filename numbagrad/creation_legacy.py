@@ -58,9 +58,7 @@ def construct(dt, args, device=None, size=None, alias_any=False):
     if isinstance(first, str):
         raise TypeError("new(): invalid data type 'str'")
     if len(args) > 1:
-        got = ", ".join(tensor_module._type_name(a) for a in args)
-        raise TypeError(f"new() received an invalid combination of arguments - got ({got}), "
-                        "but expected one of:" + tensor_module.LEGACY_SIGNATURES)
+        raise tensor_module.invalid_legacy_arguments(args)
     name = type(first).__name__
     if type(first).__module__ == "numpy":
         name = "numpy." + name

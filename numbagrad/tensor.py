@@ -38,10 +38,7 @@ class Tensor:
         """torch's legacy constructor: ``Tensor(data)`` in the default dtype, ``Tensor(*sizes)``
         uninitialized, ``Tensor(other)`` an alias of ``other`` (numbagrad/creation_legacy.py)."""
         if unexpected:
-            got = ", ".join([_type_name(a) for a in args] +
-                            [f"{k}={_type_name(v)}" for k, v in unexpected.items()])
-            raise TypeError(f"new() received an invalid combination of arguments - got ({got}), "
-                            "but expected one of:" + LEGACY_SIGNATURES)
+            raise invalid_legacy_arguments(args, unexpected)
         made = legacy_constructor(args, device, size)
         for name in _COPIED:
             setattr(self, name, getattr(made, name))
@@ -528,6 +525,14 @@ legacy_constructor = None
 LEGACY_SIGNATURES = ("\n * (*, torch.device device = None)\n * (torch.Storage storage)\n"
                      " * (Tensor other)\n * (tuple of ints size, *, torch.device device = None)\n"
                      " * (object data, *, torch.device device = None)\n")
+
+
+def invalid_legacy_arguments(args, kwargs=None):
+    """torch's TypeError for arguments no form of its legacy constructor takes."""
+    got = ", ".join([_type_name(a) for a in args] +
+                    [f"{k}={_type_name(v)}" for k, v in (kwargs or {}).items()])
+    return TypeError(f"new() received an invalid combination of arguments - got ({got}), but "
+                     "expected one of:" + LEGACY_SIGNATURES)
 
 
 def _type_name(v):
