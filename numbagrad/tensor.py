@@ -31,7 +31,7 @@ class Tensor:
 
     def __new__(cls, *args, **kwargs):
         t = _new_object(cls)
-        t._tape = None  # (__del__ reads it, also of a tensor whose __init__ raised)
+        t._tape = None  # (also for a tensor whose __init__ raised)
         return t
 
     def __init__(self, *args, device=None, size=None, **unexpected):
@@ -428,17 +428,8 @@ class Tensor:
 
     __hash__ = object.__hash__
 
-    def __del__(self):
-        tape = self._tape
-        if tape is not None:
-            tape.live -= 1
-
     def _rebase(self, tape, node):
-        """Point this tensor at another node (in-place ops, detach_), keeping live counts."""
-        if self._tape is not None:
-            self._tape.live -= 1
-        if tape is not None:
-            tape.live += 1
+        """Point this tensor at another node (in-place ops, detach_)."""
         self._tape, self._node = tape, node
 
     def __reduce__(self):
@@ -551,8 +542,6 @@ def _same(a):
 
 def _make(data, tape=None, node=-1):
     """Fast constructor for op results: no conversion, no checks."""
-    if tape is not None:
-        tape.live += 1
     t = _new_object(Tensor)
     t._data = data
     t._grad = None

@@ -120,7 +120,7 @@ _spare = []
 class Tape:
     __slots__ = ("nodes", "args", "shapes", "iat", "fat", "val", "big_val", "sources",
                  "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
-                 "live", "serial", "bridges", "hooks", "functions", "names", "sites", "transposes",
+                 "serial", "bridges", "hooks", "functions", "names", "sites", "transposes",
                  "big", "pinned", "traced_casts", "guards", "sweeps", "node_objects",
                  "node_metadata", "node_post_hooks", "output_of", "blas", "has_big", "__weakref__")
 
@@ -140,7 +140,6 @@ class Tape:
         self.any_freed = False
         self.retained = {}  # node -> tensor that called retain_grad()
         self.thread = threading.get_ident()
-        self.live = 0  # non-leaf tensors alive that point at this tape (see Tensor.__del__)
         self.serial = next(_serials)  # creation order: bridges always point to older tapes
         # backward runs sweeping this tape now (their views pin its buffers: it cannot grow)
         self.sweeps = []
@@ -248,6 +247,43 @@ class Tape:
                             1 if b < 0 else 2, 0, len(self.shapes), len(self.iat), 0,
                             len(self.fat), len(fat), -1)
         self_args += _ARGS[1].pack(a) if b < 0 else _ARGS[2].pack(a, b)
+        if fat:
+            self.fat.extend(fat)
+        nodes.frombytes(record)  # last, as in push()
+        return node
+
+    def push_array(self, code, value, a, b, iat, fat, f32):
+        """push() of an array result of op ``code`` on node ``a`` (and ``b``, or -1), with
+        int and float attributes ``iat`` and ``fat`` (tuples): an array op's node, in fewer
+        steps. Returns -1, pushing nothing, where push() is needed (a big value or operand,
+        one element)."""
+        nodes = self.nodes
+        size = value.size
+        if size >= self.big or size <= 1 or self.has_big and (
+                nodes[a * NODE_FIELDS + F_FLAGS] & FLAG_BIG or
+                (b >= 0 and nodes[b * NODE_FIELDS + F_FLAGS] & FLAG_BIG)):
+            return -1
+        node = len(nodes) // NODE_FIELDS
+        val = self.val
+        voff = val.n
+        end = voff + size
+        if end > len(val.buf):
+            val._grow(end)
+        shape = value.shape
+        if value.flags.c_contiguous:
+            val.buf[voff:end] = value.reshape(-1)
+        else:  # (as in push())
+            val.buf[voff:end].reshape(shape)[...] = value
+        val.n = end
+        shapes = self.shapes
+        self_args = self.args
+        record = _NODE.pack(code, voff, size, FLAG_NEEDS_GRAD | f32, len(self_args) >> 3,
+                            1 if b < 0 else 2, len(shape), len(shapes), len(self.iat), len(iat),
+                            len(self.fat), len(fat), -1)
+        shapes.extend(shape)
+        self_args += _ARGS[1].pack(a) if b < 0 else _ARGS[2].pack(a, b)
+        if iat:
+            self.iat.extend(iat)
         if fat:
             self.fat.extend(fat)
         nodes.frombytes(record)  # last, as in push()
@@ -384,16 +420,22 @@ def column(records, name):
     return records[:, _FIELD[name]]
 
 
+# references to the current tape that nothing else holds: this thread's slot, current_tape's
+# local name and getrefcount's argument (every tensor of the graph adds one: its _tape)
+_UNHELD = 3
+
+
 def current_tape():
     """The tape a new graph (an op on leaves and constants only) is recorded on."""
     tape = _local.tape
     if tape is not None and tape.pinned:
         return tape
-    if tape is None or (tape.live <= 0 and tape.nodes) or \
+    if tape is None or (sys.getrefcount(tape) <= _UNHELD and tape.nodes) or \
             len(tape.nodes) >= FRESH_TAPE_NODES * NODE_FIELDS:
-        # No tensor of the current graph is alive (torch would have freed it), or it is
-        # large: start a fresh tape. Old tapes are never reused; they die with their tensors,
-        # and later ops that combine their tensors with newer ones bridge between tapes.
+        # Nothing holds the current graph (no tensor of it is alive: torch would have freed
+        # it), or it is large: start a fresh tape. Old tapes are never reused; they die with
+        # their tensors, and later ops that combine their tensors with newer ones bridge
+        # between tapes.
         tape = _local.tape = Tape()
     return tape
 

@@ -7,7 +7,7 @@ from ..tensor import Tensor, _make  # noqa: F401
 from . import gemm
 from . import record as record_module
 from .pointwise import binary, to_dtype
-from .record import record, shape_error_broadcast
+from .record import record, record_array, shape_error_broadcast
 from .registry import Sample, Unwritten, defop, vjp_rule
 from .shape import (
     TRANSPOSE,
@@ -294,7 +294,7 @@ def matmul(input, other):
         if da.ndim == 2 and db.ndim == 2:  # the common case first
             dt = da.dtype
             if dt is db.dtype and (dt is _F32 or dt is _F64) and da.shape[1] == db.shape[0]:
-                return record(MM, gemm.matmul(da, db), (input, other))  # mm, in fewer steps
+                return record_array(MM, gemm.matmul(da, db), input, other)  # mm, in fewer steps
             return mm(input, other)
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "

@@ -14,6 +14,7 @@ from .record import (
     broadcast_shapes,
     record,
     record_0d,
+    record_array,
     shape_error_broadcast,
 )
 from .registry import BY_NAME
@@ -217,7 +218,7 @@ def unary(name, x, *fattrs):
     if dt is _F64 or dt is _F32:  # the common case, in fewer steps
         if dt is _F64 and d.shape == ():  # a scalar graph's op
             return record_0d(op, eager_forward(op, d, *fattrs), x, None, fattrs)
-        return record(op, eager_forward(op, d, *fattrs), (x,), (), fattrs)
+        return record_array(op, eager_forward(op, d, *fattrs), x, None, (), fattrs)
     dt = x.dtype
     if dt is dtypes.bool_ and name in ("neg", "abs", "sign", "floor", "round"):
         return _bool_unary(name, x)
@@ -251,7 +252,7 @@ def binary(name, a, b):
                 if err is None:
                     raise
                 raise err from None
-            return record(op, torch_layout(out, (da, db)), (a, b))
+            return record_array(op, torch_layout(out, (da, db)), a, b)
     if name == "sub" and a.dtype is dtypes.bool_ and isinstance(b, Tensor) and \
             b.dtype is dtypes.bool_:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
@@ -269,7 +270,7 @@ def binary(name, a, b):
         out = op.forward(a._data, b)
         if type(out) is np.ndarray:
             out = torch_layout(out, (a._data,))
-        return record(op, out, (a,), (), (float(b),))
+        return record_array(op, out, a, None, (), (float(b),))
     else:
         _check_number(b, name)
         dt = dtypes.result_type((a.dtype, a.ndim), (dtypes.scalar_dtype(b), None))
@@ -328,7 +329,8 @@ def pow_scalar(x, e):
             d = x._data
     # the kernel's pw squares for 2: NumPy's product is the same bits, without a kernel call
     if isinstance(e, (int, float)) and e == 2 and d.dtype.kind == "f":
-        return record(BY_NAME["pow_scalar"], torch_layout(d * d, (d,)), (x,), (), (2.0,))
+        return record_array(BY_NAME["pow_scalar"], torch_layout(d * d, (d,)), x, None, (),
+                            (2.0,))
     return unary("pow_scalar", x, float(e))
 
 

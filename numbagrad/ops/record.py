@@ -162,6 +162,39 @@ def record_0d(op, out, a, b, fat=()):
     return record(op, out, (a,) if b is None else (a, b), (), fat)
 
 
+def record_array(op, out, a, b=None, iat=(), fat=()):
+    """record() of ``out``, op's array result on tensors ``a`` and ``b`` (None for one
+    operand), with attribute tuples ``iat`` and ``fat``: an array op's common case (operands
+    on one tape or its sources, no stale view, nothing watching, nothing big) recorded in
+    fewer steps; every other case goes to record()."""
+    tape = a._tape
+    if tape is None and b is not None:
+        tape = b._tape
+    if tape is None and (a._requires_grad or b is not None and b._requires_grad):
+        tape = current_tape()  # (leaves only: a new graph starts here, as in record())
+    if tape is None or tape.sweeps or forward_hook is not None or not _grad.enabled or \
+            _anomaly.enabled or type(out) is not np.ndarray or a._base is not None and \
+            a._view[1] != a._vc[0] or b is not None and (
+                b._base is not None and b._view[1] != b._vc[0] or
+                b._tape is not tape and b._tape is not None):
+        return record(op, out, (a,) if b is None else (a, b), iat, fat)
+    f32 = FLAG_F32 if out.dtype is _F32 else 0
+    if fat and f32 and op.elementwise and op.rounds_once:  # (as in record())
+        fat = tuple(float(np.float32(f)) for f in fat)
+    try:
+        na = a._node if a._tape is tape else tape.source(a)
+        nb = -1 if b is None else b._node if b._tape is tape else tape.source(b)
+        node = tape.push_array(op.code, out, na, nb, iat, fat, f32)
+    except BufferError:  # (see record())
+        return _on_new_tape(tape, op, out, (a,) if b is None else (a, b), iat, fat)
+    if node < 0:
+        return record(op, out, (a,) if b is None else (a, b), iat, fat)
+    if op.blas_inner is not None and not tape.blas:
+        k = op.blas_inner
+        tape.blas = k < 0 or out.size * (a if k == 0 else b)._data.shape[-1] >= BLAS_THREADS_MIN
+    return _make(out, tape, node)
+
+
 def scalar_graph_op(op, forward):
     """``f(a, b)`` and ``g(a, *fat)``: ``op`` on the values of one scalar graph (NumPy float64
     scalars on one tape, nothing watching: record_0d's common case), its value computed by

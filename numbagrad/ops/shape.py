@@ -14,7 +14,7 @@ from ..core import grad_mode
 from ..factories import _int_sizes
 from ..tensor import Tensor, _make  # noqa: F401
 from .pointwise import to_dtype
-from .record import note_view, record, view_map
+from .record import note_view, record, record_array, view_map
 from .registry import BY_NAME, Sample, defop
 
 _VIEW = "view_bw"
@@ -108,8 +108,8 @@ def as_view(op, x, fn, *, map_shape=None, same_start=False, copy=False, offset=N
     else:
         iat = ()  # not recorded: no map needed
     if copy:
-        return record(op, np.ascontiguousarray(out), (x,), iat)
-    t = record(op, out, (x,), iat)
+        return record_array(op, np.ascontiguousarray(out), x, None, iat)
+    t = record_array(op, out, x, None, iat)
     note_view(t, x, fn)
     return t
 
