@@ -213,7 +213,7 @@ def test_array_shortcut_records_what_record_records(dtype, monkeypatch):
         if not shortcut:
             def general(op, out, a, b=None, iat=(), fat=()):
                 return record.record(op, out, (a,) if b is None else (a, b), iat, fat)
-            for module in (linalg, pointwise, shape):
+            for module in (linalg, pointwise, shape, record):
                 monkeypatch.setattr(module, "record_array", general)
         fresh_tape()
         y, leaves = _array_program(ng, _arrays(dtype))

@@ -7,6 +7,7 @@ from .. import dtypes
 from ..core import anomaly_flags, grad_mode, trace_guards
 from ..core.tape import (
     _F32,
+    _F64,
     F_FLAGS,
     FLAG_BIG,
     FLAG_F32,
@@ -199,31 +200,53 @@ def scalar_graph_op(op, forward):
     """``f(a, b)`` and ``g(a, *fat)``: ``op`` on the values of one scalar graph (NumPy float64
     scalars on one tape, nothing watching: record_0d's common case), its value computed by
     ``forward`` and recorded in the fewest steps a scalar graph's op can take; ``f`` on two
-    tensors, ``g`` on one and its float attributes. Both return None for any other operands,
-    which the op's general path takes."""
+    tensors, ``g`` on one and its float attributes. An op whose ``forward`` is its NumPy
+    function (``rounds_once``) takes C-ordered float arrays of one dtype too (record_array).
+    Both return None for any other operands, which the op's general path takes."""
     code = op.code
+    arrays = op.rounds_once
 
     def two(a, b):
         x, y, tape = a._data, b._data, a._tape
-        if type(x) is _F64_SCALAR and type(y) is _F64_SCALAR and tape is not None and \
-                b._tape is tape and not tape.sweeps and forward_hook is None and \
-                _grad.enabled and not _anomaly.enabled:
-            out = forward(x, y)
-            try:
-                return _make(out, tape, tape.push_0d(code, out, a._node, b._node, ()))
-            except BufferError:  # (see record())
-                return _on_new_tape(tape, op, out, (a, b))
+        kind = type(x)
+        if kind is _F64_SCALAR:
+            if type(y) is _F64_SCALAR and tape is not None and b._tape is tape and \
+                    not tape.sweeps and forward_hook is None and _grad.enabled and \
+                    not _anomaly.enabled:
+                out = forward(x, y)
+                try:
+                    return _make(out, tape, tape.push_0d(code, out, a._node, b._node, ()))
+                except BufferError:  # (see record())
+                    return _on_new_tape(tape, op, out, (a, b))
+        elif kind is np.ndarray and arrays and type(y) is np.ndarray:
+            dt = x.dtype
+            if dt is y.dtype and (dt is _F32 or dt is _F64) and x.flags.c_contiguous and \
+                    y.flags.c_contiguous:
+                try:
+                    out = forward(x, y)
+                except ValueError:
+                    return None  # (the general path raises torch's error)
+                if type(out) is np.ndarray:
+                    return record_array(op, out, a, b)
         return None
 
     def one(a, *fat):
         x, tape = a._data, a._tape
-        if type(x) is _F64_SCALAR and tape is not None and not tape.sweeps and \
-                forward_hook is None and _grad.enabled and not _anomaly.enabled:
-            out = forward(x, *fat)
-            try:
-                return _make(out, tape, tape.push_0d(code, out, a._node, -1, fat))
-            except BufferError:  # (see record())
-                return _on_new_tape(tape, op, out, (a,), (), fat)
+        kind = type(x)
+        if kind is _F64_SCALAR:
+            if tape is not None and not tape.sweeps and forward_hook is None and \
+                    _grad.enabled and not _anomaly.enabled:
+                out = forward(x, *fat)
+                try:
+                    return _make(out, tape, tape.push_0d(code, out, a._node, -1, fat))
+                except BufferError:  # (see record())
+                    return _on_new_tape(tape, op, out, (a,), (), fat)
+        elif kind is np.ndarray and arrays and x.flags.c_contiguous:
+            dt = x.dtype
+            if dt is _F32 or dt is _F64:
+                out = forward(x, *fat)
+                if type(out) is np.ndarray:
+                    return record_array(op, out, a, None, (), tuple(map(float, fat)))
         return None
     return two, one
 
