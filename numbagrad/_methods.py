@@ -105,7 +105,15 @@ def _binop(name):
 
 
 def _rbinop(name):
+    # number + x and number * x are recorded as x + number and x * number: the same first step
+    on_number = pointwise.SCALAR_GRAPH_ARITHMETIC[name][1] if name in ("add", "mul") else None
+
     def op(self, other):
+        kind = type(other)
+        if on_number is not None and (kind is float or kind is int):
+            out = on_number(self, other)
+            if out is not None:
+                return out
         if isinstance(other, (int, float, bool, np.number, np.bool_)):
             return pointwise.rbinary(name, self, other)
         return NotImplemented
