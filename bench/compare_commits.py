@@ -53,6 +53,34 @@ WORKLOADS = {
             t0 = time.perf_counter(); y.backward(); ts.append(time.perf_counter() - t0)
         print(statistics.median(ts) / 10_099)
     """),
+    "eager_scalar_forward": ("ns/op", 1e9, 1, """
+        from numbagrad.__main__ import scalar_graph
+        init = np.random.default_rng(0).uniform(-1, 1, 100)
+        def build():
+            leaves = [ng.tensor(v, dtype=ng.float64, requires_grad=True) for v in init]
+            return scalar_graph(ng, leaves, 10_000)
+        print(best_of(build, 1) / 10_099)
+    """),
+    "eager_rnn": ("ms", 1e3, 1, """
+        rng = np.random.default_rng(0)
+        xs = ng.tensor(rng.standard_normal((100, 1, 16)).astype(np.float32))
+        params = [(rng.standard_normal(s) * 0.2).astype(np.float32)
+                  for s in ((32, 16), (32, 32), (32,))]
+        def step():
+            w_ih, w_hh, b = [ng.tensor(a, requires_grad=True) for a in params]
+            h = ng.zeros((1, 32), dtype=ng.float32)
+            for t in range(100):
+                h = ng.tanh(xs[t] @ w_ih.T + h @ w_hh.T + b)
+            (h * h).sum().backward()
+        print(best_of(step, 10))
+    """),
+    "eager_rosenbrock_1000": ("µs", 1e6, 1, """
+        x0 = np.linspace(-1, 1, 1000)
+        def step():
+            x = ng.tensor(x0, requires_grad=True)
+            (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum().backward()
+        print(best_of(step, 100))
+    """),
     "rosenbrock_1000": ("µs", 1e6, 1, """
         def f(x):
             return (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()

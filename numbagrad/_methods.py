@@ -130,7 +130,7 @@ Tensor.__rpow__ = lambda self, base: pointwise.rpow_scalar(self, base)
 Tensor.__neg__ = lambda self: pointwise.unary("neg", self)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: pointwise.unary("abs", self)
-Tensor.__matmul__ = lambda self, other: linalg.matmul(self, other)
+Tensor.__matmul__ = linalg.matmul  # (input, other): the operator with no extra frame
 # an ndarray (or a list) on the left: torch's TypeError, as for its other operators
 Tensor.__rmatmul__ = lambda self, other: linalg.matmul(other, self) \
     if isinstance(other, Tensor) else NotImplemented
