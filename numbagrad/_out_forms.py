@@ -7,6 +7,7 @@ import functools
 import inspect
 import sys
 
+from .ops.linalg_common import return_type
 from .ops.out_api import check_out, write_out
 from .tensor import Tensor
 
@@ -81,7 +82,9 @@ def _with_out(fn, name, kind):
                 raise TypeError(f"{name}(): argument 'out' must be a tuple of "
                                 f"{len(result) if isinstance(result, tuple) else 1} Tensors")
             written = [write_out(o, r) for o, r in zip(out, result)]
-            return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
+            # (torch names the out variant's tuple <name>_out: max_out, sort_out)
+            return _out_type(name, result)(*written) if hasattr(result, "_fields") \
+                else tuple(written)
         if kind == "several" and isinstance(out, Tensor):
             # max(x, out=t) and min(x, out=t): the reduction over all elements, one result
             result = fn(*args, **kwargs)
@@ -92,6 +95,11 @@ def _with_out(fn, name, kind):
         check_out(name, out, *args)
         return _write(name, out, fn(*args, **kwargs))
 
+    return _with_out_parameter(call, fn)
+
+
+def _with_out_parameter(call, fn):
+    """``call`` showing ``fn``'s signature plus a keyword-only ``out=None``."""
     try:
         sig = inspect.signature(fn)
         params = [p for p in sig.parameters.values() if p.kind != p.VAR_KEYWORD]
@@ -101,6 +109,17 @@ def _with_out(fn, name, kind):
     except (TypeError, ValueError):  # (a builtin without a signature keeps its own)
         pass
     return call
+
+
+_OUT_TYPES = {}
+
+
+def _out_type(name, result):
+    """torch's named tuple of an out variant: ``<name>_out`` with the fields of ``result``."""
+    key = (name, result._fields)
+    if key not in _OUT_TYPES:
+        _OUT_TYPES[key] = return_type(f"{name}_out", result._fields)
+    return _OUT_TYPES[key]
 
 
 def install(package_name="numbagrad", also=("numbagrad.functional",)):
