@@ -140,7 +140,11 @@ class Walker:
         if override is not None:
             return Function(name, sig, override, kind)
         returns, through = None, None
-        for where in [path] + self.paths.get(id(fn), []):  # torch's type under any of its names
+        # torch's type under any of its names, or of the function an out= wrapper wraps
+        # (numbagrad/_out_forms.py: linalg.det wraps the function that is Tensor.det too)
+        wrapped = getattr(fn, "__wrapped__", None)
+        names = self.paths.get(id(fn), []) + (self.paths.get(id(wrapped), []) if wrapped else [])
+        for where in [path] + names:
             returns, through = self.torch.returns(self.torch.lookup(where), tvars=self.tvars)
             if returns is not None:
                 break
