@@ -1,5 +1,8 @@
-"""torch.linalg's triangular solve and the ``*_ex`` forms (inv_ex, cholesky_ex, solve_ex),
-which report a failure in an ``info`` tensor instead of raising."""
+"""torch.linalg's triangular solve, the ``*_ex`` forms (inv_ex, cholesky_ex, solve_ex), which
+report a failure in an ``info`` tensor instead of raising, and torch's composites (diagonal,
+vander, tensorinv, tensorsolve, cond) written with recorded ops as torch writes them."""
+
+import math
 
 import numpy as np
 
@@ -7,6 +10,10 @@ from .linalg_common import check_square, const, lapack_info, return_type
 from .linalg_node import LinAlgError, record_node
 from .linalg_solvers import cholesky_named, inv_named, is_vector_rhs, solve_named
 from .record import shape_error_broadcast
+from .scan_ops import cumprod
+from .shape import cat, reshape
+from .shape_api import movedim
+from .shape_gather import diagonal as _diagonal
 from .vjp import unbroadcast
 
 InvExResult = return_type("linalg_inv_ex", ["inverse", "info"])
@@ -169,3 +176,64 @@ def solve_ex(A, B, *, left=True, check_errors=False):  # noqa: N803 - torch's ke
         value = np.full(shape, np.nan, a.dtype)
         return SolveExResult(const(value, a.dtype), _info(a.shape[:-2], infos))
     return SolveExResult(result, _no_errors(A))
+
+
+# ---- composites: torch's own compositions of differentiable ops ------------------------------
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):  # noqa: N803 - torch's keyword name
+    """The diagonals of (each) matrix: torch.diagonal with dims -2, -1 by default.
+
+    Same as ``torch.linalg.diagonal``.
+    """
+    return _diagonal(A, offset, dim1, dim2)
+
+
+def vander(x, *, N=None):  # noqa: N803 - torch's keyword name
+    """The Vandermonde matrix with columns x**0, x**1, ..., x**(N-1).
+
+    Same as ``torch.linalg.vander`` (a cumprod after a column of ones, as torch builds it).
+    """
+    if x.dtype.scalar_name == "Bool":
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, "
+                           "but got Bool")
+    x_ = x.unsqueeze(-1) if x.ndim == 0 else x
+    n = x_.shape[-1] if N is None else int(N)
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    shape = (*x_.shape, n - 1)
+    powers = cumprod(x_.unsqueeze(-1).expand(*shape), -1)
+    ones = const(np.ones((*x_.shape, 1)), powers._data.dtype)
+    return cat([ones, powers], -1)
+
+
+def tensorinv(A, ind=2):  # noqa: N803 - torch's keyword name
+    """The inverse of ``A`` seen as a matrix of its first ``ind`` dims by the rest.
+
+    Same as ``torch.linalg.tensorinv``.
+    """
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    head, tail = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    rows, cols = math.prod(head), math.prod(tail)
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    # torch words a singular input as inv's own error
+    return reshape(inv_named(reshape(A, (rows, cols)), "inv"), tail + head)
+
+
+def tensorsolve(A, B, dims=None):  # noqa: N803 - torch's keyword names
+    """X with ``tensordot(A, X, X.ndim) == B``; ``dims``: A's dims moved to the end first.
+
+    Same as ``torch.linalg.tensorsolve``.
+    """
+    a = A
+    if dims is not None:
+        dims = tuple(dims)
+        a = movedim(a, dims, tuple(range(A.ndim - len(dims), A.ndim)))
+    result_shape = tuple(a.shape[B.ndim:])
+    n, nb = math.prod(result_shape), math.prod(B.shape)
+    if n != nb:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]"
+                           f") == prod(self.shape[:other.ndim]), but got {n} != {nb}")
+    x = solve_named(reshape(a, (n, n)), reshape(B, (-1,)), True, "linalg.solve")
+    return reshape(x, result_shape)
