@@ -97,6 +97,8 @@ def _lu_factor(m, pivot, error_name, result):
 
 def _lu_factor_rule(ctx, grads):
     g = grads[0]
+    if g is None:  # no gradient reached LU (pivots and info carry none)
+        return [None]
     lu_t, piv_t, _ = ctx.outputs
     rows, cols = lu_t.shape[-2:]
     k = min(rows, cols)
