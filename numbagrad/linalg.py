@@ -14,6 +14,7 @@ from .ops.linalg_decomp import (
 )
 from .ops.linalg_extras import (
     cholesky_ex,
+    cond,
     diagonal,
     inv_ex,
     solve_ex,
@@ -30,7 +31,7 @@ from .ops.linalg_products import matrix_power, multi_dot, vecdot
 from .ops.linalg_solvers import cholesky, det, inv, solve
 from .ops.linalg_solvers import linalg_slogdet as slogdet
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
            "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
            "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
            "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",

@@ -255,6 +255,13 @@ def _same_error(fn):
     lambda lib: lib.triangular_solve(lib.ones(2), lib.ones(2, 2)),
     lambda lib: lib.triangular_solve(lib.ones(2, 1), lib.ones(2, 2, dtype=lib.float64)),
     lambda lib: lib.triangular_solve(lib.ones(2, 1), lib.ones(2, 3)),
+    lambda lib: lib.linalg.cond(lib.ones(2, 3), 1),
+    lambda lib: lib.linalg.cond(lib.ones(2, 3), 1.0),
+    lambda lib: lib.linalg.cond(lib.ones(2, 3), "fro"),
+    lambda lib: lib.linalg.cond(lib.ones(2, 3), -float("inf")),
+    lambda lib: lib.linalg.cond(lib.ones(3, 3), 3),
+    lambda lib: lib.linalg.cond(lib.ones(3, 3), "abc"),
+    lambda lib: lib.linalg.cond(lib.ones(3)),
     lambda lib: lib.linalg.vander(lib.tensor([True])),
     lambda lib: lib.linalg.vander(lib.ones(3), N=1),
     lambda lib: lib.linalg.vander(lib.tensor(1.5)),
@@ -305,3 +312,26 @@ def test_tensorinv_and_tensorsolve():
     assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__
     _composite(lambda lib, t, b: lib.linalg.tensorsolve(t, b, dims=(0, 2)),
                rng.standard_normal((3, 2, 2, 3)), rng.standard_normal((2, 3)))
+
+
+@pytest.mark.parametrize("p", [None, "fro", "nuc", float("inf"), -float("inf"), 1, -1, 2, -2])
+def test_cond_matches_torch(p):
+    a = rng.standard_normal((2, 3, 3)) + np.eye(3)
+    if p in (None, "nuc", 2, -2):
+        ours, theirs = _composite(lambda lib, x: lib.linalg.cond(x, p), a, fd=p is None)
+        assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__
+    else:
+        # torch's backward fails there (its masked_fill_ on linalg.inv_ex's saved output):
+        # numbagrad's gradient is checked against finite differences instead
+        _close(ng.linalg.cond(ng.tensor(a), p), torch.linalg.cond(torch.tensor(a), p))
+        x = ng.tensor(a, requires_grad=True)
+        assert type(ng.linalg.cond(x, p).grad_fn).__name__ == \
+            type(torch.linalg.cond(torch.tensor(a, requires_grad=True), p).grad_fn).__name__
+        assert gradcheck(lambda t: ng.linalg.cond(t, p), (x,))
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    if p not in (None, 2, -2, "nuc"):  # the SVD's rounding decides those at a singular matrix
+        _close(*[lib.linalg.cond(lib.tensor(singular), p) for lib in (ng, torch)])
+    _close(*[lib.linalg.cond(lib.zeros(2, 0, 0, dtype=lib.float64), p) for lib in (ng, torch)])
+    if p in (None, 2, -2):
+        wide = rng.standard_normal((2, 5))
+        _close(*[lib.linalg.cond(lib.tensor(wide), p) for lib in (ng, torch)])

@@ -7,8 +7,12 @@ import math
 import numpy as np
 
 from .linalg_common import check_square, const, lapack_info, return_type
+from .linalg_decomp import svdvals
 from .linalg_node import LinAlgError, record_node
+from .linalg_norms import matrix_norm
 from .linalg_solvers import cholesky_named, inv_named, is_vector_rhs, solve_named
+from .math_api import nan_to_num
+from .pointwise import where
 from .record import shape_error_broadcast
 from .scan_ops import cumprod
 from .shape import cat, reshape
@@ -237,3 +241,46 @@ def tensorsolve(A, B, dims=None):  # noqa: N803 - torch's keyword names
                            f") == prod(self.shape[:other.ndim]), but got {n} != {nb}")
     x = solve_named(reshape(a, (n, n)), reshape(B, (-1,)), True, "linalg.solve")
     return reshape(x, result_shape)
+
+
+def cond(A, p=None):  # noqa: N803 - torch's keyword name
+    """The condition number of (each) matrix for the norm ``p`` (None: the 2-norm).
+
+    Same as ``torch.linalg.cond``.
+    """
+    if A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    ord_ = 2 if p is None else p
+    if isinstance(ord_, str):
+        if ord_ not in ("fro", "nuc"):
+            raise RuntimeError(f"linalg.cond got an invalid norm type: {ord_}")
+        check_square(A, f"linalg.cond(ord={ord_})")
+    else:
+        if ord_ not in (1, -1, 2, -2, math.inf, -math.inf):
+            raise RuntimeError(f"linalg.cond got an invalid norm type: {_ord_text(ord_)}")
+        if abs(ord_) != 2:
+            check_square(A, f"linalg.cond(ord={_ord_text(ord_)})")
+    if A.numel() == 0:  # NumPy leaves it undefined; torch returns zeros
+        return const(np.zeros(A.shape[:-2]), A._data.dtype)
+    if ord_ in (2, -2):
+        s = svdvals(A)
+        s_max, s_min = s.narrow(-1, 0, 1), s.narrow(-1, s.shape[-1] - 1, 1)
+        return (s_min / s_max if ord_ == -2 else s_max / s_min).squeeze(-1)
+    if ord_ == "nuc":  # from the singular values: matrix_norm("nuc") refuses infinities
+        s = svdvals(A)
+        return s.sum(-1) * s.reciprocal().sum(-1)
+    inverse, info = inv_ex(A)
+    failed = info._array() > 0
+    if failed.any():  # torch fills a singular matrix's inverse with inf
+        mask = const(np.broadcast_to(failed[..., None, None], A.shape), np.bool_)
+        inverse = where(mask, const(np.inf, A._data.dtype), inverse)
+    result = matrix_norm(A, ord_) * matrix_norm(inverse, ord_)
+    # 0 * inf: NaN, which torch turns to inf (NumPy's convention)
+    return nan_to_num(result, math.inf, math.inf, -math.inf)
+
+
+def _ord_text(p):
+    """An ord as torch's message shows it (C++'s std::to_string of an int or a double)."""
+    if isinstance(p, float):
+        return str(p) if math.isinf(p) or math.isnan(p) else f"{p:.6f}"
+    return str(p)
