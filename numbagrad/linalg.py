@@ -16,6 +16,7 @@ from .ops.linalg_extras import (
     cholesky_ex,
     cond,
     diagonal,
+    householder_product,
     inv_ex,
     solve_ex,
     solve_triangular,
@@ -32,7 +33,8 @@ from .ops.linalg_solvers import cholesky, det, inv, solve
 from .ops.linalg_solvers import linalg_slogdet as slogdet
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-           "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
-           "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
-           "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
-           "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
+           "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
+           "vector_norm"]

@@ -335,3 +335,30 @@ def test_cond_matches_torch(p):
     if p in (None, 2, -2):
         wide = rng.standard_normal((2, 5))
         _close(*[lib.linalg.cond(lib.tensor(wide), p) for lib in (ng, torch)])
+
+
+@pytest.mark.parametrize("shapes", [((5, 3), (2,)), ((2, 4, 4), (2, 3)), ((4, 3), (3,)),
+                                    ((3, 2), (0,))])
+def test_householder_product_matches_torch(shapes):
+    a, tau = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+    if shapes[1] != (0,):  # no reflectors: the identity's columns, which torch leaves unused
+        ours, theirs = _composite(lambda lib, x, t: lib.linalg.householder_product(x, t), a, tau)
+        assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__
+    f32 = [lib.linalg.householder_product(lib.tensor(a, dtype=lib.float32),
+                                          lib.tensor(tau, dtype=lib.float32))
+           for lib in (ng, torch)]
+    _close(*f32, tol=1e-5)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.linalg.householder_product(lib.ones(3, 5), lib.ones(2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(5, 3), lib.ones(4)),
+    lambda lib: lib.linalg.householder_product(lib.ones(5), lib.ones(1)),
+    lambda lib: lib.linalg.householder_product(lib.ones(5, 3), lib.ones(2, dtype=lib.float64)),
+    lambda lib: lib.linalg.householder_product(lib.ones(2, 5, 3), lib.ones(3, 2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(5, 3), lib.ones(2, 2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(5, 3, dtype=lib.int64),
+                                               lib.ones(2, dtype=lib.int64)),
+])
+def test_householder_product_errors(call):
+    _same_error(call)

@@ -15,9 +15,10 @@ from .math_api import nan_to_num
 from .pointwise import where
 from .record import shape_error_broadcast
 from .scan_ops import cumprod
-from .shape import cat, reshape
+from .shape import cat, narrow, reshape
 from .shape_api import movedim
 from .shape_gather import diagonal as _diagonal
+from .shape_gather import tril
 from .vjp import unbroadcast
 
 InvExResult = return_type("linalg_inv_ex", ["inverse", "info"])
@@ -284,3 +285,89 @@ def _ord_text(p):
     if isinstance(p, float):
         return str(p) if math.isinf(p) or math.isnan(p) else f"{p:.6f}"
     return str(p)
+
+
+# ---- Householder products ---------------------------------------------------------------------
+def householder_product(A, tau):  # noqa: N803 - torch's keyword names
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T with v_i A's column i below
+    the diagonal after a 1 (LAPACK's orgqr).
+
+    Same as ``torch.linalg.householder_product``.
+    """
+    name = "torch.linalg.householder_product"
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    rows, cols = A.shape[-2:]
+    if rows < cols:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if tau.ndim != A.ndim - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got "
+                           f"tau.ndim equal to {tau.ndim} and input.ndim is equal to {A.ndim}")
+    k = tau.shape[-1] if tau.ndim else 0
+    if cols < k:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(tau.shape[:-1])}")
+    if tau.dtype is not A.dtype:
+        raise RuntimeError(f"{name}: tau dtype {tau.dtype.scalar_name} does not match input "
+                           f"dtype {A.dtype.scalar_name}")
+    if not A.dtype.is_floating_point:
+        raise NotImplementedError(f'"orgqr_cpu" not implemented for \'{A.dtype.scalar_name}\'')
+    value = _orgqr(A._array(), tau._array())
+    return record_node("LinalgHouseholderProductBackward0", [value], [A, tau],
+                       _householder_rule)[0]
+
+
+def _orgqr(a, tau):
+    from scipy.linalg import lapack  # lazily: SciPy's import cost
+
+    rows, cols = a.shape[-2:]
+    k = tau.shape[-1]
+    out = np.broadcast_to(np.eye(rows, cols, dtype=a.dtype), a.shape).copy()
+    if not (k and a.size):
+        return out
+    orgqr = lapack.get_lapack_funcs("orgqr", (a,))
+    flat_a, flat_t, flat_o = a.reshape(-1, rows, cols), tau.reshape(-1, k), out.reshape(-1, rows,
+                                                                                       cols)
+    for i in range(flat_a.shape[0]):
+        # orgqr reads as many reflectors as tau has: zero taus past k leave them identities
+        t = np.zeros(cols, a.dtype)
+        t[:k] = flat_t[i]
+        flat_o[i] = orgqr(flat_a[i], t)[0]
+    return out
+
+
+def _householder_rule(ctx, grads):
+    (g,) = grads
+    a, tau = ctx.inputs
+    rows, cols = a.shape[-2:]
+    k = tau.shape[-1]
+    dt = a._data.dtype
+    if k == 0:
+        return [_zeros_of(a), _zeros_of(tau)]
+    vs = tril(narrow(a, -1, 0, k), -1) + const(np.eye(rows, k), dt)
+    # the forward again, X_i = H_i X_{i+1} from X_k = I, keeping each X_{i+1}
+    xs = [const(np.broadcast_to(np.eye(rows, cols), a.shape), dt)]
+    for i in range(k - 1, 0, -1):
+        v, t = narrow(vs, -1, i, 1), narrow(tau, -1, i, 1).unsqueeze(-1)
+        xs.append(xs[-1] - t * (v @ (v.mT @ xs[-1])))
+    xs.reverse()  # xs[i] = X_{i+1}
+    g_vs, g_taus = [], []
+    for i in range(k):
+        v, t, x = narrow(vs, -1, i, 1), narrow(tau, -1, i, 1).unsqueeze(-1), xs[i]
+        w, vg = v.mT @ x, v.mT @ g
+        # H X = X - t v (v^T X): gt = -<v^T G, v^T X>, gv = -t (G X^T v + X G^T v), gX = H G
+        g_taus.append(-(vg * w).sum(-1))
+        g_vs.append(-t * (g @ w.mT + x @ vg.mT))
+        g = g - t * (v @ vg)
+    g_a = tril(cat(g_vs, -1), -1)
+    if k < cols:
+        g_a = cat([g_a, const(np.zeros((*a.shape[:-1], cols - k)), dt)], -1)
+    return [g_a, cat(g_taus, -1)]
+
+
+def _zeros_of(t):
+    return const(np.zeros(t.shape), t._data.dtype)

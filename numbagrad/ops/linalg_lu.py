@@ -8,7 +8,6 @@ second derivatives record too."""
 import warnings
 
 import numpy as np
-from scipy.linalg import lapack
 
 from .linalg_common import batch_prefix, const, return_type
 from .linalg_extras import _triangle, _triangular_value, solve_triangular
@@ -51,6 +50,8 @@ def _getrf(a):
     info = np.zeros(batch, np.int32)
     if not k:
         return lu, piv, info
+    from scipy.linalg import lapack  # lazily: SciPy's import cost
+
     getrf = lapack.get_lapack_funcs("getrf", (a,))
     flat_lu, flat_piv, flat_info = lu.reshape(-1, rows, cols), piv.reshape(-1, k), info.reshape(-1)
     for i in range(flat_lu.shape[0]):
@@ -305,6 +306,8 @@ def _getrs(lu_a, piv, b, left, adjoint):
     bs = np.broadcast_to(b, batch + b.shape[-2:]).reshape(-1, *b.shape[-2:])
     out = np.empty(bs.shape, b.dtype)
     if out.size:
+        from scipy.linalg import lapack  # lazily: SciPy's import cost
+
         getrs = lapack.get_lapack_funcs("getrs", (lus,))
         with np.errstate(divide="ignore", invalid="ignore"):
             for i in range(bs.shape[0]):
