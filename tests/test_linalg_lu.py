@@ -362,3 +362,42 @@ def test_householder_product_matches_torch(shapes):
 ])
 def test_householder_product_errors(call):
     _same_error(call)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 5, 5)])
+def test_ldl_matches_torch(shape):
+    a = rng.standard_normal(shape)
+    a = a + np.swapaxes(a, -1, -2)
+    # zero diagonal and a large coupling: Bunch-Kaufman takes a 2x2 block (negative pivots)
+    a[..., 0, 0] = a[..., 1, 1] = 0.0
+    a[..., 0, 1] = a[..., 1, 0] = 10.0
+    ours = ng.linalg.ldl_factor_ex(ng.tensor(a, requires_grad=True))
+    theirs = torch.linalg.ldl_factor_ex(torch.tensor(a, requires_grad=True))
+    assert type(ours).__name__ == "linalg_ldl_factor_ex"
+    _close(ours.LD, theirs.LD)
+    np.testing.assert_array_equal(ours.pivots.numpy(), theirs.pivots.numpy())
+    assert (ours.pivots.numpy() < 0).any()
+    np.testing.assert_array_equal(ours.info.numpy(), theirs.info.numpy())
+    assert type(ours.LD.grad_fn).__name__ == "NotImplemented"
+    with pytest.raises(RuntimeError, match="derivative for aten::linalg_ldl_factor_ex is not"):
+        ours.LD.sum().backward()
+    ld, piv = ng.linalg.ldl_factor(ng.tensor(a))
+    _close(ld, theirs.LD)
+    b = rng.standard_normal((*shape[:-1], 2))
+    x = ng.linalg.ldl_solve(ld, piv, ng.tensor(b))
+    _close(x, torch.linalg.ldl_solve(theirs.LD.detach(), theirs.pivots, torch.tensor(b)))
+    np.testing.assert_allclose(a @ x.numpy(), b, atol=1e-10)
+    zeros = [lib.linalg.ldl_factor_ex(lib.zeros(2, 2)) for lib in (ng, torch)]
+    np.testing.assert_array_equal(zeros[0].info.numpy(), zeros[1].info.numpy())
+    with pytest.raises(RuntimeError, match="singular"):
+        ng.linalg.ldl_factor(ng.zeros(2, 2))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.linalg.ldl_factor(lib.ones(2, 3)),
+    lambda lib: lib.linalg.ldl_factor(lib.ones(2, 2, dtype=lib.int64)),
+    lambda lib: lib.linalg.ldl_factor(lib.ones(3)),
+    lambda lib: lib.linalg.ldl_solve(lib.eye(2), lib.ones(2, dtype=lib.int32), lib.ones(3, 1)),
+])
+def test_ldl_errors(call):
+    _same_error(call)

@@ -424,3 +424,98 @@ def _solve_op(a, rhs, upper, transpose, unit):
     if transpose:
         return solve_triangular(a.mT, rhs, upper=not upper, unitriangular=unit)
     return solve_triangular(a, rhs, upper=upper, unitriangular=unit)
+
+
+# ---- LDL (Bunch-Kaufman, LAPACK's sytrf/sytrs as torch's): no derivatives, as torch ----------
+LdlFactorResult = return_type("linalg_ldl_factor", ["LD", "pivots"])
+LdlFactorExResult = return_type("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+
+
+def _not_differentiable(op):
+    def rule(ctx, grads):
+        raise RuntimeError(f"derivative for aten::{op} is not implemented")
+    return rule
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False):  # noqa: N803 - torch's names
+    """The compact LDL factorization of (each) symmetric matrix (read from its lower triangle)
+    with Bunch-Kaufman pivots and an ``info`` code, as ``(LD, pivots, info)``.
+
+    Same as ``torch.linalg.ldl_factor_ex``.
+    """
+    return _ldl_factor(A, "torch.linalg.ldl_factor_ex", check_errors, LdlFactorExResult)
+
+
+def ldl_factor(A, *, hermitian=False):  # noqa: N803 - torch's keyword names
+    """The compact LDL factorization of (each) symmetric matrix, as ``(LD, pivots)``.
+
+    Same as ``torch.linalg.ldl_factor``.
+    """
+    ld, piv, _ = _ldl_factor(A, "torch.linalg.ldl_factor", True, LdlFactorExResult)
+    return LdlFactorResult(ld, piv)
+
+
+def _ldl_factor(m, name, check_errors, result):
+    if m.ndim < 2:
+        raise RuntimeError("torch.linalg.ldl_factor_ex: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if m.shape[-1] != m.shape[-2]:
+        raise RuntimeError(f"torch.linalg.ldl_factor_ex: A must be batches of square matrices, "
+                           f"but they are {m.shape[-2]} by {m.shape[-1]} matrices")
+    if not m.dtype.is_floating_point:
+        raise RuntimeError(f"torch.linalg.ldl_factor_ex: Expected a floating point or complex "
+                           f"tensor as input. Got {m.dtype.scalar_name}")
+    a = m._array()
+    n = a.shape[-1]
+    ld = np.zeros(a.shape, a.dtype)
+    piv = np.broadcast_to(np.arange(1, n + 1, dtype=np.int32), (*a.shape[:-2], n)).copy()
+    info = np.zeros(a.shape[:-2], np.int32)
+    if a.size:
+        from scipy.linalg import lapack  # lazily: SciPy's import cost
+
+        sytrf = lapack.get_lapack_funcs("sytrf", (a,))
+        fa, fl, fp, fi = (a.reshape(-1, n, n), ld.reshape(-1, n, n), piv.reshape(-1, n),
+                          info.reshape(-1))
+        for i in range(fa.shape[0]):
+            f, p, inf = sytrf(fa[i], lower=1)
+            fl[i], fp[i], fi[i] = np.tril(f), p, inf
+    if check_errors:
+        for k, i in enumerate(info.reshape(-1)):
+            if i > 0:
+                raise RuntimeError(f"{name}: {batch_prefix(a.shape, k)}The factorization could "
+                                   f"not be completed because the block diagonal matrix D is "
+                                   f"singular (D[{int(i)},{int(i)}] is zero).")
+    ld_t, piv_t, info_t = record_node("NotImplemented", [ld, piv, info], [m],
+                                      _not_differentiable("linalg_ldl_factor_ex"))
+    return result(ld_t, piv_t, info_t)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False):  # noqa: N803 - torch's keyword names
+    """The solution of ``A X = B`` from ``linalg.ldl_factor``'s ``(LD, pivots)`` of A.
+
+    Same as ``torch.linalg.ldl_solve``.
+    """
+    if B.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(B.ndim, 1)}, {max(B.ndim, 1) - 1}], but got -2)")
+    n = LD.shape[-1]
+    if B.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix "
+                           f"is {n} by {n} but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
+    ld, piv, b = LD._array(), pivots._array().astype(np.int32), B._array()
+    err = shape_error_broadcast(ld.shape[:-2], b.shape[:-2])
+    if err is not None:
+        raise err
+    batch = np.broadcast_shapes(ld.shape[:-2], piv.shape[:-1], b.shape[:-2])
+    lds = np.broadcast_to(ld, batch + (n, n)).reshape(-1, n, n)
+    pivs = np.broadcast_to(piv, batch + (n,)).reshape(-1, n)
+    bs = np.broadcast_to(b, batch + b.shape[-2:]).reshape(-1, *b.shape[-2:])
+    out = np.empty(bs.shape, b.dtype)
+    if out.size:
+        from scipy.linalg import lapack  # lazily: SciPy's import cost
+
+        sytrs = lapack.get_lapack_funcs("sytrs", (lds,))
+        for i in range(bs.shape[0]):
+            out[i] = sytrs(lds[i], pivs[i], bs[i], lower=1)[0]
+    return record_node("NotImplemented", [out.reshape(batch + b.shape[-2:])], [LD, B],
+                       _not_differentiable("linalg_ldl_solve"))[0]
