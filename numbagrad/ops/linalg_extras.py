@@ -244,11 +244,12 @@ def tensorsolve(A, B, dims=None):  # noqa: N803 - torch's keyword names
     return reshape(x, result_shape)
 
 
-def cond(A, p=None):  # noqa: N803 - torch's keyword name
+def cond(input, p=None):  # noqa: A002 - torch's keyword name (its schema's, not its docs' A)
     """The condition number of (each) matrix for the norm ``p`` (None: the 2-norm).
 
     Same as ``torch.linalg.cond``.
     """
+    A = input  # noqa: N806 - the docs' name
     if A.ndim < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     ord_ = 2 if p is None else p
@@ -288,12 +289,13 @@ def _ord_text(p):
 
 
 # ---- Householder products ---------------------------------------------------------------------
-def householder_product(A, tau):  # noqa: N803 - torch's keyword names
+def householder_product(input, tau):  # noqa: A002 - torch's keyword names (its schema's)
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T with v_i A's column i below
     the diagonal after a 1 (LAPACK's orgqr).
 
     Same as ``torch.linalg.householder_product``.
     """
+    A = input  # noqa: N806 - the docs' name
     name = "torch.linalg.householder_product"
     if A.ndim < 2:
         raise RuntimeError(f"{name}: input must have at least 2 dimensions.")

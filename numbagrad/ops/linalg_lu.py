@@ -437,21 +437,21 @@ def _not_differentiable(op):
     return rule
 
 
-def ldl_factor_ex(A, *, hermitian=False, check_errors=False):  # noqa: N803 - torch's names
+def ldl_factor_ex(input, *, hermitian=False, check_errors=False):  # noqa: A002 - torch's names
     """The compact LDL factorization of (each) symmetric matrix (read from its lower triangle)
     with Bunch-Kaufman pivots and an ``info`` code, as ``(LD, pivots, info)``.
 
     Same as ``torch.linalg.ldl_factor_ex``.
     """
-    return _ldl_factor(A, "torch.linalg.ldl_factor_ex", check_errors, LdlFactorExResult)
+    return _ldl_factor(input, "torch.linalg.ldl_factor_ex", check_errors, LdlFactorExResult)
 
 
-def ldl_factor(A, *, hermitian=False):  # noqa: N803 - torch's keyword names
+def ldl_factor(input, *, hermitian=False):  # noqa: A002 - torch's keyword names
     """The compact LDL factorization of (each) symmetric matrix, as ``(LD, pivots)``.
 
     Same as ``torch.linalg.ldl_factor``.
     """
-    ld, piv, _ = _ldl_factor(A, "torch.linalg.ldl_factor", True, LdlFactorExResult)
+    ld, piv, _ = _ldl_factor(input, "torch.linalg.ldl_factor", True, LdlFactorExResult)
     return LdlFactorResult(ld, piv)
 
 
