@@ -12,7 +12,27 @@ from .ops.linalg_decomp import (
     svd,
     svdvals,
 )
-from .ops.linalg_extras import cholesky_ex, inv_ex, solve_ex, solve_triangular
+from .ops.linalg_extras import (
+    cholesky_ex,
+    cond,
+    diagonal,
+    householder_product,
+    inv_ex,
+    solve_ex,
+    solve_triangular,
+    tensorinv,
+    tensorsolve,
+    vander,
+)
+from .ops.linalg_lu import (
+    ldl_factor,
+    ldl_factor_ex,
+    ldl_solve,
+    lu,
+    lu_factor,
+    lu_factor_ex,
+    lu_solve,
+)
 from .ops.linalg_node import LinAlgError
 from .ops.linalg_norms import matrix_norm, norm, vector_norm
 from .ops.linalg_products import linalg_cross as cross
@@ -20,7 +40,9 @@ from .ops.linalg_products import matrix_power, multi_dot, vecdot
 from .ops.linalg_solvers import cholesky, det, inv, solve
 from .ops.linalg_solvers import linalg_slogdet as slogdet
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv",
-           "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
-           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
-           "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
+           "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex",
+           "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
+           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
+           "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
+           "tensorsolve", "vander", "vecdot", "vector_norm"]

@@ -3,6 +3,7 @@ front ends)."""
 
 from .linalg_decomp import matrix_exp, pinverse, qr_deprecated, svd_deprecated
 from .linalg_einsum import einsum
+from .linalg_lu import lu_deprecated, lu_solve_deprecated, lu_unpack, triangular_solve
 from .linalg_norms import matrix_norm, vector_norm  # noqa: F401 - numbagrad.linalg's
 from .linalg_products import (
     addbmm,
@@ -27,6 +28,7 @@ from .linalg_solvers import (
 from .linalg_solvers import det as _linalg_det
 
 cholesky, qr, svd = cholesky_deprecated, qr_deprecated, svd_deprecated
+lu, lu_solve = lu_deprecated, lu_solve_deprecated
 
 
 def det(input):
@@ -38,14 +40,15 @@ def det(input):
 
 __all__ = ["addbmm", "addmv", "baddbmm", "cdist", "cholesky", "cholesky_inverse",
            "cholesky_solve", "cross", "det", "einsum", "inner", "inverse", "kron", "logdet",
-           "matrix_exp", "matrix_power", "pinverse", "qr", "slogdet", "svd", "tensordot",
-           "vdot"]
+           "lu", "lu_solve", "lu_unpack", "matrix_exp", "matrix_power", "pinverse", "qr",
+           "slogdet", "svd", "tensordot", "triangular_solve", "vdot"]
 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
 TENSOR_METHODS = {"addbmm": addbmm, "addmv": addmv, "baddbmm": baddbmm,
                   "cholesky": cholesky_deprecated, "cholesky_inverse": cholesky_inverse,
                   "cholesky_solve": cholesky_solve, "cross": cross, "det": _linalg_det,
                   "inner": inner, "inverse": inverse, "kron": kron, "logdet": logdet,
+                  "lu": lu_deprecated, "lu_solve": lu_solve_deprecated,
                   "matrix_exp": matrix_exp, "matrix_power": matrix_power,
                   "pinverse": pinverse, "qr": qr_deprecated, "slogdet": slogdet,
-                  "svd": svd_deprecated, "vdot": vdot}
+                  "svd": svd_deprecated, "triangular_solve": triangular_solve, "vdot": vdot}
