@@ -7,6 +7,7 @@ from .constraint_registry import biject_to, transform_to
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .continuous_more import (
     GeneralizedPareto,
+    LKJCholesky,
     LogisticNormal,
     OneHotCategoricalStraightThrough,
     VonMises,
@@ -38,6 +39,7 @@ from .transforms import (
 )
 from .transforms_more import (
     CatTransform,
+    CorrCholeskyTransform,
     CumulativeDistributionTransform,
     IndependentTransform,
     LowerCholeskyTransform,
@@ -73,7 +75,8 @@ __all__ = ["Distribution", "Normal", "MultivariateNormal", "Categorical", "Berno
            "CatTransform", "StackTransform", "IndependentTransform", "ReshapeTransform",
            "CumulativeDistributionTransform", "biject_to", "transform_to", "identity_transform",
            "GeneralizedPareto", "VonMises", "LogisticNormal", "OneHotCategoricalStraightThrough",
-           "LowRankMultivariateNormal"]
+           "LowRankMultivariateNormal", "CorrCholeskyTransform",
+           "LKJCholesky"]
 
 # torch's per-distribution modules (numbagrad.distributions.normal ...), re-exporting the above
 from . import submodules  # noqa: E402

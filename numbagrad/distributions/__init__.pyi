@@ -26,6 +26,7 @@ from numbagrad.distributions import inverse_gamma as inverse_gamma
 from numbagrad.distributions import kl as kl
 from numbagrad.distributions import kumaraswamy as kumaraswamy
 from numbagrad.distributions import laplace as laplace
+from numbagrad.distributions import lkj_cholesky as lkj_cholesky
 from numbagrad.distributions import log_normal as log_normal
 from numbagrad.distributions import logistic_normal as logistic_normal
 from numbagrad.distributions import mixture_same_family as mixture_same_family
@@ -49,6 +50,7 @@ from numbagrad.distributions.continuous import Laplace as Laplace
 from numbagrad.distributions.continuous import Normal as Normal
 from numbagrad.distributions.continuous import Uniform as Uniform
 from numbagrad.distributions.continuous_more import GeneralizedPareto as GeneralizedPareto
+from numbagrad.distributions.continuous_more import LKJCholesky as LKJCholesky
 from numbagrad.distributions.continuous_more import LogisticNormal as LogisticNormal
 from numbagrad.distributions.continuous_more import OneHotCategoricalStraightThrough as OneHotCategoricalStraightThrough
 from numbagrad.distributions.continuous_more import VonMises as VonMises
@@ -81,6 +83,7 @@ from numbagrad.distributions.transforms import ExpTransform as ExpTransform
 from numbagrad.distributions.transforms import PowerTransform as PowerTransform
 from numbagrad.distributions.transforms import SigmoidTransform as SigmoidTransform
 from numbagrad.distributions.transforms_more import CatTransform as CatTransform
+from numbagrad.distributions.transforms_more import CorrCholeskyTransform as CorrCholeskyTransform
 from numbagrad.distributions.transforms_more import CumulativeDistributionTransform as CumulativeDistributionTransform
 from numbagrad.distributions.transforms_more import IndependentTransform as IndependentTransform
 from numbagrad.distributions.transforms_more import LowerCholeskyTransform as LowerCholeskyTransform

@@ -8,6 +8,7 @@ from . import constraints, transforms  # noqa: F401 - torch's module shows trans
 from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform
 from .transforms_more import (
     CatTransform,
+    CorrCholeskyTransform,
     IndependentTransform,
     LowerCholeskyTransform,
     PositiveDefiniteTransform,
@@ -120,6 +121,12 @@ def _transform_to_lower_cholesky(constraint):
 @transform_to.register(constraints.positive_definite)
 def _transform_to_positive_definite(constraint):
     return PositiveDefiniteTransform()
+
+
+@biject_to.register(constraints.corr_cholesky)
+@transform_to.register(constraints.corr_cholesky)
+def _transform_to_corr_cholesky(constraint):
+    return CorrCholeskyTransform()
 
 
 @biject_to.register(constraints.cat)

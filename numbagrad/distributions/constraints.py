@@ -10,7 +10,8 @@ __all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "dependent",
            "greater_than_eq", "independent", "integer_interval", "interval", "less_than",
            "lower_cholesky", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
            "positive",
-           "positive_definite", "real", "real_vector", "simplex", "unit_interval", "cat", "stack"]
+           "positive_definite", "real", "real_vector", "simplex", "unit_interval", "cat", "stack",
+           "corr_cholesky"]
 
 
 def _values(x):
@@ -255,6 +256,19 @@ class _PositiveDefinite(Constraint):
         return symmetric & (eig > 0).all(-1)
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower-triangular, positive diagonal,
+    rows of unit norm (to torch's tolerance, 10 eps per column)."""
+
+    event_dim = 2
+
+    def check(self, value):
+        v = _values(value)
+        tol = np.finfo(v.dtype).eps * v.shape[-1] * 10
+        unit_rows = (np.abs(np.linalg.norm(v, axis=-1) - 1.0) <= tol).all(-1)
+        return np.asarray(lower_cholesky.check(value)) & unit_rows
+
+
 class _Cat(Constraint):
     """``cseq[i]`` on the i-th block (``lengths[i]`` long) along ``dim`` (CatTransform's)."""
 
@@ -325,5 +339,6 @@ half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
+corr_cholesky = _CorrCholesky()
 cat = _Cat
 stack = _Stack

@@ -3,6 +3,7 @@
 from typing import Any
 
 boolean: Any
+corr_cholesky: Any
 dependent: Any
 lower_cholesky: Any
 nonnegative: _GreaterThanEq

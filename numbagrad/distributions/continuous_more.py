@@ -1,23 +1,28 @@
-"""GeneralizedPareto, VonMises, LogisticNormal and OneHotCategoricalStraightThrough, with
-torch's formulas (generalized_pareto.py, von_mises.py, logistic_normal.py,
-one_hot_categorical.py); draws use torch's random stream in torch's order."""
+"""GeneralizedPareto, VonMises, LogisticNormal, OneHotCategoricalStraightThrough and
+LKJCholesky, with torch's formulas (generalized_pareto.py, von_mises.py, logistic_normal.py,
+one_hot_categorical.py, lkj_cholesky.py); draws use torch's random stream in torch's order."""
 
 import math
+
+import numpy as np
 
 from .. import dtypes
 from ..core.grad_mode import no_grad
 from ..ops.pointwise import where
+from ..ops.shape import cat
+from ..ops.special_api import lgamma, mvlgamma
 from ..size import Size
 from . import constraints
 from .continuous import Normal, _batch_shape, expand_params
 from .discrete import OneHotCategorical
 from .distribution import Distribution
+from .gamma_family import Beta
 from .transformed import TransformedDistribution
 from .transforms_more import StickBreakingTransform
-from .utils import broadcast_all, lazy_property, uniform
+from .utils import _tensor, broadcast_all, finfo, lazy_property, standard_normal, uniform
 
 __all__ = ["GeneralizedPareto", "VonMises", "LogisticNormal",
-           "OneHotCategoricalStraightThrough"]
+           "OneHotCategoricalStraightThrough", "LKJCholesky"]
 
 
 class GeneralizedPareto(Distribution):
@@ -244,3 +249,59 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
         samples = self.sample(sample_shape)
         probs = self._categorical.probs
         return samples + (probs - probs.detach())
+
+
+class LKJCholesky(Distribution):
+    """LKJCholesky(dim, concentration): Cholesky factors of dim x dim correlation matrices
+    with density proportional to det(L L^T) ** (concentration - 1); sampled by the onion
+    method (Ghosh & Henderson) as torch samples it."""
+
+    arg_constraints = {"concentration": constraints.positive}
+    support = constraints.corr_cholesky
+
+    def __init__(self, dim, concentration=1.0, validate_args=None):
+        if dim < 2:
+            raise ValueError("Expected dim to be an integer greater than or equal to 2. "
+                             f"Found dim={dim}.")
+        self.dim = dim
+        (self.concentration,) = broadcast_all(concentration)
+        marginal_conc = self.concentration + 0.5 * (self.dim - 2)
+        offset = _tensor(np.arange(self.dim - 1), self.concentration.dtype)
+        offset = cat([offset.new_zeros((1,)), offset])
+        self._beta = Beta(offset + 0.5, marginal_conc.unsqueeze(-1) - 0.5 * offset)
+        super().__init__(self.concentration.size(), Size((dim, dim)), validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LKJCholesky, _instance)
+        batch_shape = Size(batch_shape)
+        new.dim = self.dim
+        new.concentration = self.concentration.expand(batch_shape)
+        new._beta = self._beta.expand(tuple(batch_shape) + (self.dim,))
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def sample(self, sample_shape=()):
+        with no_grad():
+            y = self._beta.sample(sample_shape).unsqueeze(-1)
+            u_normal = standard_normal(self._extended_shape(sample_shape), y.dtype).tril(-1)
+            u_hypersphere = u_normal / u_normal.norm(dim=-1, keepdim=True)
+            # the first row is all zeros (0/0 above): torch fills it with 0
+            first_row = _tensor(np.arange(self.dim)[:, None] == 0, None)
+            u_hypersphere = where(first_row, 0.0, u_hypersphere)
+            w = y.sqrt() * u_hypersphere
+            diag_elems = (1 - (w ** 2).sum(-1)).clamp(min=float(finfo(w.dtype).tiny)).sqrt()
+            return w + diag_elems.diag_embed()
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        diag_elems = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
+        order = _tensor(np.arange(2, self.dim + 1), None)
+        order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
+        unnormalized_log_pdf = (order * diag_elems.log()).sum(-1)
+        dm1 = self.dim - 1
+        alpha = self.concentration + 0.5 * dm1
+        normalize_term = (0.5 * dm1 * math.log(math.pi) + mvlgamma(alpha - 0.5, dm1)
+                          - lgamma(alpha) * dm1)
+        return unnormalized_log_pdf - normalize_term

@@ -16,6 +16,7 @@ from . import constraints
 from .transform_base import ComposeTransform, Transform
 from .transforms_more import (
     CatTransform,
+    CorrCholeskyTransform,
     CumulativeDistributionTransform,
     IndependentTransform,
     LowerCholeskyTransform,
@@ -32,6 +33,7 @@ from .utils import _tensor, broadcast_shapes, finfo
 
 # torch's module has them all; the newer ones live in transforms_more
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+           "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
            "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
            "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",

@@ -6,6 +6,7 @@ from numbagrad.distributions.constraints import _GreaterThan, _Interval
 from numbagrad.distributions.transform_base import ComposeTransform as ComposeTransform
 from numbagrad.distributions.transform_base import Transform as Transform
 from numbagrad.distributions.transforms_more import CatTransform as CatTransform
+from numbagrad.distributions.transforms_more import CorrCholeskyTransform as CorrCholeskyTransform
 from numbagrad.distributions.transforms_more import CumulativeDistributionTransform as CumulativeDistributionTransform
 from numbagrad.distributions.transforms_more import IndependentTransform as IndependentTransform
 from numbagrad.distributions.transforms_more import LowerCholeskyTransform as LowerCholeskyTransform

@@ -5,18 +5,20 @@
 
 import math
 
+import numpy as np
+
 from ..nn.functional import logsigmoid, softplus
 from ..ops.shape import cat, stack
 from ..size import Size
 from . import constraints
 from .linalg_ops import cholesky
 from .transform_base import ComposeTransform, Transform
-from .utils import finfo, sum_rightmost
+from .utils import _tensor, finfo, sum_rightmost
 
 __all__ = ["TanhTransform", "SoftplusTransform", "SoftmaxTransform", "StickBreakingTransform",
            "LowerCholeskyTransform", "PositiveDefiniteTransform", "CatTransform",
            "StackTransform", "IndependentTransform", "ReshapeTransform",
-           "CumulativeDistributionTransform", "identity_transform"]
+           "CumulativeDistributionTransform", "CorrCholeskyTransform", "identity_transform"]
 
 identity_transform = ComposeTransform([])
 
@@ -157,6 +159,35 @@ class PositiveDefiniteTransform(_Elementwise):
 
     def _inverse(self, y):
         return LowerCholeskyTransform().inv(cholesky(y))
+
+
+def _tril_selector(n, diag, dtype):
+    """(N, n*n) 0/1 matrix picking the entries of tril(n, diag) in row-major order (torch's
+    boolean-mask order): products with it map between a matrix and its lower triangle."""
+    rows, cols = np.tril_indices(n, k=diag)
+    sel = np.zeros((len(rows), n * n))
+    sel[np.arange(len(rows)), rows * n + cols] = 1.0
+    return _tensor(sel, dtype)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    flat = mat.reshape(tuple(mat.shape[:-2]) + (n * n,))
+    return flat @ _tril_selector(n, diag, mat.dtype).mT
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    # the positive root of D**2 + (1+2*diag)*D - |diag|*(diag+1) - 2*vec.shape[-1] = 0
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1]
+                            + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > float(finfo(vec.dtype).eps):
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
+                         "expressed as the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    flat = vec @ _tril_selector(n, diag, vec.dtype)
+    return flat.reshape(tuple(vec.shape[:-1]) + (n, n))
 
 
 def _check_dim(x, dim, what="tensor"):
@@ -404,3 +435,53 @@ class CumulativeDistributionTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return self.distribution.log_prob(x)
+
+
+class CorrCholeskyTransform(_Elementwise):
+    """Unconstrained vectors of length D(D-1)/2 to Cholesky factors of D x D correlation
+    matrices: tanh onto (-1, 1), then stick breaking on the squares row by row (Stan's)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def _call(self, x):
+        eps = float(finfo(x.dtype).eps)
+        r = vec_to_tril_matrix(x.tanh().clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        # y = sign(r) sqrt(z * cumprod(1 - z)) with z = r^2, i.e. r * sqrt(cumprod(1 - z))
+        z1m_cumprod_sqrt = (1 - r ** 2).sqrt().cumprod(-1)
+        r = r + _tensor(np.eye(r.shape[-1]), r.dtype)
+        ones = r.new_ones(tuple(r.shape[:-1]) + (1,))
+        return r * cat([ones, z1m_cumprod_sqrt[..., :-1]], -1)
+
+    def _inverse(self, y):
+        y_cumsum = 1 - (y * y).cumsum(-1)
+        ones = y.new_ones(tuple(y.shape[:-1]) + (1,))
+        y_cumsum_shifted = cat([ones, y_cumsum[..., :-1]], -1)
+        t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(y_cumsum_shifted,
+                                                                diag=-1).sqrt()
+        return (t.log1p() - (-t).log1p()) / 2
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        # of x and y's flattened strict lower triangle (the spaces' dimensions differ)
+        y1m_cumsum_tril = tril_matrix_to_vec(1 - (y * y).cumsum(-1), diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
+        tanh_logdet = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return Size(tuple(shape[:-1]) + (d, d))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))
