@@ -2,13 +2,58 @@
 
 from typing import Any
 
+from numbagrad.distributions import bernoulli as bernoulli
+from numbagrad.distributions import beta as beta
+from numbagrad.distributions import binomial as binomial
+from numbagrad.distributions import categorical as categorical
+from numbagrad.distributions import cauchy as cauchy
+from numbagrad.distributions import chi2 as chi2
+from numbagrad.distributions import constraint_registry as constraint_registry
 from numbagrad.distributions import constraints as constraints
+from numbagrad.distributions import continuous_bernoulli as continuous_bernoulli
+from numbagrad.distributions import dirichlet as dirichlet
+from numbagrad.distributions import exp_family as exp_family
+from numbagrad.distributions import exponential as exponential
+from numbagrad.distributions import fishersnedecor as fishersnedecor
+from numbagrad.distributions import gamma as gamma
+from numbagrad.distributions import generalized_pareto as generalized_pareto
+from numbagrad.distributions import geometric as geometric
+from numbagrad.distributions import gumbel as gumbel
+from numbagrad.distributions import half_cauchy as half_cauchy
+from numbagrad.distributions import half_normal as half_normal
+from numbagrad.distributions import independent as independent
+from numbagrad.distributions import inverse_gamma as inverse_gamma
 from numbagrad.distributions import kl as kl
+from numbagrad.distributions import kumaraswamy as kumaraswamy
+from numbagrad.distributions import laplace as laplace
+from numbagrad.distributions import lkj_cholesky as lkj_cholesky
+from numbagrad.distributions import log_normal as log_normal
+from numbagrad.distributions import logistic_normal as logistic_normal
+from numbagrad.distributions import mixture_same_family as mixture_same_family
+from numbagrad.distributions import multinomial as multinomial
+from numbagrad.distributions import negative_binomial as negative_binomial
+from numbagrad.distributions import normal as normal
+from numbagrad.distributions import one_hot_categorical as one_hot_categorical
+from numbagrad.distributions import pareto as pareto
+from numbagrad.distributions import poisson as poisson
+from numbagrad.distributions import relaxed_bernoulli as relaxed_bernoulli
+from numbagrad.distributions import relaxed_categorical as relaxed_categorical
+from numbagrad.distributions import studentT as studentT
+from numbagrad.distributions import transformed_distribution as transformed_distribution
 from numbagrad.distributions import transforms as transforms
+from numbagrad.distributions import uniform as uniform
+from numbagrad.distributions import von_mises as von_mises
+from numbagrad.distributions import weibull as weibull
+from numbagrad.distributions.constraint_registry import ConstraintRegistry
 from numbagrad.distributions.continuous import Exponential as Exponential
 from numbagrad.distributions.continuous import Laplace as Laplace
 from numbagrad.distributions.continuous import Normal as Normal
 from numbagrad.distributions.continuous import Uniform as Uniform
+from numbagrad.distributions.continuous_more import GeneralizedPareto as GeneralizedPareto
+from numbagrad.distributions.continuous_more import LKJCholesky as LKJCholesky
+from numbagrad.distributions.continuous_more import LogisticNormal as LogisticNormal
+from numbagrad.distributions.continuous_more import OneHotCategoricalStraightThrough as OneHotCategoricalStraightThrough
+from numbagrad.distributions.continuous_more import VonMises as VonMises
 from numbagrad.distributions.discrete import Bernoulli as Bernoulli
 from numbagrad.distributions.discrete import Binomial as Binomial
 from numbagrad.distributions.discrete import Categorical as Categorical
@@ -18,11 +63,15 @@ from numbagrad.distributions.discrete_more import Geometric as Geometric
 from numbagrad.distributions.discrete_more import Multinomial as Multinomial
 from numbagrad.distributions.discrete_more import NegativeBinomial as NegativeBinomial
 from numbagrad.distributions.distribution import Distribution as Distribution
+from numbagrad.distributions.exp_family import ExponentialFamily as ExponentialFamily
 from numbagrad.distributions.gamma_family import Beta as Beta
 from numbagrad.distributions.gamma_family import Dirichlet as Dirichlet
 from numbagrad.distributions.gamma_family import Gamma as Gamma
+from numbagrad.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal as LowRankMultivariateNormal
 from numbagrad.distributions.mixture import MixtureSameFamily as MixtureSameFamily
 from numbagrad.distributions.multivariate_normal import MultivariateNormal as MultivariateNormal
+from numbagrad.distributions.transform_base import ComposeTransform as ComposeTransform
+from numbagrad.distributions.transform_base import Transform as Transform
 from numbagrad.distributions.transformed import ExpRelaxedCategorical as ExpRelaxedCategorical
 from numbagrad.distributions.transformed import Independent as Independent
 from numbagrad.distributions.transformed import LogNormal as LogNormal
@@ -30,10 +79,21 @@ from numbagrad.distributions.transformed import RelaxedOneHotCategorical as Rela
 from numbagrad.distributions.transformed import TransformedDistribution as TransformedDistribution
 from numbagrad.distributions.transforms import AbsTransform as AbsTransform
 from numbagrad.distributions.transforms import AffineTransform as AffineTransform
-from numbagrad.distributions.transforms import ComposeTransform as ComposeTransform
 from numbagrad.distributions.transforms import ExpTransform as ExpTransform
 from numbagrad.distributions.transforms import PowerTransform as PowerTransform
 from numbagrad.distributions.transforms import SigmoidTransform as SigmoidTransform
+from numbagrad.distributions.transforms_more import CatTransform as CatTransform
+from numbagrad.distributions.transforms_more import CorrCholeskyTransform as CorrCholeskyTransform
+from numbagrad.distributions.transforms_more import CumulativeDistributionTransform as CumulativeDistributionTransform
+from numbagrad.distributions.transforms_more import IndependentTransform as IndependentTransform
+from numbagrad.distributions.transforms_more import LowerCholeskyTransform as LowerCholeskyTransform
+from numbagrad.distributions.transforms_more import PositiveDefiniteTransform as PositiveDefiniteTransform
+from numbagrad.distributions.transforms_more import ReshapeTransform as ReshapeTransform
+from numbagrad.distributions.transforms_more import SoftmaxTransform as SoftmaxTransform
+from numbagrad.distributions.transforms_more import SoftplusTransform as SoftplusTransform
+from numbagrad.distributions.transforms_more import StackTransform as StackTransform
+from numbagrad.distributions.transforms_more import StickBreakingTransform as StickBreakingTransform
+from numbagrad.distributions.transforms_more import TanhTransform as TanhTransform
 from numbagrad.distributions.univariate import Cauchy as Cauchy
 from numbagrad.distributions.univariate import Chi2 as Chi2
 from numbagrad.distributions.univariate import Gumbel as Gumbel
@@ -49,5 +109,8 @@ from numbagrad.distributions.univariate_more import Kumaraswamy as Kumaraswamy
 from numbagrad.distributions.univariate_more import RelaxedBernoulli as RelaxedBernoulli
 from numbagrad.tensor import Tensor
 
+biject_to: ConstraintRegistry
+identity_transform: ComposeTransform
+transform_to: ConstraintRegistry
 def kl_divergence(p: Any, q: Any) -> Tensor: ...
 def register_kl(type_p: Any, type_q: Any) -> Any: ...

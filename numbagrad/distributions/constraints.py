@@ -10,7 +10,8 @@ __all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "dependent",
            "greater_than_eq", "independent", "integer_interval", "interval", "less_than",
            "lower_cholesky", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
            "positive",
-           "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
+           "positive_definite", "real", "real_vector", "simplex", "unit_interval", "cat", "stack",
+           "corr_cholesky"]
 
 
 def _values(x):
@@ -255,6 +256,68 @@ class _PositiveDefinite(Constraint):
         return symmetric & (eig > 0).all(-1)
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower-triangular, positive diagonal,
+    rows of unit norm (to torch's tolerance, 10 eps per column)."""
+
+    event_dim = 2
+
+    def check(self, value):
+        v = _values(value)
+        tol = np.finfo(v.dtype).eps * v.shape[-1] * 10
+        unit_rows = (np.abs(np.linalg.norm(v, axis=-1) - 1.0) <= tol).all(-1)
+        return np.asarray(lower_cholesky.check(value)) & unit_rows
+
+
+class _Cat(Constraint):
+    """``cseq[i]`` on the i-th block (``lengths[i]`` long) along ``dim`` (CatTransform's)."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        self.cseq = list(cseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq "
+                                 f"({len(self.cseq)})")
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        v, checks, start = _values(value), [], 0
+        for constr, length in zip(self.cseq, self.lengths):
+            checks.append(np.asarray(constr.check(np.take(v, range(start, start + length),
+                                                          axis=self.dim))))
+            start += length
+        return np.concatenate(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """``cseq[i]`` on the i-th slice along ``dim`` (StackTransform's)."""
+
+    def __init__(self, cseq, dim=0):
+        self.cseq, self.dim = list(cseq), dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        v = _values(value)
+        return np.stack([np.asarray(c.check(np.take(v, i, axis=self.dim)))
+                         for i, c in enumerate(self.cseq)], self.dim)
+
+
 dependent = _Dependent()
 independent = _IndependentConstraint
 boolean = _Boolean()
@@ -276,3 +339,6 @@ half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
+corr_cholesky = _CorrCholesky()
+cat = _Cat
+stack = _Stack

@@ -3,6 +3,7 @@
 from typing import Any
 
 boolean: Any
+corr_cholesky: Any
 dependent: Any
 lower_cholesky: Any
 nonnegative: _GreaterThanEq
@@ -28,6 +29,17 @@ class MixtureSameFamilyConstraint(Constraint):
     def event_dim(self) -> int: ...
     @property
     def is_discrete(self) -> bool: ...
+
+class _Cat(Constraint):
+    def __init__(self, cseq: Any, dim: Any = ..., lengths: Any = ...) -> None: ...
+    def check(self, value: Any) -> Any: ...
+    cseq: Any
+    dim: Any
+    @property
+    def event_dim(self) -> int: ...
+    @property
+    def is_discrete(self) -> bool: ...
+    lengths: Any
 
 class _GreaterThan(Constraint):
     def __init__(self, lower_bound: Any) -> None: ...
@@ -72,10 +84,21 @@ class _Multinomial(Constraint):
     is_discrete: bool
     upper_bound: Any
 
+class _Stack(Constraint):
+    def __init__(self, cseq: Any, dim: Any = ...) -> None: ...
+    def check(self, value: Any) -> Any: ...
+    cseq: Any
+    dim: Any
+    @property
+    def event_dim(self) -> int: ...
+    @property
+    def is_discrete(self) -> bool: ...
+
 class dependent_property(property):
     def __init__(self, fn: Any = ..., *, is_discrete: Any = ..., event_dim: Any = ...) -> None: ...
     def __call__(self, fn: Any) -> Any: ...
 
+cat = _Cat
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
 independent = _IndependentConstraint
@@ -83,3 +106,4 @@ integer_interval = _IntegerInterval
 interval = _Interval
 less_than = _LessThan
 multinomial = _Multinomial
+stack = _Stack

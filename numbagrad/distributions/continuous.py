@@ -13,6 +13,7 @@ from ..ops.special_api import erfinv
 from ..size import Size
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _tensor, broadcast_all, exponential, finfo, standard_normal, uniform
 
 __all__ = ["Normal", "Laplace", "Uniform", "Exponential", "expand_params"]
@@ -36,7 +37,7 @@ def _batch_shape(params, tensors):
     return Size() if all(isinstance(p, Number) for p in params) else tensors[0].size()
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """Normal(loc, scale)."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
@@ -92,6 +93,15 @@ class Normal(Distribution):
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + log(self.scale)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()
 
 
 class Laplace(Distribution):
@@ -209,7 +219,7 @@ class Uniform(Distribution):
         return log(self.high - self.low)
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """Exponential(rate)."""
 
     arg_constraints = {"rate": constraints.positive}
@@ -259,3 +269,11 @@ class Exponential(Distribution):
     def entropy(self):
         return 1.0 - log(self.rate)
 
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -(-x).log()

@@ -4,9 +4,10 @@ from typing import Any
 
 from numbagrad.distributions.constraints import _GreaterThanEq
 from numbagrad.distributions.distribution import Distribution
+from numbagrad.distributions.exp_family import ExponentialFamily
 from numbagrad.tensor import Tensor
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     def __init__(self, rate: Any, validate_args: Any = ...) -> None: ...
     arg_constraints: Any
     def cdf(self, value: Any) -> Tensor: ...
@@ -46,7 +47,7 @@ class Laplace(Distribution):
     @property
     def variance(self) -> Tensor: ...
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     def __init__(self, loc: Any, scale: Any, validate_args: Any = ...) -> None: ...
     arg_constraints: Any
     def cdf(self, value: Any) -> Tensor: ...

@@ -17,6 +17,7 @@ from ..size import Size
 from . import constraints
 from .continuous import _batch_shape, expand_params
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _tensor, broadcast_all, lazy_property, logits_to_probs, probs_to_logits, xlogy
 
 __all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "Poisson", "Binomial"]
@@ -53,7 +54,7 @@ class BinaryParameters:
         return new
 
 
-class Bernoulli(BinaryParameters, Distribution):
+class Bernoulli(BinaryParameters, ExponentialFamily):
     """Bernoulli(probs=... | logits=...)."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -107,6 +108,15 @@ class Bernoulli(BinaryParameters, Distribution):
         values = _tensor(np.arange(2), self._param.dtype).reshape(
             (-1,) + (1,) * len(self._batch_shape))
         return values.expand(-1, *self._batch_shape) if expand else values
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.probs.logit(),)
+
+    def _log_normalizer(self, x):
+        return x.exp().log1p()
 
 
 class Categorical(Distribution):
@@ -264,7 +274,7 @@ class OneHotCategorical(Distribution):
         return values.expand(n, *self.batch_shape, n) if expand else values
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Poisson(rate)."""
 
     arg_constraints = {"rate": constraints.nonnegative}
@@ -301,6 +311,13 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return xlogy(value, rate) - rate - lgamma(value + 1)
+
+    @property
+    def _natural_params(self):
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp()
 
 
 def _clamp_by_zero(x):

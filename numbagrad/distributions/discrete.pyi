@@ -3,10 +3,11 @@
 from typing import Any
 
 from numbagrad.distributions.distribution import Distribution
+from numbagrad.distributions.exp_family import ExponentialFamily
 from numbagrad.size import Size
 from numbagrad.tensor import Tensor
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     def __init__(self, probs: Any = ..., logits: Any = ..., validate_args: Any = ...) -> None: ...
     arg_constraints: Any
     def entropy(self) -> Tensor: ...
@@ -95,7 +96,7 @@ class OneHotCategorical(Distribution):
     @property
     def variance(self) -> Tensor: ...
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     def __init__(self, rate: Any, validate_args: Any = ...) -> None: ...
     arg_constraints: Any
     def expand(self, batch_shape: Any, _instance: Any = ...) -> Any: ...

@@ -14,6 +14,7 @@ from ..tensor import Tensor
 from . import constraints
 from .continuous import _batch_shape, expand_params
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _tensor, broadcast_all, finfo, xlogy
 
 __all__ = ["Gamma", "Dirichlet", "Beta"]
@@ -102,7 +103,7 @@ def standard_gamma(concentration):
     return _StandardGamma.apply(concentration)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """Gamma(concentration, rate)."""
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
@@ -153,8 +154,17 @@ class Gamma(Distribution):
         return (self.concentration - log(self.rate) + lgamma(self.concentration)
                 + (1.0 - self.concentration) * digamma(self.concentration))
 
+    _mean_carrier_measure = 0
 
-class Dirichlet(Distribution):
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return lgamma(x + 1) + (x + 1) * (-y.reciprocal()).log()
+
+
+class Dirichlet(ExponentialFamily):
     """Dirichlet(concentration) over the last dimension."""
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
@@ -209,8 +219,15 @@ class Dirichlet(Distribution):
         return (lgamma(self.concentration).sum(-1) - lgamma(a0) - (k - a0) * digamma(a0)
                 - ((self.concentration - 1.0) * digamma(self.concentration)).sum(-1))
 
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
 
-class Beta(Distribution):
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - lgamma(x.sum(-1))
+
+
+class Beta(ExponentialFamily):
     """Beta(concentration1, concentration0), a two-category Dirichlet."""
 
     arg_constraints = {"concentration1": constraints.positive,
@@ -266,3 +283,10 @@ class Beta(Distribution):
 
     def entropy(self):
         return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return lgamma(x) + lgamma(y) - lgamma(x + y)

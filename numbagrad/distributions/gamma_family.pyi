@@ -3,10 +3,10 @@
 from typing import Any
 
 from numbagrad.distributions.constraints import _GreaterThanEq, _Interval
-from numbagrad.distributions.distribution import Distribution
+from numbagrad.distributions.exp_family import ExponentialFamily
 from numbagrad.tensor import Tensor
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     def __init__(self, concentration1: Any, concentration0: Any, validate_args: Any = ...) -> None: ...
     arg_constraints: Any
     @property
@@ -26,7 +26,7 @@ class Beta(Distribution):
     @property
     def variance(self) -> Tensor: ...
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     def __init__(self, concentration: Any, validate_args: Any = ...) -> None: ...
     arg_constraints: Any
     concentration: Any
@@ -43,7 +43,7 @@ class Dirichlet(Distribution):
     @property
     def variance(self) -> Tensor: ...
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     def __init__(self, concentration: Any, rate: Any, validate_args: Any = ...) -> None: ...
     arg_constraints: Any
     def cdf(self, value: Any) -> Tensor: ...

@@ -1,19 +1,21 @@
 """The KL divergences torch registers for Cauchy, Geometric, Gumbel, HalfNormal, Pareto and
 ContinuousBernoulli (closed forms from torch.distributions.kl; infinite where q's support
-misses p's)."""
+misses p's), and the Bregman-divergence fallback for two of one exponential family."""
 
 import math
 
 import numpy as np
 
+from ..autograd.api import grad
 from ..ops.pointwise import where
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete_more import Geometric
+from .exp_family import ExponentialFamily
 from .gamma_family import Beta, Gamma
 from .kl import _kl_normal_normal, register_kl
 from .univariate import Cauchy, Gumbel, HalfNormal, Pareto
 from .univariate_more import ContinuousBernoulli
-from .utils import _tensor, euler_constant
+from .utils import _tensor, euler_constant, sum_rightmost
 
 __all__ = []
 
@@ -240,3 +242,19 @@ def _kl_uniform_continuous_bernoulli(p, q):
     result = -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
     return where((p.high >= q.support.upper_bound) | (p.low <= q.support.lower_bound),
                  math.inf, result)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    # the Bregman divergence of the log normalizer, for two of one family without a closed form
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot be computed using Bregman divergences")
+    p_nparams = [t.detach().requires_grad_() for t in p._natural_params]
+    q_nparams = q._natural_params
+    lg_normal = p._log_normalizer(*p_nparams)
+    gradients = grad(lg_normal.sum(), p_nparams, create_graph=True)
+    result = q._log_normalizer(*q_nparams) - lg_normal
+    for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
+        result = result - sum_rightmost((qnp - pnp) * g, len(q.event_shape))
+    return result

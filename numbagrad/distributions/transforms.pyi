@@ -3,7 +3,23 @@
 from typing import Any
 
 from numbagrad.distributions.constraints import _GreaterThan, _Interval
+from numbagrad.distributions.transform_base import ComposeTransform as ComposeTransform
+from numbagrad.distributions.transform_base import Transform as Transform
+from numbagrad.distributions.transforms_more import CatTransform as CatTransform
+from numbagrad.distributions.transforms_more import CorrCholeskyTransform as CorrCholeskyTransform
+from numbagrad.distributions.transforms_more import CumulativeDistributionTransform as CumulativeDistributionTransform
+from numbagrad.distributions.transforms_more import IndependentTransform as IndependentTransform
+from numbagrad.distributions.transforms_more import LowerCholeskyTransform as LowerCholeskyTransform
+from numbagrad.distributions.transforms_more import PositiveDefiniteTransform as PositiveDefiniteTransform
+from numbagrad.distributions.transforms_more import ReshapeTransform as ReshapeTransform
+from numbagrad.distributions.transforms_more import SoftmaxTransform as SoftmaxTransform
+from numbagrad.distributions.transforms_more import SoftplusTransform as SoftplusTransform
+from numbagrad.distributions.transforms_more import StackTransform as StackTransform
+from numbagrad.distributions.transforms_more import StickBreakingTransform as StickBreakingTransform
+from numbagrad.distributions.transforms_more import TanhTransform as TanhTransform
 from numbagrad.tensor import Tensor
+
+identity_transform: ComposeTransform
 
 class AbsTransform(Transform):
     codomain: _GreaterThan
@@ -25,24 +41,6 @@ class AffineTransform(Transform):
     scale: Any
     @property
     def sign(self) -> Tensor | int: ...
-
-class ComposeTransform(Transform):
-    def __init__(self, parts: Any, cache_size: Any = ...) -> None: ...
-    def __call__(self, x: Any) -> Any: ...
-    @property
-    def bijective(self) -> Any: ...
-    @property
-    def codomain(self) -> Any: ...
-    @property
-    def domain(self) -> Any: ...
-    def forward_shape(self, shape: Any) -> Any: ...
-    @property
-    def inv(self) -> Any: ...
-    def inverse_shape(self, shape: Any) -> Any: ...
-    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any: ...
-    parts: Any
-    @property
-    def sign(self) -> Any: ...
 
 class ExpTransform(Transform):
     bijective: bool
@@ -69,19 +67,3 @@ class SigmoidTransform(Transform):
     domain: Any
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Any: ...
     sign: int
-
-class Transform:
-    def __init__(self, cache_size: Any = ...) -> None: ...
-    def __call__(self, x: Any) -> Any: ...
-    bijective: bool
-    codomain: Any
-    domain: Any
-    @property
-    def event_dim(self) -> int: ...
-    def forward_shape(self, shape: Any) -> Any: ...
-    @property
-    def inv(self) -> Any: ...
-    def inverse_shape(self, shape: Any) -> Any: ...
-    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any: ...
-    @property
-    def sign(self) -> int: ...

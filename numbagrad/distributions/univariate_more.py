@@ -13,6 +13,7 @@ from . import constraints
 from .continuous import Uniform, _batch_shape, expand_params
 from .discrete import BinaryParameters, _probs_or_logits
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma_family import Gamma
 from .transformed import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform, SigmoidTransform
@@ -251,7 +252,7 @@ class RelaxedBernoulli(TransformedDistribution):
         return self.base_dist.probs
 
 
-class ContinuousBernoulli(Distribution):
+class ContinuousBernoulli(ExponentialFamily):
     """ContinuousBernoulli(probs=... | logits=..., lims=(0.499, 0.501)) on [0, 1]: density
     proportional to p ** x (1 - p) ** (1 - x); inside ``lims`` Taylor expansions replace
     the forms that cancel at p = 1/2."""
@@ -364,3 +365,17 @@ class ContinuousBernoulli(Distribution):
         log_probs1 = self.probs.log()
         return (self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm()
                 - log_probs0)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        # the Taylor expansion inside lims, where log|expm1(x)| - log|x| cancels
+        outside = (x <= self._lims[0] - 0.5) | (x > self._lims[1] - 0.5)
+        cut = where(outside, x, (self._lims[0] - 0.5) * x.new_ones(()))
+        log_norm = cut.expm1().abs().log() - cut.abs().log()
+        taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
+        return where(outside, log_norm, taylor)

@@ -4,11 +4,12 @@ from typing import Any
 
 from numbagrad.distributions.constraints import _GreaterThan, _Interval
 from numbagrad.distributions.distribution import Distribution
+from numbagrad.distributions.exp_family import ExponentialFamily
 from numbagrad.distributions.transformed import TransformedDistribution
 from numbagrad.size import Size
 from numbagrad.tensor import Tensor
 
-class ContinuousBernoulli(Distribution):
+class ContinuousBernoulli(ExponentialFamily):
     def __init__(self, probs: Any = ..., logits: Any = ..., lims: Any = ..., validate_args: Any = ...) -> None: ...
     arg_constraints: Any
     def cdf(self, value: Any) -> Tensor: ...

@@ -8,6 +8,7 @@ import importlib
 import inspect
 import textwrap
 
+from ..distributions import submodules as _dist_modules
 from . import overrides
 from .model import Class, Function, Property, Stub, Variable
 
@@ -17,7 +18,8 @@ NAMESPACES = [
     "", "accelerator", "autograd", "autograd.forward_ad", "autograd.functional",
     "autograd.graph", "autograd.profiler", "autograd.profiler_util", "backends",
     "backends.cudnn", "backends.mps", "cuda", "distributed", "distributions",
-    "distributions.constraints", "distributions.kl", "distributions.transforms", "func",
+    "distributions.constraint_registry", "distributions.constraints", "distributions.exp_family",
+    "distributions.kl", "distributions.transforms", "func",
     "functional", "linalg", "nn", "nn.functional", "nn.init", "nn.modules", "nn.utils",
     "nn.utils.parametrize", "nn.utils.prune", "nn.utils.rnn", "onnx", "optim",
     "optim.lr_scheduler", "optim.swa_utils", "optimize", "profiler", "testing", "utils",
@@ -25,7 +27,9 @@ NAMESPACES = [
 ] + [f"nn.modules.{m}" for m in (
     "activation", "batchnorm", "container", "conv", "distance", "dropout", "flatten", "fold",
     "instancenorm", "linear", "loss", "module", "normalization", "padding", "pixelshuffle",
-    "pooling", "rnn", "sparse", "transformer", "upsampling")]
+    "pooling", "rnn", "sparse", "transformer", "upsampling")] + [
+    # torch.distributions.normal ...: module objects, whose stubs are the only files they have
+    f"distributions.{m}" for m in _dist_modules.INSTALLED]
 _OPERATORS = {f"__{n}__" for n in (
     "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift divmod".split())}
 DUNDERS = ({"__init__", "__call__", "__getattr__", "__setattr__", "__delattr__", "__getitem__",
@@ -111,7 +115,7 @@ class Walker:
         if obj in self.classes:
             if obj.__module__ != stub.module or obj.__name__ != name:
                 stub.reexports.append((obj.__module__, obj.__name__, name))
-        elif callable(obj):
+        elif callable(obj) and type(obj) not in self.token:  # not a callable instance
             stub.functions.append(self._function(name, obj, path, "function"))
         else:
             stub.variables.append(Variable(name, self._type_of(obj)))
