@@ -1,0 +1,307 @@
+"""More of torch's pointwise math: deg2rad, rad2deg, copysign, ldexp, frexp, nextafter, rsub,
+heaviside, signbit, positive, gcd, lcm, igamma, igammac; and the records of the in-place
+comparisons (``x.eq_(y)`` on a tensor that requires grad is torch's EqBackward node, whose
+derivative is zero).
+
+Conventions pinned to torch: copysign's derivative is ``result / input`` (0 where the input is
+0) for ``input`` and 0 for ``other``; nextafter passes the gradient to ``input`` and gives 0 to
+``other``; ldexp's ``other`` gets ``g * result * log(2)`` (none when it is an integer tensor);
+frexp's mantissa gets ``g / 2 ** exponent``, its exponent is an int32 tensor with no gradient;
+heaviside records a node whose backward raises, as torch's ``NotImplemented`` node.
+"""
+
+import math
+import operator
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.function import Function
+from ..special import gammainc, gammaincc
+from ..tensor import Tensor, _make
+from . import math_logic
+from .linalg_common import return_type
+from .math_api import (
+    _inplace_function,
+    _plain,
+    _promote,
+    binary_op,
+    need_tensor,
+    not_implemented_for,
+)
+from .pointwise import to_dtype, torch_layout, unary
+from .record import record
+from .registry import BY_NAME, Sample, defop
+
+_RAD = math.pi / 180.0
+_DEG = 180.0 / math.pi
+_PAIRS = [((), ()), ((4,), (4,)), ((2, 3), (3,)), ((2, 1), (1, 3))]
+_SAME = [((), ()), ((4,), (4,)), ((2, 3), (3,))]  # in-place: self keeps its shape
+
+
+def _scaled(c):
+    # in the input's dtype, as torch's mul by a wrapped number: one rounding, bit for bit
+    return lambda a: a * a.dtype.type(c)
+
+
+defop("deg2rad", "Deg2RadBackward0", 1, grads=(f"g * {_RAD!r}",), fwd=f"a * {_RAD!r}",
+      forward=_scaled(_RAD), torch="deg2rad",
+      doc="Element-wise conversion of angles from degrees to radians.")
+defop("rad2deg", "Rad2DegBackward0", 1, grads=(f"g * {_DEG!r}",), fwd=f"a * {_DEG!r}",
+      forward=_scaled(_DEG), torch="rad2deg",
+      doc="Element-wise conversion of angles from radians to degrees.")
+# torch's copysign_tensor_self_backward: grad * result / self, masked to 0 where self is 0
+defop("copysign", "CopysignBackward0", 2, grads=("0.0 if a == 0.0 else g * y / a", "0.0"),
+      fwd="copysign(a, b)", forward=np.copysign, torch="copysign",
+      doc="Element-wise magnitude of ``input`` with the sign of ``other``.")
+defop("copysign_scalar", "CopysignBackward1", 1, grads=("0.0 if a == 0.0 else g * y / a",),
+      fwd="copysign(a, f0)", forward=lambda a, s: np.copysign(a, a.dtype.type(s)),
+      samples=[Sample((s,), {}, c) for s in [(), (5,)]
+               for c in ("lib.copysign(x0, -1.0)", "x0.copysign(2.0)")])
+defop("ldexp", "LdexpBackward0", 2, grads=("g * exp2(b)", "g * y * 0.6931471805599453"),
+      fwd="a * exp2(b)", forward=lambda a, b: a * np.exp2(b), torch="ldexp",
+      doc="Element-wise ``input * 2 ** other``.", samples=[Sample(s) for s in _PAIRS])
+# mantissa / input is exactly 2 ** -exponent; torch's exponent is 0 at 0, inf and NaN
+defop("frexp", "FrexpBackward0", 1,
+      grads=("g * y / a if (a != 0.0 and abs(a) <= 1.7976931348623157e308) else g",),
+      fwd="frexp_mantissa(a)", forward=lambda a: np.frexp(a)[0], torch="frexp",
+      samples=[Sample((s,), {}, "lib.frexp(x0).mantissa") for s in [(), (4,), (2, 3)]])
+# no replay formula: nextafter's step is the operands' own dtype's, not float64's
+defop("nextafter", "NextafterBackward0", 2, grads=("g", "0.0"), forward=np.nextafter,
+      torch="nextafter", samples=[Sample(s) for s in _PAIRS])
+defop("rsub", "RsubBackward0", 2, grads=("-g * f0", "g"), fwd="b - f0 * a",
+      forward=lambda a, b, al: b - a.dtype.type(al) * a,
+      samples=[Sample(s, kw, "lib.rsub(x0, x1, **kw)") for s in _PAIRS
+               for kw in ({}, {"alpha": 2.0})])
+# (alpha 1: elementwise.py's rsub_scalar, the record of ``2.0 - x``)
+defop("rsub_scalar_alpha", "RsubBackward1", 1, grads=("-g * f1",), fwd="f0 - f1 * a",
+      forward=lambda a, o, al: a.dtype.type(o) - a.dtype.type(al) * a,
+      samples=[Sample((s,), kw, "lib.rsub(x0, 1.5, **kw)") for s in [(), (5,)]
+               for kw in ({}, {"alpha": -0.5})])
+
+# in-place comparisons on a tensor that requires grad: a 0/1 result with a zero derivative
+_COMPARE = {"eq": "==", "ne": "!=", "ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+_UFUNC = {"eq": operator.eq, "ne": operator.ne, "ge": operator.ge, "gt": operator.gt,
+          "le": operator.le, "lt": operator.lt}
+for _cmp, _sym in _COMPARE.items():
+    _node = _cmp.capitalize() + "Backward"
+    defop(f"{_cmp}_inplace_scalar", _node + "0", 1, grads=("0.0",),
+          fwd=f"1.0 if a {_sym} f0 else 0.0", torch=None,
+          forward=lambda a, v, f=_UFUNC[_cmp]: f(a, a.dtype.type(v)).astype(a.dtype),
+          samples=[Sample((s,), {}, f"(x0 * 1.0).{_cmp}_(0.3)") for s in [(), (5,)]])
+    defop(f"{_cmp}_inplace", _node + "1", 2, grads=("0.0", "0.0"),
+          fwd=f"1.0 if a {_sym} b else 0.0", torch=None,
+          forward=lambda a, b, f=_UFUNC[_cmp]: f(a, b).astype(a.dtype),
+          samples=[Sample(s, {}, f"(x0 * 1.0).{_cmp}_(x1)") for s in _SAME])
+
+
+# ---- differentiable functions ---------------------------------------------------------------
+def _angle(name):
+    def fn(input):  # noqa: A002 - torch's keyword
+        need_tensor(input, name)
+        return unary(name, input)
+    fn.__name__ = name
+    fn.__doc__ = BY_NAME[name].docstring()
+    return fn
+
+
+deg2rad, rad2deg = _angle("deg2rad"), _angle("rad2deg")
+
+
+def copysign(input, other):  # noqa: A002
+    """Element-wise magnitude of ``input`` with the sign of ``other`` (a tensor or a number).
+
+    Same as ``torch.copysign``; integer operands compute in the default float dtype.
+    """
+    need_tensor(input, "copysign")
+    if isinstance(other, Tensor):
+        return binary_op("copysign", input, other, "copysign")
+    dt = _promote(input, other)
+    if not dt.is_floating_point:
+        dt = dtypes.get_default_dtype()
+    return unary("copysign_scalar", to_dtype(input, dt), float(other))
+
+
+def ldexp(input, other):  # noqa: A002
+    """Element-wise ``input * 2 ** other``.
+
+    Same as ``torch.ldexp``: integer operands compute in the default float dtype.
+    """
+    need_tensor(input, "ldexp")
+    need_tensor(other, "ldexp", "other", 2)
+    return binary_op("ldexp", input, other, "ldexp")
+
+
+frexp_return = return_type("frexp", ("mantissa", "exponent"))
+
+
+def frexp(input):  # noqa: A002
+    """Element-wise decomposition ``input = mantissa * 2 ** exponent``, ``|mantissa|`` in
+    [0.5, 1); the exponent is an int32 tensor.
+
+    Same as ``torch.frexp``: a ``(mantissa, exponent)`` named tuple.
+    """
+    need_tensor(input, "frexp")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    _, e = np.frexp(input._data)
+    e = np.where(np.isfinite(input._data), e, 0).astype(np.int32)  # torch's 0 at inf, NaN
+    return frexp_return(unary("frexp", input), _plain(torch_layout(e, (input._data,))))
+
+
+def nextafter(input, other):  # noqa: A002
+    """Element-wise next floating-point value after ``input`` toward ``other``.
+
+    Same as ``torch.nextafter``: the gradient passes to ``input``; ``other`` gets zero.
+    """
+    need_tensor(input, "nextafter")
+    need_tensor(other, "nextafter", "other", 2)
+    dt = _promote(input, other)
+    if not dt.is_floating_point:
+        raise not_implemented_for("nextafter_cpu", input if not input.dtype.is_floating_point
+                                  else other)
+    a, b = to_dtype(input, dt), to_dtype(other, dt)
+    out = np.nextafter(a._data, b._data)
+    out = torch_layout(out, (a._data, b._data)) if type(out) is np.ndarray else out
+    return record(BY_NAME["nextafter"], out, (a, b))
+
+
+def rsub(input, other, *, alpha=1):  # noqa: A002
+    """``other - alpha * input``: subtraction with the operands swapped.
+
+    Same as ``torch.rsub``.
+    """
+    need_tensor(input, "rsub")
+    dt = _promote(input, other)
+    if dt is dtypes.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if not dt.is_floating_point:  # integers: the value, nothing to differentiate
+        o = other._data if isinstance(other, Tensor) else other
+        a, b = np.asarray(input._data, dt.np), np.asarray(o, dt.np)
+        return _plain(torch_layout(b - dt.np.type(alpha) * a, (a, b)))
+    if isinstance(other, Tensor):
+        return binary_op("rsub", input, other, "rsub", (float(alpha),))
+    if alpha == 1:
+        return unary("rsub_scalar", to_dtype(input, dt), float(other))
+    return unary("rsub_scalar_alpha", to_dtype(input, dt), float(other), float(alpha))
+
+
+# ---- no derivative in torch ---------------------------------------------------------------
+class _Heaviside(Function):
+    """heaviside's value; its backward raises torch's error (torch records a NotImplemented
+    node for an input that requires grad)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _heaviside_values(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::heaviside is not implemented")
+
+
+def _heaviside_values(a, b):
+    x, v = a._data, b._data
+    out = np.where(x == 0, v, (x > 0).astype(x.dtype)).astype(x.dtype)
+    return _make(torch_layout(out, (x, v)) if out.ndim else out[()])
+
+
+def heaviside(input, values):  # noqa: A002
+    """Element-wise Heaviside step: 0 below 0, 1 above, ``values`` at 0.
+
+    Same as ``torch.heaviside``: both tensors of one dtype; no derivative.
+    """
+    need_tensor(input, "heaviside")
+    need_tensor(values, "heaviside", "values", 2)
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    _promote(input, values)  # torch's broadcast error
+    if input.requires_grad or values.requires_grad:
+        out = _Heaviside.apply(input, values)
+        if out._tape is not None and out._node >= 0:  # torch's node name
+            out._tape.names[out._node] = "NotImplemented"
+        return out
+    return _heaviside_values(input, values)
+
+
+def signbit(input):  # noqa: A002
+    """Element-wise test of the sign bit (True for -0.0 and negative NaN), a bool tensor.
+
+    Same as ``torch.signbit``.
+    """
+    need_tensor(input, "signbit")
+    x = np.asarray(input._data)
+    return _plain(torch_layout(np.signbit(x) if x.dtype.kind == "f" else x < 0, (x,)))
+
+
+def positive(input):  # noqa: A002
+    """``input`` itself (unary plus).
+
+    Same as ``torch.positive``: refused for bool tensors.
+    """
+    need_tensor(input, "positive")
+    if input.dtype is dtypes.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def _integer_only(name, ufunc, doc):
+    def fn(input, other):  # noqa: A002
+        need_tensor(input, name)
+        need_tensor(other, name, "other", 2)
+        dt = _promote(input, other)
+        if dt.is_floating_point or dt is dtypes.bool_:
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{dt.scalar_name}'")
+        a, b = np.asarray(input._data, dt.np), np.asarray(other._data, dt.np)
+        return _plain(torch_layout(ufunc(a, b), (a, b)))
+    fn.__name__ = name
+    fn.__doc__ = f"{doc}\n\n    Same as ``torch.{name}``: integer tensors only.\n    "
+    return fn
+
+
+gcd = _integer_only("gcd", np.gcd, "Element-wise greatest common divisor (non-negative).")
+lcm = _integer_only("lcm", np.lcm, "Element-wise least common multiple (non-negative).")
+
+
+def igamma(input, other):  # noqa: A002
+    """Regularized lower incomplete gamma P(input, other); differentiable in ``other`` only.
+
+    Same as ``torch.igamma`` (``torch.special.gammainc``).
+    """
+    return gammainc(input, other)
+
+
+def igammac(input, other):  # noqa: A002
+    """Regularized upper incomplete gamma Q(input, other); differentiable in ``other`` only.
+
+    Same as ``torch.igammac`` (``torch.special.gammaincc``).
+    """
+    return gammaincc(input, other)
+
+
+# ---- in-place comparisons ------------------------------------------------------------------
+def compare_into(self, name, other):
+    """``self.<name>_(other)``'s value: 1 where the comparison holds, else 0, in self's dtype;
+    recorded as torch's zero-derivative node when self or other requires grad."""
+    mask = getattr(math_logic, name)(self, other)
+    if not (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad)):
+        return mask
+    value = np.asarray(mask._data).astype(self._data.dtype)
+    value = value if value.ndim else value[()]
+    if isinstance(other, Tensor):
+        return record(BY_NAME[f"{name}_inplace"], value, (self, to_dtype(other, self.dtype)))
+    return record(BY_NAME[f"{name}_inplace_scalar"], value, (self,), (), (float(other),))
+
+
+__all__ = ["deg2rad", "rad2deg", "copysign", "ldexp", "frexp", "nextafter", "rsub",
+           "heaviside", "signbit", "positive", "gcd", "lcm", "igamma", "igammac"]
+
+# Tensor methods this module adds (bound in numbagrad/_inplace_forms.py): torch has no
+# Tensor.rsub
+TENSOR_METHODS = {name: globals()[name] for name in __all__ if name != "rsub"}
+
+# torch's in-place function forms: torch.deg2rad_(x) is x.deg2rad_()
+_INPLACE_FUNCTIONS = ["deg2rad_", "rad2deg_", "gcd_", "lcm_", "ldexp_", "xlogy_"]
+globals().update({n: _inplace_function(n) for n in _INPLACE_FUNCTIONS})
+__all__ += _INPLACE_FUNCTIONS
