@@ -78,6 +78,13 @@ defop("rsub_scalar_alpha", "RsubBackward1", 1, grads=("-g * f1",), fwd="f0 - f1 
       forward=lambda a, o, al: a.dtype.type(o) - a.dtype.type(al) * a,
       samples=[Sample((s,), kw, "lib.rsub(x0, 1.5, **kw)") for s in [(), (5,)]
                for kw in ({}, {"alpha": -0.5})])
+# torch.fill: the value's gradient is the sum of g (FillBackward1), the input's is zero
+defop("fill_scalar", "FillBackward0", 1, grads=("0.0",), fwd="f0", torch=None,
+      forward=lambda a, v: np.full_like(a, v)[()],
+      samples=[Sample((s,), {}, "lib.fill(x0, 1.5)") for s in [(), (4,)]])
+defop("fill_tensor", "FillBackward1", 2, grads=("0.0", "g"), fwd="b", torch=None,
+      forward=lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype)[()],
+      samples=[Sample((s, ()), {}, "lib.fill(x0, x1)") for s in [(), (4,), (2, 3)]])
 
 # in-place comparisons on a tensor that requires grad: a 0/1 result with a zero derivative
 _COMPARE = {"eq": "==", "ne": "!=", "ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
@@ -185,6 +192,27 @@ def rsub(input, other, *, alpha=1):  # noqa: A002
     if alpha == 1:
         return unary("rsub_scalar", to_dtype(input, dt), float(other))
     return unary("rsub_scalar_alpha", to_dtype(input, dt), float(other), float(alpha))
+
+
+def fill(input, value):  # noqa: A002
+    """A tensor of ``input``'s shape and dtype filled with ``value`` (a number or a 0-d tensor).
+
+    Same as ``torch.fill``: differentiable in a tensor ``value``.
+    """
+    need_tensor(input, "fill")
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value.ndim} dimensions.")
+    v = value.item() if isinstance(value, Tensor) else value
+    out = np.full(input.shape, v, input._data.dtype)
+    out = out if out.ndim else out[()]
+    if not input.dtype.is_floating_point:
+        return _plain(out)
+    if isinstance(value, Tensor) and value.requires_grad:
+        return record(BY_NAME["fill_tensor"], out, (input, to_dtype(value, input.dtype)))
+    if input.requires_grad:
+        return record(BY_NAME["fill_scalar"], out, (input,), (), (float(v),))
+    return _plain(out)
 
 
 # ---- no derivative in torch ---------------------------------------------------------------
@@ -295,11 +323,11 @@ def compare_into(self, name, other):
 
 
 __all__ = ["deg2rad", "rad2deg", "copysign", "ldexp", "frexp", "nextafter", "rsub",
-           "heaviside", "signbit", "positive", "gcd", "lcm", "igamma", "igammac"]
+           "heaviside", "signbit", "positive", "gcd", "lcm", "igamma", "igammac", "fill"]
 
 # Tensor methods this module adds (bound in numbagrad/_inplace_forms.py): torch has no
 # Tensor.rsub
-TENSOR_METHODS = {name: globals()[name] for name in __all__ if name != "rsub"}
+TENSOR_METHODS = {name: globals()[name] for name in __all__ if name not in ("rsub", "fill")}
 
 # torch's in-place function forms: torch.deg2rad_(x) is x.deg2rad_()
 _INPLACE_FUNCTIONS = ["deg2rad_", "rad2deg_", "gcd_", "lcm_", "ldexp_", "xlogy_"]
