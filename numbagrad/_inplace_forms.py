@@ -196,7 +196,8 @@ _MORE_INPLACE = {
         "deg2rad", "rad2deg", "copysign", "ldexp", "nextafter", "heaviside", "gcd", "lcm",
         "igamma", "igammac")},
     **{n: special_api.TENSOR_METHODS[n] for n in (
-        "digamma", "erfinv", "lgamma", "mvlgamma", "polygamma")}}
+        "digamma", "erfinv", "lgamma", "mvlgamma")},
+    "polygamma": elementwise_extra.polygamma_inplace_value}
 for _name, _fn in _MORE_INPLACE.items():
     setattr(Tensor, _name + "_", _inplace_method(_fn, _name + "_"))
 

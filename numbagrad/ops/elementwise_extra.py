@@ -4,10 +4,12 @@ comparisons (``x.eq_(y)`` on a tensor that requires grad is torch's EqBackward n
 derivative is zero).
 
 Conventions pinned to torch: copysign's derivative is ``result / input`` (0 where the input is
-0) for ``input`` and 0 for ``other``; nextafter passes the gradient to ``input`` and gives 0 to
-``other``; ldexp's ``other`` gets ``g * result * log(2)`` (none when it is an integer tensor);
-frexp's mantissa gets ``g / 2 ** exponent``, its exponent is an int32 tensor with no gradient;
-heaviside records a node whose backward raises, as torch's ``NotImplemented`` node.
+0) for ``input`` and 0 for ``other``; nextafter passes the gradient to ``input`` (0 where
+``input == other``) and gives 0 to ``other``; ldexp's ``other`` gets ``g * result * log(2)``
+(none when it is an integer tensor, and then ``input``'s is torch's integer
+``g * pow(2, other)``: 0 for a negative exponent); frexp's mantissa gets
+``g / 2 ** exponent`` with the power in float32 (torch's); its exponent is an int32 tensor with
+no gradient; heaviside records a node whose backward raises, as torch's ``NotImplemented``.
 """
 
 import math
@@ -32,6 +34,8 @@ from .math_api import (
 from .pointwise import to_dtype, torch_layout, unary
 from .record import record
 from .registry import BY_NAME, Sample, defop
+from .special_api import _check_int, _check_tensor
+from .special_ops import POLYGAMMA
 
 _RAD = math.pi / 180.0
 _DEG = 180.0 / math.pi
@@ -61,13 +65,23 @@ defop("copysign_scalar", "CopysignBackward1", 1, grads=("0.0 if a == 0.0 else g 
 defop("ldexp", "LdexpBackward0", 2, grads=("g * exp2(b)", "g * y * 0.6931471805599453"),
       fwd="a * exp2(b)", forward=lambda a, b: a * np.exp2(b), torch="ldexp",
       doc="Element-wise ``input * 2 ** other``.", samples=[Sample(s) for s in _PAIRS])
-# mantissa / input is exactly 2 ** -exponent; torch's exponent is 0 at 0, inf and NaN
+# an integer exponent: torch's derivative is grad * pow(2, other) in integers, 0 for other < 0
+defop("ldexp_int", "LdexpBackward0", 2, grads=("g * exp2(b) if b >= 0.0 else 0.0", None),
+      fwd="a * exp2(b)", forward=lambda a, b: a * np.exp2(b), torch=None,
+      samples=[Sample(s, {}, "lib.ldexp(x0, (x1 * 3.0).round().long())") for s in _PAIRS])
+# torch's g / exp2(exponent) with exp2 of the int32 exponent in float32: 0 from 2 ** 128 up
+# (|input| >= 2 ** 127), inf below 2 ** -149 (|input| < 2 ** -150); else mantissa / input,
+# exactly 2 ** -exponent; the exponent is 0 at 0, inf and NaN
 defop("frexp", "FrexpBackward0", 1,
-      grads=("g * y / a if (a != 0.0 and abs(a) <= 1.7976931348623157e308) else g",),
+      grads=("g / 0.0 if (a != 0.0 and abs(a) < 7.006492321624085e-46) else ("
+             "0.0 if (abs(a) >= 1.7014118346046923e38 and abs(a) <= 1.7976931348623157e308) "
+             "else (g * y / a if (a != 0.0 and abs(a) <= 1.7976931348623157e308) else g))",),
       fwd="frexp_mantissa(a)", forward=lambda a: np.frexp(a)[0], torch="frexp",
       samples=[Sample((s,), {}, "lib.frexp(x0).mantissa") for s in [(), (4,), (2, 3)]])
-# no replay formula: nextafter's step is the operands' own dtype's, not float64's
-defop("nextafter", "NextafterBackward0", 2, grads=("g", "0.0"), forward=np.nextafter,
+# no replay formula: nextafter's step is the operands' own dtype's, not float64's. torch's
+# input gradient is 0 where input == other (the result is other there)
+defop("nextafter", "NextafterBackward0", 2, grads=("0.0 if a == b else g", "0.0"),
+      forward=np.nextafter,
       torch="nextafter", samples=[Sample(s) for s in _PAIRS])
 defop("rsub", "RsubBackward0", 2, grads=("-g * f0", "g"), fwd="b - f0 * a",
       forward=lambda a, b, al: b - a.dtype.type(al) * a,
@@ -85,6 +99,12 @@ defop("fill_scalar", "FillBackward0", 1, grads=("0.0",), fwd="f0", torch=None,
 defop("fill_tensor", "FillBackward1", 2, grads=("0.0", "g"), fwd="b", torch=None,
       forward=lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype)[()],
       samples=[Sample((s, ()), {}, "lib.fill(x0, x1)") for s in [(), (4,), (2, 3)]])
+
+# torch's in-place polygamma_ is its other overload's node
+defop("polygamma_inplace", "PolygammaBackward1", 1, forward=POLYGAMMA.forward,
+      grads=POLYGAMMA.grads, fwd=POLYGAMMA.fwd, domain=POLYGAMMA.domain, torch=None,
+      samples=[Sample((s,), {"n": n}, "(x0 * 1.0).polygamma_(kw['n'])")
+               for s in [(), (5,)] for n in (0, 2)])
 
 # in-place comparisons on a tensor that requires grad: a 0/1 result with a zero derivative
 _COMPARE = {"eq": "==", "ne": "!=", "ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
@@ -136,7 +156,8 @@ def ldexp(input, other):  # noqa: A002
     """
     need_tensor(input, "ldexp")
     need_tensor(other, "ldexp", "other", 2)
-    return binary_op("ldexp", input, other, "ldexp")
+    integer = not (other.dtype.is_floating_point or other.dtype is dtypes.bool_)
+    return binary_op("ldexp_int" if integer else "ldexp", input, other, "ldexp")
 
 
 frexp_return = return_type("frexp", ("mantissa", "exponent"))
@@ -306,6 +327,15 @@ def igammac(input, other):  # noqa: A002
     Same as ``torch.igammac`` (``torch.special.gammaincc``).
     """
     return gammaincc(input, other)
+
+
+def polygamma_inplace_value(self, n):
+    """``self.polygamma_(n)``'s value, on torch's PolygammaBackward1 node."""
+    n = _check_int("polygamma", "n", 1, n)
+    _check_tensor("polygamma", self)
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return unary("polygamma_inplace", self, float(n))
 
 
 # ---- in-place comparisons ------------------------------------------------------------------
