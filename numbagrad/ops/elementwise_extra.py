@@ -8,8 +8,9 @@ Conventions pinned to torch: copysign's derivative is ``result / input`` (0 wher
 ``input == other``) and gives 0 to ``other``; ldexp's ``other`` gets ``g * result * log(2)``
 (none when it is an integer tensor, and then ``input``'s is torch's integer
 ``g * pow(2, other)``: 0 for a negative exponent); frexp's mantissa gets
-``g / 2 ** exponent`` with the power in float32 (torch's); its exponent is an int32 tensor with
-no gradient; heaviside records a node whose backward raises, as torch's ``NotImplemented``.
+``g / 2 ** exponent`` with the power in float32 (torch's, but finite below 2 ** -150); its
+exponent is an int32 tensor with no gradient; heaviside records a node whose backward raises,
+as torch's ``NotImplemented``.
 """
 
 import math
@@ -68,14 +69,15 @@ defop("ldexp", "LdexpBackward0", 2, grads=("g * exp2(b)", "g * y * 0.69314718055
 # an integer exponent: torch's derivative is grad * pow(2, other) in integers, 0 for other < 0
 defop("ldexp_int", "LdexpBackward0", 2, grads=("g * exp2(b) if b >= 0.0 else 0.0", None),
       fwd="a * exp2(b)", forward=lambda a, b: a * np.exp2(b), torch=None,
-      samples=[Sample(s, {}, "lib.ldexp(x0, (x1 * 3.0).round().long())") for s in _PAIRS])
+      samples=[Sample(s, {}, "lib.ldexp(x0, (x1 * 3.0).round().long().abs())")
+               for s in _PAIRS])  # (torch's derivative is no derivative below 0)
 # torch's g / exp2(exponent) with exp2 of the int32 exponent in float32: 0 from 2 ** 128 up
-# (|input| >= 2 ** 127), inf below 2 ** -149 (|input| < 2 ** -150); else mantissa / input,
-# exactly 2 ** -exponent; the exponent is 0 at 0, inf and NaN
+# (|input| >= 2 ** 127); else mantissa / input, exactly 2 ** -exponent (the exponent is 0 at
+# 0, inf and NaN). Not torch's inf below 2 ** -150: an infinite branch would make the
+# differentiable derivative's where() NaN
 defop("frexp", "FrexpBackward0", 1,
-      grads=("g / 0.0 if (a != 0.0 and abs(a) < 7.006492321624085e-46) else ("
-             "0.0 if (abs(a) >= 1.7014118346046923e38 and abs(a) <= 1.7976931348623157e308) "
-             "else (g * y / a if (a != 0.0 and abs(a) <= 1.7976931348623157e308) else g))",),
+      grads=("0.0 if (abs(a) >= 1.7014118346046923e38 and abs(a) <= 1.7976931348623157e308) "
+             "else (g * y / a if (a != 0.0 and abs(a) <= 1.7976931348623157e308) else g)",),
       fwd="frexp_mantissa(a)", forward=lambda a: np.frexp(a)[0], torch="frexp",
       samples=[Sample((s,), {}, "lib.frexp(x0).mantissa") for s in [(), (4,), (2, 3)]])
 # no replay formula: nextafter's step is the operands' own dtype's, not float64's. torch's
