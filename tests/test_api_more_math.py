@@ -331,3 +331,17 @@ def test_window_parameters():
     _same_window(lambda lib: lib.hamming_window(6, True, alpha=0.5, beta=0.5), 1e-6)
     for beta in (0.0, 5.0, 20.0):
         same_as_torch(lambda lib: lib.kaiser_window(9, False, beta, dtype=lib.float64))
+
+
+def test_out_keyword():
+    same_as_torch(lambda lib: lib.deg2rad(lib.tensor([90.0]), out=lib.empty(1)))
+    same_as_torch(lambda lib: lib.copysign(lib.tensor([1.0, 2.0]), -1.0, out=lib.empty(2)))
+    same_as_torch(lambda lib: lib.gcd(lib.tensor([4, 6]), lib.tensor([6]),
+                                      out=lib.empty(2, dtype=lib.int64)))
+    same_as_torch(lambda lib: lib.signbit(lib.tensor([-1.0, 1.0]),
+                                          out=lib.empty(2, dtype=lib.bool)))
+    same_as_torch(lambda lib: lib.ldexp(lib.tensor([1.0]), lib.tensor([2]),
+                                        out=lib.empty(1, dtype=lib.float64)))
+    same_as_torch(lambda lib: lib.deg2rad(lib.tensor([1.0]), out=lib.empty(1, dtype=lib.int64)))
+    same_as_torch(lambda lib: lib.nextafter(lib.tensor([1.0], requires_grad=True),
+                                            lib.tensor([2.0]), out=lib.empty(1)))

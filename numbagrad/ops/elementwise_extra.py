@@ -32,6 +32,7 @@ from .math_api import (
     need_tensor,
     not_implemented_for,
 )
+from .out_api import into
 from .pointwise import to_dtype, torch_layout, unary
 from .record import record
 from .registry import BY_NAME, Sample, defop
@@ -126,7 +127,9 @@ for _cmp, _sym in _COMPARE.items():
 
 # ---- differentiable functions ---------------------------------------------------------------
 def _angle(name):
-    def fn(input):  # noqa: A002 - torch's keyword
+    def fn(input, *, out=None):  # noqa: A002 - torch's keyword
+        if out is not None:
+            return into(name, out, fn, input)
         need_tensor(input, name)
         return unary(name, input)
     fn.__name__ = name
@@ -137,11 +140,13 @@ def _angle(name):
 deg2rad, rad2deg = _angle("deg2rad"), _angle("rad2deg")
 
 
-def copysign(input, other):  # noqa: A002
+def copysign(input, other, *, out=None):  # noqa: A002
     """Element-wise magnitude of ``input`` with the sign of ``other`` (a tensor or a number).
 
     Same as ``torch.copysign``; integer operands compute in the default float dtype.
     """
+    if out is not None:
+        return into("copysign", out, copysign, input, other)
     need_tensor(input, "copysign")
     if isinstance(other, Tensor):
         return binary_op("copysign", input, other, "copysign")
@@ -151,11 +156,13 @@ def copysign(input, other):  # noqa: A002
     return unary("copysign_scalar", to_dtype(input, dt), float(other))
 
 
-def ldexp(input, other):  # noqa: A002
+def ldexp(input, other, *, out=None):  # noqa: A002
     """Element-wise ``input * 2 ** other``.
 
     Same as ``torch.ldexp``: integer operands compute in the default float dtype.
     """
+    if out is not None:
+        return into("ldexp", out, ldexp, input, other)
     need_tensor(input, "ldexp")
     need_tensor(other, "ldexp", "other", 2)
     integer = not (other.dtype.is_floating_point or other.dtype is dtypes.bool_)
@@ -179,11 +186,13 @@ def frexp(input):  # noqa: A002
     return frexp_return(unary("frexp", input), _plain(torch_layout(e, (input._data,))))
 
 
-def nextafter(input, other):  # noqa: A002
+def nextafter(input, other, *, out=None):  # noqa: A002
     """Element-wise next floating-point value after ``input`` toward ``other``.
 
     Same as ``torch.nextafter``: the gradient passes to ``input``; ``other`` gets zero.
     """
+    if out is not None:
+        return into("nextafter", out, nextafter, input, other)
     need_tensor(input, "nextafter")
     need_tensor(other, "nextafter", "other", 2)
     dt = _promote(input, other)
@@ -258,11 +267,13 @@ def _heaviside_values(a, b):
     return _make(torch_layout(out, (x, v)) if out.ndim else out[()])
 
 
-def heaviside(input, values):  # noqa: A002
+def heaviside(input, values, *, out=None):  # noqa: A002
     """Element-wise Heaviside step: 0 below 0, 1 above, ``values`` at 0.
 
     Same as ``torch.heaviside``: both tensors of one dtype; no derivative.
     """
+    if out is not None:
+        return into("heaviside", out, heaviside, input, values)
     need_tensor(input, "heaviside")
     need_tensor(values, "heaviside", "values", 2)
     if input.dtype is not values.dtype:
@@ -276,11 +287,13 @@ def heaviside(input, values):  # noqa: A002
     return _heaviside_values(input, values)
 
 
-def signbit(input):  # noqa: A002
+def signbit(input, *, out=None):  # noqa: A002
     """Element-wise test of the sign bit (True for -0.0 and negative NaN), a bool tensor.
 
     Same as ``torch.signbit``.
     """
+    if out is not None:
+        return into("signbit", out, signbit, input)
     need_tensor(input, "signbit")
     x = np.asarray(input._data)
     return _plain(torch_layout(np.signbit(x) if x.dtype.kind == "f" else x < 0, (x,)))
@@ -298,7 +311,9 @@ def positive(input):  # noqa: A002
 
 
 def _integer_only(name, ufunc, doc):
-    def fn(input, other):  # noqa: A002
+    def fn(input, other, *, out=None):  # noqa: A002
+        if out is not None:
+            return into(name, out, fn, input, other)
         need_tensor(input, name)
         need_tensor(other, name, "other", 2)
         dt = _promote(input, other)
@@ -315,19 +330,23 @@ gcd = _integer_only("gcd", np.gcd, "Element-wise greatest common divisor (non-ne
 lcm = _integer_only("lcm", np.lcm, "Element-wise least common multiple (non-negative).")
 
 
-def igamma(input, other):  # noqa: A002
+def igamma(input, other, *, out=None):  # noqa: A002
     """Regularized lower incomplete gamma P(input, other); differentiable in ``other`` only.
 
     Same as ``torch.igamma`` (``torch.special.gammainc``).
     """
+    if out is not None:
+        return into("igamma", out, igamma, input, other)
     return gammainc(input, other)
 
 
-def igammac(input, other):  # noqa: A002
+def igammac(input, other, *, out=None):  # noqa: A002
     """Regularized upper incomplete gamma Q(input, other); differentiable in ``other`` only.
 
     Same as ``torch.igammac`` (``torch.special.gammaincc``).
     """
+    if out is not None:
+        return into("igammac", out, igammac, input, other)
     return gammaincc(input, other)
 
 
