@@ -59,6 +59,7 @@ from . import linalg  # noqa: F401
 from . import random  # noqa: F401,A004 - torch.random
 from . import special  # noqa: F401 - torch.special
 from .ops.elementwise_extra import *  # noqa: F401,F403
+from .pointwise_extra import *  # noqa: F401,F403
 from .predicates import *  # noqa: F401,F403
 from .windows import *  # noqa: F401,F403
 from . import accelerator, functional, onnx  # noqa: F401 - torch.accelerator, .functional, .onnx

@@ -4,7 +4,7 @@ tangent, which wraps _methods' ``_inplace``."""
 
 import numpy as np
 
-from . import _methods, creation, dtypes, predicates
+from . import _methods, creation, dtypes, pointwise_extra, predicates
 from .autograd import forward_ad
 from .core import grad_mode
 from .core.docs import documented, inplace_doc
@@ -188,13 +188,14 @@ def _float_power_(self, exponent):
 Tensor.float_power_ = _float_power_
 
 # ---- more pointwise math: methods and in-place forms ---------------------------------------
-for _name, _fn in {**elementwise_extra.TENSOR_METHODS, **predicates.TENSOR_METHODS}.items():
+for _name, _fn in {**elementwise_extra.TENSOR_METHODS, **pointwise_extra.TENSOR_METHODS,
+                   **predicates.TENSOR_METHODS}.items():
     setattr(Tensor, _name, _fn)
 Tensor.broadcast_to = shape.broadcast_to
 _MORE_INPLACE = {
     **{n: elementwise_extra.TENSOR_METHODS[n] for n in (
-        "deg2rad", "rad2deg", "copysign", "ldexp", "nextafter", "heaviside", "gcd", "lcm",
-        "igamma", "igammac")},
+        "deg2rad", "rad2deg", "copysign", "ldexp", "nextafter", "gcd", "lcm")},
+    **pointwise_extra.TENSOR_METHODS,
     **{n: special_api.TENSOR_METHODS[n] for n in (
         "digamma", "erfinv", "lgamma", "mvlgamma")},
     "polygamma": elementwise_extra.polygamma_inplace_value}

@@ -1,5 +1,5 @@
 """More of torch's pointwise math: deg2rad, rad2deg, copysign, ldexp, frexp, nextafter, rsub,
-heaviside, signbit, positive, gcd, lcm, igamma, igammac; and the records of the in-place
+signbit, positive, gcd, lcm, fill; and the records of the in-place
 comparisons (``x.eq_(y)`` on a tensor that requires grad is torch's EqBackward node, whose
 derivative is zero).
 
@@ -9,8 +9,8 @@ Conventions pinned to torch: copysign's derivative is ``result / input`` (0 wher
 (none when it is an integer tensor, and then ``input``'s is torch's integer
 ``g * pow(2, other)``: 0 for a negative exponent); frexp's mantissa gets
 ``g / 2 ** exponent`` with the power in float32 (torch's, but finite below 2 ** -150); its
-exponent is an int32 tensor with no gradient; heaviside records a node whose backward raises,
-as torch's ``NotImplemented``.
+exponent is an int32 tensor with no gradient. (heaviside, igamma and igammac, made with
+autograd.Function, are in numbagrad/pointwise_extra.py.)
 """
 
 import math
@@ -19,9 +19,7 @@ import operator
 import numpy as np
 
 from .. import dtypes
-from ..autograd.function import Function
-from ..special import gammainc, gammaincc
-from ..tensor import Tensor, _make
+from ..tensor import Tensor
 from . import math_logic
 from .linalg_common import return_type
 from .math_api import (
@@ -248,45 +246,6 @@ def fill(input, value):  # noqa: A002
 
 
 # ---- no derivative in torch ---------------------------------------------------------------
-class _Heaviside(Function):
-    """heaviside's value; its backward raises torch's error (torch records a NotImplemented
-    node for an input that requires grad)."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        return _heaviside_values(a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        raise RuntimeError("derivative for aten::heaviside is not implemented")
-
-
-def _heaviside_values(a, b):
-    x, v = a._data, b._data
-    out = np.where(x == 0, v, (x > 0).astype(x.dtype)).astype(x.dtype)
-    return _make(torch_layout(out, (x, v)) if out.ndim else out[()])
-
-
-def heaviside(input, values, *, out=None):  # noqa: A002
-    """Element-wise Heaviside step: 0 below 0, 1 above, ``values`` at 0.
-
-    Same as ``torch.heaviside``: both tensors of one dtype; no derivative.
-    """
-    if out is not None:
-        return into("heaviside", out, heaviside, input, values)
-    need_tensor(input, "heaviside")
-    need_tensor(values, "heaviside", "values", 2)
-    if input.dtype is not values.dtype:
-        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    _promote(input, values)  # torch's broadcast error
-    if input.requires_grad or values.requires_grad:
-        out = _Heaviside.apply(input, values)
-        if out._tape is not None and out._node >= 0:  # torch's node name
-            out._tape.names[out._node] = "NotImplemented"
-        return out
-    return _heaviside_values(input, values)
-
-
 def signbit(input, *, out=None):  # noqa: A002
     """Element-wise test of the sign bit (True for -0.0 and negative NaN), a bool tensor.
 
@@ -330,26 +289,6 @@ gcd = _integer_only("gcd", np.gcd, "Element-wise greatest common divisor (non-ne
 lcm = _integer_only("lcm", np.lcm, "Element-wise least common multiple (non-negative).")
 
 
-def igamma(input, other, *, out=None):  # noqa: A002
-    """Regularized lower incomplete gamma P(input, other); differentiable in ``other`` only.
-
-    Same as ``torch.igamma`` (``torch.special.gammainc``).
-    """
-    if out is not None:
-        return into("igamma", out, igamma, input, other)
-    return gammainc(input, other)
-
-
-def igammac(input, other, *, out=None):  # noqa: A002
-    """Regularized upper incomplete gamma Q(input, other); differentiable in ``other`` only.
-
-    Same as ``torch.igammac`` (``torch.special.gammaincc``).
-    """
-    if out is not None:
-        return into("igammac", out, igammac, input, other)
-    return gammaincc(input, other)
-
-
 def polygamma_inplace_value(self, n):
     """``self.polygamma_(n)``'s value, on torch's PolygammaBackward1 node."""
     n = _check_int("polygamma", "n", 1, n)
@@ -374,7 +313,7 @@ def compare_into(self, name, other):
 
 
 __all__ = ["deg2rad", "rad2deg", "copysign", "ldexp", "frexp", "nextafter", "rsub",
-           "heaviside", "signbit", "positive", "gcd", "lcm", "igamma", "igammac", "fill"]
+           "signbit", "positive", "gcd", "lcm", "fill"]
 
 # Tensor methods this module adds (bound in numbagrad/_inplace_forms.py): torch has no
 # Tensor.rsub
