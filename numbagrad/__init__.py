@@ -114,6 +114,7 @@ _safe_cache.guard_loaded()  # every cached @njit function of the package heals a
 from . import _out_forms
 
 _out_forms.install()
+ger = outer  # torch's older name of outer (with its out=)
 
 
 def _name_factory_functions():

@@ -192,9 +192,11 @@ for _name, _fn in {**elementwise_extra.TENSOR_METHODS, **pointwise_extra.TENSOR_
                    **predicates.TENSOR_METHODS}.items():
     setattr(Tensor, _name, _fn)
 Tensor.broadcast_to = shape.broadcast_to
+Tensor.ger = Tensor.outer  # torch's older name
 _MORE_INPLACE = {
     **{n: elementwise_extra.TENSOR_METHODS[n] for n in (
-        "deg2rad", "rad2deg", "copysign", "ldexp", "nextafter", "gcd", "lcm")},
+        "deg2rad", "rad2deg", "copysign", "ldexp", "nextafter", "gcd", "lcm",
+        "bitwise_left_shift", "bitwise_right_shift")},
     **pointwise_extra.TENSOR_METHODS,
     **{n: special_api.TENSOR_METHODS[n] for n in (
         "digamma", "erfinv", "lgamma", "mvlgamma")},

@@ -34,6 +34,7 @@ from .out_api import into
 from .pointwise import to_dtype, torch_layout, unary
 from .record import record
 from .registry import BY_NAME, Sample, defop
+from .shape import cat
 from .special_api import _check_int, _check_tensor
 from .special_ops import POLYGAMMA
 
@@ -298,6 +299,59 @@ def polygamma_inplace_value(self, n):
     return unary("polygamma_inplace", self, float(n))
 
 
+def _shift(name, kernel, left, doc):
+    def fn(input, other, *, out=None):  # noqa: A002
+        if out is not None:
+            return into(name, out, fn, input, other)
+        need_tensor(input, name)
+        dt = _promote(input, other)
+        if dt.is_floating_point or dt is dtypes.bool_:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.scalar_name}'")
+        a = np.asarray(input._data, dt.np)
+        b = np.asarray(other._data if isinstance(other, Tensor) else other, dt.np)
+        # torch: a shift by a negative count or by the width or more gives 0 (left) or the
+        # sign fill (right), where NumPy's (C's) shift is undefined
+        bad = (b < 0) | (b >= 8 * dt.np.itemsize)
+        safe = np.where(bad, 0, b).astype(dt.np)
+        v = np.left_shift(a, safe) if left else np.right_shift(a, safe)
+        zero = np.zeros_like(v)
+        v = np.where(bad, zero if left else np.where(a < 0, ~zero, zero), v)
+        return _plain(torch_layout(np.asarray(v, dt.np), (a, b)))
+    fn.__name__ = name
+    fn.__doc__ = f"{doc}\n\n    Same as ``torch.{name}``: integer tensors only.\n    "
+    return fn
+
+
+bitwise_left_shift = _shift("bitwise_left_shift", "lshift_cpu", True,
+                            "Element-wise ``input << other`` (0 for counts out of range).")
+bitwise_right_shift = _shift("bitwise_right_shift", "rshift_cpu", False,
+                             "Element-wise arithmetic ``input >> other``.")
+
+
+def vander(x, N=None, increasing=False):  # noqa: N803 - torch's keyword
+    """The Vandermonde matrix of the 1-D ``x``: columns ``x ** (N - 1)``, ..., ``x ** 0`` (or
+    increasing powers).
+
+    Same as ``torch.vander``: built as torch builds it (a column of ones, then a cumulative
+    product of ``x``); integer and bool inputs give int64.
+    """
+    need_tensor(x, "vander", "x")
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if not x.dtype.is_floating_point:
+        x = _plain(np.asarray(x._data, np.int64))
+    if n == 0:
+        return _plain(np.empty((x.shape[0], 0), x._data.dtype))
+    cols = [_plain(np.ones((x.shape[0], 1), x._data.dtype))]
+    if n > 1:
+        cols.append(x.unsqueeze(1).expand(x.shape[0], n - 1).cumprod(1))
+    out = cat(cols, 1)
+    return out if increasing else out.flip(1)
+
+
 # ---- in-place comparisons ------------------------------------------------------------------
 def compare_into(self, name, other):
     """``self.<name>_(other)``'s value: 1 where the comparison holds, else 0, in self's dtype;
@@ -313,11 +367,13 @@ def compare_into(self, name, other):
 
 
 __all__ = ["deg2rad", "rad2deg", "copysign", "ldexp", "frexp", "nextafter", "rsub",
-           "signbit", "positive", "gcd", "lcm", "fill"]
+           "signbit", "positive", "gcd", "lcm", "fill", "bitwise_left_shift",
+           "bitwise_right_shift", "vander"]
 
 # Tensor methods this module adds (bound in numbagrad/_inplace_forms.py): torch has no
 # Tensor.rsub
-TENSOR_METHODS = {name: globals()[name] for name in __all__ if name not in ("rsub", "fill")}
+TENSOR_METHODS = {name: globals()[name] for name in __all__
+                  if name not in ("rsub", "fill", "vander")}
 
 # torch's in-place function forms: torch.deg2rad_(x) is x.deg2rad_()
 _INPLACE_FUNCTIONS = ["deg2rad_", "rad2deg_", "gcd_", "lcm_", "ldexp_", "xlogy_"]
