@@ -7,6 +7,7 @@ torch.functional also has ``chain_matmul``, ``lu``, ``stft``, ``istft``, ``pca_l
 
 from .creation import meshgrid
 from .ops.linalg_api import cdist, einsum, tensordot
+from .ops.linalg_lu import lu_deprecated as lu
 from .ops.reduce import norm
 from .ops.scan_api import unique, unique_consecutive
 from .ops.shape import split
@@ -22,5 +23,5 @@ from .ops.shape_api import (
 )
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
-           "cartesian_prod", "block_diag", "cdist", "einsum", "norm", "meshgrid", "split",
+           "cartesian_prod", "block_diag", "cdist", "einsum", "lu", "norm", "meshgrid", "split",
            "tensordot", "unique", "unique_consecutive", "unravel_index"]

@@ -52,7 +52,7 @@ def test_public_names_are_torchs_and_documented(module_name):
 
 # ---- torch.functional -------------------------------------------------------------------------
 # numbagrad lacks these; listed so that the test notices when it gains one
-MISSING_FROM_NUMBAGRAD = {"chain_matmul", "istft", "lu", "pca_lowrank", "stft", "svd_lowrank"}
+MISSING_FROM_NUMBAGRAD = {"chain_matmul", "istft", "pca_lowrank", "stft", "svd_lowrank"}
 
 
 def test_functional_has_torchs_names_numbagrad_has():
