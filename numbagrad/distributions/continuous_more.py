@@ -171,8 +171,8 @@ class VonMises(Distribution):
         return (self.concentration * (value - self.loc).cos() - math.log(2 * math.pi)
                 - _log_modified_bessel_fn(self.concentration, order=0))
 
-    # sampling runs in double: in single precision the rejection loop hangs for small
-    # concentrations (torch's issue 88443)
+    # sampling runs in double, as torch samples it: in single precision the rejection loop
+    # hangs for small concentrations
     @lazy_property
     def _loc(self):
         return self.loc.to(dtypes.float64)
