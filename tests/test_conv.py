@@ -246,7 +246,8 @@ def test_same_padding_with_an_even_kernel_warns_once_like_torch():
         warnings.simplefilter("always")
         F.conv2d(ng.ones(1, 1, 4, 4), ng.ones(1, 1, 2, 2), padding="same")
         F.conv2d(ng.ones(1, 1, 4, 4), ng.ones(1, 1, 2, 2), padding="same")
-    assert [str(w.message) for w in caught] == [
+    # only torch's warning counts: a ResourceWarning from an unrelated collection may land here
+    assert [str(w.message) for w in caught if issubclass(w.category, UserWarning)] == [
         "Using padding='same' with even kernel lengths and odd dilation may require a "
         "zero-padded copy of the input be created"]
 

@@ -105,6 +105,7 @@ class _Worker:
             ready = False
         if not ready:
             pool._lost(self)
+            self.reap()
             return
         while True:
             job = pool._next_for_worker()
@@ -139,6 +140,7 @@ class _Worker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.proc.stdout.close()  # else the pipe is closed by the collector, with a ResourceWarning
 
 
 class Pool:
