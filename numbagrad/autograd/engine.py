@@ -105,7 +105,7 @@ class _BigNode:
 
     __slots__ = ("op", "kernel", "argn", "needs", "read_y", "read_x", "reads", "checked",
                  "dt", "shape", "arg_shapes", "sh", "sh_args", "io", "io_end", "fo", "fo_end",
-                 "inputs", "empty")
+                 "inputs", "empty", "passes")
 
     def __init__(self, run, i):
         tape = run.tape
@@ -143,6 +143,14 @@ class _BigNode:
             src = None if t is None else (t, tape.shape_of(t), tn[t * NODE_FIELDS + F_SIZE])
             inputs.append((k, a, tn[a * NODE_FIELDS + F_SIZE], may_store, src))
         self.inputs = inputs
+        # inputs whose gradient is the node's own, element for element (add's, sub's first):
+        # when nothing else holds their adjoint yet, they take the node's buffer, as torch's
+        # engine hands a gradient on, instead of a copy
+        size = tn[base + F_SIZE]
+        self.passes = tuple(
+            k for k, a, size_a, may_store, src in inputs
+            if size_a == size and src is None and not may_store and op.elementwise
+            and op.grads is not None and op.grads[k] == "g" and argn.count(a) == 1)
 
 
 # graph signature -> {node: _BigNode}: a training loop records the same graph every step
@@ -175,6 +183,8 @@ class _Run:
         self.tape = tape
         self.retain = retain
         self.stops = ()  # input nodes the derivative stops at (autograd.grad's non-leaves)
+        # nodes whose adjoint is read after the sweep: it is never handed to an input
+        self.kept = tape.retained
         n = len(tape)
         tape.sweeps.append(self)  # until release(): recording elsewhere moves to a new tape
         self.nodes = np.frombuffer(tape.nodes, np.int64).reshape(n, NODE_FIELDS)
@@ -389,8 +399,16 @@ class _Run:
         grads, sinks = [], None
         reached = list(s.argn)
         big_adj = self.big_adj
+        needs = s.needs
+        handed = s.passes and g is big_adj.get(i) and i not in self.kept
         for k, a, size_a, may_store, src in s.inputs:
             if size_a < 0:  # needs no gradient
+                grads.append(None)
+                continue
+            if handed and k in s.passes and a not in big_adj:
+                big_adj[a] = big_adj.pop(i)  # node i's adjoint is read no more
+                handed = False
+                needs = needs[:k] + (False,) + needs[k + 1:]
                 grads.append(None)
                 continue
             if src is not None:
@@ -431,14 +449,14 @@ class _Run:
             empty = s.empty
             grads = [empty if gx is None else gx for gx in grads]
             if op.arity == -1:
-                for k, need in enumerate(s.needs):
+                for k, need in enumerate(needs):
                     if need:
                         s.kernel(g, grads[k], s.sh, s.sh_args[k], k, ia, fa)
-            else:
+            elif any(needs):
                 y = self.value(i).astype(dt, copy=False) if s.read_y else empty
                 xs = [self.value(a).astype(dt, copy=False) if r else empty
                       for a, r in zip(s.argn, s.read_x)]
-                s.kernel(g, y, *xs, *grads, s.sh, *s.sh_args, *s.needs, ia, fa)
+                s.kernel(g, y, *xs, *grads, s.sh, *s.sh_args, *needs, ia, fa)
         if sinks:
             for target, tmp in sinks:
                 target += tmp
@@ -536,6 +554,8 @@ def _sweep_tape(tape, seeds, pending, retain_graph, inputs, collect):
     stops = _stops(tape, inputs) if inputs else []
     flags = [run.nodes[i, F_FLAGS] for i in stops]
     try:
+        if inputs:
+            run.kept = set(tape.retained) | {t._node for t in inputs if t._tape is tape}
         if stops:  # torch runs only what the inputs' gradients need: the sweep hands
             run.stops = set(stops)  # each non-leaf input back to Python, which stops
             run.nodes[stops, F_FLAGS] |= FLAG_HOOK
