@@ -96,3 +96,18 @@ def test_a_gradient_accumulates_into_an_existing_grad():
         results.append([t.grad.numpy().copy() for t in (x, w, b)])
     for g, t in zip(*results):
         np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-12)
+
+
+def test_a_node_over_a_big_operand_never_hands_its_gradient_into_the_arena():
+    """(small).sum() + (big * 2).sum(): the adds are off the arena (their operand is big),
+    the small sum is on it; its gradient must arrive in the arena."""
+    rng = np.random.default_rng(4)
+    small_data, big_data = rng.standard_normal((3, 4)), rng.standard_normal(N)
+    results = []
+    for lib in (ng, torch):
+        small = lib.tensor(small_data, requires_grad=True)
+        big = lib.tensor(big_data, requires_grad=True)
+        (small.tanh().sum() + (big * 2.0).sum() + (small * small).mean()).backward()
+        results.append([small.grad.numpy().copy(), big.grad.numpy().copy()])
+    for g, t in zip(*results):
+        np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-12)

@@ -150,7 +150,8 @@ class _BigNode:
         self.passes = tuple(
             k for k, a, size_a, may_store, src in inputs
             if size_a == size and src is None and not may_store and op.elementwise
-            and op.grads is not None and op.grads[k] == "g" and argn.count(a) == 1)
+            and op.grads is not None and op.grads[k] == "g" and argn.count(a) == 1
+            and tn[a * NODE_FIELDS + F_VOFF] < 0)  # (an arena node's adjoint is in the arena)
 
 
 # graph signature -> {node: _BigNode}: a training loop records the same graph every step
@@ -196,6 +197,7 @@ class _Run:
         self.val = tape.val.array()
         self.adj = np.zeros(len(self.val))
         self.big_adj = {}
+        self.spare = []  # adjoints of big nodes already differentiated, for reuse
         self.statics = None  # this graph's _BigNode records, looked up at the first big node
         self.touched = np.zeros(n, np.uint8)
         if tape.freed is None or len(tape.freed) < n:
@@ -238,8 +240,18 @@ class _Run:
             return self.adj[voff:voff + tn[base + F_SIZE]]
         a = self.big_adj.get(node)
         if a is None:
-            a = self.big_adj[node] = np.zeros(tn[base + F_SIZE], dtype)
+            a = self.big_adj[node] = self._zeros(tn[base + F_SIZE], dtype)
         return a
+
+    def _zeros(self, size, dtype):
+        """A zeroed buffer: a dead node's adjoint if one fits (its memory is mapped and
+        maybe cached already, where fresh pages fault in one by one), else a new one."""
+        for k, b in enumerate(self.spare):
+            if b.size == size and b.dtype == dtype:
+                del self.spare[k]
+                b.fill(0)
+                return b
+        return np.zeros(size, dtype)
 
     def release(self):
         self.nodes = self.args = self.shapes = self.iat = self.fat = self.val = None
@@ -339,6 +351,11 @@ class _Run:
             self._node_with_post_hooks(i, post)
             return
         self._node_derivative(i)
+        # its adjoint is read no more (a hook may hold it as a tensor: not then)
+        if i not in self.kept and not (tape.hooks and i in tape.hooks):
+            dead = self.big_adj.pop(i, None)
+            if dead is not None and dead.base is None:
+                self.spare.append(dead)
 
     def _node_with_post_hooks(self, i, hooks):
         """Run node i's derivative into zeroed input adjoints, so that what it sends each
