@@ -32,7 +32,7 @@ def main():
                         fn(g, y, y, gx, sh, sh, True, e0, ef)
                 else:
                     def call(_, fn=fn):
-                        fn(g, y, y, b, gx, gb, sh, sh, sh, True, True, e0, ef)
+                        fn(g, y, y, b, gx, gb, sh, sh, sh, 1, 1, e0, ef)
                 call(None)
                 cells.append(median_time(call, repeat=21) * 1e6)
         print(f"| {n:,} | " + " | ".join(f"{c:.1f} us" for c in cells) + " |")

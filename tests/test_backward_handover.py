@@ -111,3 +111,24 @@ def test_a_node_over_a_big_operand_never_hands_its_gradient_into_the_arena():
         results.append([small.grad.numpy().copy(), big.grad.numpy().copy()])
     for g, t in zip(*results):
         np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_stored_first_gradient_never_reads_its_buffer(dtype, monkeypatch):
+    """A first gradient is stored into an unwritten buffer: filled with NaN here, the
+    gradients are still torch's (a kernel that added into it would give NaN)."""
+    from numbagrad.autograd import engine
+
+    used = []
+
+    def unwritten(self, size, dt):
+        used.append(size)
+        return np.full(size, np.nan, dt)
+    monkeypatch.setattr(engine._Run, "_unwritten", unwritten)
+    arrays = _arrays(5, dtype)
+    got, _ = _run(ng, arrays)
+    want, _ = _run(torch, arrays)
+    assert used  # the program has first gradients to store
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    for g, t in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), t.numpy(), **tol)

@@ -60,7 +60,7 @@ class Target:
 class Step:
     """One handed-back node: its op, compute dtype, operands and gradient targets."""
 
-    __slots__ = ("node", "op", "dt", "argn", "needs", "read_y", "read_x", "kernel",
+    __slots__ = ("node", "op", "dt", "argn", "needs", "need_args", "read_y", "read_x", "kernel",
                  "targets", "shape", "arg_shapes", "arg_dtypes", "sh", "sh_args", "ia", "fa",
                  "off", "size", "arg_spans")
 
@@ -176,6 +176,9 @@ def _step(program, i, op, dt, argn, needs, targets, dtypes, big):
         s.kernel = (op.replay_bw if callable(op.replay_bw) else
                     getattr(replay_kernels, op.replay_bw))
         s.read_y, s.read_x = True, (True,) * len(argn)  # from the values they read
+    # (eager's generated elementwise kernels take need as an int: see engine._BigNode)
+    s.need_args = tuple(map(int, needs)) if s.kernel is not None and op.elementwise and \
+        op.arity in (1, 2) and not op.replay_bw else needs
     s.shape = _shape(nodes, shapes, i)
     s.arg_shapes = [_shape(nodes, shapes, a) for a in argn]
     # eager's NumPy derivatives read big inputs as stored (their own dtype), small ones
@@ -236,7 +239,7 @@ def backward(s, val, adj, touched):
             y = val[s.off:s.off + s.size].astype(dt) if s.read_y else empty
             xs = [val[o:o + n].astype(dt) if r else empty
                   for (o, n), r in zip(s.arg_spans, s.read_x)]
-            s.kernel(g, y, *xs, *grads, s.sh, *s.sh_args, *s.needs, s.ia, s.fa)
+            s.kernel(g, y, *xs, *grads, s.sh, *s.sh_args, *s.need_args, s.ia, s.fa)
     for span, buf, kept in after:  # kept: the dtype of eager's adjoint array, for a sink
         if kept is None:
             span[:] = buf

@@ -105,7 +105,7 @@ class _BigNode:
 
     __slots__ = ("op", "kernel", "argn", "needs", "read_y", "read_x", "reads", "checked",
                  "dt", "shape", "arg_shapes", "sh", "sh_args", "io", "io_end", "fo", "fo_end",
-                 "inputs", "empty", "passes")
+                 "inputs", "empty", "passes", "stores", "int_needs")
 
     def __init__(self, run, i):
         tape = run.tape
@@ -143,15 +143,23 @@ class _BigNode:
             src = None if t is None else (t, tape.shape_of(t), tn[t * NODE_FIELDS + F_SIZE])
             inputs.append((k, a, tn[a * NODE_FIELDS + F_SIZE], may_store, src))
         self.inputs = inputs
-        # inputs whose gradient is the node's own, element for element (add's, sub's first):
-        # when nothing else holds their adjoint yet, they take the node's buffer, as torch's
-        # engine hands a gradient on, instead of a copy
+        # Inputs of an elementwise kernel whose gradient covers them element for element
+        # (their size is the node's, the other operand's too or one): a first gradient is
+        # stored into an unwritten buffer (need 2) rather than added into a zeroed one.
+        # Of those, ``passes``: a gradient that is the node's own (add's, sub's first), which
+        # they take as it is, buffer and all, as torch's engine hands a gradient on.
+        # (An arena node's adjoint is in the arena: never one of them.)
         size = tn[base + F_SIZE]
-        self.passes = tuple(
-            k for k, a, size_a, may_store, src in inputs
-            if size_a == size and src is None and not may_store and op.elementwise
-            and op.grads is not None and op.grads[k] == "g" and argn.count(a) == 1
-            and tn[a * NODE_FIELDS + F_VOFF] < 0)  # (an arena node's adjoint is in the arena)
+        sizes = [tn[a * NODE_FIELDS + F_SIZE] for a in argn]
+        # the generated elementwise kernels take need as 0, 1 or 2 (store): always an int,
+        # so that each compiles for one signature
+        self.int_needs = kernel is not None and op.elementwise and op.arity in (1, 2)
+        self.stores = () if not self.int_needs or any(n not in (size, 1) for n in sizes) \
+            else tuple(
+                k for k, a, size_a, may_store, src in inputs
+                if size_a == size and src is None and not may_store and argn.count(a) == 1
+                and tn[a * NODE_FIELDS + F_VOFF] < 0)
+        self.passes = tuple(k for k in self.stores if op.grads[k] == "g")
 
 
 # graph signature -> {node: _BigNode}: a training loop records the same graph every step
@@ -242,6 +250,14 @@ class _Run:
         if a is None:
             a = self.big_adj[node] = self._zeros(tn[base + F_SIZE], dtype)
         return a
+
+    def _unwritten(self, size, dtype):
+        """A buffer for a first gradient that is stored, not added: a dead node's adjoint if
+        one fits, else a new one."""
+        for k, b in enumerate(self.spare):
+            if b.size == size and b.dtype == dtype:
+                return self.spare.pop(k)
+        return np.empty(size, dtype)
 
     def _zeros(self, size, dtype):
         """A zeroed buffer: a dead node's adjoint if one fits (its memory is mapped and
@@ -418,15 +434,22 @@ class _Run:
         big_adj = self.big_adj
         needs = s.needs
         handed = s.passes and g is big_adj.get(i) and i not in self.kept
+        if s.int_needs:
+            needs = tuple(map(int, needs))
         for k, a, size_a, may_store, src in s.inputs:
             if size_a < 0:  # needs no gradient
                 grads.append(None)
                 continue
-            if handed and k in s.passes and a not in big_adj:
-                big_adj[a] = big_adj.pop(i)  # node i's adjoint is read no more
-                handed = False
-                needs = needs[:k] + (False,) + needs[k + 1:]
-                grads.append(None)
+            if k in s.stores and a not in big_adj:
+                if handed and k in s.passes:
+                    big_adj[a] = big_adj.pop(i)  # node i's adjoint is read no more
+                    handed = False
+                    needs = needs[:k] + (0,) + needs[k + 1:]
+                    grads.append(None)
+                else:
+                    target = big_adj[a] = self._unwritten(size_a, dt)
+                    needs = needs[:k] + (2,) + needs[k + 1:]
+                    grads.append(target)
                 continue
             if src is not None:
                 # a t() node only this product consumes (F.linear): its input's gradient,

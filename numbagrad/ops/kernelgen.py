@@ -131,10 +131,19 @@ def _decorator(parallel):
     return f"@njit(cache=True, error_model='numpy'{', parallel=True' if parallel else ''})"
 
 
+def _put(target, i, value):
+    """Statements giving input ``i``'s gradient ``value`` to ``target``: added, or stored
+    where ``need{i}`` is 2 (the target is a fresh, unwritten buffer)."""
+    head = [] if value.isidentifier() else [f"dv = {value}"]
+    value = value if value.isidentifier() else "dv"
+    return head + [f"if need{i} == 2:", f"    {target} = {value}", "else:",
+                   f"    {target} += {value}"]
+
+
 def ew_unary(op, parallel):
     """Backward of a unary elementwise op on flat views."""
     rng = "prange" if parallel else "range"
-    body = _loads(op.grads[0], {"a": "k"}) + [f"gx0[k] += {expr(op.grads[0])}"]
+    body = _loads(op.grads[0], {"a": "k"}) + _put("gx0[k]", 0, expr(op.grads[0]))
     lines = [_decorator(parallel),
              f"def {ew_name(op, parallel)}(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):"]
     lines += ["    " + s for s in _attrs(op.grads)]
@@ -164,16 +173,18 @@ def ew_binary(op, parallel):
             if out_idx[i] is None:  # this side is one element: reduce into it
                 lines += ["            acc = 0.0", f"            for k in {rng}(n):"]
                 lines += ["            " + s for s in body]
-                lines += [f"                acc += {expr(formula)}", f"            gx{i}[0] += acc"]
+                lines += [f"                acc += {expr(formula)}"]
+                lines += ["            " + s for s in _put(f"gx{i}[0]", i, "acc")]
             else:
                 lines += [f"            for k in {rng}(n):"]
                 lines += ["            " + s for s in body]
-                lines += [f"                gx{i}[k] += {expr(formula)}"]
+                lines += ["                " + s for s in _put(f"gx{i}[k]", i, expr(formula))]
     lines += ["    else:", "        i0 = bcast_index(sh0, sh_y)",
               "        i1 = bcast_index(sh1, sh_y)"]
     for i, formula in enumerate(op.grads):
         if formula is None:
             continue
+        lines += [f"        if need{i} == 2:", f"            gx{i}[:] = 0.0"]  # (scattered: added)
         loads = _loads(formula, {"a": "i0[k]", "b": "i1[k]"})
         if parallel:
             # a broadcast input is a scatter-add: compute in parallel, accumulate serially,
