@@ -122,6 +122,14 @@ WORKLOADS = {
         vg = ng.compile(ng.func.value_and_grad(f, argnums=(0, 1, 2)))
         print(best_of(lambda: vg(x, w, b), 3))
     """),
+    "eager_elementwise_3x4M": ("ms", 1e3, 1, """
+        rng = np.random.default_rng(0)
+        arrays = [rng.standard_normal(4_000_000) for _ in range(3)]
+        def step():
+            x, w, b = (ng.tensor(a, requires_grad=True) for a in arrays)
+            (ng.tanh(x * w + b) * ng.exp(-x * x) + 0.5 * (w - b) ** 2).sum().backward()
+        print(best_of(step, 5))
+    """),
     "eager_mlp_step": ("ms", 1e3, 1, """
         rng = np.random.default_rng(0)
         model = ng.nn.Sequential(ng.nn.Linear(784, 256), ng.nn.ReLU(), ng.nn.Linear(256, 256),
