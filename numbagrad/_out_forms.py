@@ -156,6 +156,7 @@ _LINALG = {
     "eigvalsh": ("_linalg_eigh", _SAME, 0),
     "inv": ("linalg_inv_ex", _SAME, 0),
     "inv_ex": ("linalg_inv_ex", _SAME, 2),
+    "lu_solve": ("linalg_lu_solve", _SAME, 0),
     "matmul": ("matmul", _SAME, 0),
     "matrix_norm": (_COPY, _norm("matrix_norm"), 0),
     "matrix_power": ("matmul", _castable("matrix_power") + _SAME, 0),

@@ -30,6 +30,7 @@ def _linalg_calls():
         "eigvalsh": lambda ns, m, o: ns.eigvalsh(m(SPD), UPLO="U", out=o),
         "inv": lambda ns, m, o: ns.inv(m(SPD), out=o),
         "inv_ex": lambda ns, m, o: ns.inv_ex(m(SPD), out=o),
+        "lu_solve": lambda ns, m, o: ns.lu_solve(*ns.lu_factor(m(SPD)), m(VECS.T.copy()), out=o),
         "matmul": lambda ns, m, o: ns.matmul(m(SPD), m(VECS.T.copy()), out=o),
         "matrix_norm": lambda ns, m, o: ns.matrix_norm(m(SPD), "nuc", out=o),
         "matrix_power": lambda ns, m, o: ns.matrix_power(m(SPD), 3, out=o),
