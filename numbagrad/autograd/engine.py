@@ -251,23 +251,26 @@ class _Run:
             a = self.big_adj[node] = self._zeros(tn[base + F_SIZE], dtype)
         return a
 
-    def _unwritten(self, size, dtype):
-        """A buffer for a first gradient that is stored, not added: a dead node's adjoint if
-        one fits, else a new one."""
+    def _spare(self, size, dtype):
+        """A dead node's adjoint of this size and dtype, taken from the spares, or None."""
         for k, b in enumerate(self.spare):
             if b.size == size and b.dtype == dtype:
                 return self.spare.pop(k)
-        return np.empty(size, dtype)
+        return None
+
+    def _unwritten(self, size, dtype):
+        """A buffer for a first gradient that is stored, not added."""
+        b = self._spare(size, dtype)
+        return np.empty(size, dtype) if b is None else b
 
     def _zeros(self, size, dtype):
         """A zeroed buffer: a dead node's adjoint if one fits (its memory is mapped and
         maybe cached already, where fresh pages fault in one by one), else a new one."""
-        for k, b in enumerate(self.spare):
-            if b.size == size and b.dtype == dtype:
-                del self.spare[k]
-                b.fill(0)
-                return b
-        return np.zeros(size, dtype)
+        b = self._spare(size, dtype)
+        if b is None:
+            return np.zeros(size, dtype)
+        b.fill(0)
+        return b
 
     def release(self):
         self.nodes = self.args = self.shapes = self.iat = self.fat = self.val = None
