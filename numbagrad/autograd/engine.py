@@ -159,7 +159,7 @@ class _BigNode:
                 k for k, a, size_a, may_store, src in inputs
                 if size_a == size and src is None and not may_store and argn.count(a) == 1
                 and tn[a * NODE_FIELDS + F_VOFF] < 0)
-        self.passes = tuple(k for k in self.stores if op.grads[k] == "g")
+        self.passes = tuple(k for k in self.stores if op.passes_gradient(k))
 
 
 # graph signature -> {node: _BigNode}: a training loop records the same graph every step

@@ -147,6 +147,12 @@ class OpDef:
         steps = len(re.findall(r"[\w)]\s*[-+*/]", f)) + f.count("sqrt(")
         return steps <= 1
 
+    def passes_gradient(self, k):
+        """Whether input ``k``'s gradient is the output's, element for element (add's
+        operands, sub's first): an elementwise op whose formula for ``k`` is ``g``."""
+        return bool(self.elementwise and self.grads and self.grads[k]
+                    and self.grads[k].strip() == "g")
+
     def reads(self, k=None):
         """Names of the values the derivative reads ("x0", "x1", "y"), from the formulas or
         ``saves``; with ``k``, only what input ``k``'s derivative reads (torch saves an input
