@@ -41,7 +41,6 @@ ALLOWED = {
     ("torch.diag_embed", "out"): "not in numbagrad/_out_forms.py's tables yet",
     ("torch.full_like", "out"): "not in numbagrad/_out_forms.py's tables yet",
     ("torch.lu_solve", "out"): "not in numbagrad/_out_forms.py's tables yet",
-    ("torch.linalg.lu_solve", "out"): "not in numbagrad/_out_forms.py's tables yet",
     ("torch.linalg.ldl_solve", "out"): "not in numbagrad/_out_forms.py's tables yet",
 }
 
