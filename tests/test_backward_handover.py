@@ -132,3 +132,61 @@ def test_a_stored_first_gradient_never_reads_its_buffer(dtype, monkeypatch):
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
     for g, t in zip(got, want):
         np.testing.assert_allclose(g.numpy(), t.numpy(), **tol)
+
+
+def _shared_program(lib, x, w, b):
+    """adds whose operands take one shared gradient, then write into it in turn: p and q
+    both flow into x (their sum), r into w and b (leaves that share a gradient too)."""
+    p, q = x * 2.0, x.exp()
+    s = p + q              # p and q share s's gradient; both then add into x's
+    r = w + b              # two leaves
+    return (s * r + r.tanh()).sum()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("twice", [False, True])
+def test_an_adds_operands_share_its_gradient_and_copy_it_before_writing(dtype, twice):
+    """torch gives both operands of an add the same gradient tensor; numbagrad hands them
+    one buffer, and whichever writes into it (or keeps it as a .grad) takes a copy first."""
+    arrays = _arrays(6, dtype)
+    results = []
+    for lib in (ng, torch):
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        for _ in range(2 if twice else 1):
+            _shared_program(lib, *xs).backward()
+        results.append([t.grad for t in xs])
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    for g, t in zip(*results):
+        np.testing.assert_allclose(g.numpy(), t.numpy(), **tol)
+    bufs = [g.numpy() for g in results[0]]
+    for i in range(len(bufs)):
+        for j in range(i + 1, len(bufs)):
+            assert not np.shares_memory(bufs[i], bufs[j])
+    # an optimizer's in-place step on one leaf's gradient leaves the others as they were
+    before = [b.copy() for b in bufs]
+    bufs[1] *= 0.0
+    np.testing.assert_array_equal(bufs[2], before[2])
+
+
+def test_a_shared_gradient_is_never_recycled_while_it_is_read(monkeypatch):
+    """The buffer p and q share must not be handed out as a spare when p is done: q's
+    derivative still reads it (poisoned spares would show it)."""
+    from numbagrad.autograd import engine
+
+    real_spare = engine._Run._spare
+
+    def poisoned(self, size, dtype):
+        b = real_spare(self, size, dtype)
+        if b is not None:
+            b.fill(np.nan)
+        return b
+    monkeypatch.setattr(engine._Run, "_spare", poisoned)
+    arrays = _arrays(7)
+    results = []
+    for lib in (ng, torch):
+        x, w, b = [lib.tensor(a, requires_grad=True) for a in arrays]
+        p, q = x * w, (x * b).sin()
+        ((p + q) * 3.0 + (w * b).cos()).sum().backward()
+        results.append([t.grad.numpy().copy() for t in (x, w, b)])
+    for g, t in zip(*results):
+        np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-12)

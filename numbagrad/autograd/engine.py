@@ -206,6 +206,9 @@ class _Run:
         self.adj = np.zeros(len(self.val))
         self.big_adj = {}
         self.spare = []  # adjoints of big nodes already differentiated, for reuse
+        # an adjoint handed to both operands of an add, as torch shares one gradient tensor:
+        # id -> [buffer, holders]; whoever writes into it first takes a copy (see _own)
+        self.shared = {}
         self.statics = None  # this graph's _BigNode records, looked up at the first big node
         self.touched = np.zeros(n, np.uint8)
         if tape.freed is None or len(tape.freed) < n:
@@ -251,6 +254,44 @@ class _Run:
             a = self.big_adj[node] = self._zeros(tn[base + F_SIZE], dtype)
         return a
 
+    def _own(self, node, a):
+        """Big adjoint ``a`` of ``node``, to be written: a copy of its own if another node
+        shares it."""
+        entry = self.shared.get(id(a))
+        if entry is None:
+            return a
+        self._unshare(entry)
+        a = self.big_adj[node] = a.copy()
+        return a
+
+    def _unshare(self, entry):
+        """One holder of a shared adjoint lets go of it."""
+        entry[1] -= 1
+        if entry[1] == 1:
+            del self.shared[id(entry[0])]
+
+    def writable(self, node, dtype=np.float64):
+        """``adjoint(node)`` for adding into: never an array another node shares."""
+        a = self.adjoint(node, dtype)
+        return self._own(node, a) if self.shared and id(a) in self.shared else a
+
+    def _may_share(self, node):
+        """Whether ``node``'s adjoint may be an array another node holds too: not one read
+        or replaced from Python during or after the sweep (hooks, retain_grad, inputs)."""
+        tape = self.tape
+        return node not in self.kept and node not in self.stops and \
+            not (tape.hooks and node in tape.hooks) and \
+            not (tape.node_post_hooks and node in tape.node_post_hooks)
+
+    def gives_up(self, buf):
+        """Whether ``buf`` (an adjoint read after the sweep) is the caller's to keep: false
+        while another node shares it, and then that node is left as its only holder."""
+        entry = self.shared.get(id(buf)) if self.shared else None
+        if entry is None:
+            return True
+        self._unshare(entry)
+        return False
+
     def _spare(self, size, dtype):
         """A dead node's adjoint of this size and dtype, taken from the spares, or None."""
         for k, b in enumerate(self.spare):
@@ -278,7 +319,7 @@ class _Run:
             self.tape.sweeps.remove(self)
 
     def seed(self, node, grad):
-        self.adjoint(node, grad.dtype)[:] += np.asarray(grad, dtype=np.float64).reshape(-1)
+        self.writable(node, grad.dtype)[:] += np.asarray(grad, dtype=np.float64).reshape(-1)
         self.touched[node] = 1
 
     # --- the sweep --------------------------------------------------------------------------
@@ -336,7 +377,7 @@ class _Run:
 
     def run_hooks(self, node, hooks, shape, dtype):
         """Call ``hooks`` on the node's complete gradient; a hook's return value replaces it."""
-        g = self.adjoint(node)
+        g = self.writable(node)
         for hook in list(hooks):
             grad = _make(g.reshape(shape).astype(dtype))
             result = checked_hook_result(hook, grad, hook(grad))
@@ -373,7 +414,10 @@ class _Run:
         # its adjoint is read no more (a hook may hold it as a tensor: not then)
         if i not in self.kept and not (tape.hooks and i in tape.hooks):
             dead = self.big_adj.pop(i, None)
-            if dead is not None and dead.base is None:
+            entry = self.shared.get(id(dead)) if self.shared else None
+            if entry is not None:
+                self._unshare(entry)  # another node still reads it
+            elif dead is not None and dead.base is None:
                 self.spare.append(dead)
 
     def _node_with_post_hooks(self, i, hooks):
@@ -385,7 +429,7 @@ class _Run:
         wanted = [a if self.nodes[a, F_FLAGS] & FLAG_NEEDS_GRAD else None for a in args]
         before = {a: self.adjoint(a).copy() for a in wanted if a is not None}
         for a in before:
-            self.adjoint(a)[:] = 0.0
+            self.writable(a)[:] = 0.0
         self._node_derivative(i)
 
         def as_tensor(node):
@@ -403,7 +447,7 @@ class _Run:
         for a in before:  # (an input used twice got both its gradients in one adjoint)
             k = wanted.index(a)
             g = grad_inputs[k + (at is not None and k >= at)]
-            self.adjoint(a)[:] = before[a] + (0.0 if g is None else
+            self.writable(a)[:] = before[a] + (0.0 if g is None else
                                                np.asarray(g._data, np.float64).reshape(-1))
             self.touched[a] = 1
 
@@ -437,6 +481,7 @@ class _Run:
         big_adj = self.big_adj
         needs = s.needs
         handed = s.passes and g is big_adj.get(i) and i not in self.kept
+        given = None  # node i's adjoint once handed on: an add's other operand shares it
         if s.int_needs:
             needs = tuple(map(int, needs))
         for k, a, size_a, may_store, src in s.inputs:
@@ -445,8 +490,17 @@ class _Run:
                 continue
             if k in s.stores and a not in big_adj:
                 if handed and k in s.passes:
-                    big_adj[a] = big_adj.pop(i)  # node i's adjoint is read no more
+                    given = big_adj[a] = big_adj.pop(i)  # node i's adjoint is read no more
                     handed = False
+                    needs = needs[:k] + (0,) + needs[k + 1:]
+                    grads.append(None)
+                elif given is not None and k in s.passes and self._may_share(a):
+                    big_adj[a] = given
+                    entry = self.shared.get(id(given))
+                    if entry is None:
+                        self.shared[id(given)] = [given, 2]
+                    else:
+                        entry[1] += 1
                     needs = needs[:k] + (0,) + needs[k + 1:]
                     grads.append(None)
                 else:
@@ -459,6 +513,8 @@ class _Run:
                 # transposed, so the product lands in that input's own layout
                 src_node, src_shape, src_size = src
                 target = big_adj.get(src_node)
+                if target is not None and self.shared:
+                    target = self._own(src_node, target)
                 if target is None or target.dtype == dt:
                     reached[k] = src_node
                     if target is None:
@@ -473,7 +529,7 @@ class _Run:
                 target = big_adj[a] = np.empty(size_a, dt)
                 grads.append(target.view(Unwritten))
                 continue
-            target = self.adjoint(a, dt)
+            target = self.writable(a, dt)
             if target.dtype != dt:
                 tmp = np.zeros(target.shape, dt)
                 grads.append(tmp)
@@ -529,7 +585,7 @@ class _Run:
                 raise
         for a, ga in zip(argn, grads):
             if ga is not None and self.nodes[a, F_FLAGS] & FLAG_NEEDS_GRAD:
-                target = self.adjoint(a, ga._data.dtype)
+                target = self.writable(a, ga._data.dtype)
                 target += np.asarray(ga._data, np.float64).reshape(-1)
                 self.touched[a] = 1
         if not self.retain:
@@ -687,7 +743,8 @@ def _accumulate(run, tape, inputs, collect=None):
                     post_accumulate(leaf)
                 else:
                     # a big node's adjoint is a buffer of its own: hand it over, no copy
-                    _accumulate_grad(leaf, run.gradient_of(node), owned=voffs[k] < 0)
+                    g = run.gradient_of(node)
+                    _accumulate_grad(leaf, g, owned=voffs[k] < 0 and run.gives_up(g))
         for node, t in tape.retained.items():
             g = run.gradient_of(node)
             if g is not None and t._node == node:
