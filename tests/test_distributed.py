@@ -386,15 +386,57 @@ def test_a_worker_killed_during_a_call_changes_nothing(client):
         np.testing.assert_allclose(result.x, local.x, rtol=1e-10, atol=1e-12)
 
 
+# Run by test_without_a_client_...: an intruder on the same machine, with no credentials
+# (its own temporary ones, or none), tries to run code on every listener of the cluster.
+_INTRUDER = """
+import asyncio, sys
+from distributed import Client
+from distributed.comm import connect
+from distributed.security import Security
+marker, addresses = sys.argv[1], sys.argv[2:]
+def payload():
+    open(marker, "w").write("ran")
+own = Security.temporary()
+for address in addresses:
+    plain = "tcp://" + address.split("://", 1)[1]
+    for target, sec in ((address, own), (plain, None)):
+        try:
+            c = Client(target, timeout=5, security=sec, set_as_default=False)
+            c.run(payload)
+            print("RAN", target)
+        except Exception as exc:
+            pass
+        async def raw(target=target, sec=sec):
+            kw = sec.get_connection_args("client") if sec else {}
+            comm = await connect(target, timeout=5, **kw)
+            await comm.write({"op": "identity", "reply": True})
+            return await asyncio.wait_for(comm.read(), 5)
+        try:
+            asyncio.run(raw())
+            print("ANSWERED", target)
+        except Exception:
+            print("refused")
+"""
+
+
 def test_without_a_client_numbagrad_starts_a_local_cluster_and_closes_it(tmp_path):
     """No client given and none made: a LocalCluster of one process per core, one Numba
-    thread each, closed at exit without errors."""
+    thread each, closed at exit without errors, and closed to anyone else on the machine:
+    another process (of another user too, where this one may switch) can neither run code
+    on its scheduler or workers nor get an answer from them."""
     script = tmp_path / "no_client.py"
+    intruder = tmp_path / "intruder.py"
+    intruder.write_text(_INTRUDER)
+    marker = tmp_path / "pwned"
     script.write_text(
+        "import os, subprocess, sys\n"
         "import numpy as np\n"
         "from numbagrad import distributed as nd\n"
         "def f(w, shard):\n"
         "    return ((shard @ w) ** 2).sum()\n"
+        "def as_nobody():\n"
+        "    os.setgid(65534)\n"
+        "    os.setuid(65534)\n"
         "if __name__ == '__main__':\n"
         "    x = np.arange(12.0).reshape(6, 2)\n"
         "    vg = nd.value_and_grad(f, nd.split(x, n=2))\n"
@@ -402,12 +444,32 @@ def test_without_a_client_numbagrad_starts_a_local_cluster_and_closes_it(tmp_pat
         "    assert value == ((x @ np.ones(2)) ** 2).sum()\n"
         "    assert np.allclose(grad, 2 * x.T @ (x @ np.ones(2)))\n"
         "    threads = vg.client.run(eval, \"__import__('numba').get_num_threads()\")\n"
-        "    print(type(vg.client.cluster).__name__, len(threads), set(threads.values()))\n")
+        "    print(type(vg.client.cluster).__name__, len(threads), set(threads.values()))\n"
+        "    addresses = [vg.client.scheduler.address, *threads]\n"
+        "    print(sorted({a.split('://')[0] for a in addresses}))\n"
+        "    users = [None] + ([as_nobody] if os.geteuid() == 0 else [])\n"
+        "    for user in users:\n"
+        "        try:\n"
+        f"            done = subprocess.run([sys.executable, {str(intruder)!r}, {str(marker)!r},\n"
+        "                                   *addresses], capture_output=True, text=True,\n"
+        "                                  preexec_fn=user, timeout=240)\n"
+        "        except PermissionError:\n"
+        "            continue  # another user may not run this Python here\n"
+        "        if user is not None and done.returncode and 'Error' in done.stderr and \\\n"
+        "                not done.stdout:\n"
+        "            continue  # nor read its packages or the script\n"
+        "        assert done.stdout.split('\\n')[:-1] == ['refused'] * (2 * len(addresses)), \\\n"
+        "            (done.stdout, done.stderr)\n"
+        "        print('intruder', 'nobody' if user else 'same-user', 'refused')\n")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=600)
     assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
     # one worker per CPU this process may use (its affinity), as Dask counts them
-    assert done.stdout.split() == ["LocalCluster", str(cpu_count()), "{1}"]
+    assert lines[0].split() == ["LocalCluster", str(cpu_count()), "{1}"]
+    assert lines[1] == "['tls']"  # every listener speaks TLS
+    assert "intruder same-user refused" in lines[2:]
+    assert not marker.exists()
     assert " ERROR " not in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 

@@ -39,14 +39,27 @@ def local_client(n_workers=None, threads_per_worker=1, **cluster_kwargs):
     """A Client on a new ``LocalCluster`` of ``n_workers`` processes (default: one per core
     this process may use), each running Numba with ``threads_per_worker`` threads: n
     processes on n cores, not n * n threads. Close it (``client.close();
-    client.cluster.close()``) when done."""
+    client.cluster.close()``) when done.
+
+    The cluster speaks TLS with credentials made for it and held only in this process's
+    memory (Dask's ``security=True``): its scheduler and workers listen on local ports, and
+    without them anyone on the machine could connect and run code as this user."""
     # the CPUs this process may run on (affinity, cgroup quota), not os.cpu_count()'s machine
     n_workers = n_workers or cpu_count()
     # set before the spawn: a worker has imported Numba before Nanny's env applies
     key = "distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS"
+    kwargs = {"dashboard_address": None, "security": True, **cluster_kwargs}
+    if kwargs["security"] is True:
+        try:
+            import cryptography  # noqa: F401 - what Dask's temporary credentials need
+        except ImportError:
+            raise ImportError(
+                "numbagrad.distributed: the cluster numbagrad starts is secured with TLS "
+                "credentials of its own, which need the 'cryptography' package: pip install "
+                "'numbagrad[distributed]' (or pass a Client of your own)") from None
     with dask.config.set({key: threads_per_worker}):
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
-                               processes=True, **{"dashboard_address": None, **cluster_kwargs})
+                               processes=True, **kwargs)
     return Client(cluster, set_as_default=False)
 
 
