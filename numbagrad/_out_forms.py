@@ -28,8 +28,11 @@ _ONE = (
     "searchsorted", "sgn", "sinc", "stack", "std", "take_along_dim", "tril", "triu", "trunc",
     "var", "vdot", "vstack", "where", "xlogy", "sum", "mean", "prod", "nansum", "argmax",
     "argmin", "diff", "clamp_min", "clamp_max", "square", "logical_xor", "bitwise_or", "msort",
-    "softmax", "log_softmax", "index_add",
+    "softmax", "log_softmax", "index_add", "lu_solve",
 )
+# where torch's autograd refusal names another ATen op than the function (its out variant runs
+# that op: torch.lu_solve is linalg_lu_solve)
+_ATEN_NAME = {"lu_solve": "linalg_lu_solve"}
 # functions of several results (out= a tuple of tensors)
 _SEVERAL = ("aminmax", "cummax", "cummin", "kthvalue", "max", "min", "mode", "sort", "std_mean",
             "svd", "topk", "var_mean")
@@ -42,7 +45,7 @@ _FACTORIES = ("arange", "empty", "eye", "full", "linspace", "logspace", "ones", 
 # (out's dtype first, the result's second)
 _SAME_DTYPE = dict.fromkeys(
     ("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "addmm", "addmv", "addbmm",
-     "baddbmm", "softmax", "log_softmax", "matrix_power", "kron"),
+     "baddbmm", "softmax", "log_softmax", "matrix_power", "kron", "lu_solve"),
     "Expected out tensor to have dtype {r.c_name}, but got {o.c_name} instead")
 _SAME_DTYPE.update(dict.fromkeys(("clamp", "clip"), "Found dtype {o.scalar_name} but expected "
                                                      "{r.scalar_name}"))
@@ -93,7 +96,7 @@ def _with_out(fn, name, kind):
                 raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not Tensor")
             check_out(name, out, *args)
             return write_out(out, result)
-        check_out(name, out, *args)
+        check_out(_ATEN_NAME.get(name, name), out, *args)
         return _write(name, out, fn(*args, **kwargs))
 
     return _with_out_parameter(call, fn)

@@ -40,7 +40,6 @@ ALLOWED = {
     ("torch.any", "out"): "not in numbagrad/_out_forms.py's tables yet",
     ("torch.diag_embed", "out"): "not in numbagrad/_out_forms.py's tables yet",
     ("torch.full_like", "out"): "not in numbagrad/_out_forms.py's tables yet",
-    ("torch.lu_solve", "out"): "not in numbagrad/_out_forms.py's tables yet",
     ("torch.linalg.ldl_solve", "out"): "not in numbagrad/_out_forms.py's tables yet",
 }
 
@@ -229,6 +228,22 @@ def _out_beyond_pointwise(lib):
     leaf = lib.ones(2, 3, requires_grad=True)
     with pytest.raises(RuntimeError) as err:
         lib.matmul(leaf, m, out=lib.empty(0))
+    seen.append(str(err.value))
+    # the deprecated torch.lu_solve: its out variant is linalg_lu_solve's, and so is its error
+    spd = lib.tensor([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]], dtype=lib.float64)
+    lu, piv = lib.linalg.lu_factor(spd)
+    b = lib.tensor([[1.0, 2.0], [0.5, -1.0], [3.0, 0.0]], dtype=lib.float64)
+    for o in [lib.empty(0, dtype=lib.float64), lib.zeros(5, dtype=lib.float64), lib.empty(0)]:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                r = lib.lu_solve(b, lu, piv, out=o)
+                seen.append((r is o, tuple(o.shape), np.round(o.numpy(), 10).tolist()))
+            except RuntimeError as e:
+                seen.append(str(e))
+        seen.append(len([x for x in w if "deprecated" not in str(x.message)]))
+    with pytest.raises(RuntimeError) as err:
+        lib.lu_solve(b.clone().requires_grad_(), lu, piv, out=lib.empty(0, dtype=lib.float64))
     seen.append(str(err.value))
     return seen
 
