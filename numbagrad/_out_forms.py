@@ -147,7 +147,9 @@ def _norm(name):
 # under another name: linalg.inv is linalg_inv_ex); _COPY: torch composes the op and copies
 # the result into out, differentiably (no error, out gets CopyBackwards); _FREE: ops without
 # a derivative, which write out with no check at all.
-_COPY, _FREE = object(), object()
+# _ADOPT: an op without a derivative; out takes the result's node (torch's NotImplemented) as
+# its history when an input requires grad, with no error until a backward reaches it.
+_COPY, _FREE, _ADOPT = object(), object(), object()
 
 # torch.linalg: name -> (grad, dtype rules, number of outs when a tuple)
 _LINALG = {
@@ -159,6 +161,7 @@ _LINALG = {
     "eigvalsh": ("_linalg_eigh", _SAME, 0),
     "inv": ("linalg_inv_ex", _SAME, 0),
     "inv_ex": ("linalg_inv_ex", _SAME, 2),
+    "ldl_solve": (_ADOPT, _SAME, 0),
     "lu_solve": ("linalg_lu_solve", _SAME, 0),
     "matmul": ("matmul", _SAME, 0),
     "matrix_norm": (_COPY, _norm("matrix_norm"), 0),
@@ -260,6 +263,18 @@ def _copy_into(out, result):
     return out
 
 
+def _adopt(out, result, op):
+    """out = result, and result's node (an op without a derivative: NotImplemented) becomes
+    out's history, as torch's out variant leaves it; an out that requires grad is refused."""
+    if is_grad_enabled() and out.requires_grad:
+        raise RuntimeError(f"aten::{op}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    write_out(out, result)
+    if result.requires_grad:
+        out._tape, out._node, out._requires_grad = result._tape, result._node, True
+    return out
+
+
 def _with_out_namespaced(fn, op, grad, rules, n):
     """``fn`` of numbagrad.linalg or numbagrad.special taking ``out=``; ``op``: its name in
     torch's messages (linalg_eigh, special_erf)."""
@@ -271,7 +286,7 @@ def _with_out_namespaced(fn, op, grad, rules, n):
         if out is None:
             return fn(*args, **kwargs)
         outs = _out_tensors(op, out, n, position)
-        if grad is not _COPY and grad is not _FREE:
+        if grad is not _COPY and grad is not _FREE and grad is not _ADOPT:
             inputs = tuple(_tensor_arguments(args, kwargs))
             for o in outs:
                 check_out(grad, o, *inputs)
@@ -289,7 +304,8 @@ def _with_out_namespaced(fn, op, grad, rules, n):
         checks = rules[:1] if op == "linalg_matrix_power" and power in (0, 1) else rules
         for o, r in zip(outs, results):
             _check_dtype(checks, o, r)
-        write = _copy_into if grad is _COPY else write_out
+        write = _copy_into if grad is _COPY else write_out if grad is not _ADOPT else \
+            functools.partial(_adopt, op=op)
         for i in _RESIZE_ORDER.get(op, range(len(outs))):
             write(outs[i], results[i])
         return _out_type(op, result)(*outs) if n else out

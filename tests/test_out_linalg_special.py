@@ -30,6 +30,8 @@ def _linalg_calls():
         "eigvalsh": lambda ns, m, o: ns.eigvalsh(m(SPD), UPLO="U", out=o),
         "inv": lambda ns, m, o: ns.inv(m(SPD), out=o),
         "inv_ex": lambda ns, m, o: ns.inv_ex(m(SPD), out=o),
+        "ldl_solve": lambda ns, m, o: ns.ldl_solve(*ns.ldl_factor(m(SPD).detach()),
+                                                   m(VECS.T.copy()), out=o),
         "lu_solve": lambda ns, m, o: ns.lu_solve(*ns.lu_factor(m(SPD)), m(VECS.T.copy()), out=o),
         "matmul": lambda ns, m, o: ns.matmul(m(SPD), m(VECS.T.copy()), out=o),
         "matrix_norm": lambda ns, m, o: ns.matrix_norm(m(SPD), "nuc", out=o),
@@ -290,4 +292,20 @@ def test_top_level_tuple_outs_are_torchs_out_types(name):
         seen.append((type(got).__name__, fields, all(a is b for a, b in zip(got, outs)),
                      [[getattr(got, f) is o for o in outs] for f in fields]))
         assert repr(got).startswith(f"torch.return_types.{name}_out(")
+    assert seen[0] == seen[1]
+
+
+def test_ldl_solve_out_carries_the_node_without_a_derivative():
+    """torch's out variant of an op without a derivative: out takes its NotImplemented node,
+    and only a backward through it fails."""
+    seen = []
+    for lib in (numbagrad, torch):
+        ld, piv = lib.linalg.ldl_factor(lib.tensor(SPD))
+        b = lib.tensor(VECS.T.copy(), requires_grad=True)
+        out = lib.empty(0, dtype=lib.float64)
+        r = lib.linalg.ldl_solve(ld, piv, b, out=out)
+        with pytest.raises(RuntimeError) as err:
+            (out * 2).sum().backward()
+        seen.append((r is out, out.requires_grad, type(out.grad_fn).__name__,
+                     np.round(out.detach().numpy(), 10).tolist(), str(err.value)))
     assert seen[0] == seen[1]
