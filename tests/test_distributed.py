@@ -425,8 +425,6 @@ def test_without_a_client_numbagrad_starts_a_local_cluster_and_closes_it(tmp_pat
     another process (of another user too, where this one may switch) can neither run code
     on its scheduler or workers nor get an answer from them."""
     script = tmp_path / "no_client.py"
-    intruder = tmp_path / "intruder.py"
-    intruder.write_text(_INTRUDER)
     marker = tmp_path / "pwned"
     script.write_text(
         "import os, subprocess, sys\n"
@@ -450,7 +448,8 @@ def test_without_a_client_numbagrad_starts_a_local_cluster_and_closes_it(tmp_pat
         "    users = [None] + ([as_nobody] if os.geteuid() == 0 else [])\n"
         "    for user in users:\n"
         "        try:\n"
-        f"            done = subprocess.run([sys.executable, {str(intruder)!r}, {str(marker)!r},\n"
+        # (the intruder's code on its command line: another user may not read tmp_path)
+        f"            done = subprocess.run([sys.executable, '-c', {_INTRUDER!r}, {str(marker)!r},\n"
         "                                   *addresses], capture_output=True, text=True,\n"
         "                                  preexec_fn=user, timeout=240)\n"
         "        except PermissionError:\n"
