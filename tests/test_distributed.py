@@ -3,6 +3,7 @@ gradients equal one process's, training and many optimizations match local runs,
 the shard and carry the worker's traceback, and a worker killed mid-call changes nothing."""
 
 import copy
+import operator
 import os
 import shutil
 import signal
@@ -385,6 +386,74 @@ def test_a_worker_killed_during_a_call_changes_nothing(client):
         local = ng.optimize.minimize(rosenbrock, x0, (10.0,))
         np.testing.assert_allclose(result.x, local.x, rtol=1e-10, atol=1e-12)
 
+
+
+class _Sleep:
+    """Unpickles as ``time.sleep(seconds)``: no class of this module reaches the worker."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def __reduce__(self):
+        return (time.sleep, (self.seconds,))
+
+
+class _SlowToUnpickle:
+    """``array``, unpickled on the worker only after ``seconds``: a worker can be killed
+    while value_and_grad scatters the shards to it."""
+
+    def __init__(self, array, seconds):
+        self.array, self.seconds = array, seconds
+
+    def __reduce__(self):
+        return (operator.getitem, ((_Sleep(self.seconds), self.array), 1))
+
+
+def test_a_worker_killed_while_the_shards_are_scattered_changes_nothing(client):
+    X, y = _data(rows=200, seed=11)
+    w = np.linspace(-1, 1, 5)
+    shards = [(_SlowToUnpickle(a, 1.5), b) for a, b in nd.split(X, y, n=2)]
+    _cluster.check_workers(client)  # the workers import numbagrad before the clock starts
+    victim = sorted(client.scheduler_info()["workers"])[0]
+    killer = _kill_soon(client, victim, delay=0.5)
+    start = time.monotonic()
+    vg = nd.value_and_grad(least_squares, shards, client)  # the victim dies receiving one
+    value, grad = vg(w)
+    killer.join()
+    assert time.monotonic() - start < 60
+    ref_value, ref_grad = _local(least_squares, w, (X, y))
+    np.testing.assert_allclose(value, ref_value, rtol=1e-12)
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-12, atol=1e-12)
+    _wait_replaced(client, victim)
+
+
+def test_both_workers_killed_during_a_call_change_nothing(client):
+    X, y = _data(rows=300, seed=12)
+    w = np.arange(5.0)
+    vg = nd.value_and_grad(_slow_to_trace(least_squares, 1.5), nd.split(X, y, n=4), client)
+    workers = sorted(client.scheduler_info()["workers"])
+    killers = [_kill_soon(client, address, delay=0.5) for address in workers]
+    start = time.monotonic()
+    value, grad = vg(w)  # no worker is left: the shards wait for the Nannies' new ones
+    for killer in killers:
+        killer.join()
+    assert time.monotonic() - start < 60
+    ref_value, ref_grad = _local(least_squares, w, (X, y))
+    np.testing.assert_allclose(value, ref_value, rtol=1e-12)
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-12, atol=1e-12)
+    for address in workers:
+        _wait_replaced(client, address)
+
+
+def test_shards_no_worker_takes_are_named_in_a_bounded_time(monkeypatch):
+    monkeypatch.setattr(_cluster, "_WORKER_WAIT", 2)
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster, set_as_default=False) as c:
+        start = time.monotonic()
+        with pytest.raises(RuntimeError, match="shards 0, 1 could not be placed on any "
+                                               "worker within 2 s"):
+            _cluster.place_shards(c, [np.ones(3), np.zeros(3)])
+        assert time.monotonic() - start < 10
 
 # Run by test_without_a_client_...: an intruder on the same machine, with no credentials
 # (its own temporary ones, or none), tries to run code on every listener of the cluster.

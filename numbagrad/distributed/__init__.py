@@ -15,8 +15,10 @@ Three entry points, all on any ``dask.distributed.Client`` or scheduler address
 - ``map_minimize(f, x0s, args_list)``: one compiled ``numbagrad.optimize.minimize`` per
   problem across the cluster.
 
-A worker that dies mid-call loses nothing: Dask reruns its tasks elsewhere, and data this
-process scattered is scattered again. An error in ``f`` on a worker raises ``WorkerError``
+A worker that dies mid-call, or while the data is scattered, loses nothing: Dask reruns its
+tasks elsewhere, and data this process scattered is scattered again, on the workers left or
+those that come back (all of them may die); if none takes it within 60 s, a RuntimeError
+names what was lost. An error in ``f`` on a worker raises ``WorkerError``
 naming the shard, part or problem, with the worker's traceback.
 """
 
@@ -142,7 +144,7 @@ class DataParallel:
         _cluster.check_workers(self.client)
         self.module, self.reduction = module, reduction
         self.n_parts = n_parts or len(self.client.scheduler_info()["workers"])
-        self.remote = _cluster.Sent(self.client, (module, loss_fn))
+        self.remote = _cluster.Sent(self.client, (module, loss_fn), "module and loss")
 
     def backward(self, *batch) -> float:
         """Fill ``.grad`` with the gradient of the batch's loss; returns the loss (a float)."""
@@ -153,8 +155,8 @@ class DataParallel:
         weights = [len(p[0]) / rows if self.reduction == "mean" else 1.0 for p in parts]
         state = {k: v.numpy() for k, v in self.module.state_dict().items()}
         client = self.client
-        placed_parts = _cluster.Placed(client, parts)
-        placed_state = _cluster.Placed(client, [state], broadcast=True)
+        placed_parts = _cluster.Placed(client, parts, what="part")
+        placed_state = _cluster.Placed(client, [state], broadcast=True, what="module state")
 
         def submit_all():
             remote = self.remote

@@ -8,6 +8,7 @@ import contextlib
 import gc
 import logging
 import threading
+import time
 import uuid
 
 import cloudpickle
@@ -17,7 +18,7 @@ from dask import delayed
 from dask.base import is_dask_collection
 from dask.system import cpu_count
 from distributed import Client, Future, LocalCluster, as_completed, default_client
-from distributed.client import FutureCancelledError
+from distributed.client import FutureCancelledError, FuturesCancelledError
 from distributed.comm import connect
 from tqdm.auto import tqdm
 
@@ -29,6 +30,9 @@ _MAX_RETRIES = 3
 _SCATTER_INLINE_BYTES = 1 << 20  # larger arguments are scattered once, not copied per task
 SMALL_GRADIENT_BYTES = 1 << 16  # gradients up to this size are summed here, not on workers
 _CONNECT_TIMEOUT = 5  # seconds; Dask's default (30 s) leaves a mistyped address hanging
+# seconds to wait for a worker (a Nanny restarts a killed one in a few) before data that could
+# not be placed is reported lost, rather than waiting on and on
+_WORKER_WAIT = 60
 
 _local = {"client": None}
 _opened = {}  # scheduler address -> the Client numbagrad connected there, closed at exit
@@ -189,10 +193,11 @@ class Placed:
     """Objects on the workers, as futures. Those this process scattered are kept here too, so
     that one lost with a dead worker is scattered again and the call retried."""
 
-    def __init__(self, client, objects, broadcast=False):
-        self.client, self.broadcast = client, broadcast
+    def __init__(self, client, objects, broadcast=False, what="object"):
+        self.client, self.broadcast, self.what = client, broadcast, what
         self.local = list(objects)
-        self.futures = client.scatter(self.local, broadcast=broadcast, hash=False)
+        self.futures = scatter(client, self.local, broadcast, what, self._indices(
+            range(len(self.local))))
         self._holders = None
 
     def where(self, i):
@@ -211,9 +216,13 @@ class Placed:
         """Futures the user placed (or Dask computes): nothing to scatter again; a lost
         computed future is recomputed by Dask itself."""
         placed = cls.__new__(cls)
-        placed.client, placed.broadcast = client, False
+        placed.client, placed.broadcast, placed.what = client, False, "object"
         placed.local, placed.futures, placed._holders = None, list(futures), None
         return placed
+
+    def _indices(self, indices):
+        """Which objects, for an error: an object broadcast is the only one of its kind."""
+        return None if self.broadcast else list(indices)
 
     def replace_lost(self):
         """Scatter again whatever was lost; False when nothing was lost or it can't be."""
@@ -221,12 +230,54 @@ class Placed:
                                                                        "error")]
         if not lost or self.local is None:
             return False
-        again = self.client.scatter([self.local[i] for i in lost], broadcast=self.broadcast,
-                                    hash=False)
+        # who held them, for the error if no worker comes back (known once a call ran)
+        holders = sorted({w for i in lost for w in self._holders[i] or ()}
+                         ) if self._holders else []
+        again = scatter(self.client, [self.local[i] for i in lost], self.broadcast,
+                        self.what, self._indices(lost), holders)
         for i, future in zip(lost, again):
             self.futures[i] = future
         self._holders = None
         return True
+
+
+def scatter(client, objects, broadcast, what, indices, holders=()):
+    """``client.scatter(objects)``, again when a worker dies while receiving them, on the
+    workers left or those that come back; an error naming what was lost when no worker takes
+    them within ``_WORKER_WAIT`` seconds (each try is bounded too: Dask's own connection
+    to a worker that just died retries for 30 s)."""
+    deadline = time.monotonic() + _WORKER_WAIT
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return _bounded(lambda: client.scatter(objects, broadcast=broadcast, hash=False,
+                                                   timeout=max(left, 0.1)), left)
+        except (OSError, TimeoutError) as exc:  # Dask's CommClosedError is an OSError
+            if time.monotonic() + 0.5 >= deadline:
+                raise _lost(what, indices, holders, exc) from exc
+            time.sleep(0.5)  # the scheduler drops a dead worker within moments
+
+
+def _bounded(call, seconds):
+    """``call()``, or TimeoutError after ``seconds`` (the call is then abandoned)."""
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    try:
+        return pool.submit(call).result(timeout=max(seconds, 0.1))
+    finally:
+        pool.shutdown(wait=False)
+
+
+def _lost(what, indices, holders, exc):
+    if indices is None:
+        which = f"the {what}"
+    else:
+        which = f"{what}{'s' * (len(indices) > 1)} {', '.join(map(str, indices))}"
+    held = f" (held by worker{'s' * (len(holders) > 1)} {', '.join(holders)}, now gone)" \
+        if holders else ""
+    return RuntimeError(
+        f"numbagrad.distributed: {which}{held} could not be placed on any worker within "
+        f"{_WORKER_WAIT} s: the workers died or left and none came back "
+        f"({type(exc).__name__}: {exc})")
 
 
 class Sent:
@@ -235,13 +286,14 @@ class Sent:
     here, a small one travels inside each task; a large one is scattered to every worker, and
     a worker whose copy Dask dropped fetches it again, but still uses the copy it first got."""
 
-    def __init__(self, client, obj):
+    def __init__(self, client, obj, what="function"):
         self.token = uuid.uuid4().hex
         data = cloudpickle.dumps(obj)
         if len(data) <= _SCATTER_INLINE_BYTES:
             self.placed, self._inline = None, _worker.Pickled(data)
         else:
-            self.placed, self._inline = Placed(client, [obj], broadcast=True), None
+            self.placed = Placed(client, [obj], broadcast=True, what=what)
+            self._inline = None
 
     @property
     def arg(self):
@@ -274,7 +326,7 @@ def place_shards(client, data_shards):
         return Placed.given(client, shards)
     if any(isinstance(s, Future) for s in shards):
         raise TypeError("numbagrad.distributed: data_shards mixes futures and local data")
-    return Placed(client, shards)
+    return Placed(client, shards, what="shard")
 
 
 def _row_blocks(arrays):
@@ -325,10 +377,9 @@ def run_with_retries(placements, submit_all, gather):
     """``gather(submit_all())``; when that fails because a worker died with an input, place
     the lost inputs again and run the whole call again (the result is the same)."""
     for attempt in range(_MAX_RETRIES + 1):
-        futures = submit_all()
-        try:
-            return gather(futures)
-        except FutureCancelledError:
+        try:  # submitting asks where the inputs are: an input lost since then raises there
+            return gather(submit_all())
+        except (FutureCancelledError, FuturesCancelledError):
             replaced = [p.replace_lost() for p in placements]
             if attempt == _MAX_RETRIES or not any(replaced):
                 raise
