@@ -151,9 +151,7 @@ class _BigNode:
         # (An arena node's adjoint is in the arena: never one of them.)
         size = tn[base + F_SIZE]
         sizes = [tn[a * NODE_FIELDS + F_SIZE] for a in argn]
-        # the generated elementwise kernels take need as 0, 1 or 2 (store): always an int,
-        # so that each compiles for one signature
-        self.int_needs = kernel is not None and op.elementwise and op.arity in (1, 2)
+        self.int_needs = kernel is not None and op.takes_int_needs()
         self.stores = () if not self.int_needs or any(n not in (size, 1) for n in sizes) \
             else tuple(
                 k for k, a, size_a, may_store, src in inputs
