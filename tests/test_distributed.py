@@ -38,11 +38,14 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
-    with Client(cluster) as c:
-        yield c
-    cluster.close()
+    # Dask closes a killed worker's Nanny for good when its new worker has not joined within
+    # lost-worker-timeout (15 s): on a loaded machine a new worker importing numbagrad takes longer
+    with dask.config.set({"distributed.deploy.lost-worker-timeout": "300s"}):
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        with Client(cluster) as c:
+            yield c
+        cluster.close()
 
 
 def least_squares(w, shard):
