@@ -317,7 +317,11 @@ class _Run:
             self.tape.sweeps.remove(self)
 
     def seed(self, node, grad):
-        self.writable(node, grad.dtype)[:] += np.asarray(grad, dtype=np.float64).reshape(-1)
+        voff = self.tape.nodes[node * NODE_FIELDS + F_VOFF]
+        if voff >= 0 and grad.size == 1:  # a scalar loss's seed: no array arithmetic
+            self.adj[voff] += float(grad)
+        else:
+            self.writable(node, grad.dtype)[:] += np.asarray(grad, dtype=np.float64).reshape(-1)
         self.touched[node] = 1
 
     # --- the sweep --------------------------------------------------------------------------
@@ -738,7 +742,8 @@ def _accumulate(run, tape, inputs, collect=None):
                     # 0-d leaf (scalar graphs): no array round trip
                     g = firsts[k]
                     leaf._grad = _make(g if data.dtype is _F64 else data.dtype.type(g))
-                    post_accumulate(leaf)
+                    if getattr(leaf, "_post_hooks", None):
+                        post_accumulate(leaf)
                 else:
                     # a big node's adjoint is a buffer of its own: hand it over, no copy
                     g = run.gradient_of(node)
