@@ -237,12 +237,17 @@ def fill(input, value):  # noqa: A002
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value.ndim} dimensions.")
-    v = value.item() if isinstance(value, Tensor) else value
+    recorded = isinstance(value, Tensor) and value.requires_grad and \
+        input.dtype.is_floating_point
+    # a recorded value is read past item(), which a compile trace would guard: the
+    # FillBackward1 node lets the replay recompute it
+    v = np.asarray(value._data).item() if recorded else \
+        value.item() if isinstance(value, Tensor) else value
     out = np.full(input.shape, v, input._data.dtype)
     out = out if out.ndim else out[()]
     if not input.dtype.is_floating_point:
         return _plain(out)
-    if isinstance(value, Tensor) and value.requires_grad:
+    if recorded:
         return record(BY_NAME["fill_tensor"], out, (input, to_dtype(value, input.dtype)))
     if input.requires_grad:
         return record(BY_NAME["fill_scalar"], out, (input,), (), (float(v),))
