@@ -551,6 +551,9 @@ def _make(data, tape=None, node=-1):
     t._base = None
     t._retains_grad = False
     t._requires_grad = tape is not None
+    # set, not left empty: a backward reads both of every leaf (an empty slot's lookup
+    # costs ten times a set one), and a leaf is often made here (tensor(), detach(), ...)
+    t._hooks = t._post_hooks = t._captured_by = None
     return t
 
 

@@ -50,12 +50,14 @@ def _run_with_one_worker(directory, n):
 
 
 def test_jobs_are_shared_with_a_worker_and_all_run_here(jobs_env):
-    runs = _run_with_one_worker(jobs_env, 12)
-    assert sorted(runs) == sorted(f"job{k}" for k in range(12))
+    # 24 jobs of 0.4 s: time for the worker to start (a second idle, several on a loaded
+    # machine) before this process has run them all
+    runs = _run_with_one_worker(jobs_env, 24)
+    assert sorted(runs) == sorted(f"job{k}" for k in range(24))
     assert all(os.getpid() in pids for pids in runs.values())  # each ran here in the end
     by_worker = [name for name, pids in runs.items() if pids - {os.getpid()}]
     assert by_worker, "no job ran in the worker"
-    assert len(by_worker) < 12, "this process took none of the jobs"
+    assert len(by_worker) < 24, "this process took none of the jobs"
 
 
 @pytest.mark.parametrize("mode", ["raise", "die"])

@@ -66,7 +66,10 @@ def _roots(tensors, grad_tensors, inputs, on_leaf_root, as_tensors=False):
             if not t.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
                                    f"but got {t.dtype}")
-            g = np.ones(np.shape(t._data), t._data.dtype)
+            shape = np.shape(t._data)
+            # (np.array: np.ones's path is slow while the code is out of cache, as it is
+            # after a long recording)
+            g = np.array(1, t._data.dtype) if shape == () else np.ones(shape, t._data.dtype)
             if as_tensors:
                 g = _make(g)
         else:

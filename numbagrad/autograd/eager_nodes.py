@@ -176,9 +176,8 @@ def _step(program, i, op, dt, argn, needs, targets, dtypes, big):
         s.kernel = (op.replay_bw if callable(op.replay_bw) else
                     getattr(replay_kernels, op.replay_bw))
         s.read_y, s.read_x = True, (True,) * len(argn)  # from the values they read
-    # (eager's generated elementwise kernels take need as an int: see engine._BigNode)
-    s.need_args = tuple(map(int, needs)) if s.kernel is not None and op.elementwise and \
-        op.arity in (1, 2) and not op.replay_bw else needs
+    s.need_args = tuple(map(int, needs)) if s.kernel is not None and op.takes_int_needs() \
+        else needs
     s.shape = _shape(nodes, shapes, i)
     s.arg_shapes = [_shape(nodes, shapes, a) for a in argn]
     # eager's NumPy derivatives read big inputs as stored (their own dtype), small ones

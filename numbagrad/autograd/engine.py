@@ -151,9 +151,7 @@ class _BigNode:
         # (An arena node's adjoint is in the arena: never one of them.)
         size = tn[base + F_SIZE]
         sizes = [tn[a * NODE_FIELDS + F_SIZE] for a in argn]
-        # the generated elementwise kernels take need as 0, 1 or 2 (store): always an int,
-        # so that each compiles for one signature
-        self.int_needs = kernel is not None and op.elementwise and op.arity in (1, 2)
+        self.int_needs = kernel is not None and op.takes_int_needs()
         self.stores = () if not self.int_needs or any(n not in (size, 1) for n in sizes) \
             else tuple(
                 k for k, a, size_a, may_store, src in inputs
@@ -319,7 +317,11 @@ class _Run:
             self.tape.sweeps.remove(self)
 
     def seed(self, node, grad):
-        self.writable(node, grad.dtype)[:] += np.asarray(grad, dtype=np.float64).reshape(-1)
+        voff = self.tape.nodes[node * NODE_FIELDS + F_VOFF]
+        if voff >= 0 and grad.size == 1:  # a scalar loss's seed: no array arithmetic
+            self.adj[voff] += float(grad)
+        else:
+            self.writable(node, grad.dtype)[:] += np.asarray(grad, dtype=np.float64).reshape(-1)
         self.touched[node] = 1
 
     # --- the sweep --------------------------------------------------------------------------
@@ -740,7 +742,8 @@ def _accumulate(run, tape, inputs, collect=None):
                     # 0-d leaf (scalar graphs): no array round trip
                     g = firsts[k]
                     leaf._grad = _make(g if data.dtype is _F64 else data.dtype.type(g))
-                    post_accumulate(leaf)
+                    if getattr(leaf, "_post_hooks", None):
+                        post_accumulate(leaf)
                 else:
                     # a big node's adjoint is a buffer of its own: hand it over, no copy
                     g = run.gradient_of(node)

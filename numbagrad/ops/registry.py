@@ -147,6 +147,13 @@ class OpDef:
         steps = len(re.findall(r"[\w)]\s*[-+*/]", f)) + f.count("sqrt(")
         return steps <= 1
 
+    def takes_int_needs(self):
+        """Whether the op's backward is kernelgen's elementwise kernel, which takes each
+        input's need as an int (0 none, 1 add, 2 store into an unwritten buffer): always an
+        int, so that it compiles for one signature."""
+        return bool(self.elementwise and self.arity in (1, 2) and self.numpy_bw is None
+                    and not self.replay_bw)
+
     def passes_gradient(self, k):
         """Whether input ``k``'s gradient is the output's, element for element (add's
         operands, sub's first): an elementwise op whose formula for ``k`` is ``g``."""
