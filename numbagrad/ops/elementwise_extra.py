@@ -100,10 +100,12 @@ defop("rsub_scalar_alpha", "RsubBackward1", 1, grads=("-g * f1",), fwd="f0 - f1 
 defop("fill_scalar", "FillBackward0", 1, grads=("0.0",), fwd="f0", torch=None,
       forward=lambda a, v: np.full_like(a, v)[()],
       samples=[Sample((s,), {}, "lib.fill(x0, 1.5)") for s in [(), (4,)]])
-# (x1.sum(): torch takes a 0-d value only, and other tests give both operands one shape)
+# (torch takes a 0-d value only; the fusion test gives both operands one (N,) shape, whose
+# sum is one: a 0-d x1 is passed as it is, so the scalar stream's test can run the sample)
 defop("fill_tensor", "FillBackward1", 2, grads=("0.0", "g"), fwd="b", torch=None,
       forward=lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype)[()],
-      samples=[Sample((s, ()), {}, "lib.fill(x0, x1.sum())") for s in [(), (4,), (2, 3)]])
+      samples=[Sample((s, ()), {}, "lib.fill(x0, x1 if x1.dim() == 0 else x1.sum())")
+               for s in [(), (4,), (2, 3)]])
 
 # torch's in-place polygamma_ is its other overload's node
 defop("polygamma_inplace", "PolygammaBackward1", 1, forward=POLYGAMMA.forward,
