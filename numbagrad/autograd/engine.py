@@ -319,7 +319,7 @@ class _Run:
     def seed(self, node, grad):
         voff = self.tape.nodes[node * NODE_FIELDS + F_VOFF]
         if voff >= 0 and grad.size == 1:  # a scalar loss's seed: no array arithmetic
-            self.adj[voff] += float(grad)
+            self.adj[voff] += grad.item()
         else:
             self.writable(node, grad.dtype)[:] += np.asarray(grad, dtype=np.float64).reshape(-1)
         self.touched[node] = 1
