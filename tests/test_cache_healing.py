@@ -4,6 +4,7 @@ computes the right answer (each case in fresh processes on caches of their own).
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -37,11 +38,29 @@ def run(cache, numba_dir=True):
 
 
 def warm(cache, numba_dir=True):
-    """Fill ``cache`` by a first run (it compiles). Numba keys a cache directory on the
-    path of the code's own directory, so each test warms a cache where it will damage it."""
+    """Fill ``cache`` by a first run (it compiles)."""
     first = run(cache, numba_dir)
     assert first.returncode == 0 and "ok" in first.stdout, first.stderr
     return cache
+
+
+@pytest.fixture
+def warm_cache(tmp_path_factory):
+    """``warm_cache(numba_dir)``: a warm cache of this test's own, always at one path of this
+    worker's: Numba keys the generated kernels' entries on their directory, so a cache works
+    where it was filled. Filled by one cold run per worker, then restored from a copy
+    (mtimes kept: they are part of Numba's keys)."""
+    def make(numba_dir=True):
+        base = tmp_path_factory.getbasetemp() / f"healing-{'nb' if numba_dir else 'pycache'}"
+        cache, template = base / "cache", base / "template"
+        if template.exists():
+            shutil.rmtree(cache, ignore_errors=True)
+            shutil.copytree(template, cache, symlinks=True)
+        else:
+            warm(cache, numba_dir)
+            shutil.copytree(cache, template, symlinks=True)
+        return cache
+    return make
 
 
 def entries(cache, suffix):
@@ -50,15 +69,15 @@ def entries(cache, suffix):
     return found
 
 
-def test_a_warm_cache_loads_without_warnings(tmp_path):
-    second = run(warm(tmp_path))
+def test_a_warm_cache_loads_without_warnings(warm_cache):
+    second = run(warm_cache())
     assert second.returncode == 0 and "ok" in second.stdout, second.stderr
     assert "set aside" not in second.stderr, second.stderr
 
 
 @pytest.mark.parametrize("damage", ["truncate", "empty", "garbage"])
-def test_a_damaged_cache_file_is_set_aside_and_compiled_again(tmp_path, damage):
-    cache = warm(tmp_path)
+def test_a_damaged_cache_file_is_set_aside_and_compiled_again(warm_cache, damage):
+    cache = warm_cache()
     # every other entry loses its index, the others their data file
     damaged = entries(cache, ".nbi")[::2] + entries(cache, ".nbc")[1::2]
     for path in damaged:
@@ -79,10 +98,10 @@ def test_a_damaged_cache_file_is_set_aside_and_compiled_again(tmp_path, damage):
     assert "set aside" not in again.stderr, again.stderr
 
 
-def test_swapped_kernels_are_detected(tmp_path):
+def test_swapped_kernels_are_detected(warm_cache):
     # the one-value forward kernels of sin and tanh have the same signature: swapped, each
     # file would load as the other's code
-    cache = warm(tmp_path)
+    cache = warm_cache()
     sin = [p for p in entries(cache, ".nbc") if "numbagrad_op_sin_" in p.name and "_sc_" in p.name]
     tanh = [p for p in entries(cache, ".nbc")
             if "numbagrad_op_tanh_" in p.name and "_sc_" in p.name]
@@ -95,11 +114,11 @@ def test_swapped_kernels_are_detected(tmp_path):
     assert "another function's code" in healed.stderr
 
 
-def test_an_entry_whose_data_is_not_written_yet_is_a_quiet_miss(tmp_path):
+def test_an_entry_whose_data_is_not_written_yet_is_a_quiet_miss(warm_cache):
     # Numba writes an entry's index before its data: a process that reads in between (a
     # compile worker writing it now) finds no data file. Numba reads that as a miss, and
     # the guard must not report it as damage
-    cache = warm(tmp_path)
+    cache = warm_cache()
     for path in entries(cache, ".nbc"):
         path.unlink()
     again = run(cache)
@@ -145,9 +164,10 @@ def _plant(directory, marker):
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
 @pytest.mark.parametrize("how", ["writable", "owned"])
 @pytest.mark.parametrize("where", ["NUMBA_CACHE_DIR", "__pycache__"])
-def test_files_planted_where_other_users_can_write_never_run(tmp_path, where, how):
+def test_files_planted_where_other_users_can_write_never_run(tmp_path, warm_cache, where,
+                                                            how):
     numba_dir = where == "NUMBA_CACHE_DIR"
-    cache = warm(tmp_path, numba_dir)
+    cache = warm_cache(numba_dir)
     shared = cache / "nb" if numba_dir else cache / "ng" / "__pycache__"
     marker = tmp_path / "payload_ran"
     _plant(shared, marker)
@@ -166,8 +186,8 @@ def test_files_planted_where_other_users_can_write_never_run(tmp_path, where, ho
     assert problem in second.stderr
 
 
-def test_a_directory_where_a_kernel_module_goes_is_set_aside(tmp_path):
-    cache = warm(tmp_path)
+def test_a_directory_where_a_kernel_module_goes_is_set_aside(warm_cache):
+    cache = warm_cache()
     modules = sorted((cache / "ng").glob("numbagrad_op_sin*.py"))
     assert modules, sorted(p.name for p in (cache / "ng").iterdir())
     for path in modules:
