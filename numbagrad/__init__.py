@@ -58,6 +58,10 @@ from .creation import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import random  # noqa: F401,A004 - torch.random
 from . import special  # noqa: F401 - torch.special
+from .ops.elementwise_extra import *  # noqa: F401,F403
+from .pointwise_extra import *  # noqa: F401,F403
+from .predicates import *  # noqa: F401,F403
+from .windows import *  # noqa: F401,F403
 from . import accelerator, functional, onnx  # noqa: F401 - torch.accelerator, .functional, .onnx
 from .nn.functional import torch_dropout as dropout
 
@@ -110,6 +114,7 @@ _safe_cache.guard_loaded()  # every cached @njit function of the package heals a
 from . import _out_forms
 
 _out_forms.install()
+ger = outer  # torch's older name of outer (with its out=)
 
 
 def _name_factory_functions():

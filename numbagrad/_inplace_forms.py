@@ -4,15 +4,17 @@ tangent, which wraps _methods' ``_inplace``."""
 
 import numpy as np
 
-from . import _methods, creation, dtypes
+from . import _methods, creation, dtypes, pointwise_extra, predicates
 from .autograd import forward_ad
 from .core import grad_mode
 from .core.docs import documented, inplace_doc
 from .ops import (
+    elementwise_extra,
     math_api,
     pointwise,
     reduce,
     scan_api,
+    shape,
     shape_extra,
     shape_gather,
     shape_inplace,
@@ -184,6 +186,56 @@ def _float_power_(self, exponent):
 
 
 Tensor.float_power_ = _float_power_
+
+# ---- more pointwise math: methods and in-place forms ---------------------------------------
+for _name, _fn in {**elementwise_extra.TENSOR_METHODS, **pointwise_extra.TENSOR_METHODS,
+                   **predicates.TENSOR_METHODS}.items():
+    setattr(Tensor, _name, _fn)
+Tensor.broadcast_to = shape.broadcast_to
+Tensor.ger = Tensor.outer  # torch's older name
+_MORE_INPLACE = {
+    **{n: elementwise_extra.TENSOR_METHODS[n] for n in (
+        "deg2rad", "rad2deg", "copysign", "ldexp", "nextafter", "gcd", "lcm",
+        "bitwise_left_shift", "bitwise_right_shift")},
+    **pointwise_extra.TENSOR_METHODS,
+    **{n: special_api.TENSOR_METHODS[n] for n in (
+        "digamma", "erfinv", "lgamma", "mvlgamma")},
+    "polygamma": elementwise_extra.polygamma_inplace_value}
+for _name, _fn in _MORE_INPLACE.items():
+    setattr(Tensor, _name + "_", _inplace_method(_fn, _name + "_"))
+
+
+def _comparison_inplace(name):
+    def op(self, other):
+        return _inplace(self, lambda s: elementwise_extra.compare_into(s, name, other))
+    return documented(op, inplace_doc(name), name + "_")
+
+
+for _name in ("eq", "ne", "ge", "gt", "le", "lt"):
+    setattr(Tensor, _name + "_", _comparison_inplace(_name))
+Tensor.greater_, Tensor.greater_equal_ = Tensor.gt_, Tensor.ge_
+Tensor.less_, Tensor.less_equal_, Tensor.not_equal_ = Tensor.lt_, Tensor.le_, Tensor.ne_
+Tensor.multiply_, Tensor.subtract_, Tensor.true_divide_ = Tensor.mul_, Tensor.sub_, Tensor.div_
+
+
+def _divide_(self, value, *, rounding_mode=None):
+    """In-place version of :meth:`~Tensor.divide`; ``rounding_mode`` "trunc" or "floor"
+    rounds the quotient (no derivative then, as in torch).
+
+    Same as ``torch.Tensor.divide_``.
+    """
+    if rounding_mode is None:
+        return self.div_(value)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+    rounded = math_api.trunc if rounding_mode == "trunc" else pointwise.floor
+    return _inplace(self, lambda s: rounded(s / value) if s.dtype.is_floating_point else
+                    (math_api.floor_divide(s, value) if rounding_mode == "floor" else
+                     math_api.trunc(s / value).to(s.dtype)))
+
+
+Tensor.divide_ = _divide_
 
 # ---- fwdad: in-place forms
 # forward AD: an in-place op's tangent, computed on its out-of-place result, moves to self

@@ -610,6 +610,18 @@ def _needs_grad_only_above(nodes, args, sources):
     column(nodes, "flags")[~np.array(active, np.bool_)] &= ~FLAG_NEEDS_GRAD
 
 
+def _ancestors(nodes, args, roots):
+    """The nodes ``roots`` are computed from, ``roots`` included (a tape's operands come
+    before the nodes that read them)."""
+    reached = set(roots)
+    arg_list = args.tolist()
+    ptr, nargs = column(nodes, "arg_ptr").tolist(), column(nodes, "nargs").tolist()
+    for i in range(len(ptr) - 1, -1, -1):
+        if i in reached:
+            reached.update(arg_list[ptr[i]:ptr[i] + nargs[i]])
+    return reached
+
+
 # Ops whose replay only moves values (views, reshapes, broadcasts): merging two identical
 # nodes of these kinds cannot change a result.
 _MERGEABLE = ("view_fw", "reshape_fw", "expand_fw")
@@ -841,10 +853,6 @@ class TensorProgram:
         Program._check_tape(tape, compiled)
         node_of = _take_tape(self, tape, flat, traced)
         _split_guards(self, tape, node_of)
-        # inputs only a guard reads get no gradient (None), as eager gives them
-        used = set(np.frombuffer(tape.args, np.int64).tolist()) if tape.args else set()
-        self.read_only = {q for q, n in enumerate(self.slots) if n not in used and
-                          n in {node_of(m) for m in tape.guards.sources}}
         # what each output is: a node of the trace, or a constant (independent of inputs)
         self.outputs, out_nodes = [], []
         # outputs that are an argument itself (``x.double()`` of a float64 x returns x): the
@@ -874,6 +882,10 @@ class TensorProgram:
                 self.outputs.append((node, o._data.shape, o.dtype))
                 out_nodes.append(node)
         self.out_nodes = np.array(out_nodes, np.int64)
+        # inputs no output is computed from get no gradient (None), as eager gives them: one
+        # only a guard reads, or one whose only path ends in a cast to integers
+        reached = _ancestors(self.nodes, self.args, out_nodes)
+        self.read_only = {q for q, n in enumerate(self.slots) if n not in reached}
         # where each output node's values sit in the arena (read at every call)
         voff, size = column(self.nodes, "voff"), column(self.nodes, "size")
         self.out_spans = [(int(voff[node]), int(size[node])) if node is not None else None

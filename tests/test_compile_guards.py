@@ -52,7 +52,12 @@ def _tolist(x):
     return x.sum() * sum(x.tolist()) + x.mean() * float(np.asarray(x.detach()).max())
 
 
-FUNCTIONS = [_branch, _item, _float_int_bool, _where, _argmax, _detach, _masked, _tolist]
+def _integer_cast(x):
+    return ng.ldexp(x, (x * 2.0).round().long().abs()).sum()
+
+
+FUNCTIONS = [_branch, _item, _float_int_bool, _where, _argmax, _detach, _masked, _tolist,
+             _integer_cast]
 
 
 @pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__[1:])
@@ -81,6 +86,21 @@ def test_compiled_tensor_function_equals_eager_on_every_call(f):
             got.backward()
             want.backward()
             np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_an_input_only_cast_to_integers_gets_no_gradient_as_in_eager():
+    def f(x, y):
+        return ng.ldexp(x, (y * 2.0).round().long().abs()) * 1.5
+    c = ng.compile(f)
+    for y in INPUTS[:3]:
+        xs = [ng.tensor(INPUTS[3], requires_grad=True) for _ in range(2)]
+        ys = [ng.tensor(y, requires_grad=True) for _ in range(2)]
+        got, want = c(xs[0], ys[0]), f(xs[1], ys[1])
+        np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+        got.sum().backward()
+        want.sum().backward()
+        np.testing.assert_array_equal(xs[0].grad.numpy(), xs[1].grad.numpy())
+        assert ys[0].grad is None and ys[1].grad is None
 
 
 def test_one_trace_per_path_and_each_replayed():

@@ -6,6 +6,7 @@ import threading
 
 class _State(threading.local):
     enabled = True
+    inference = False  # inside an inference_mode() block (is_inference_mode_enabled)
 
 
 state = _State()
@@ -98,3 +99,30 @@ class inference_mode(no_grad):  # noqa: N801 - recorded nothing, as no_grad
 
     def __init__(self, mode=True):
         self._target = not mode
+        self._mode = bool(mode)
+
+    def __enter__(self):
+        self._prev_inference = state.inference
+        state.inference = self._mode
+        super().__enter__()
+
+    def __exit__(self, *exc):
+        state.inference = self._prev_inference
+        return super().__exit__(*exc)
+
+    def __call__(self, fn):
+        mode = self._mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def is_inference_mode_enabled():
+    """Whether an ``inference_mode()`` block is in effect here.
+
+    Same as ``torch.is_inference_mode_enabled``.
+    """
+    return state.inference

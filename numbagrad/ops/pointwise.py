@@ -4,6 +4,7 @@ import numpy as np
 
 from .. import dtypes
 from ..core import tape as tape_mod
+from ..core import trace_guards
 from ..tensor import Tensor, _make  # noqa: F401
 from . import elementwise, op_kernels  # noqa: F401 - elementwise declares the records used below
 from . import record as record_module
@@ -35,6 +36,9 @@ def to_dtype(t, dt):
     tape = tape_mod.traced_tape()
     if tape is not None:
         tape.traced_casts.append(t)
+        if t._requires_grad:  # a traced value cast to integers leaves the graph: a guard
+            return trace_guards.derive(_make(out), lambda v: v.astype(dt.np), (t,),
+                                       f"a cast to {dt.name}")
     return _make(out)
 
 

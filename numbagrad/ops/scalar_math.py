@@ -11,7 +11,7 @@ from numba import njit
 __all__ = ["asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "atan2", "hypot",
            "exp2", "log2", "log10", "erfc", "ceil", "trunc", "frac", "fmod", "remainder",
            "div_floor", "logaddexp", "logaddexp2", "xlogy", "logit", "logit_backward",
-           "nan_to_num_pos", "round_decimals"]
+           "nan_to_num_pos", "round_decimals", "copysign", "frexp_mantissa"]
 
 _LN2 = 0.6931471805599453
 _DOUBLE_MAX = 1.7976931348623157e308
@@ -203,3 +203,14 @@ def round_decimals(a, ten_pow, flags):
         x, p = np.float32(a), np.float32(ten_pow)
         return np.rint(x / p) * p if negative else np.rint(x * p) / p
     return np.rint(a / ten_pow) * ten_pow if negative else np.rint(a * ten_pow) / ten_pow
+
+
+@_scalar
+def copysign(a, b):
+    return math.copysign(a, b)
+
+
+@_scalar
+def frexp_mantissa(a):
+    """frexp's mantissa in [0.5, 1): exact in any dtype (a power-of-two scaling)."""
+    return math.frexp(a)[0]
