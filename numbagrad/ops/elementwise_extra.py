@@ -23,6 +23,7 @@ from ..tensor import Tensor
 from . import math_logic
 from .linalg_common import return_type
 from .math_api import (
+    _float_unary,
     _inplace_function,
     _plain,
     _promote,
@@ -130,18 +131,7 @@ for _cmp, _sym in _COMPARE.items():
 
 
 # ---- differentiable functions ---------------------------------------------------------------
-def _angle(name):
-    def fn(input, *, out=None):  # noqa: A002 - torch's keyword
-        if out is not None:
-            return into(name, out, fn, input)
-        need_tensor(input, name)
-        return unary(name, input)
-    fn.__name__ = name
-    fn.__doc__ = BY_NAME[name].docstring()
-    return fn
-
-
-deg2rad, rad2deg = _angle("deg2rad"), _angle("rad2deg")
+deg2rad, rad2deg = _float_unary("deg2rad"), _float_unary("rad2deg")
 
 
 def copysign(input, other, *, out=None):  # noqa: A002

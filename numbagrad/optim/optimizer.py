@@ -19,6 +19,7 @@ from .._methods import _bump_version
 from .._threads import in_parallel
 from ..core import grad_mode
 from ..dtypes import float64, get_default_dtype
+from ..predicates import typename
 from ..tensor import Tensor, _make
 from . import _kernels
 
@@ -33,23 +34,6 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
-
-
-def _typename(obj):
-    """torch.typename: 'torch.FloatTensor' for tensors, the qualified type name otherwise."""
-    if isinstance(obj, Tensor):
-        return f"torch.{obj.dtype.scalar_name}Tensor"
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    if module in {"", "builtins"}:
-        return qualname
-    return f"{module}.{qualname}"
 
 
 def _to_scalar(x):
@@ -186,7 +170,7 @@ class Optimizer:
 
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
-                            "Tensors or dicts, but got " + _typename(params))
+                            "Tensors or dicts, but got " + typename(params))
 
         self.state = defaultdict(dict)
         self.param_groups = []
@@ -443,7 +427,7 @@ class Optimizer:
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                + _typename(param))
+                                + typename(param))
             if not self.defaults.get("differentiable", None) and not (param.is_leaf or
                                                                        param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
