@@ -33,10 +33,18 @@ def rounded(v, decimals=12):
     return v
 
 
-def same_as_torch(fn, decimals=12):
-    """numbagrad's outcome of ``fn`` equals torch's (values to ``decimals``); returns it."""
+def _nan_safe(v):
+    if isinstance(v, (list, tuple)):
+        return [_nan_safe(u) for u in v]
+    return "nan" if isinstance(v, float) and v != v else v
+
+
+def same_as_torch(fn, decimals=12, nan_equal=False):
+    """numbagrad's outcome of ``fn`` equals torch's (values to ``decimals``, NaN equal to NaN
+    with ``nan_equal``); returns it."""
     def plain(v):
-        return rounded(v, decimals)
+        v = rounded(v, decimals)
+        return _nan_safe(v) if nan_equal else v
     ours, theirs = outcome(ng, fn, plain), outcome(torch, fn, plain)
     assert ours == theirs, f"numbagrad: {ours}\ntorch:     {theirs}"
     return ours
