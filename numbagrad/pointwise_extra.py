@@ -1,10 +1,10 @@
-"""torch's pointwise functions made with autograd.Function (above the ops layer): heaviside,
-whose node's backward raises as torch's ``NotImplemented`` node does, and igamma / igammac,
+"""torch's pointwise functions above the ops layer: heaviside, recorded as torch's
+``NotImplemented`` node (its backward raises torch's error), and igamma / igammac,
 torch.special's gammainc / gammaincc under their torch names."""
 
 import numpy as np
 
-from .autograd.function import Function
+from .ops.linalg_node import not_differentiable, record_node
 from .ops.math_api import _promote, need_tensor
 from .ops.out_api import into
 from .ops.pointwise import torch_layout
@@ -12,23 +12,9 @@ from .special import gammainc, gammaincc
 from .tensor import _make
 
 
-class _Heaviside(Function):
-    """heaviside's value; its backward raises torch's error (torch records a NotImplemented
-    node for an input that requires grad)."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        return _heaviside_values(a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        raise RuntimeError("derivative for aten::heaviside is not implemented")
-
-
-def _heaviside_values(a, b):
-    x, v = a._data, b._data
+def _heaviside_values(x, v):
     out = np.where(x == 0, v, (x > 0).astype(x.dtype)).astype(x.dtype)
-    return _make(torch_layout(out, (x, v)) if out.ndim else out[()])
+    return torch_layout(out, (x, v)) if out.ndim else out[()]
 
 
 def heaviside(input, values, *, out=None):  # noqa: A002
@@ -43,12 +29,11 @@ def heaviside(input, values, *, out=None):  # noqa: A002
     if input.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     _promote(input, values)  # torch's broadcast error
-    if input.requires_grad or values.requires_grad:
-        out = _Heaviside.apply(input, values)
-        if out._tape is not None and out._node >= 0:  # torch's node name
-            out._tape.names[out._node] = "NotImplemented"
-        return out
-    return _heaviside_values(input, values)
+    value = _heaviside_values(input._data, values._data)
+    if input.requires_grad or values.requires_grad:  # torch's NotImplemented node
+        return record_node("NotImplemented", [value], [input, values],
+                           not_differentiable("heaviside"))[0]
+    return _make(value)
 
 
 def igamma(input, other, *, out=None):  # noqa: A002

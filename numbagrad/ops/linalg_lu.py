@@ -11,7 +11,7 @@ import numpy as np
 
 from .linalg_common import batch_prefix, const, return_type
 from .linalg_extras import _triangle, _triangular_value, solve_triangular
-from .linalg_node import record_node
+from .linalg_node import not_differentiable, record_node
 from .record import shape_error_broadcast
 from .shape import cat, narrow
 from .shape_gather import tril, triu
@@ -431,12 +431,6 @@ LdlFactorResult = return_type("linalg_ldl_factor", ["LD", "pivots"])
 LdlFactorExResult = return_type("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
 
 
-def _not_differentiable(op):
-    def rule(ctx, grads):
-        raise RuntimeError(f"derivative for aten::{op} is not implemented")
-    return rule
-
-
 def ldl_factor_ex(input, *, hermitian=False, check_errors=False):  # noqa: A002 - torch's names
     """The compact LDL factorization of (each) symmetric matrix (read from its lower triangle)
     with Bunch-Kaufman pivots and an ``info`` code, as ``(LD, pivots, info)``.
@@ -486,7 +480,7 @@ def _ldl_factor(m, name, check_errors, result):
                                    f"not be completed because the block diagonal matrix D is "
                                    f"singular (D[{int(i)},{int(i)}] is zero).")
     ld_t, piv_t, info_t = record_node("NotImplemented", [ld, piv, info], [m],
-                                      _not_differentiable("linalg_ldl_factor_ex"))
+                                      not_differentiable("linalg_ldl_factor_ex"))
     return result(ld_t, piv_t, info_t)
 
 
@@ -518,4 +512,4 @@ def ldl_solve(LD, pivots, B, *, hermitian=False):  # noqa: N803 - torch's keywor
         for i in range(bs.shape[0]):
             out[i] = sytrs(lds[i], pivs[i], bs[i], lower=1)[0]
     return record_node("NotImplemented", [out.reshape(batch + b.shape[-2:])], [LD, B],
-                       _not_differentiable("linalg_ldl_solve"))[0]
+                       not_differentiable("linalg_ldl_solve"))[0]

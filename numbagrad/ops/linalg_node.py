@@ -116,6 +116,14 @@ class _LinalgCall:
                 for gx, shape in zip(out, shapes)]
 
 
+def not_differentiable(op):
+    """A ``record_node`` rule for an op torch records a ``NotImplemented`` node for: its
+    backward raises torch's error naming ``aten::op``."""
+    def rule(ctx, grads):
+        raise RuntimeError(f"derivative for aten::{op} is not implemented")
+    return rule
+
+
 def record_node(name, values, inputs, rule, differentiable=None, options=None):
     """Tensors for ``values`` (NumPy arrays, one per output), recorded as one node named
     ``name`` when an input requires grad. ``rule(ctx, grads)`` returns one gradient Tensor
