@@ -8,13 +8,8 @@ from .creation_misc import (
     is_deterministic_algorithms_warn_only_enabled,
     use_deterministic_algorithms,
 )
+from .ops.math_logic import need_tensor
 from .tensor import Tensor
-
-
-def _need_tensor(fname, x, arg="input", pos=1):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
 
 
 def is_nonzero(input):  # noqa: A002 - torch's keyword
@@ -22,7 +17,7 @@ def is_nonzero(input):  # noqa: A002 - torch's keyword
 
     Same as ``torch.is_nonzero``: empty and many-element tensors are refused.
     """
-    _need_tensor("is_nonzero", input)
+    need_tensor(input, "is_nonzero")
     if input.numel() == 0:
         raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
     if input.numel() > 1:
@@ -35,8 +30,8 @@ def is_same_size(input, other):  # noqa: A002
 
     Same as ``torch.is_same_size``.
     """
-    _need_tensor("is_same_size", input)
-    _need_tensor("is_same_size", other, "other", 2)
+    need_tensor(input, "is_same_size")
+    need_tensor(other, "is_same_size", "other", 2)
     return tuple(input.shape) == tuple(other.shape)
 
 
@@ -45,7 +40,7 @@ def is_signed(input):  # noqa: A002
 
     Same as ``torch.is_signed``.
     """
-    _need_tensor("is_signed", input)
+    need_tensor(input, "is_signed")
     return bool(input.dtype.is_signed)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd.function import Function
-from .ops.math_api import _promote, erfc, exp2, logit
+from .ops.math_api import _promote, erfc, exp2, logit, need_tensor
 from .ops.math_api import round as _round
 from .ops.math_api import xlogy as _xlogy
 from .ops.pointwise import erf, exp, expm1, log, log1p, sigmoid
@@ -54,12 +54,6 @@ __all__ = [
 _SQRT1_2 = 0.7071067811865476
 
 
-def _need_tensor(fname, x, arg="input", pos=1):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
-
-
 def _alias(fn, fname, pos=1):
     """numbagrad's ``fn`` under torch.special's name ``fname``: its Tensor argument (at
     ``pos``, or torch's keyword ``input``) checked first, the error naming special_<fname>
@@ -67,8 +61,8 @@ def _alias(fn, fname, pos=1):
     def alias(*args, **kwargs):
         if "input" in kwargs:
             args = (*args[:pos - 1], kwargs.pop("input"), *args[pos - 1:])
-        _need_tensor(f"special_{fname}", args[pos - 1] if len(args) >= pos else None,
-                     "input", pos)
+        need_tensor(args[pos - 1] if len(args) >= pos else None, f"special_{fname}",
+                    "input", pos)
         return fn(*args, **kwargs)
     alias.__name__ = alias.__qualname__ = fname
     summary = (fn.__doc__ or "").strip().split("\n\n")[0]
@@ -104,7 +98,7 @@ def round(input, *, decimals=0):  # noqa: A001,A002 - torch's names
 
     Same as ``torch.special.round``.
     """
-    _need_tensor("special_round", input)
+    need_tensor(input, "special_round")
     return _round(input, decimals=decimals)
 
 
@@ -113,7 +107,7 @@ def ndtr(input):  # noqa: A002 - torch's keyword
 
     Same as ``torch.special.ndtr``.
     """
-    _need_tensor("special_ndtr", input)
+    need_tensor(input, "special_ndtr")
     if not input.dtype.is_floating_point:
         input = input.to(dtypes.get_default_dtype())
     return (1 + erf(input * _SQRT1_2)) * 0.5
@@ -200,8 +194,8 @@ def zeta(input, other):  # noqa: A002
 
 
 def _incomplete_gamma(fname, fn, kernel, input, other):
-    _need_tensor(fname, input)
-    _need_tensor(fname, other, "other", 2)
+    need_tensor(input, fname)
+    need_tensor(other, fname, "other", 2)
     dt = _promote(input, other)
     if not dt.is_floating_point:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.scalar_name}'")
@@ -227,7 +221,7 @@ def gammaincc(input, other):  # noqa: A002
 # ---- values without a derivative (torch's have no grad_fn) ----------------------------------
 def _no_grad_unary(fname, scipy_name, doc, arg="input"):
     def fn(input):  # noqa: A002
-        _need_tensor(f"special_{fname}", input, arg)
+        need_tensor(input, f"special_{fname}", arg)
         return _scipy_values(scipy_name, _float_dtype(input), input)
     fn.__name__ = fname
     fn.__doc__ = f"{doc} No derivative, as in torch.\n\nSame as ``torch.special.{fname}``."
@@ -259,7 +253,7 @@ def spherical_bessel_j0(input):  # noqa: A002
 
     Same as ``torch.special.spherical_bessel_j0``.
     """
-    _need_tensor("special_spherical_bessel_j0", input, "x")
+    need_tensor(input, "special_spherical_bessel_j0", "x")
     x = np.asarray(input._data, np.float64)
     with np.errstate(all="ignore"):
         out = np.where(x == 0, 1.0, np.where(np.isinf(x), 0.0, np.sin(x) / x))

@@ -11,17 +11,11 @@ from .. import dtypes
 from ..core.docs import torch_doc
 from ..tensor import Tensor, _make
 from . import elementwise_math, elementwise_math_binary, pointwise  # noqa: F401 - the records
-from .math_logic import LOGIC_FUNCTIONS, LOGIC_METHODS
+from .math_logic import LOGIC_FUNCTIONS, LOGIC_METHODS, need_tensor
 from .out_api import into
 from .pointwise import eager_forward, to_dtype, torch_layout, unary
 from .record import record, shape_error_broadcast
 from .registry import BY_NAME, FORMULA_FUNCTIONS
-
-
-def need_tensor(x, fname, arg="input", pos=1):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
 
 
 def not_implemented_for(kernel, t):

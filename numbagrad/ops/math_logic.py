@@ -12,7 +12,7 @@ from .pointwise import torch_laid_out
 from .record import shape_error_broadcast
 
 
-def _need_tensor(x, fname, arg="input", pos=1):
+def need_tensor(x, fname, arg="input", pos=1):
     if not isinstance(x, Tensor):
         raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not "
                         f"{type(x).__name__}")
@@ -45,7 +45,7 @@ def _comparison(name, ufunc, doc):
     ufunc = torch_laid_out(ufunc)  # NumPy orders a result of strided operands its own way
 
     def fn(input, other):  # noqa: A002 - torch's keyword
-        _need_tensor(input, name)
+        need_tensor(input, name)
         a, b, _ = _operands(name, input, other)
         return trace_guards.derive(_plain(ufunc(a, b)), ufunc, (input, other), f"{name}()")
     fn.__name__ = name
@@ -65,8 +65,8 @@ def _logical(name, ufunc, doc):
     ufunc = torch_laid_out(ufunc)
 
     def fn(input, other):  # noqa: A002
-        _need_tensor(input, name)
-        _need_tensor(other, name, "other", 2)
+        need_tensor(input, name)
+        need_tensor(other, name, "other", 2)
         err = shape_error_broadcast(tuple(input.shape), tuple(other.shape))
         if err is not None:
             raise err
@@ -89,7 +89,7 @@ def logical_not(input):  # noqa: A002
 
     Same as ``torch.logical_not``.
     """
-    _need_tensor(input, "logical_not")
+    need_tensor(input, "logical_not")
     return _plain(np.logical_not(input._data))
 
 
@@ -97,7 +97,7 @@ def _bitwise(name, ufunc, doc):
     ufunc = torch_laid_out(ufunc)
 
     def fn(input, other):  # noqa: A002
-        _need_tensor(input, name)
+        need_tensor(input, name)
         a, b, dt = _operands(name, input, other)
         if dt.is_floating_point:
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{dt.scalar_name}'")
@@ -120,7 +120,7 @@ def bitwise_not(input):  # noqa: A002
 
     Same as ``torch.bitwise_not``.
     """
-    _need_tensor(input, "bitwise_not")
+    need_tensor(input, "bitwise_not")
     if input.dtype.is_floating_point:
         raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for "
                                   f"'{input.dtype.scalar_name}'")
@@ -129,7 +129,7 @@ def bitwise_not(input):  # noqa: A002
 
 def _test(name, ufunc, doc):
     def fn(input):  # noqa: A002
-        _need_tensor(input, name)
+        need_tensor(input, name)
         return trace_guards.derive(_plain(ufunc(input._data)), ufunc, (input,), f"{name}()")
     fn.__name__ = name
     fn.__doc__ = torch_doc(doc, f"torch.{name}")
@@ -147,8 +147,8 @@ isreal = _test("isreal", lambda a: np.ones(np.shape(a), bool),
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
     """|input - other| <= atol + rtol * |other|, computed in the operands' dtype as torch's."""
-    _need_tensor(input, "isclose")
-    _need_tensor(other, "isclose", "other", 2)
+    need_tensor(input, "isclose")
+    need_tensor(other, "isclose", "other", 2)
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype.scalar_name} did not match {other.dtype.scalar_name}")
     for what, v in (("rtol", rtol), ("atol", atol)):
@@ -184,8 +184,8 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A0
 
 def equal(input, other):  # noqa: A002
     """True when both have the same shape and elements (a Python bool)."""
-    _need_tensor(input, "equal")
-    _need_tensor(other, "equal", "other", 2)
+    need_tensor(input, "equal")
+    need_tensor(other, "equal", "other", 2)
     if tuple(input.shape) != tuple(other.shape):
         return False
     a, b, _ = _operands("equal", input, other)
