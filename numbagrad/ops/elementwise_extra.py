@@ -22,6 +22,7 @@ from .. import dtypes
 from ..tensor import Tensor
 from . import math_logic
 from .linalg_common import return_type
+from .linalg_extras import increasing_powers
 from .math_api import (
     _float_unary,
     _inplace_function,
@@ -35,7 +36,6 @@ from .out_api import into
 from .pointwise import to_dtype, torch_layout, unary
 from .record import record
 from .registry import BY_NAME, Sample, defop
-from .shape import cat
 from .special_api import _check_int, _check_tensor
 from .special_ops import POLYGAMMA
 
@@ -345,10 +345,7 @@ def vander(x, N=None, increasing=False):  # noqa: N803 - torch's keyword
         x = _plain(np.asarray(x._data, np.int64))
     if n == 0:
         return _plain(np.empty((x.shape[0], 0), x._data.dtype))
-    cols = [_plain(np.ones((x.shape[0], 1), x._data.dtype))]
-    if n > 1:
-        cols.append(x.unsqueeze(1).expand(x.shape[0], n - 1).cumprod(1))
-    out = cat(cols, 1)
+    out = increasing_powers(x, n)
     return out if increasing else out.flip(1)
 
 

@@ -204,9 +204,14 @@ def vander(x, *, N=None):  # noqa: N803 - torch's keyword name
     n = x_.shape[-1] if N is None else int(N)
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
-    shape = (*x_.shape, n - 1)
-    powers = cumprod(x_.unsqueeze(-1).expand(*shape), -1)
-    ones = const(np.ones((*x_.shape, 1)), powers._data.dtype)
+    return increasing_powers(x_, n)
+
+
+def increasing_powers(x, n):
+    """Columns ``x ** 0``, ..., ``x ** (n - 1)`` (``n >= 1``) for each element of ``x``, built
+    as torch builds both its Vandermonde matrices: a column of ones, then a cumprod of ``x``."""
+    powers = cumprod(x.unsqueeze(-1).expand(*x.shape, n - 1), -1)
+    ones = const(np.ones((*x.shape, 1)), powers._data.dtype)
     return cat([ones, powers], -1)
 
 
