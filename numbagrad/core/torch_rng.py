@@ -1,10 +1,11 @@
 """torch's CPU random streams: the transforms of its CPU kernels on the mt19937 words of
 core/torch_mt, so that a seed draws the numbers torch draws (follows ATen, see NOTICE).
 
-Everything here is vectorized NumPy and needs no compilation: float64 arithmetic and
-NumPy's float64 log/log1p/exp/sin/cos/tan (which call the same libm as torch's kernels),
-float32 arithmetic where the kernels use float32, and torch's fused multiply-adds emulated
-exactly (``fma32``, ``fma64``: rounding to odd, then once to the result's precision).
+Everything here is vectorized NumPy and needs no compilation: float64 arithmetic, float32
+arithmetic where the kernels use float32, torch's fused multiply-adds emulated exactly
+(``fma32``, ``fma64``: rounding to odd, then once to the result's precision), and the C
+library's float64 log/log1p/exp/sin/cos/tan, which torch's double kernels call (``_libm``:
+NumPy's own loops for these differ from it in the last bit on machines with AVX-512).
 
 Compiled kernels (core/torch_rng_kernels, Numba) are used only where NumPy cannot keep
 torch's speed or has no vector form, and are compiled or loaded the first time such a path
@@ -27,6 +28,27 @@ _BIG = 1 << 20             # uniform, float64 normal and random_ draws compiled 
 _BIG_NORMAL = 1 << 17      # float32 normal_fill in the compiled kernel from this many
 _BIG_PERM = 1 << 17        # randperm's shuffle in the compiled kernel from this n
 _TWO_PI = 2.0 * math.pi
+_LIBM_LOOP = 1 << 12       # the C library's functions through the compiled kernel from here
+_LIBM = {math.log: (0, np.log), math.log1p: (1, np.log1p), math.cos: (2, np.cos),
+         math.sin: (3, np.sin), math.tan: (4, np.tan), math.exp: (5, np.exp)}
+
+
+def _libm(fn, x):
+    """``fn`` (one of math's log, log1p, cos, sin, tan, exp: the C library's) of each element
+    of the float64 array ``x``, as torch's kernels compute it; in Python for ordinary sizes
+    (nothing to compile), by the compiled kernel for large ones."""
+    which, special = _LIBM[fn]
+    x = np.asarray(x, _D)
+    if x.size < _LIBM_LOOP:
+        def value(v):
+            try:
+                return fn(v)
+            except (ValueError, OverflowError):  # (log(0), exp(1000): NumPy's inf or nan)
+                return float(special(v))
+        return np.fromiter(map(value, x.reshape(-1).tolist()), _D, x.size).reshape(x.shape)
+    out = np.empty(x.shape, _D)
+    kern.libm(which, np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
+    return out
 
 
 # ---- exact fused multiply-adds --------------------------------------------------------
@@ -216,10 +238,10 @@ def _normal_fill32(eng, n, mean, std, half):
 
 def _box_muller64(blocks, mean, std):
     """NormalFill16<double> on rows of 16 uniforms, in place."""
-    r = np.sqrt(-2.0 * np.log(1.0 - blocks[:, :8]))
+    r = np.sqrt(-2.0 * _libm(math.log, 1.0 - blocks[:, :8]))
     t = _TWO_PI * blocks[:, 8:]
-    blocks[:, :8] = _affine(r * np.cos(t), std, mean, fma64)
-    blocks[:, 8:] = _affine(r * np.sin(t), std, mean, fma64)
+    blocks[:, :8] = _affine(r * _libm(math.cos, t), std, mean, fma64)
+    blocks[:, 8:] = _affine(r * _libm(math.sin, t), std, mean, fma64)
 
 
 def _normal_fill64(eng, n, mean, std):
@@ -241,9 +263,9 @@ def _normal_scalar(eng, n, mean, std):
         head, eng.next_double = [eng.next_double], None
     pairs = (n - len(head) + 1) // 2
     u = _unit64(eng, 2 * pairs).reshape(pairs, 2)
-    r = np.sqrt(-2.0 * np.log1p(-u[:, 1]))
+    r = np.sqrt(-2.0 * _libm(math.log1p, -u[:, 1]))
     t = _TWO_PI * u[:, 0]
-    vals = np.stack([r * np.cos(t), r * np.sin(t)], axis=1).reshape(-1)
+    vals = np.stack([r * _libm(math.cos, t), r * _libm(math.sin, t)], axis=1).reshape(-1)
     vals = np.concatenate([np.array(head, _D), vals])
     if vals.size > n:
         eng.next_double = float(vals[-1])
@@ -332,23 +354,23 @@ def bernoulli_tensor(eng, probs):
 
 @_locked
 def exponential(eng, n, lambd):
-    return (-1.0 / float(lambd)) * np.log1p(-_unit64(eng, n))
+    return (-1.0 / float(lambd)) * _libm(math.log1p, -_unit64(eng, n))
 
 
 @_locked
 def geometric(eng, n, p):
-    return np.ceil(np.log(_unit64(eng, n)) / math.log1p(-float(p)))
+    return np.ceil(_libm(math.log, _unit64(eng, n)) / math.log1p(-float(p)))
 
 
 @_locked
 def cauchy(eng, n, median, sigma):
-    return float(median) + float(sigma) * np.tan(math.pi * (_unit64(eng, n) - 0.5))
+    return float(median) + float(sigma) * _libm(math.tan, math.pi * (_unit64(eng, n) - 0.5))
 
 
 @_locked
 def log_normal(eng, n, mean, std):
     """exp of normal_distribution<double> (the scalar, cached Box-Muller) for any size."""
-    return np.exp(_normal_scalar(eng, n, mean, std))
+    return _libm(math.exp, _normal_scalar(eng, n, mean, std))
 
 
 @_locked

@@ -107,6 +107,26 @@ def uniform64(mt, pos, out, lo, hi):
 
 
 @njit(cache=True)
+def libm(which, x, out):
+    """The C library's log, log1p, cos, sin, tan or exp (``which`` 0 to 5) of each element
+    of x, one call each, as torch's double kernels make them."""
+    for i in range(x.size):
+        v = x[i]
+        if which == 0:
+            out[i] = math.log(v)
+        elif which == 1:
+            out[i] = math.log1p(v)
+        elif which == 2:
+            out[i] = math.cos(v)
+        elif which == 3:
+            out[i] = math.sin(v)
+        elif which == 4:
+            out[i] = math.tan(v)
+        else:
+            out[i] = math.exp(v)
+
+
+@njit(cache=True)
 def _box_muller64(d, mean, std):
     """NormalFill16<double> on d[0:16] in place."""
     for k in range(8):
