@@ -1,4 +1,11 @@
-"""numbagrad: PyTorch's autograd API on NumPy arrays, differentiated by a compiled tape sweep."""
+"""numbagrad: PyTorch's autograd API on NumPy arrays, differentiated by a compiled tape sweep.
+
+Attributes:
+    pi: the constant pi, a Python float (as ``torch.pi``).
+    e: Euler's number, a Python float (as ``torch.e``).
+    inf: positive infinity, a Python float (as ``torch.inf``).
+    nan: not a number, a Python float (as ``torch.nan``).
+"""
 
 import importlib
 import math as _math

@@ -40,10 +40,12 @@ class device:  # noqa: N801 - named as torch.device
 
     @property
     def type(self):
+        """The device type: ``'cpu'``."""
         return self._type
 
     @property
     def index(self):
+        """The device index (None: numbagrad has one CPU device)."""
         return self._index
 
     def __repr__(self):

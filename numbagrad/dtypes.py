@@ -11,8 +11,14 @@ class dtype:  # noqa: N801 - named as torch.dtype
     Same as ``torch.dtype``.
     """
 
-    __slots__ = ("name", "np", "is_floating_point", "itemsize", "_rank", "scalar_name", "c_name",
-                 "_kind", "abbr")
+    __slots__ = {"name": "The type's name (``'float32'``).",
+                 "np": "The NumPy dtype that holds the values (None for bfloat16).",
+                 "is_floating_point": "Whether the type is a floating-point type.",
+                 "itemsize": "The size of one element in bytes.",
+                 "_rank": "", "_kind": "",
+                 "scalar_name": "torch's ScalarType name (``'Float'``), as its messages use it.",
+                 "c_name": "The C++ type name (``'float'``), as torch's messages use it.",
+                 "abbr": "The short name torch's reprs use (``'f32'``)."}
 
     def __init__(self, name, np_dtype, is_floating_point, rank, scalar_name, c_name,
                  itemsize=None, abbr=""):
@@ -38,13 +44,16 @@ class dtype:  # noqa: N801 - named as torch.dtype
 
     @property
     def is_signed(self):
+        """Whether the type holds negative values."""
         return self.name not in ("bool", "uint8")
 
     @property
     def is_complex(self):
+        """Whether the type is complex (never: numbagrad has no complex dtypes)."""
         return False
 
     def to_real(self):
+        """The real counterpart of the type: the type itself for a real one."""
         return self
 
 

@@ -187,7 +187,11 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 # ---- random numbers: torch's mt19937 streams, one default generator per process -------------
 class Generator:
     """torch.Generator on the CPU: torch's mt19937 engine, seeding and state layout, so a seed
-    draws the numbers torch draws and states move between the two libraries."""
+    draws the numbers torch draws and states move between the two libraries.
+
+    Attributes:
+        DEFAULT_SEED: the seed of a new Generator (torch's).
+    """
 
     DEFAULT_SEED = torch_rng.DEFAULT_SEED  # torch's seed of a new Generator
 
@@ -198,6 +202,7 @@ class Generator:
         self._engine = torch_rng.Engine(self.DEFAULT_SEED)
 
     def manual_seed(self, seed):
+        """Seed the generator; returns it."""
         seed = int(seed)
         if not -2 ** 63 <= seed < 2 ** 64:
             raise ValueError("Overflow when unpacking long long")
@@ -211,12 +216,15 @@ class Generator:
         return s
 
     def initial_seed(self):
+        """The seed the generator was last seeded with."""
         return self._engine.seed
 
     def get_state(self):
+        """The generator's state as a uint8 tensor (torch's layout: restores in torch too)."""
         return _make(self._engine.get_state())
 
     def set_state(self, new_state):
+        """Restore a state from ``get_state`` (numbagrad's or torch's)."""
         if not isinstance(new_state, Tensor):
             raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
         if new_state.dtype is not dtypes.uint8:

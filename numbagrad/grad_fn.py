@@ -41,6 +41,7 @@ class GradFn:
         return self._tape.grad_fn_name(self._node)
 
     def name(self):
+        """The node's class name, as torch's (``MulBackward0``)."""
         short = self._short_name()
         return f"torch::autograd::{short}" if short in _QUALIFIED else short
 
@@ -58,6 +59,8 @@ class GradFn:
 
     @property
     def next_functions(self):
+        """The nodes of this node's inputs, with each one's output index: ``((node, 0), ...)``,
+        None for an input that needs no gradient."""
         tape = self._tape
         out = []
         for a in tape.arg_nodes(self._node):
@@ -128,6 +131,8 @@ class AccumulateGrad(GradFn):
 
     @property
     def next_functions(self):
+        """The nodes of this node's inputs, with each one's output index: ``((node, 0), ...)``,
+        None for an input that needs no gradient."""
         return ()
 
 

@@ -15,6 +15,7 @@ class Size(tuple):
     __str__ = __repr__
 
     def numel(self):
+        """The number of elements a tensor of this size holds (the product of the sizes)."""
         n = 1
         for d in self:
             n *= d

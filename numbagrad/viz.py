@@ -157,6 +157,7 @@ class GraphPicture:
 
     @property
     def source(self):
+        """The graph in Graphviz's DOT language."""
         lines = ["digraph {",
                  '  node [shape=box, style="filled,rounded", fontname="monospace", '
                  "fontsize=11]"]
@@ -169,6 +170,7 @@ class GraphPicture:
         return "\n".join(lines) + "\n"
 
     def svg(self):
+        """The picture as an SVG document (a string)."""
         if self._svg is None:
             dot = shutil.which("dot") if self.layout in ("auto", "dot") else None
             if dot is None and self.layout == "dot":
@@ -195,6 +197,7 @@ class GraphPicture:
         return self.svg()
 
     def save(self, path):
+        """Write the picture to ``path``: SVG, or DOT for a ``.dot``/``.gv`` path."""
         path = Path(path)
         text = self.source if path.suffix in (".dot", ".gv") else self.svg()
         path.write_text(text, encoding="utf-8")
@@ -254,7 +257,11 @@ COLUMNS = ("node", "code", "op", "grad_fn", "args", "shape", "dtype", "needs_gra
 
 class TapeTable:
     """Rows of ``tape_table``: ``array`` is a NumPy structured array (``table["op"]`` gives
-    a column, ``table[i]`` a row); shown as HTML in Jupyter; ``to_pandas()`` if installed."""
+    a column, ``table[i]`` a row); shown as HTML in Jupyter; ``to_pandas()`` if installed.
+
+    Attributes:
+        max_rows: longer tables show their first and last ``max_rows // 2`` rows.
+    """
 
     max_rows = 60  # longer tables show their first and last 30 rows, as pandas does
 
@@ -279,6 +286,7 @@ class TapeTable:
         return iter(self.array)
 
     def to_pandas(self):
+        """The table as a pandas DataFrame (needs pandas)."""
         import pandas as pd  # optional: only this method needs it
         return pd.DataFrame({c: list(self.array[c]) for c in COLUMNS})
 

@@ -79,6 +79,40 @@ def _name_first_parameter_self(method):
         first.name = "self"
 
 
+def _borrowed(member, value):
+    """Whether an attribute's docstring is only its value's type's (``int([x]) -> integer``:
+    griffe reads ``__doc__`` off the value), which says nothing of the attribute."""
+    doc = member.docstring.value if member.docstring else ""
+    if type(value).__module__ != "builtins":
+        return not doc  # (a dtype object's class docstring does describe it)
+    own = type(value).__doc__
+    return not doc or (isinstance(own, str) and doc.strip() == inspect.cleandoc(own))
+
+
+def _attribute_doc(cls, name):
+    """``name``'s entry in the "Attributes:" section of a class's docstring along its MRO, or
+    of a module's docstring (a constant, a class attribute, a dataclass field with a default
+    has no docstring of its own)."""
+    for base in getattr(cls, "__mro__", (cls,)):
+        lines = (base.__doc__ or "").splitlines()
+        if not any(line.strip() == "Attributes:" for line in lines):
+            continue
+        start = [line.strip() for line in lines].index("Attributes:") + 1
+        entry = []
+        for line in lines[start:]:
+            text = line.strip()
+            if entry and (not text or text.split(":")[0].isidentifier() and ":" in text):
+                break
+            if entry:
+                entry.append(text)
+            elif text.startswith(f"{name}:"):
+                entry.append(text[len(name) + 1:].strip())
+        if entry:
+            doc = " ".join(entry)
+            return doc[0].upper() + doc[1:]
+    return None
+
+
 class RuntimeNames(griffe.Extension):
     def on_package(self, *, pkg, loader, **kwargs):
         if pkg.name != "numbagrad":
@@ -111,8 +145,16 @@ class RuntimeNames(griffe.Extension):
                 self.complete_class(target, value)
         for name, member in documented.members.items():
             member.public = name in shown
+            if name in shown and not member.is_alias and member.is_attribute and \
+                    _borrowed(member, getattr(runtime, name)):
+                self.set_docstring(member, _attribute_doc(runtime, name))
             _shorten_value(member)
         return names
+
+    def set_docstring(self, member, doc):
+        member.docstring = None if not doc else griffe.Docstring(
+            doc, parent=member, parser=self.inspector.docstring_parser,
+            parser_options=self.inspector.docstring_options)
 
     def complete_class(self, documented, cls):
         """A class's own members: those griffe aliased to places it cannot follow, or to a
@@ -132,7 +174,34 @@ class RuntimeNames(griffe.Extension):
                     member = self.inspect_into(documented, cls, name)
                 if member.is_function and not member.is_alias:
                     _name_first_parameter_self(member)
+                if not member.is_alias and name != "__init__" and (
+                        not (member.docstring and member.docstring.value) or
+                        member.is_attribute and _borrowed(member, getattr(cls, name))):
+                    self.inherit_docstring(member, cls, name)
             _shorten_value(member)
+
+    def inherit_docstring(self, member, cls, name):
+        """An override without a docstring of its own (``forward``, a distribution's
+        ``log_prob``) shows the one it overrides, as ``help()`` does; looked up along the MRO by
+        name, since methods made by factories have qualified names getdoc cannot follow."""
+        doc = None
+        for base in cls.__mro__:
+            value = vars(base).get(name)
+            if isinstance(value, (types.FunctionType, property, staticmethod, classmethod,
+                                  types.MemberDescriptorType)):
+                # (its own __doc__: inspect.getdoc would reach object.__init__'s; a slot's is
+                # in the class's __slots__ dict, where pydoc reads it)
+                doc = getattr(value, "__func__", value).__doc__
+                if isinstance(value, types.MemberDescriptorType) and \
+                        isinstance(vars(base).get("__slots__"), dict):
+                    doc = base.__slots__.get(name)
+                if isinstance(doc, str) and doc:
+                    doc = inspect.cleandoc(doc)
+                    break
+                doc = None
+        if not doc and not callable(getattr(cls, name, None)):
+            doc = _attribute_doc(cls, name)
+        self.set_docstring(member, doc)
 
     def inspect_into(self, parent, runtime_parent, name):
         """Inspect ``runtime_parent.name`` into ``parent`` as griffe inspects a module."""

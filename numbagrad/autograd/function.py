@@ -40,6 +40,7 @@ class FunctionCtx:
         self.needs_input_grad = ()
 
     def save_for_backward(self, *tensors):
+        """Keep tensors for ``backward`` (read back as ``ctx.saved_tensors``)."""
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError("save_for_backward can only save variables, but argument 0 is "
@@ -48,18 +49,24 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
+        """The tensors ``save_for_backward`` saved, as a tuple (an error once freed by a
+        backward without ``retain_graph``)."""
         if self._freed:
             raise RuntimeError(FREED_MSG)
         return tuple(s.tensor() if isinstance(s, _SavedOutput) else s for s in self._saved)
 
     def mark_non_differentiable(self, *tensors):
+        """Declare outputs that get no gradient (their grad in ``backward`` is zeros)."""
         self._non_differentiable.update(id(t) for t in tensors)
 
     def mark_dirty(self, *tensors):
+        """Declare inputs that ``forward`` modified in place."""
         # accepted for torch compatibility: the outputs are recorded as new values anyway
         pass
 
     def set_materialize_grads(self, value):
+        """Whether ``backward`` gets zeros (True, the default) or None for outputs that
+        received no gradient."""
         self.materialize_grads = bool(value)
 
 
@@ -157,15 +164,21 @@ class Function:
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
+        """The computation, on Tensors; subclasses define it (with ``ctx`` first, or without
+        it when ``setup_context`` is defined)."""
         raise NotImplementedError("You must implement the forward function for custom "
                                   "autograd.Function.")
 
     @staticmethod
     def setup_context(ctx, inputs, output):
+        """Save what ``backward`` needs on ``ctx`` from the inputs and the output; subclasses
+        whose ``forward`` takes no ``ctx`` define it."""
         raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        """The gradients of the inputs from the gradients of the outputs (one per input;
+        None for an input that needs none); subclasses define it."""
         raise NotImplementedError("You must implement either the backward or vjp method for "
                                   "your custom autograd.Function to use it with backward mode "
                                   "AD.")
@@ -174,6 +187,8 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        """Run the function on ``args``: ``forward`` without recording, then one node whose
+        backward is this class's ``backward``; returns ``forward``'s outputs."""
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         separate = cls.setup_context is not Function.setup_context

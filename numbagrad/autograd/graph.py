@@ -8,6 +8,13 @@ read-only access to the tape itself.
   ``next_functions`` reports as ``None``). torch keeps this in private attributes; here it
   is read from the tape record, so a graph picture can label its boxes.
 * ``tape_arrays(tensor)``: the tape the tensor was recorded on, as read-only NumPy arrays.
+
+Attributes:
+    NODE_FIELD_NAMES: the names of a node record's fields, in the order of ``tape_arrays``'
+        ``nodes`` columns.
+    FLAG_NEEDS_GRAD: the bit of a node's ``flags`` field set when the node needs a gradient.
+    FLAG_BIG: the bit set when the node's value is an array of its own, not in the arena.
+    FLAG_F32: the bit set when the node's value is float32.
 """
 
 from typing import NamedTuple

@@ -60,7 +60,12 @@ class DistributedValueAndGrad:
     """``vg(params) -> (value, gradient)``: the sum over the shards of ``f(params, shard)``
     and its gradient with respect to ``params``, computed on the workers holding the shards.
     NumPy in, ``(float, ndarray)`` out, so ``scipy.optimize.minimize(vg, x0, jac=True)`` and
-    ``numbagrad.optimize.minimize(vg, x0)`` take it directly."""
+    ``numbagrad.optimize.minimize(vg, x0)`` take it directly.
+
+    Attributes:
+        returns_value_and_grad: True: calls return the value and the gradient together
+            (``numbagrad.optimize.minimize`` reads it).
+    """
 
     returns_value_and_grad = True  # what numbagrad.optimize.minimize looks for
 

@@ -63,6 +63,7 @@ class GeneralizedPareto(Distribution):
         return -self.scale.log() - where(eq_zero, z, where_nonzero)
 
     def log_survival_function(self, value):
+        """The log of ``1 - cdf(value)``."""
         if self._validate_args:
             self._validate_sample(value)
         z = self._z(value)
@@ -70,6 +71,7 @@ class GeneralizedPareto(Distribution):
         return where(eq_zero, -z, -(safe_conc * z).log1p() / safe_conc)
 
     def log_cdf(self, value):
+        """The log of the cumulative distribution function at ``value``."""
         return (-self.log_survival_function(value).exp()).log1p()
 
     def cdf(self, value):
@@ -232,10 +234,12 @@ class LogisticNormal(TransformedDistribution):
 
     @property
     def loc(self):
+        """The location: the mean of the underlying Normal."""
         return self.base_dist.base_dist.loc
 
     @property
     def scale(self):
+        """The scale: the standard deviation of the underlying Normal."""
         return self.base_dist.base_dist.scale
 
 

@@ -38,14 +38,17 @@ class BinaryParameters:
 
     @lazy_property
     def logits(self):
+        """The log-odds of success, ``log(p / (1 - p))``."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
+        """The probability of success ``p``."""
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (``probs`` or ``logits``)."""
         return self._param.size()
 
     def _expand_binary(self, cls, batch_shape, names, _instance):
@@ -153,14 +156,17 @@ class Categorical(Distribution):
 
     @lazy_property
     def logits(self):
+        """The log-probabilities, normalized (log-sum-exp 0 over the last dim)."""
         return probs_to_logits(self.probs)
 
     @lazy_property
     def probs(self):
+        """The probabilities, normalized to sum to 1 over the last dim."""
         return logits_to_probs(self.logits)
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (``probs`` or ``logits``)."""
         return self._param.size()
 
     @property
@@ -231,10 +237,12 @@ class OneHotCategorical(Distribution):
 
     @property
     def probs(self):
+        """The probabilities, normalized to sum to 1 over the last dim."""
         return self._categorical.probs
 
     @property
     def logits(self):
+        """The log-probabilities, normalized (log-sum-exp 0 over the last dim)."""
         return self._categorical.logits
 
     @property
@@ -252,6 +260,7 @@ class OneHotCategorical(Distribution):
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (``probs`` or ``logits``)."""
         return self._categorical.param_shape
 
     def sample(self, sample_shape=()):

@@ -62,10 +62,12 @@ class Geometric(Distribution):
 
     @lazy_property
     def logits(self):
+        """The log-odds of success, ``log(p / (1 - p))``."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
+        """The probability of success ``p``."""
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
@@ -187,14 +189,17 @@ class Multinomial(Distribution):
 
     @property
     def logits(self):
+        """The log-probabilities of the categories, normalized."""
         return self._categorical.logits
 
     @property
     def probs(self):
+        """The probabilities of the categories, normalized."""
         return self._categorical.probs
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (``probs`` or ``logits``)."""
         return self._categorical.param_shape
 
     @property

@@ -21,7 +21,12 @@ def _all_true(valid):
 
 class Distribution:
     """Abstract base of probability distributions: ``batch_shape`` (independent parameter
-    sets), ``event_shape`` (one draw), ``sample``/``rsample``, ``log_prob``, moments."""
+    sets), ``event_shape`` (one draw), ``sample``/``rsample``, ``log_prob``, moments.
+
+    Attributes:
+        has_rsample: whether ``rsample`` (differentiable draws) is available.
+        has_enumerate_support: whether ``enumerate_support`` is available (a finite support).
+    """
 
     has_rsample = False
     has_enumerate_support = False
@@ -29,6 +34,8 @@ class Distribution:
 
     @staticmethod
     def set_default_validate_args(value):
+        """Turn argument validation on or off for distributions made afterwards (on by
+        default, as torch's without ``python -O``)."""
         if value not in [True, False]:
             raise ValueError
         Distribution._validate_args = value
@@ -60,68 +67,90 @@ class Distribution:
                         f"constraint {constraint!r}, but found invalid values:\n{value}")
 
     def expand(self, batch_shape, _instance=None):
+        """A distribution of the same kind with its parameters broadcast to ``batch_shape``
+        (views, no copies)."""
         raise NotImplementedError
 
     @property
     def batch_shape(self):
+        """The shape of the independent parameter sets (one distribution each)."""
         return self._batch_shape
 
     @property
     def event_shape(self):
+        """The shape of one draw."""
         return self._event_shape
 
     @property
     def arg_constraints(self):
+        """The constraint each parameter must satisfy, by name."""
         raise NotImplementedError
 
     @property
     def support(self):
+        """The constraint that values of the distribution satisfy."""
         raise NotImplementedError
 
     @property
     def mean(self):
+        """The mean, one per parameter set."""
         raise NotImplementedError
 
     @property
     def mode(self):
+        """The mode (the most likely value), one per parameter set."""
         raise NotImplementedError(f"{self.__class__} does not implement mode")
 
     @property
     def variance(self):
+        """The variance, one per parameter set."""
         raise NotImplementedError
 
     @property
     def stddev(self):
+        """The standard deviation: the square root of ``variance``."""
         return self.variance.sqrt()
 
     def sample(self, sample_shape=()):
+        """Draw ``sample_shape`` samples (of shape ``sample_shape + batch_shape + event_shape``)
+        without a gradient."""
         with no_grad():
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
+        """Draw ``sample_shape`` samples with the reparameterization trick: the draws are
+        differentiable functions of the parameters."""
         raise NotImplementedError
 
     def sample_n(self, n):
+        """``n`` samples: ``sample((n,))`` (deprecated, as in torch)."""
         warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
                       FutureWarning, stacklevel=2)
         return self.sample(Size((n,)))
 
     def log_prob(self, value):
+        """The log of the density (or mass) at ``value``."""
         raise NotImplementedError
 
     def cdf(self, value):
+        """The cumulative distribution function at ``value``."""
         raise NotImplementedError
 
     def icdf(self, value):
+        """The inverse of the cumulative distribution function at ``value``."""
         raise NotImplementedError
 
     def enumerate_support(self, expand=True):
+        """Every value of a discrete support, along a new first dim (broadcast over
+        ``batch_shape`` when ``expand``)."""
         raise NotImplementedError
 
     def entropy(self):
+        """The entropy, one per parameter set."""
         raise NotImplementedError
 
     def perplexity(self):
+        """``exp(entropy())``."""
         return exp(self.entropy())
 
     def _extended_shape(self, sample_shape=()):

@@ -253,10 +253,12 @@ class Beta(ExponentialFamily):
 
     @property
     def concentration1(self):
+        """The first shape parameter, alpha."""
         return self._dirichlet.concentration[..., 0]
 
     @property
     def concentration0(self):
+        """The second shape parameter, beta."""
         return self._dirichlet.concentration[..., 1]
 
     @property

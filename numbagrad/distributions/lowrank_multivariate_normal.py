@@ -109,6 +109,7 @@ class LowRankMultivariateNormal(Distribution):
 
     @lazy_property
     def scale_tril(self):
+        """The lower Cholesky factor of the covariance matrix."""
         # D^1/2 chol(I + D^-1/2 W W^T D^-1/2): no n x n covariance formed and factored
         sqrt_d = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
         dinvsqrt_w = self._unbroadcasted_cov_factor / sqrt_d
@@ -117,12 +118,14 @@ class LowRankMultivariateNormal(Distribution):
 
     @lazy_property
     def covariance_matrix(self):
+        """The covariance matrix, ``cov_factor @ cov_factor.T + diag(cov_diag)``."""
         w = self._unbroadcasted_cov_factor
         return (w @ w.mT + self._unbroadcasted_cov_diag.diag_embed()).expand(
             self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self):
+        """The inverse of the covariance matrix (by the Woodbury identity)."""
         wt_dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
         a = solve_triangular(self._capacitance_tril, wt_dinv, upper=False)
         return (self._unbroadcasted_cov_diag.reciprocal().diag_embed() - a.mT @ a).expand(

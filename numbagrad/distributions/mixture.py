@@ -65,10 +65,12 @@ class MixtureSameFamily(Distribution):
 
     @property
     def mixture_distribution(self):
+        """The categorical distribution over the components."""
         return self._mixture_distribution
 
     @property
     def component_distribution(self):
+        """The distribution of each component (its rightmost batch dim indexes them)."""
         return self._component_distribution
 
     @property

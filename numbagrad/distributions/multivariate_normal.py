@@ -85,17 +85,20 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def scale_tril(self):
+        """The lower Cholesky factor of the covariance matrix."""
         n = self._event_shape[0]
         return self._full(self._unbroadcasted_scale_tril, n, n)
 
     @lazy_property
     def covariance_matrix(self):
+        """The covariance matrix."""
         lower = self._unbroadcasted_scale_tril
         n = self._event_shape[0]
         return self._full(lower @ lower.mT, n, n)
 
     @lazy_property
     def precision_matrix(self):
+        """The inverse of the covariance matrix."""
         lower = self._unbroadcasted_scale_tril
         n = self._event_shape[0]
         identity = _tensor(np.eye(n), lower.dtype)

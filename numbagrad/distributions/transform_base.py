@@ -8,11 +8,25 @@ __all__ = ["Transform", "ComposeTransform"]
 
 
 class Transform:
-    """An invertible map y = T(x) with log |dy/dx| (``log_abs_det_jacobian``)."""
+    """An invertible map y = T(x) with log |dy/dx| (``log_abs_det_jacobian``).
+
+    Attributes:
+        bijective: whether the transform is one-to-one (then ``inv`` inverts it).
+    """
 
     bijective = False
-    domain = constraints.real
-    codomain = constraints.real
+
+    # properties here, so that their docstrings document the class attributes that
+    # subclasses set in their place
+    @property
+    def domain(self):
+        """The constraint the inputs satisfy."""
+        return constraints.real
+
+    @property
+    def codomain(self):
+        """The constraint the outputs satisfy."""
+        return constraints.real
 
     def __init__(self, cache_size=0):
         if cache_size not in (0, 1):
@@ -21,16 +35,20 @@ class Transform:
 
     @property
     def event_dim(self):
+        """How many trailing dims of an input form one event (domain's and codomain's,
+        which must agree)."""
         if self.domain.event_dim == self.codomain.event_dim:
             return self.domain.event_dim
         raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
 
     @property
     def inv(self):
+        """The inverse transform (``inv(y)`` gives ``x``)."""
         return _InverseTransform(self)
 
     @property
     def sign(self):
+        """The sign of the Jacobian's determinant, for a bijective transform of one variable."""
         raise NotImplementedError
 
     def __eq__(self, other):
@@ -55,12 +73,15 @@ class Transform:
         raise NotImplementedError
 
     def log_abs_det_jacobian(self, x, y):
+        """``log |dy/dx|`` at ``x`` (with ``y = T(x)``)."""
         raise NotImplementedError
 
     def forward_shape(self, shape):
+        """The shape of ``T(x)`` for an ``x`` of ``shape``."""
         return shape
 
     def inverse_shape(self, shape):
+        """The shape of ``T.inv(y)`` for a ``y`` of ``shape``."""
         return shape
 
     def __repr__(self):
@@ -74,14 +95,17 @@ class _InverseTransform(Transform):
 
     @property
     def domain(self):
+        """The constraint the inputs satisfy."""
         return self._inv.codomain
 
     @property
     def codomain(self):
+        """The constraint the outputs satisfy."""
         return self._inv.domain
 
     @property
     def bijective(self):
+        """Whether the transform is one-to-one (then ``inv`` inverts it)."""
         return self._inv.bijective
 
     @property
@@ -124,6 +148,7 @@ class ComposeTransform(Transform):
 
     @property
     def domain(self):
+        """The constraint the inputs satisfy."""
         if not self.parts:
             return constraints.real
         domain = self.parts[0].domain
@@ -137,6 +162,7 @@ class ComposeTransform(Transform):
 
     @property
     def codomain(self):
+        """The constraint the outputs satisfy."""
         if not self.parts:
             return constraints.real
         codomain = self.parts[-1].codomain
@@ -150,6 +176,7 @@ class ComposeTransform(Transform):
 
     @property
     def bijective(self):
+        """Whether the transform is one-to-one (then ``inv`` inverts it)."""
         return all(p.bijective for p in self.parts)
 
     @property

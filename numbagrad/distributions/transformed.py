@@ -50,10 +50,12 @@ class Independent(Distribution):
 
     @property
     def has_rsample(self):
+        """Whether ``rsample`` is available (as the base distribution's)."""
         return self.base_dist.has_rsample
 
     @property
     def has_enumerate_support(self):
+        """Whether ``enumerate_support`` is available (as the base distribution's)."""
         return False if self.reinterpreted_batch_ndims > 0 else \
             self.base_dist.has_enumerate_support
 
@@ -157,6 +159,7 @@ class TransformedDistribution(Distribution):
 
     @property
     def has_rsample(self):
+        """Whether ``rsample`` is available (as the base distribution's)."""
         return self.base_dist.has_rsample
 
     def sample(self, sample_shape=()):
@@ -225,10 +228,12 @@ class LogNormal(TransformedDistribution):
 
     @property
     def loc(self):
+        """The location: the mean of the underlying Normal."""
         return self.base_dist.loc
 
     @property
     def scale(self):
+        """The scale: the standard deviation of the underlying Normal."""
         return self.base_dist.scale
 
     @property
@@ -275,14 +280,17 @@ class ExpRelaxedCategorical(Distribution):
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (``probs`` or ``logits``)."""
         return self._categorical.param_shape
 
     @property
     def logits(self):
+        """The log-probabilities of the underlying categorical distribution."""
         return self._categorical.logits
 
     @property
     def probs(self):
+        """The probabilities of the underlying categorical distribution."""
         return self._categorical.probs
 
     def rsample(self, sample_shape=()):
@@ -322,12 +330,15 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     @property
     def temperature(self):
+        """The relaxation temperature."""
         return self.base_dist.temperature
 
     @property
     def logits(self):
+        """The log-probabilities of the underlying categorical distribution."""
         return self.base_dist.logits
 
     @property
     def probs(self):
+        """The probabilities of the underlying categorical distribution."""
         return self.base_dist.probs

@@ -105,11 +105,13 @@ class AffineTransform(Transform):
 
     @property
     def domain(self):
+        """The constraint the inputs satisfy."""
         return constraints.real if self._event_dim == 0 else constraints.independent(
             constraints.real, self._event_dim)
 
     @property
     def codomain(self):
+        """The constraint the outputs satisfy."""
         return self.domain
 
     def __eq__(self, other):

@@ -218,10 +218,12 @@ class CatTransform(Transform):
 
     @property
     def domain(self):
+        """The constraint the inputs satisfy."""
         return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
 
     @property
     def codomain(self):
+        """The constraint the outputs satisfy."""
         return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
 
     @property
@@ -230,10 +232,12 @@ class CatTransform(Transform):
 
     @property
     def length(self):
+        """The total size of the pieces along ``dim``."""
         return sum(self.lengths)
 
     @property
     def bijective(self):
+        """Whether the transform is one-to-one (then ``inv`` inverts it)."""
         return all(t.bijective for t in self.transforms)
 
     def _blocks(self, x, y=None, name="x"):
@@ -283,14 +287,17 @@ class StackTransform(Transform):
 
     @property
     def domain(self):
+        """The constraint the inputs satisfy."""
         return constraints.stack([t.domain for t in self.transforms], self.dim)
 
     @property
     def codomain(self):
+        """The constraint the outputs satisfy."""
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
 
     @property
     def bijective(self):
+        """Whether the transform is one-to-one (then ``inv`` inverts it)."""
         return all(t.bijective for t in self.transforms)
 
     def _slice(self, z, name):
@@ -322,16 +329,19 @@ class IndependentTransform(Transform):
 
     @property
     def domain(self):
+        """The constraint the inputs satisfy."""
         return constraints.independent(self.base_transform.domain,
                                        self.reinterpreted_batch_ndims)
 
     @property
     def codomain(self):
+        """The constraint the outputs satisfy."""
         return constraints.independent(self.base_transform.codomain,
                                        self.reinterpreted_batch_ndims)
 
     @property
     def bijective(self):
+        """Whether the transform is one-to-one (then ``inv`` inverts it)."""
         return self.base_transform.bijective
 
     @property
@@ -377,10 +387,12 @@ class ReshapeTransform(Transform):
 
     @property
     def domain(self):
+        """The constraint the inputs satisfy."""
         return constraints.independent(constraints.real, len(self.in_shape))
 
     @property
     def codomain(self):
+        """The constraint the outputs satisfy."""
         return constraints.independent(constraints.real, len(self.out_shape))
 
     def _call(self, x):
@@ -425,6 +437,7 @@ class CumulativeDistributionTransform(Transform):
 
     @property
     def domain(self):
+        """The constraint the inputs satisfy."""
         return self.distribution.support
 
     def _call(self, x):

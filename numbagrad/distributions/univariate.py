@@ -232,6 +232,7 @@ class Chi2(Gamma):
 
     @property
     def df(self):
+        """The degrees of freedom."""
         return self.concentration * 2
 
 

@@ -157,10 +157,12 @@ class InverseGamma(TransformedDistribution):
 
     @property
     def concentration(self):
+        """The shape parameter."""
         return self.base_dist.concentration
 
     @property
     def rate(self):
+        """The rate parameter (the inverse scale of the underlying Gamma)."""
         return self.base_dist.rate
 
     @property
@@ -241,14 +243,17 @@ class RelaxedBernoulli(TransformedDistribution):
 
     @property
     def temperature(self):
+        """The relaxation temperature."""
         return self.base_dist.temperature
 
     @property
     def logits(self):
+        """The log-odds, ``log(p / (1 - p))``."""
         return self.base_dist.logits
 
     @property
     def probs(self):
+        """The probability parameter ``p``."""
         return self.base_dist.probs
 
 
@@ -324,14 +329,17 @@ class ContinuousBernoulli(ExponentialFamily):
 
     @lazy_property
     def logits(self):
+        """The log-odds, ``log(p / (1 - p))``."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
+        """The probability parameter ``p``."""
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (``probs`` or ``logits``)."""
         return self._param.size()
 
     def rsample(self, sample_shape=()):

@@ -50,6 +50,7 @@ class PReLU(Module):
         self.weight = Parameter(full((num_parameters,), init, dtype=dtype))
 
     def reset_parameters(self):
+        """Set the slopes back to ``init``."""
         self.weight.data.fill_(self.init)
 
     def forward(self, input):  # noqa: A002 - torch's names

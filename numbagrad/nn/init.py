@@ -253,10 +253,16 @@ def constant_(tensor, val):
 
 
 def ones_(tensor):
+    """Fill ``tensor`` with ones, without recording.
+
+    Same as ``torch.nn.init.ones_``."""
     return _no_grad_fill_(tensor, 1.0)
 
 
 def zeros_(tensor):
+    """Fill ``tensor`` with zeros, without recording.
+
+    Same as ``torch.nn.init.zeros_``."""
     return _no_grad_zero_(tensor)
 
 

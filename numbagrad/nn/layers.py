@@ -64,6 +64,8 @@ class Linear(Module):
             self.register_parameter("bias", None)
 
     def reset_parameters(self):
+        """Draw the weight and bias again with the default initialisation (kaiming-uniform
+        weight, uniform bias)."""
         bound = 1.0 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
         self.weight._array()[...] = _uniform(self.weight.shape, _kaiming_bound(bound),
                                              self.weight.dtype)
@@ -283,15 +285,18 @@ class Sequential(Module):
             self._modules[str(i)] = m
 
     def append(self, module):
+        """Add ``module`` at the end; returns self."""
         self.add_module(str(len(self)), module)
         return self
 
     def extend(self, modules):
+        """Add the modules of an iterable at the end; returns self."""
         for m in modules:
             self.append(m)
         return self
 
     def insert(self, index, module):
+        """Insert ``module`` before position ``index``."""
         items = list(self._modules.values())
         items.insert(index, module)
         self._modules.clear()
@@ -329,15 +334,18 @@ class ModuleList(Module):
         self.add_module(str(idx % len(self)), module)
 
     def append(self, module):
+        """Add ``module`` at the end; returns self."""
         self.add_module(str(len(self)), module)
         return self
 
     def extend(self, modules):
+        """Add the modules of an iterable at the end; returns self."""
         for m in modules:
             self.append(m)
         return self
 
     def insert(self, index, module):
+        """Insert ``module`` before position ``index``."""
         items = list(self._modules.values())
         items.insert(index, module)
         self._modules.clear()
@@ -381,20 +389,25 @@ class ModuleDict(Module):
         return key in self._modules
 
     def keys(self):
+        """The names, in insertion order."""
         return self._modules.keys()
 
     def values(self):
+        """The modules, in insertion order."""
         return self._modules.values()
 
     def items(self):
+        """The (name, module) pairs, in insertion order."""
         return self._modules.items()
 
     def update(self, modules):
+        """Add or replace modules from a mapping or an iterable of (name, module) pairs."""
         items = modules.items() if hasattr(modules, "items") else modules
         for k, m in items:
             self.add_module(k, m)
 
     def pop(self, key):
+        """Remove the module named ``key`` and return it."""
         return self._modules.pop(key)
 
 

@@ -41,6 +41,7 @@ class Embedding(Module):
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, **kw):
+        """An Embedding whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
         rows, cols = embeddings.shape
         return cls(rows, cols, padding_idx=padding_idx, _weight=embeddings, _freeze=freeze,
                    **kw)
@@ -188,9 +189,11 @@ class LazyBatchNorm3d(BatchNorm3d):
         _NormBase.__init__(self, 0, eps, momentum, affine, track_running_stats, dtype)
 
     def has_uninitialized_params(self):
+        """Whether the parameters still wait for the first input to learn their shape."""
         return type(self) is LazyBatchNorm3d and (self.affine or self.track_running_stats)
 
     def initialize_parameters(self, input):  # noqa: A002
+        """Make the parameters from the first input's shape (called by the first forward)."""
         # torch sizes only what is uninitialized: with neither affine nor running statistics,
         # num_features stays 0
         if self.has_uninitialized_params():

@@ -56,12 +56,14 @@ class ParameterList(Module):
         return [k for k in super().__dir__() if not k.isdigit()]
 
     def append(self, value):
+        """Add ``value`` (made a Parameter if it is a Tensor) at the end; returns self."""
         new_idx = self._size
         self._size += 1
         setattr(self, str(new_idx), _as_parameter(value))
         return self
 
     def extend(self, values):
+        """Add the values of an iterable at the end; returns self."""
         for value in values:
             self.append(value)
         return self
@@ -117,27 +119,34 @@ class ParameterDict(Module):
         return key in self._keys
 
     def keys(self):
+        """The names, in insertion order."""
         return self._keys.keys()
 
     def items(self):
+        """The (name, parameter) pairs, in insertion order."""
         return ((k, self[k]) for k in self._keys)
 
     def values(self):
+        """The parameters, in insertion order."""
         return (self[k] for k in self._keys)
 
     def get(self, key, default=None):
+        """The parameter named ``key``, or ``default``."""
         return self[key] if key in self else default
 
     def pop(self, key):
+        """Remove the parameter named ``key`` and return it."""
         v = self[key]
         del self[key]
         return v
 
     def clear(self):
+        """Remove every parameter."""
         for k in list(self._keys):
             del self[k]
 
     def update(self, parameters):
+        """Add or replace parameters from a mapping or an iterable of (name, value) pairs."""
         items = parameters.items() if hasattr(parameters, "items") else parameters
         for k, v in items:
             self[k] = v

@@ -103,6 +103,7 @@ class RNNBase(Module):
                     self._flat_weights_names.append(name + suffix)
 
     def reset_parameters(self):
+        """Draw every weight and bias again from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
         k = 1.0 / math.sqrt(self.hidden_size)
         for w in self.parameters():
             w._array()[...] = _uniform(w.shape, k, w.dtype)
@@ -116,6 +117,7 @@ class RNNBase(Module):
 
     @property
     def all_weights(self):
+        """The parameters per layer and direction, as lists in torch's order."""
         per = len(self._flat_weights_names) // (self.num_layers * (1 + self.bidirectional))
         w = self._flat_weights
         return [w[i:i + per] for i in range(0, len(w), per)]

@@ -288,6 +288,7 @@ class EmbeddingBag(Module):
     def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
                         scale_grad_by_freq=False, mode="mean", sparse=False,
                         include_last_offset=False, padding_idx=None):
+        """An EmbeddingBag whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
         rows, cols = embeddings.shape
         bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
                   include_last_offset, padding_idx)
@@ -331,9 +332,11 @@ class LazyLinear(Linear):
             self.register_parameter("bias", None)
 
     def has_uninitialized_params(self):
+        """Whether the parameters still wait for the first input to learn their shape."""
         return type(self) is LazyLinear
 
     def initialize_parameters(self, input):
+        """Make the parameters from the first input's shape (called by the first forward)."""
         if input.ndim == 0:
             raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
                                "0D and 2D")

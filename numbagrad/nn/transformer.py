@@ -319,6 +319,8 @@ class Transformer(Module):
 
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
+        """A (sz, sz) float mask with -inf above the diagonal and 0 elsewhere (each
+        position sees itself and earlier ones)."""
         return _generate_square_subsequent_mask(sz, device, dtype)
 
     def _reset_parameters(self):

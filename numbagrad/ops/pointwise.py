@@ -216,6 +216,8 @@ def _bool_unary(name, x):
 
 
 def unary(name, x, *fattrs):
+    """Call the elementwise op ``name`` of the op table on ``x`` (with its float attributes
+    ``fattrs``), recorded as that op's node."""
     op = BY_NAME[name]
     d = x._data
     dt = d.dtype

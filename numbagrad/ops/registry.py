@@ -64,8 +64,11 @@ _ONE_ROUNDING_CALLS = {"abs", "min", "max", "sgn", "sqrt", "floor", "rint"}
 class Sample:
     """One generated-test case: input shapes, keyword arguments, and the call expression.
 
-    ``call`` is a Python expression over ``lib`` (numbagrad or torch), ``x0``.. and ``kw``;
-    the default calls ``lib.<torch name>(x0, .., **kw)``.
+    Attributes:
+        shapes: the shapes of the inputs ``x0``, ``x1``...
+        kw: keyword arguments of the call.
+        call: a Python expression over ``lib`` (numbagrad or torch), ``x0``.. and ``kw``;
+            None calls ``lib.<torch name>(x0, .., **kw)``.
     """
 
     shapes: tuple

@@ -133,6 +133,7 @@ class LRScheduler:
         return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
 
     def load_state_dict(self, state_dict):
+        """Restore the scheduler's state from ``state_dict``."""
         self.__dict__.update(state_dict)
 
     def get_last_lr(self):
@@ -140,6 +141,7 @@ class LRScheduler:
         return self._last_lr
 
     def get_lr(self):
+        """The learning rates of the current step, one per parameter group."""
         raise NotImplementedError
 
     def step(self, epoch=None):
@@ -245,6 +247,7 @@ class _LambdaState:
         return state_dict
 
     def load_state_dict(self, state_dict):
+        """Restore the scheduler's state from ``state_dict``."""
         lr_lambdas = state_dict.pop("lr_lambdas")
         self.__dict__.update(state_dict)
         # Restore state_dict keys in order to prevent side effects
@@ -264,6 +267,7 @@ class LambdaLR(_LambdaState, LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates of the current step, one per parameter group."""
         _warn_get_lr_called_within_step(self)
         return [base_lr * lmbda(self.last_epoch)
                 for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)]
@@ -282,6 +286,7 @@ class MultiplicativeLR(_LambdaState, LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates of the current step, one per parameter group."""
         _warn_get_lr_called_within_step(self)
         if not self._is_initial:
             return [group["lr"] * lmbda(self.last_epoch)
@@ -299,6 +304,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates of the current step, one per parameter group."""
         _warn_get_lr_called_within_step(self)
         if (self.last_epoch == 0) or (self.last_epoch % self.step_size != 0):
             return _param_groups_val_list(self.optimizer, "lr")
@@ -319,6 +325,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates of the current step, one per parameter group."""
         _warn_get_lr_called_within_step(self)
         if self.last_epoch not in self.milestones:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -342,6 +349,7 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates of the current step, one per parameter group."""
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [group["lr"] * self.factor for group in self.optimizer.param_groups]
@@ -370,6 +378,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates of the current step, one per parameter group."""
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
@@ -394,6 +403,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates of the current step, one per parameter group."""
         _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -415,6 +425,7 @@ class _SchedulerList:
         return state_dict
 
     def load_state_dict(self, state_dict):
+        """Restore the scheduler's state from ``state_dict``."""
         _schedulers = state_dict.pop("_schedulers")
         self.__dict__.update(state_dict)
         # Restore state_dict keys in order to prevent side effects
@@ -474,6 +485,8 @@ class SequentialLR(_SchedulerList, LRScheduler):
         self._last_lr = schedulers[idx].get_last_lr()
 
     def recursive_undo(self, sched=None):
+        """Step the schedulers back once (their construction stepped them), recursively
+        through nested ones."""
         scheds = self if sched is None else sched
         if hasattr(scheds, "_schedulers"):
             for s in scheds._schedulers:
@@ -501,6 +514,7 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates of the current step, one per parameter group."""
         _warn_get_lr_called_within_step(self)
         if self._is_initial or self.last_epoch > self.total_iters:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -523,6 +537,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates of the current step, one per parameter group."""
         _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -653,6 +668,7 @@ class ReduceLROnPlateau(LRScheduler):
 
     @property
     def in_cooldown(self):
+        """Whether the scheduler is waiting out its cooldown after a reduction."""
         return self.cooldown_counter > 0
 
     def _is_better(self, a, best):
@@ -678,6 +694,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.threshold_mode = threshold_mode
 
     def load_state_dict(self, state_dict):
+        """Restore the scheduler's state from ``state_dict``."""
         self.__dict__.update(state_dict)
         self._init_is_better(mode=self.mode, threshold=self.threshold,
                              threshold_mode=self.threshold_mode)
@@ -702,6 +719,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates of the current step, one per parameter group."""
         _warn_get_lr_called_within_step(self)
         return [self.eta_min + (base_lr - self.eta_min)
                 * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
@@ -851,6 +869,7 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self):
+        """The learning rates of the current step, one per parameter group."""
         _warn_get_lr_called_within_step(self)
         lrs = []
         step_num = self.last_epoch

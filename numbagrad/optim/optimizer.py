@@ -212,6 +212,8 @@ class Optimizer:
     # ---- step hooks -------------------------------------------------------------------------
     @staticmethod
     def profile_hook_step(func):
+        """Wrap a ``step`` method so that it runs its hooks and shows in the profiler as
+        ``Optimizer.step#<class>.step``."""
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             self, *_ = args
@@ -242,11 +244,15 @@ class Optimizer:
             owner.step.hooked = True
 
     def register_step_pre_hook(self, hook):
+        """Register ``hook(optimizer, args, kwargs)``, called before each ``step`` (may return
+        new args and kwargs); returns a handle."""
         handle = RemovableHandle(self._optimizer_step_pre_hooks)
         self._optimizer_step_pre_hooks[handle.id] = hook
         return handle
 
     def register_step_post_hook(self, hook):
+        """Register ``hook(optimizer, args, kwargs)``, called after each ``step``; returns a
+        handle."""
         handle = RemovableHandle(self._optimizer_step_post_hooks)
         self._optimizer_step_post_hooks[handle.id] = hook
         return handle
@@ -259,15 +265,21 @@ class Optimizer:
         return handle
 
     def register_state_dict_pre_hook(self, hook, prepend=False):
+        """Register ``hook(optimizer)``, called before ``state_dict``; returns a handle."""
         return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
 
     def register_state_dict_post_hook(self, hook, prepend=False):
+        """Register ``hook(optimizer, state_dict)``, called after ``state_dict`` (may return a
+        replacement); returns a handle."""
         return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
 
     def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """Register ``hook(optimizer, state_dict)``, called before ``load_state_dict`` (may
+        return a replacement state_dict); returns a handle."""
         return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
 
     def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """Register ``hook(optimizer)``, called after ``load_state_dict``; returns a handle."""
         return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     # ---- state_dict ---------------------------------------------------------------------------

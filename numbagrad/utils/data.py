@@ -169,6 +169,7 @@ class ConcatDataset(Dataset):
 
     @staticmethod
     def cumsum(sequence):
+        """The running totals of the datasets' lengths (where each one's indices end)."""
         r, s = [], 0
         for e in sequence:
             n = len(e)
@@ -316,6 +317,7 @@ class RandomSampler(Sampler):
 
     @property
     def num_samples(self):
+        """How many indices one pass yields: ``num_samples`` if given, else the dataset's length."""
         if self._num_samples is None:
             return len(self.data_source)
         return self._num_samples

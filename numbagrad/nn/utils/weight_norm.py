@@ -53,6 +53,9 @@ def weight_norm(module, name="weight", dim=0):
 
 
 def remove_weight_norm(module, name="weight"):
+    """Undo ``weight_norm``: the weight becomes one parameter again, with its current value.
+
+    Same as ``torch.nn.utils.remove_weight_norm``."""
     fn = module.__dict__.get("_weight_norm_hooks", {}).pop(name, None)
     if fn is None:
         raise ValueError(f"weight_norm of '{name}' not found in {module}")
