@@ -14,6 +14,7 @@ handler (``extensions``).
 
 import importlib
 import inspect
+import re
 import types
 
 import griffe
@@ -113,6 +114,50 @@ def _attribute_doc(cls, name):
     return None
 
 
+TORCH_DOCS = "https://docs.pytorch.org/docs/2.13/"
+# torch's pages that document a namespace's names on one page, by anchor
+_ONE_PAGE = {"torch.nn.init.": "nn.init.html", "torch.special.": "special.html",
+             "torch.utils.data.": "data.html", "torch.profiler.": "profiler.html",
+             "torch.autograd.profiler.": "autograd.html", "torch.onnx.": "onnx.html",
+             "torch.distributions.": "distributions.html", "torch.func.": "func.api.html",
+             "torch.autograd.forward_ad.": "autograd.html",
+             "torch.autograd.graph.": "autograd.html",
+             "torch.utils.benchmark.": "benchmark_utils.html"}
+_SAME_AS = re.compile(r"``(torch(?:\.[A-Za-z_][A-Za-z_0-9]*)+)``")
+
+
+def torch_page(name):
+    """The address of torch 2.13's documentation of ``name`` (``torch.nn.Linear``)."""
+    for prefix, page in _ONE_PAGE.items():
+        if name.startswith(prefix):
+            return f"{TORCH_DOCS}{page}#{name}"
+    if name in ("torch.dtype", "torch.device", "torch.layout", "torch.memory_format"):
+        return f"{TORCH_DOCS}tensor_attributes.html#{name}"
+    if name == "torch.Size":
+        return f"{TORCH_DOCS}size.html#{name}"
+    if re.fullmatch(r"torch\.[A-Z][A-Za-z0-9]*Tensor", name):  # the legacy tensor types
+        return f"{TORCH_DOCS}tensors.html"
+    return f"{TORCH_DOCS}generated/{name}.html"
+
+
+def _link_torch_names(obj, seen):
+    """Make "Same as ``torch.x``" in the docstrings under ``obj`` a link to torch's page."""
+    if obj is None or obj.path in seen:
+        return
+    seen.add(obj.path)
+    doc = obj.docstring
+    if doc is not None and "Same as ``torch." in doc.value:
+        head, sep, tail = doc.value.partition("Same as ``torch.")
+        tail = _SAME_AS.sub(lambda m: f"[`{m.group(1)}`]({torch_page(m.group(1))})",
+                            "``torch." + tail, count=1)
+        doc.value = head + "Same as " + tail
+    for member in obj.members.values():
+        target = resolved(member)
+        if target is not None and (target.is_class or target.is_function or
+                                   target.is_attribute or target.is_module):
+            _link_torch_names(target, seen)
+
+
 class RuntimeNames(griffe.Extension):
     def on_package(self, *, pkg, loader, **kwargs):
         if pkg.name != "numbagrad":
@@ -127,6 +172,9 @@ class RuntimeNames(griffe.Extension):
             names = self.complete(documented, runtime_object(path))
             if documented.is_module:
                 documented.exports = names
+        seen = set()
+        for path in NAMESPACES:
+            _link_torch_names(resolved(loader.modules_collection[path]), seen)
 
     def complete(self, documented, runtime):
         """Give every public runtime name of ``runtime`` a member griffe can render, and
