@@ -30,6 +30,14 @@ def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=
     """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on.
 
     Same as ``torch.Tensor.backward``.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> x = torch.tensor([1., 2., 3.], requires_grad=True)
+        >>> y = (x ** 2).sum()
+        >>> y.backward()
+        >>> x.grad
+        tensor([2., 4., 6.])
     """
     api.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 

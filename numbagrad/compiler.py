@@ -59,7 +59,16 @@ def compile(fn=None, *, check=False, max_traces=8, fullgraph=False):  # noqa: A0
     ``TraceReadError`` naming its line, as torch.compile's ``fullgraph`` does for graph breaks.
 
     ``check=True`` (or a number of calls) also runs the transform eagerly on the first calls
-    and raises if the replay differs."""
+    and raises if the replay differs.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> import numpy as np
+        >>> from numbagrad.func import value_and_grad
+        >>> f = torch.compile(value_and_grad(lambda x: (x ** 2).sum()))
+        >>> f(np.array([1., 2., 3.]))
+        (14.0, array([2., 4., 6.]))
+    """
     if fn is None:
         return lambda f: compile(f, check=check, max_traces=max_traces, fullgraph=fullgraph)
     transform = getattr(fn, "_numbagrad_transform", None)

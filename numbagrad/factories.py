@@ -47,6 +47,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     """A new leaf tensor of a copy of ``data`` (nested lists, numbers, arrays, tensors).
 
     Same as ``torch.tensor``.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        >>> x
+        tensor([[1., 2.],
+                [3., 4.]], requires_grad=True)
+        >>> torch.tensor([1, 2, 3]).dtype
+        torch.int64
     """
     check_device(device)
     return _finish(_to_numpy(data, dtype), requires_grad)
@@ -67,6 +76,15 @@ def from_numpy(arr):
     """A tensor sharing memory with the NumPy array ``arr``, in its dtype.
 
     Same as ``torch.from_numpy``.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> import numpy as np
+        >>> a = np.array([1., 2.])
+        >>> t = torch.from_numpy(a)
+        >>> a[0] = 5.
+        >>> t
+        tensor([5., 2.], dtype=torch.float64)
     """
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
@@ -257,6 +275,12 @@ def manual_seed(seed):
     """Seed the default random generator; returns it.
 
     Same as ``torch.manual_seed``: the same seed draws the same numbers as in torch.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> _ = torch.manual_seed(0)
+        >>> torch.rand(3)
+        tensor([0.4963, 0.7682, 0.0885])
     """
     return default_generator().manual_seed(seed)
 

@@ -52,7 +52,16 @@ def minimize(fun, x0, args=(), method=None, *, compile=True, **kwargs):  # noqa:
     ``compile=False`` uses the eager transforms (for functions compile does not support).
     ``jac=True`` (or a ``fun`` with ``returns_value_and_grad``, as ``numbagrad.distributed``'s
     has) means ``fun`` returns ``(value, gradient)`` on NumPy arrays itself: it goes to scipy
-    as it is. Returns scipy's ``OptimizeResult``."""
+    as it is. Returns scipy's ``OptimizeResult``.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> import numpy as np
+        >>> from numbagrad.optimize import minimize
+        >>> res = minimize(lambda x: ((x - 3.0) ** 2).sum(), np.zeros(2))
+        >>> np.round(res.x, 4)
+        array([3., 3.])
+    """
     import scipy.optimize  # on first use: it takes ~0.35 s to import
 
     if kwargs.get("jac") is True or getattr(fun, "returns_value_and_grad", False):

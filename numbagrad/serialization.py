@@ -439,7 +439,17 @@ def save(obj, f):
 
     In the ``.npz`` archive, as in torch's format, a tensor held twice loads as one tensor
     (``loaded["a"] is loaded["b"]``) and tensors sharing memory (views of one tensor, tied
-    weights) load sharing memory; a safetensors file holds each tensor's values apart."""
+    weights) load sharing memory; a safetensors file holds each tensor's values apart.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> import io
+        >>> buffer = io.BytesIO()
+        >>> torch.save({"w": torch.ones(2)}, buffer)
+        >>> _ = buffer.seek(0)
+        >>> torch.load(buffer)
+        {'w': tensor([1., 1.])}
+    """
     if isinstance(f, os.PathLike):
         f = os.fspath(f)
     if isinstance(f, str) and f.endswith(".safetensors"):

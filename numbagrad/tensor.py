@@ -19,6 +19,14 @@ class Tensor:
     """A multi-dimensional array of one dtype, whose ops autograd can differentiate.
 
     Same as ``torch.Tensor``; the values are a NumPy array in host memory.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> x = torch.ones(2, 3)
+        >>> x.shape, x.dtype
+        (torch.Size([2, 3]), torch.float32)
+        >>> (x * 2 + 1).sum()
+        tensor(18.)
     """
 
     # ``_data`` is a NumPy array, or a NumPy scalar for 0-d op results (cheaper to make;
@@ -313,7 +321,16 @@ class Tensor:
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when this tensor's gradient is computed; a non-None return value
-        replaces the gradient. Returns a handle whose ``remove()`` unregisters it."""
+        replaces the gradient. Returns a handle whose ``remove()`` unregisters it.
+
+        Examples:
+            >>> import numbagrad as torch
+            >>> x = torch.tensor([1., 2.], requires_grad=True)
+            >>> handle = x.register_hook(lambda g: g * 10)
+            >>> (x * x).sum().backward()
+            >>> x.grad
+            tensor([20., 40.])
+        """
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         hooks = getattr(self, "_hooks", None)

@@ -92,7 +92,15 @@ def _roots(tensors, grad_tensors, inputs, on_leaf_root, as_tensors=False):
 
 @anomaly.raised_at_user_call
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """torch.autograd.backward: accumulate d(sum of tensors * grad_tensors)/d(leaf) into .grad."""
+    """torch.autograd.backward: accumulate d(sum of tensors * grad_tensors)/d(leaf) into .grad.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> w = torch.tensor([1., 2.], requires_grad=True)
+        >>> torch.autograd.backward([(w * 3).sum()])
+        >>> w.grad
+        tensor([3., 3.])
+    """
 
     tensors = _as_tuple(tensors)
     if retain_graph is None:
@@ -116,7 +124,18 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """torch.autograd.grad: the gradients of ``outputs`` with respect to ``inputs``, returned
-    as a tuple; ``.grad`` attributes are left untouched."""
+    as a tuple; ``.grad`` attributes are left untouched.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> x = torch.tensor(3., requires_grad=True)
+        >>> y = x ** 3
+        >>> (g,) = torch.autograd.grad(y, x, create_graph=True)
+        >>> g
+        tensor(27., grad_fn=<MulBackward0>)
+        >>> torch.autograd.grad(g, x)
+        (tensor(18.),)
+    """
 
     if is_grads_batched:
         raise NotImplementedError("numbagrad: is_grads_batched=True is not implemented yet")

@@ -160,7 +160,25 @@ def _fit(g, shape, index, name):
 class Function:
     """torch.autograd.Function: subclass it with static ``forward(ctx, *args)`` and
     ``backward(ctx, *grad_outputs)`` (or ``forward(*args)`` + ``setup_context``), and call
-    ``MyFn.apply(*args)``."""
+    ``MyFn.apply(*args)``.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> class Square(torch.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 2 * x * g
+        >>> x = torch.tensor([3.], requires_grad=True)
+        >>> y = Square.apply(x)
+        >>> y.backward()
+        >>> x.grad
+        tensor([6.])
+    """
 
     @staticmethod
     def forward(ctx, *args, **kwargs):

@@ -574,6 +574,12 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
     returns False if ``raise_exception=False``. ``fast_mode=True`` compares random
     projections ``v^T J u`` instead of whole Jacobians. Forward-mode AD and batched-gradient
     checks are not available (NotImplementedError when requested).
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> x = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
+        >>> torch.autograd.gradcheck(torch.sin, (x,))
+        True
     """
     if not (check_forward_ad or check_backward_ad):
         raise AssertionError(

@@ -52,6 +52,14 @@ class no_grad(_GradMode):  # noqa: N801 - torch's name
     """Context manager (and decorator) that records no op for autograd in its block.
 
     Same as ``torch.no_grad``.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> with torch.no_grad():
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
     """
 
     _target = False

@@ -66,7 +66,14 @@ def _batch_size(flat, dims):
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """torch.func.vmap: ``func`` mapped over a dimension of its inputs (one call per index,
-    results stacked along ``out_dims``)."""
+    results stacked along ``out_dims``).
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> from numbagrad.func import vmap
+        >>> vmap(torch.dot)(torch.ones(3, 2), torch.ones(3, 2))
+        tensor([2., 2., 2.])
+    """
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")

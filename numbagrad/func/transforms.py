@@ -318,7 +318,14 @@ def _grad_and_value_impl(func, argnums, has_aux, args, kwargs):
 
 def grad_and_value(func, argnums=0, has_aux=False):
     """torch.func.grad_and_value: ``func`` -> a function returning ``(gradient, value)``, or
-    ``(gradient, (value, aux))`` with ``has_aux``."""
+    ``(gradient, (value, aux))`` with ``has_aux``.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> from numbagrad.func import grad_and_value
+        >>> grad_and_value(lambda x: (x * x).sum())(torch.tensor([3.]))
+        (tensor([6.]), tensor(9.))
+    """
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         return _grad_and_value_impl(func, argnums, has_aux, args, kwargs)
@@ -329,7 +336,14 @@ def grad_and_value(func, argnums=0, has_aux=False):
 
 def grad(func, argnums=0, has_aux=False):
     """torch.func.grad: ``func`` (returning a scalar) -> its gradient function; with
-    ``has_aux`` the new function returns ``(gradient, aux)``."""
+    ``has_aux`` the new function returns ``(gradient, aux)``.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> from numbagrad.func import grad
+        >>> grad(lambda x: (x ** 2).sum())(torch.tensor([1., 2.]))
+        tensor([2., 4.])
+    """
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         g, value = _grad_and_value_impl(func, argnums, has_aux, args, kwargs)
@@ -341,7 +355,16 @@ def grad(func, argnums=0, has_aux=False):
 
 def value_and_grad(func, argnums=0, has_aux=False):
     """JAX's value_and_grad (torch has none): a function returning ``(value, gradient)``, or
-    ``((value, aux), gradient)`` with ``has_aux``; the reverse order of grad_and_value."""
+    ``((value, aux), gradient)`` with ``has_aux``; the reverse order of grad_and_value.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> import numpy as np
+        >>> from numbagrad.func import value_and_grad
+        >>> value, g = value_and_grad(lambda x: (x ** 2).sum())(np.array([1., 2.]))
+        >>> value, g
+        (5.0, array([2., 4.]))
+    """
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         g, value = _grad_and_value_impl(func, argnums, has_aux, args, kwargs)
@@ -519,7 +542,15 @@ def _output_blocks(o, inputs, create_graph):
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """torch.func.jacrev: ``func`` -> a function returning its Jacobian with respect to the
-    ``argnums`` arguments (and aux)."""
+    ``argnums`` arguments (and aux).
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> from numbagrad.func import jacrev
+        >>> jacrev(torch.sin)(torch.tensor([0., 0.]))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
     if not (chunk_size is None or chunk_size > 0):
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
@@ -533,7 +564,15 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """torch.func.jacfwd: the Jacobian a column at a time, one forward-mode pass per element
     of the differentiated arguments (autograd.forward_ad). Where the result must keep a graph
     (nested in another transform, an argument requiring grad) or a dual level is already
-    active, by reverse mode: the same values, one backward per output element."""
+    active, by reverse mode: the same values, one backward per output element.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> from numbagrad.func import jacfwd
+        >>> jacfwd(lambda x: x ** 2)(torch.tensor([1., 2.]))
+        tensor([[2., 0.],
+                [0., 4.]])
+    """
     @functools.wraps(func)
     def wrapper_fn(*args):
         call = _Call(args, {}, argnums)
@@ -607,5 +646,13 @@ def _jacobian_forward(func, call, has_aux):
 
 
 def hessian(func, argnums=0):
-    """torch.func.hessian: ``jacfwd(jacrev(func, argnums), argnums)``."""
+    """torch.func.hessian: ``jacfwd(jacrev(func, argnums), argnums)``.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> from numbagrad.func import hessian
+        >>> hessian(lambda x: (x ** 3).sum())(torch.tensor([1., 2.]))
+        tensor([[ 6.,  0.],
+                [ 0., 12.]])
+    """
     return jacfwd(jacrev(func, argnums), argnums)

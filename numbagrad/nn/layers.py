@@ -49,7 +49,17 @@ class Identity(Module):
 
 class Linear(Module):
     """y = x W^T + b; W (out_features, in_features) and b drawn from U(-1/sqrt(in), 1/sqrt(in))
-    (torch's kaiming_uniform_(a=sqrt(5)) works out to that bound)."""
+    (torch's kaiming_uniform_(a=sqrt(5)) works out to that bound).
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> _ = torch.manual_seed(0)
+        >>> layer = torch.nn.Linear(3, 2)
+        >>> layer(torch.ones(4, 3)).shape
+        torch.Size([4, 2])
+        >>> layer.weight.shape
+        torch.Size([2, 3])
+    """
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
@@ -240,6 +250,15 @@ class Sequential(Module):
     """Runs its modules in order, each one's output the next one's input.
 
     Same as ``torch.nn.Sequential``.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> nn = torch.nn
+        >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        >>> model(torch.zeros(5, 4)).shape
+        torch.Size([5, 1])
+        >>> model[1]
+        ReLU()
     """
 
     def __init__(self, *args):

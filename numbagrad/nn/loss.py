@@ -37,6 +37,12 @@ class MSELoss(_Loss):
     """The mean (or summed) squared error between input and target.
 
     Same as ``torch.nn.MSELoss``.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> loss = torch.nn.MSELoss()
+        >>> loss(torch.tensor([1., 2.]), torch.tensor([1., 4.]))
+        tensor(2.)
     """
 
     def forward(self, input, target):  # noqa: A002

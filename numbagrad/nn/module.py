@@ -100,7 +100,24 @@ def _addindent(s, n):
 
 
 class Module:
-    """Base class of all layers: assign Parameters, buffers and sub-modules as attributes."""
+    """Base class of all layers: assign Parameters, buffers and sub-modules as attributes.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> class Net(torch.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = torch.nn.Linear(2, 1)
+        ...     def forward(self, x):
+        ...         return self.fc(x).relu()
+        >>> net = Net()
+        >>> net
+        Net(
+          (fc): Linear(in_features=2, out_features=1, bias=True)
+        )
+        >>> [name for name, _ in net.named_parameters()]
+        ['fc.weight', 'fc.bias']
+    """
 
     training: bool
     _hook_ids = 0

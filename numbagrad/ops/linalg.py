@@ -288,7 +288,16 @@ def weight_t(w):
 
 
 def matmul(input, other):
-    """torch.matmul's dispatch, recording the same primitive ops torch does."""
+    """torch.matmul's dispatch, recording the same primitive ops torch does.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> a = torch.ones(2, 3, requires_grad=True)
+        >>> torch.matmul(a, torch.ones(3, 4)).shape
+        torch.Size([2, 4])
+        >>> torch.matmul(a, torch.ones(3)).grad_fn
+        <MvBackward0 object at 0x...>
+    """
     if isinstance(other, Tensor):
         da, db = input._data, other._data
         if da.ndim == 2 and db.ndim == 2:  # the common case first

@@ -877,6 +877,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """The cross entropy between the logits ``input`` and class indices or probabilities ``target``.
 
     Same as ``torch.nn.functional.cross_entropy``.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> import numbagrad.nn.functional as F
+        >>> logits = torch.tensor([[2., 0., 0.], [0., 0., 0.]], requires_grad=True)
+        >>> loss = F.cross_entropy(logits, torch.tensor([0, 2]))
+        >>> loss
+        tensor(0.6691, grad_fn=<NllLossBackward0>)
     """
     reduction = _legacy(size_average, reduce, reduction)
     red = _get_enum(reduction)

@@ -21,7 +21,19 @@ __all__ = ["Adam"]
 
 class Adam(Optimizer):
     """Adam as torch.optim.Adam: per-parameter ``step`` counters (float32 scalar tensors), bias
-    corrections computed in double precision, the update in the parameters' dtype."""
+    corrections computed in double precision, the update in the parameters' dtype.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> w = torch.nn.Parameter(torch.tensor([1., -1.]))
+        >>> opt = torch.optim.Adam([w], lr=0.1)
+        >>> for _ in range(3):
+        ...     opt.zero_grad()
+        ...     (w ** 2).sum().backward()
+        ...     opt.step()
+        >>> w.detach()
+        tensor([ 0.7016, -0.7016])
+    """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,

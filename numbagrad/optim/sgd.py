@@ -12,7 +12,18 @@ __all__ = ["SGD"]
 
 class SGD(Optimizer):
     """Stochastic gradient descent, optionally with momentum, as torch.optim.SGD: the momentum
-    buffer starts as the first gradient, dampening applies from the second step."""
+    buffer starts as the first gradient, dampening applies from the second step.
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> w = torch.nn.Parameter(torch.tensor([1., 2.]))
+        >>> opt = torch.optim.SGD([w], lr=0.1)
+        >>> (w ** 2).sum().backward()
+        >>> opt.step()
+        >>> w
+        Parameter containing:
+        tensor([0.8000, 1.6000], requires_grad=True)
+    """
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
                  *, maximize=False, foreach=None, differentiable=False, fused=None):

@@ -749,7 +749,15 @@ class _DataLoaderIter:
 
 class DataLoader:
     """Iterates over batches of a dataset, as torch.utils.data.DataLoader (in-process only:
-    see the module docstring)."""
+    see the module docstring).
+
+    Examples:
+        >>> import numbagrad as torch
+        >>> from numbagrad.utils.data import DataLoader, TensorDataset
+        >>> data = TensorDataset(torch.arange(6.), torch.arange(6))
+        >>> [y.tolist() for _, y in DataLoader(data, batch_size=4)]
+        [[0, 1, 2, 3], [4, 5]]
+    """
 
     __initialized = False
 
