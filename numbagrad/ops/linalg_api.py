@@ -8,6 +8,7 @@ from .linalg_norms import matrix_norm, vector_norm  # noqa: F401 - numbagrad.lin
 from .linalg_products import (
     addbmm,
     addmv,
+    addr,
     baddbmm,
     cdist,
     cross,
@@ -38,13 +39,13 @@ def det(input):
     """
     return _linalg_det(input)
 
-__all__ = ["addbmm", "addmv", "baddbmm", "cdist", "cholesky", "cholesky_inverse",
+__all__ = ["addbmm", "addmv", "addr", "baddbmm", "cdist", "cholesky", "cholesky_inverse",
            "cholesky_solve", "cross", "det", "einsum", "inner", "inverse", "kron", "logdet",
            "lu", "lu_solve", "lu_unpack", "matrix_exp", "matrix_power", "pinverse", "qr",
            "slogdet", "svd", "tensordot", "triangular_solve", "vdot"]
 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
-TENSOR_METHODS = {"addbmm": addbmm, "addmv": addmv, "baddbmm": baddbmm,
+TENSOR_METHODS = {"addbmm": addbmm, "addmv": addmv, "addr": addr, "baddbmm": baddbmm,
                   "cholesky": cholesky_deprecated, "cholesky_inverse": cholesky_inverse,
                   "cholesky_solve": cholesky_solve, "cross": cross, "det": _linalg_det,
                   "inner": inner, "inverse": inverse, "kron": kron, "logdet": logdet,
