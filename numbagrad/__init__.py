@@ -64,6 +64,7 @@ from .pointwise_extra import *  # noqa: F401,F403
 from .predicates import *  # noqa: F401,F403
 from .windows import *  # noqa: F401,F403
 from .tensor_extras import *  # noqa: F401,F403,A004
+from .stats_extras import *  # noqa: F401,F403
 from ._inplace_forms import addmv_
 from .interop import to_dlpack
 from .func import vmap
