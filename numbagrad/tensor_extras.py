@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from . import dtypes, factories
-from ._inplace_forms import _inplace
+from ._inplace_forms import _inplace, _inplace_method
 from .autograd.function import Function
 from .core.anomaly_flags import state as _anomaly_state
 from .core.docs import documented, inplace_doc
@@ -136,6 +136,110 @@ def nonzero_static(input, *, size, fill_value=-1):  # noqa: A002 - torch's keywo
 
 
 Tensor.nonzero_static = nonzero_static
+
+
+# ---- index_reduce -----------------------------------------------------------------------------
+_FIRST = {"prod": 1, "mean": 0, "amax": -np.inf, "amin": np.inf}
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):  # noqa: A002
+    """A copy of ``input`` with the slices of ``source`` along ``dim`` reduced by ``reduce``
+    ("prod", "mean", "amax" or "amin") into its slices ``index`` names.
+
+    Same as ``torch.index_reduce``.
+    """
+    if reduce not in _FIRST:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    if index.dtype not in (dtypes.int64, dtypes.int32):
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{index.dtype.scalar_name}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({input.dtype.scalar_name}) and source "
+                           f"({source.dtype.scalar_name}) must have the same scalar type")
+    d = _index_dim(dim, max(input.ndim, 1))
+    idx = index._array().reshape(-1)
+    n_src = source.shape[d] if source.ndim else 1
+    if idx.size != n_src:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({idx.size}) should be equal to "
+                           f"source.size(dim): ({n_src}), for dim: {dim}")
+    size = input.shape[d] if input.ndim else 1
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        raise IndexError("index out of range in self")
+    warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning,
+                  stacklevel=2)
+    idx = idx % max(size, 1)
+    value = _index_reduced(input._array(), d, idx, source._array(), reduce, include_self)
+    return record_node("IndexReduceBackward0", [value], [input, source], _index_reduce_rule,
+                       options=(d, _make(idx.astype(np.int64)), reduce, include_self))[0]
+
+
+def _index_dim(dim, ndim):
+    return reduce._dims(dim, ndim, "index_reduce")[0]
+
+
+def _index_reduced(x, d, idx, src, how, include_self):
+    out = np.array(x, copy=True)
+    view = np.moveaxis(out.reshape(out.shape or (1,)), d, 0)
+    part = np.moveaxis(src.reshape(src.shape or (1,)), d, 0)
+    if not include_self:
+        first = _FIRST[how]
+        if out.dtype.kind in "iu" and how in ("amax", "amin"):
+            info = np.iinfo(out.dtype)
+            first = info.min if how == "amax" else info.max
+        view[idx] = first
+    if how == "mean":
+        np.add.at(view, idx, part)
+        counts = np.bincount(idx, minlength=view.shape[0]) + int(include_self)
+        counts = np.maximum(counts, 1).reshape((-1,) + (1,) * (view.ndim - 1))
+        view[...] = np.floor_divide(view, counts) if out.dtype.kind in "iub" else view / counts
+    else:
+        {"prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[how].at(view, idx, part)
+    return out
+
+
+def _index_reduce_rule(ctx, grads):
+    # torch's index_reduce_backward, written with recorded ops
+    (g,) = grads
+    x, src = ctx.inputs
+    d, index, how, include_self = ctx.options
+    result = ctx.outputs[0]
+    if how == "prod":
+        masked_self = x.masked_fill(x == 0, 1)
+        masked_self_result = _make(_index_reduced(masked_self._array(), d, index._array(),
+                                                  src._array(), how, include_self))
+        grad_self = g * masked_self_result / masked_self
+        src_zero = src == 0
+        zeros = x.new_zeros(x.shape)
+        src_num_zeros = zeros.index_add(d, index, src_zero.to(x.dtype)).index_select(d, index)
+        src_single_zero = src_zero & (src_num_zeros == 1)
+        masked_src = src.masked_fill(src_single_zero, 1)
+        masked_src_result = _make(_index_reduced(x._array(), d, index._array(),
+                                                 masked_src._array(), how, include_self))
+        grad_src = where(src_single_zero, (g * masked_src_result).index_select(d, index),
+                         (g * result).index_select(d, index) / src.masked_fill(src_zero, 1))
+    elif how == "mean":
+        counts = (x.new_ones(g.shape) if include_self else x.new_zeros(g.shape)).index_add(
+            d, index, src.new_ones(src.shape))
+        counts = counts.masked_fill(counts == 0, 1)
+        grad_self = g / counts
+        grad_src = g.index_select(d, index) / counts.index_select(d, index)
+    else:
+        self_is_result = (x == result).to(x.dtype)
+        source_is_result = (src == result.index_select(d, index)).to(x.dtype)
+        distributed = g / self_is_result.index_add(d, index, source_is_result)
+        grad_self = self_is_result * distributed
+        grad_src = source_is_result * distributed.index_select(d, index)
+    if not include_self:
+        grad_self = grad_self.index_fill(d, index, 0)
+    return [grad_self, grad_src]
+
+
+Tensor.index_reduce = lambda self, dim, index, source, reduce, *, include_self=True: \
+    index_reduce(self, dim, index, source, reduce, include_self=include_self)
+Tensor.index_reduce.__doc__ = "See :func:`index_reduce`."
+# (computed on a clone of self when recording: the rule reads self's old value)
+Tensor.index_reduce_ = _inplace_method(index_reduce, "index_reduce_")
 
 
 # ---- torch-namespace forms of in-place methods -----------------------------------------------
@@ -349,7 +453,7 @@ def set_anomaly_enabled(enabled, check_nan=True):
 
 
 __all__ = ["angle", "clip_", "detach_", "empty_permuted", "frombuffer", "get_device",
-           "index_put_", "is_inference", "nonzero_static", "put", "range", "real", "renorm",
-           "resize_as_", "set_anomaly_enabled", "split_with_sizes"]
+           "index_put_", "index_reduce", "is_inference", "nonzero_static", "put", "range", "real",
+           "renorm", "resize_as_", "set_anomaly_enabled", "split_with_sizes"]
 
 Tensor.angle = angle
