@@ -143,14 +143,18 @@ def _apply_(self, fn):
 Tensor.apply_ = _apply_
 
 # ---- math: in-place forms --------------------------------------------------------------------
+def _old_self(s):
+    """``s``, cloned when recording: a derivative reading self (asin's, log2's) then reads its
+    old value, as torch's in-place ops save the original self."""
+    if s._requires_grad and grad_mode.state.enabled:
+        return pointwise.unary("clone", s)
+    return s
+
+
 def _inplace_method(fn, name):
-    """``self.<name>_(...)``: ``fn`` computed on a clone of self when recording, so that a
-    derivative reading self (asin's, log2's) reads its old value, as torch's in-place ops
-    save the original self."""
+    """``self.<name>_(...)``: ``fn`` computed on ``_old_self(self)``."""
     def compute(s, args, kw):
-        if s._requires_grad and grad_mode.state.enabled:
-            s = pointwise.unary("clone", s)
-        return fn(s, *args, **kw)
+        return fn(_old_self(s), *args, **kw)
 
     def op(self, *args, **kw):
         return _inplace(self, lambda s: compute(s, args, kw))
@@ -245,7 +249,7 @@ def _product_inplace(self, fn, args, kw, mismatch=None):
     does not broadcast self here), else torch's message (``mismatch(self, result)`` or its
     common "Bad in-place call")."""
     def compute(s):
-        out = fn(s, *args, **kw)
+        out = fn(_old_self(s), *args, **kw)  # (the products' rules save self)
         if tuple(out.shape) != tuple(s.shape):
             raise RuntimeError(mismatch(s, *args) if mismatch else
                                f"Bad in-place call: input tensor size {list(s.shape)} and "

@@ -107,11 +107,6 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     return _make(np.asarray(np.isin(a, b, assume_unique=assume_unique, invert=invert)))
 
 
-Tensor.isin = lambda self, test_elements, *, assume_unique=False, invert=False: isin(
-    self, test_elements, assume_unique=assume_unique, invert=invert)
-Tensor.isin.__doc__ = "See :func:`isin`."
-
-
 # ---- histograms -------------------------------------------------------------------------------
 def _edges(x, bins, range_, k, dt):  # noqa: A002
     """Dimension k's bin edges: the given tensor, or ``bins`` + 1 equal bins over the range

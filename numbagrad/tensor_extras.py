@@ -10,17 +10,16 @@ import warnings
 import numpy as np
 
 from . import dtypes, factories
-from ._inplace_forms import _inplace, _inplace_method
+from ._inplace_forms import _inplace_method
 from .autograd.function import Function
 from .core.anomaly_flags import state as _anomaly_state
-from .core.docs import documented, inplace_doc
 from .ops import reduce
 from .ops.linalg_common import const
 from .ops.linalg_node import record_node
 from .ops.linalg_norms import vector_norm
 from .ops.math_logic import need_tensor
 from .ops.pointwise import where
-from .ops.shape import split
+from .ops.shape import alias, split
 from .ops.shape_api import nonzero
 from .ops.vjp import VjpContext
 from .tensor import Tensor, _make
@@ -74,7 +73,7 @@ def renorm(input, p, dim, maxnorm):  # noqa: A002 - torch's keyword names
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
     if input.ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
                            "dimensions")
@@ -105,8 +104,7 @@ def _renorm_rule(ctx, grads):
 
 
 Tensor.renorm = renorm
-Tensor.renorm_ = documented(lambda self, p, dim, maxnorm: _inplace(
-    self, lambda s: renorm(s, p, dim, maxnorm)), inplace_doc("renorm"), "renorm_")
+Tensor.renorm_ = _inplace_method(renorm, "renorm_")  # (the rule reads self's old value)
 
 
 # ---- shapes -----------------------------------------------------------------------------------
@@ -364,7 +362,7 @@ def _as_subclass(self, cls):
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
                         "Tensor is not possible. Make sure your class inherits from Tensor.")
-    out = self.view_as(self)
+    out = alias(self)
     out.__class__ = cls
     return out
 
@@ -436,7 +434,7 @@ def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,  #
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (step > 0 and start > end) or (step < 0 and start < end):
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
     n = int(math.floor((end - start) / step)) + 1
     values = np.asarray(start, np.float64) + np.arange(n, dtype=np.float64) * step
