@@ -398,7 +398,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     """
     view = memoryview(buffer)
     nbytes, item = view.nbytes, np.dtype(dtypes.as_dtype(dtype).np).itemsize
-    if nbytes <= 0 and count == 0 or nbytes == 0 and count < 0:
+    if nbytes == 0 or count == 0:
         raise ValueError(f"both buffer length ({nbytes}) and count ({count}) must not be 0")
     if offset < 0 or offset >= nbytes:
         raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "

@@ -126,6 +126,15 @@ def test_real_is_the_tensor_itself():
     same_as_torch(lambda lib: lib.real(lib.tensor([1, 2])))
 
 
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_setting_real_copies_as_torch(requires_grad):
+    def fn(lib):
+        x = lib.zeros(3, requires_grad=requires_grad)
+        x.real = lib.ones(3)
+        return x
+    same_as_torch(fn)
+
+
 def test_angle_matches_torch():
     x = np.array([[-1.5, 0.0, 2.0], [-0.0, -3.0, 1.0]])
     check(lambda lib, t: lib.angle(t), x)
@@ -400,12 +409,16 @@ def test_factories_match_torch(call):
     same_as_torch(call)
 
 
-@pytest.mark.parametrize("count,offset", [(-1, 0), (2, 4), (5, 0), (-1, 17), (-1, 3)])
+@pytest.mark.parametrize("count,offset", [(-1, 0), (2, 4), (5, 0), (-1, 17), (-1, 3), (0, 0)])
 def test_frombuffer_matches_torch(count, offset):
     def fn(lib):
         return lib.frombuffer(array.array("f", [1, 2, 3, 4]), dtype=lib.float32, count=count,
                               offset=offset)
     same_as_torch(fn)
+
+
+def test_frombuffer_of_an_empty_buffer_fails_as_torch():
+    same_as_torch(lambda lib: lib.frombuffer(bytearray(), dtype=lib.float32, count=2))
 
 
 def test_frombuffer_shares_the_buffer():
