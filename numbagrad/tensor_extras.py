@@ -166,10 +166,15 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):  # no
         raise IndexError("index out of range in self")
     warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning,
                   stacklevel=2)
-    idx = idx % max(size, 1)
-    value = _index_reduced(input._array(), d, idx, source._array(), reduce, include_self)
-    return record_node("IndexReduceBackward0", [value], [input, source], _index_reduce_rule,
-                       options=(d, _make(idx.astype(np.int64)), reduce, include_self))[0]
+    return _index_reduce_node(input, d, _make((idx % max(size, 1)).astype(np.int64)), source,
+                              reduce, include_self)
+
+
+def _index_reduce_node(x, d, index, src, how, include_self):
+    """index_reduce recorded (index: an int64 tensor of positions in 0..size-1)."""
+    value = _index_reduced(x._array(), d, index._array(), src._array(), how, include_self)
+    return record_node("IndexReduceBackward0", [value], [x, src], _index_reduce_rule,
+                       options=(d, index, how, include_self))[0]
 
 
 def _index_dim(dim, ndim):
@@ -204,16 +209,14 @@ def _index_reduce_rule(ctx, grads):
     result = ctx.outputs[0]
     if how == "prod":
         masked_self = x.masked_fill(x == 0, 1)
-        masked_self_result = _make(_index_reduced(masked_self._array(), d, index._array(),
-                                                  src._array(), how, include_self))
+        masked_self_result = _index_reduce_node(masked_self, d, index, src, how, include_self)
         grad_self = g * masked_self_result / masked_self
         src_zero = src == 0
         zeros = x.new_zeros(x.shape)
         src_num_zeros = zeros.index_add(d, index, src_zero.to(x.dtype)).index_select(d, index)
         src_single_zero = src_zero & (src_num_zeros == 1)
         masked_src = src.masked_fill(src_single_zero, 1)
-        masked_src_result = _make(_index_reduced(x._array(), d, index._array(),
-                                                 masked_src._array(), how, include_self))
+        masked_src_result = _index_reduce_node(x, d, index, masked_src, how, include_self)
         grad_src = where(src_single_zero, (g * masked_src_result).index_select(d, index),
                          (g * result).index_select(d, index) / src.masked_fill(src_zero, 1))
     elif how == "mean":

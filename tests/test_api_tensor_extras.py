@@ -186,6 +186,17 @@ def test_index_reduce_prod_with_zeros_and_integers_match_torch():
         0, lib.tensor([0, 2, 0, 1]), lib.arange(8).view(4, 2), "mean", include_self=False))
 
 
+@pytest.mark.parametrize("how", ["prod", "mean", "amax"])
+def test_index_reduce_double_backward_matches_torch(how):
+    def fn(lib):
+        x = lib.tensor(X32, requires_grad=True)
+        s = lib.tensor(S42, requires_grad=True)
+        y = lib.index_reduce(x, 0, lib.tensor([0, 2, 0, 1]), s, how)
+        gx, gs = lib.autograd.grad((y * y).sum(), (x, s), create_graph=True)
+        return lib.autograd.grad((gx.sin().sum() + gs.cos().sum()), (x, s))
+    same_as_torch(fn, decimals=9)
+
+
 @pytest.mark.parametrize("call", [
     lambda lib: lib.ones(3, 2).index_reduce(0, lib.tensor([0, 1]), lib.ones(2, 2), "sum"),
     lambda lib: lib.ones(3, 2).index_reduce(0, lib.tensor([0.0, 1.0]), lib.ones(2, 2), "prod"),
