@@ -349,6 +349,23 @@ def test_ormqr_matches_torch(left, transpose, wide):
     check(lambda lib, a, t, c: lib.ormqr(a, t, c, left=left, transpose=transpose), qr, tau, other)
 
 
+def test_ormqr_and_cov_double_backward_match_torch():
+    qr, tau = _reflectors(A43)
+    other = RNG.standard_normal((4, 2))
+
+    def ormqr_twice(lib):
+        a, t, c = (lib.tensor(v, requires_grad=True) for v in (qr, tau, other))
+        grads = lib.autograd.grad((lib.ormqr(a, t, c) ** 2).sum(), (a, t, c), create_graph=True)
+        return lib.autograd.grad(sum(g.sin().sum() for g in grads), (a, t, c))
+
+    def cov_twice(lib):
+        x = lib.tensor(X35, requires_grad=True)
+        (g,) = lib.autograd.grad((lib.cov(x) ** 2).sum(), x, create_graph=True)
+        return lib.autograd.grad(g.sin().sum(), x)
+    same_as_torch(ormqr_twice, decimals=8)
+    same_as_torch(cov_twice, decimals=9)
+
+
 @pytest.mark.parametrize("call", [
     lambda lib: lib.ormqr(lib.randn(3, 2), lib.randn(2), lib.randn(4, 2)),
     lambda lib: lib.ormqr(lib.randn(3, 2), lib.randn(3), lib.randn(3, 2)),
