@@ -29,6 +29,7 @@ from .tensor import Tensor
 from .size import Size
 from . import _methods  # noqa: F401 - binds Tensor's operators and methods
 from . import _inplace_forms  # noqa: F401 - the wider API's in-place and method forms
+from .factories import default_generator as _default_generator
 from .factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                         linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
                         randn_like, tensor, zeros, zeros_like)
@@ -69,6 +70,11 @@ from .ops.elementwise_extra import *  # noqa: F401,F403
 from .pointwise_extra import *  # noqa: F401,F403
 from .predicates import *  # noqa: F401,F403
 from .windows import *  # noqa: F401,F403
+from .tensor_extras import *  # noqa: F401,F403,A004
+from .stats_extras import *  # noqa: F401,F403
+from ._inplace_forms import addmv_
+from .interop import to_dlpack
+from .func import vmap
 from . import accelerator, functional, onnx  # noqa: F401 - torch.accelerator, .functional, .onnx
 from .nn.functional import torch_dropout as dropout
 
@@ -145,6 +151,8 @@ _LAZY_SUBMODULES = {"distributions", "testing", "distributed"}
 
 
 def __getattr__(name):
+    if name == "default_generator":  # made (and seeded from entropy) on first use
+        return _default_generator()
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'numbagrad' has no attribute '{name}'")

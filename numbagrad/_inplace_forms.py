@@ -10,6 +10,8 @@ from .core import grad_mode
 from .core.docs import documented, inplace_doc
 from .ops import (
     elementwise_extra,
+    linalg,
+    linalg_api,
     math_api,
     pointwise,
     reduce,
@@ -141,14 +143,18 @@ def _apply_(self, fn):
 Tensor.apply_ = _apply_
 
 # ---- math: in-place forms --------------------------------------------------------------------
+def _old_self(s):
+    """``s``, cloned when recording: a derivative reading self (asin's, log2's) then reads its
+    old value, as torch's in-place ops save the original self."""
+    if s._requires_grad and grad_mode.state.enabled:
+        return pointwise.unary("clone", s)
+    return s
+
+
 def _inplace_method(fn, name):
-    """``self.<name>_(...)``: ``fn`` computed on a clone of self when recording, so that a
-    derivative reading self (asin's, log2's) reads its old value, as torch's in-place ops
-    save the original self."""
+    """``self.<name>_(...)``: ``fn`` computed on ``_old_self(self)``."""
     def compute(s, args, kw):
-        if s._requires_grad and grad_mode.state.enabled:
-            s = pointwise.unary("clone", s)
-        return fn(s, *args, **kw)
+        return fn(_old_self(s), *args, **kw)
 
     def op(self, *args, **kw):
         return _inplace(self, lambda s: compute(s, args, kw))
@@ -236,6 +242,69 @@ def _divide_(self, value, *, rounding_mode=None):
 
 
 Tensor.divide_ = _divide_
+
+# ---- products with an added term: in-place forms --------------------------------------------
+def _product_inplace(self, fn, args, kw, mismatch=None):
+    """``fn(self, *args, **kw)`` written into self: its result must have self's shape (torch
+    does not broadcast self here), else torch's message (``mismatch(self, result)`` or its
+    common "Bad in-place call")."""
+    def compute(s):
+        out = fn(_old_self(s), *args, **kw)  # (the products' rules save self)
+        if tuple(out.shape) != tuple(s.shape):
+            raise RuntimeError(mismatch(s, *args) if mismatch else
+                               f"Bad in-place call: input tensor size {list(s.shape)} and "
+                               f"output tensor size {list(out.shape)} should match")
+        return out
+    return _inplace(self, compute)
+
+
+def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    """In-place version of :meth:`~Tensor.addmm`."""
+    return _product_inplace(self, linalg.addmm, (mat1, mat2),
+                            {"beta": beta, "alpha": alpha})
+
+
+def _addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """In-place version of :meth:`~Tensor.addbmm`."""
+    return _product_inplace(self, linalg_api.addbmm, (batch1, batch2),
+                            {"beta": beta, "alpha": alpha})
+
+
+def _baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """In-place version of :meth:`~Tensor.baddbmm`."""
+    return _product_inplace(self, linalg_api.baddbmm, (batch1, batch2),
+                            {"beta": beta, "alpha": alpha})
+
+
+def _addmv_(self, mat, vec, *, beta=1, alpha=1):
+    """In-place version of :meth:`~Tensor.addmv`."""
+    return _product_inplace(self, linalg_api.addmv, (mat, vec), {"beta": beta, "alpha": alpha})
+
+
+def _addr_mismatch(s, vec1, vec2):
+    if s.ndim != 2:
+        return f"2D tensor expected, got {s.ndim}D tensor for input"
+    return (f"size mismatch, input: {list(s.shape)}, v1: {list(vec1.shape)}, "
+            f"v2: {list(vec2.shape)}")
+
+
+def _addr_(self, vec1, vec2, *, beta=1, alpha=1):
+    """In-place version of :meth:`~Tensor.addr`."""
+    return _product_inplace(self, linalg_api.addr, (vec1, vec2), {"beta": beta, "alpha": alpha},
+                            _addr_mismatch)
+
+
+Tensor.addmm_, Tensor.addbmm_, Tensor.baddbmm_ = _addmm_, _addbmm_, _baddbmm_
+Tensor.addmv_, Tensor.addr_ = _addmv_, _addr_
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1):  # noqa: A002 - torch's keyword names
+    """In-place version of :func:`addmv`, on ``input``.
+
+    Same as ``torch.addmv_``.
+    """
+    return _addmv_(input, mat, vec, beta=beta, alpha=alpha)
+
 
 # ---- fwdad: in-place forms
 # forward AD: an in-place op's tangent, computed on its out-of-place result, moves to self

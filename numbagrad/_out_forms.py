@@ -28,17 +28,18 @@ _ONE = (
     "searchsorted", "sgn", "sinc", "stack", "std", "take_along_dim", "tril", "triu", "trunc",
     "var", "vdot", "vstack", "where", "xlogy", "sum", "mean", "prod", "nansum", "argmax",
     "argmin", "diff", "clamp_min", "clamp_max", "square", "logical_xor", "bitwise_or", "msort",
-    "softmax", "log_softmax", "index_add", "lu_solve", "any",
+    "softmax", "log_softmax", "index_add", "lu_solve", "any", "addr", "angle", "isin",
+    "nonzero_static", "orgqr", "ormqr", "renorm",
 )
 # where torch's autograd refusal names another ATen op than the function (its out variant runs
 # that op: torch.lu_solve is linalg_lu_solve)
 _ATEN_NAME = {"lu_solve": "linalg_lu_solve"}
 # functions of several results (out= a tuple of tensors)
 _SEVERAL = ("aminmax", "cummax", "cummin", "kthvalue", "max", "min", "mode", "sort", "std_mean",
-            "svd", "topk", "var_mean")
+            "svd", "topk", "var_mean", "geqrf")
 # factories: the result takes out's dtype unless dtype= is given
 _FACTORIES = ("arange", "empty", "eye", "full", "linspace", "logspace", "ones", "rand",
-              "randint", "randn", "randperm", "tril_indices", "triu_indices", "zeros")
+              "randint", "randn", "randperm", "tril_indices", "triu_indices", "zeros", "range")
 
 
 # ops whose out= must have the result's dtype, and torch's message when it has not

@@ -10,6 +10,7 @@ from ..core.grad_mode import (
 )
 from . import (
     anomaly,  # noqa: F401
+    anomaly_mode,  # noqa: F401 - torch.autograd.anomaly_mode
     engine,  # noqa: F401
     forward_ad,  # noqa: F401 - torch.autograd.forward_ad
     functional,  # noqa: F401 - torch.autograd.functional

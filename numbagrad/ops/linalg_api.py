@@ -3,11 +3,13 @@ front ends)."""
 
 from .linalg_decomp import matrix_exp, pinverse, qr_deprecated, svd_deprecated
 from .linalg_einsum import einsum
+from .linalg_householder import geqrf, orgqr, ormqr
 from .linalg_lu import lu_deprecated, lu_solve_deprecated, lu_unpack, triangular_solve
 from .linalg_norms import matrix_norm, vector_norm  # noqa: F401 - numbagrad.linalg's
 from .linalg_products import (
     addbmm,
     addmv,
+    addr,
     baddbmm,
     cdist,
     cross,
@@ -38,15 +40,17 @@ def det(input):
     """
     return _linalg_det(input)
 
-__all__ = ["addbmm", "addmv", "baddbmm", "cdist", "cholesky", "cholesky_inverse",
-           "cholesky_solve", "cross", "det", "einsum", "inner", "inverse", "kron", "logdet",
-           "lu", "lu_solve", "lu_unpack", "matrix_exp", "matrix_power", "pinverse", "qr",
+__all__ = ["addbmm", "addmv", "addr", "baddbmm", "cdist", "cholesky", "cholesky_inverse",
+           "cholesky_solve", "cross", "det", "einsum", "geqrf", "inner", "inverse", "kron",
+           "logdet", "lu", "lu_solve", "lu_unpack", "matrix_exp", "matrix_power", "orgqr", "ormqr",
+           "pinverse", "qr",
            "slogdet", "svd", "tensordot", "triangular_solve", "vdot"]
 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
-TENSOR_METHODS = {"addbmm": addbmm, "addmv": addmv, "baddbmm": baddbmm,
+TENSOR_METHODS = {"addbmm": addbmm, "addmv": addmv, "addr": addr, "baddbmm": baddbmm,
                   "cholesky": cholesky_deprecated, "cholesky_inverse": cholesky_inverse,
                   "cholesky_solve": cholesky_solve, "cross": cross, "det": _linalg_det,
+                  "geqrf": geqrf, "orgqr": orgqr, "ormqr": ormqr,
                   "inner": inner, "inverse": inverse, "kron": kron, "logdet": logdet,
                   "lu": lu_deprecated, "lu_solve": lu_solve_deprecated,
                   "matrix_exp": matrix_exp, "matrix_power": matrix_power,

@@ -1,4 +1,4 @@
-"""Products beyond mm/bmm: vdot, addmv, addbmm, baddbmm, cross and cdist as their own nodes
+"""Products beyond mm/bmm: vdot, addmv, addbmm, baddbmm, addr, cross and cdist as their own nodes
 (torch's grad_fn names); inner, tensordot, kron, vecdot, multi_dot and matrix_power as torch's
 composites of products and views."""
 
@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from .. import dtypes
 from .linalg import _unsafe_view, mm
 from .linalg_common import const
 from .linalg_node import record_node
@@ -168,6 +169,39 @@ def _addbmm_rule(ctx, grads):
     beta, alpha = ctx.options
     return [unbroadcast(_scaled(g, beta), c.shape), _scaled(g.unsqueeze(0) @ b2.mT, alpha),
             _scaled(b1.mT @ g.unsqueeze(0), alpha)]
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):  # noqa: A002 - torch's keyword names
+    """``beta * input + alpha * outer(vec1, vec2)``, the three promoted to one dtype.
+
+    Same as ``torch.addr``.
+    """
+    for arg, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {arg}, but got {v.ndim}-D")
+    dt = dtypes.result_type((input.dtype, input.ndim), (vec1.dtype, 1), (vec2.dtype, 1))
+    if not (dt.is_floating_point or dt is dtypes.bool_) and any(
+            isinstance(s, float) for s in (beta, alpha)):
+        name = "beta" if isinstance(beta, float) else "alpha"
+        raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating "
+                           "point number.")
+    shape = (vec1.shape[0], vec2.shape[0])
+    err = _expand_error(input, shape)
+    if err is not None:
+        raise err
+    input, vec1, vec2 = (t if t.dtype is dt else t.to(dt) for t in (input, vec1, vec2))
+    product = np.multiply.outer(vec1._array(), vec2._array())
+    value = _added(input._array(), product, beta, alpha, shape)
+    return record_node("AddrBackward0", [value], [input, vec1, vec2], _addr_rule,
+                       options=(beta, alpha))[0]
+
+
+def _addr_rule(ctx, grads):
+    (g,) = grads
+    c, v1, v2 = ctx.inputs
+    beta, alpha = ctx.options
+    return [unbroadcast(_scaled(g, beta), c.shape), _scaled(g @ v2, alpha),
+            _scaled(g.mT @ v1, alpha)]
 
 
 # ---- cross ------------------------------------------------------------------------------------

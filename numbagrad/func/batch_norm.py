@@ -1,0 +1,20 @@
+"""torch.func.replace_all_batch_norm_modules_: batch norms without running statistics, so
+that vmap over a model normalizes each sample's batch by its own statistics."""
+
+from ..nn.normalization import _BatchNorm
+
+
+def replace_all_batch_norm_modules_(root):
+    """In place, every BatchNorm module in ``root`` (``root`` included) stops tracking running
+    statistics: ``running_mean``, ``running_var`` and ``num_batches_tracked`` become None.
+    Returns ``root``.
+
+    Same as ``torch.func.replace_all_batch_norm_modules_``.
+    """
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
