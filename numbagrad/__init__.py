@@ -62,6 +62,7 @@ from .ops.elementwise_extra import *  # noqa: F401,F403
 from .pointwise_extra import *  # noqa: F401,F403
 from .predicates import *  # noqa: F401,F403
 from .windows import *  # noqa: F401,F403
+from .torch_nn_aliases import *  # noqa: F401,F403
 from . import accelerator, functional, onnx  # noqa: F401 - torch.accelerator, .functional, .onnx
 from .nn.functional import torch_dropout as dropout
 

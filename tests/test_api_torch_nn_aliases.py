@@ -1,0 +1,352 @@
+"""torch's top-level forms of nn.functional ops (torch.conv2d, torch.layer_norm, torch.kl_div
+with its int reduction, ...) against torch 2.13: values in float32 and float64, grad_fn
+names, gradients, keyword calls, the random ops' draws after manual_seed, and errors."""
+
+import warnings
+
+import numpy as np
+import pytest
+from torch_oracle import same_as_torch
+
+import numbagrad as ng
+
+torch = pytest.importorskip("torch")
+
+FLOAT = "f"  # an input drawn as floats that requires grad
+CONST = "c"  # floats that do not (targets, running statistics)
+
+
+def _arrays(spec, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for s in spec:
+        if isinstance(s, np.ndarray):  # given as is (indices, signs)
+            out.append((s, False))
+        else:
+            kind, shape, lo, hi = (s + (-2.0, 2.0))[:4] if len(s) == 2 else s
+            out.append((rng.uniform(lo, hi, shape), kind == FLOAT))
+    return out
+
+
+def _run(lib, fn, arrays, dtype, grad):
+    dt = getattr(lib, dtype)
+    ts = [lib.tensor(a, dtype=dt, requires_grad=g and grad) if a.dtype.kind == "f"
+          else lib.tensor(a) for a, g in arrays]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = fn(lib, *ts)
+    outs = out if isinstance(out, tuple) else (out,)
+    first = outs[0]
+    node = first.grad_fn.name() if first.grad_fn is not None else None
+    grads = None
+    if grad and first.requires_grad:
+        w = np.cos(np.arange(first.numel()) + 0.5).reshape(tuple(first.shape))
+        (first * lib.tensor(w, dtype=dt)).sum().backward()
+        grads = [None if t.grad is None else t.grad.numpy() for t in ts]
+    return [o.detach().numpy() for o in outs], node, grads
+
+
+def _i(*v):
+    return np.array(v, np.int64)
+
+
+SIGNS = np.array([1.0, -1.0, 1.0])
+# name -> (fn(lib, *inputs), input specs, check the grad_fn name)
+CASES = {
+    "adaptive_avg_pool1d": (lambda L, x: L.adaptive_avg_pool1d(x, 2), [(FLOAT, (2, 3, 5))]),
+    "adaptive_max_pool1d": (lambda L, x: L.adaptive_max_pool1d(x, output_size=3),
+                            [(FLOAT, (2, 3, 5))]),
+    "affine_grid_generator": (lambda L, t: L.affine_grid_generator(t, [2, 1, 3, 4], False),
+                              [(FLOAT, (2, 2, 3))]),
+    "affine_grid_generator_3d": (lambda L, t: L.affine_grid_generator(
+        theta=t, size=[1, 1, 2, 3, 2], align_corners=True), [(FLOAT, (1, 3, 4))]),
+    "avg_pool1d": (lambda L, x: L.avg_pool1d(x, 3, 2, 1, False, False), [(FLOAT, (2, 3, 6))]),
+    "batch_norm_train": (lambda L, x, w, b: L.batch_norm(x, w, b, None, None, True, 0.1, 1e-5,
+                                                         True),
+                         [(FLOAT, (4, 3)), (FLOAT, (3,)), (FLOAT, (3,))]),
+    "batch_norm_eval": (lambda L, x, w, b, m, v: L.batch_norm(
+        input=x, weight=w, bias=b, running_mean=m, running_var=v, training=False, momentum=0.1,
+        eps=1e-5, cudnn_enabled=False),
+        [(FLOAT, (4, 3, 2)), (FLOAT, (3,)), (FLOAT, (3,)), (CONST, (3,)), (CONST, (3,), 0.5, 2)]),
+    "bilinear": (lambda L, a, b, w, c: L.bilinear(a, b, w, c),
+                 [(FLOAT, (3, 2)), (FLOAT, (3, 4)), (FLOAT, (5, 2, 4)), (FLOAT, (5,))]),
+    "bce_with_logits_none": (lambda L, x, t: L.binary_cross_entropy_with_logits(x, t),
+                             [(FLOAT, (3, 4)), (CONST, (3, 4), 0, 1)]),
+    "bce_with_logits_mean": (lambda L, x, t, w, p: L.binary_cross_entropy_with_logits(
+        x, t, w, pos_weight=p, reduction=1),
+        [(FLOAT, (3, 4)), (CONST, (3, 4), 0, 1), (CONST, (3, 4), 0, 1), (CONST, (4,), 0, 2)]),
+    "celu": (lambda L, x: L.celu(x, 0.5), [(FLOAT, (3, 4))]),
+    # (the in-place nodes: torch's CeluBackward1, EluBackward1, ThresholdBackward1; numbagrad
+    # names them as the out-of-place ones, as F.celu_, selu_ and threshold_ do. An alpha that
+    # float32 holds exactly: torch's celu_ backward takes 1 / alpha in float32)
+    "celu_": (lambda L, x: L.celu_(x * 1.0, alpha=0.5), [(FLOAT, (3, 4))], False),
+    "constant_pad_nd": (lambda L, x: L.constant_pad_nd(x, [1, 2, 0, -1], 0.5), [(FLOAT, (2, 3))]),
+    "conv1d": (lambda L, x, w, b: L.conv1d(x, w, b, 2, 1), [(FLOAT, (2, 3, 7)), (FLOAT, (4, 3, 3)),
+                                                            (FLOAT, (4,))]),
+    "conv1d_same": (lambda L, x, w: L.conv1d(input=x, weight=w, padding="same", dilation=2),
+                    [(FLOAT, (1, 2, 6)), (FLOAT, (2, 2, 3))]),
+    "conv2d": (lambda L, x, w, b: L.conv2d(x, w, b, 1, 1, 1, 2),
+               [(FLOAT, (1, 4, 4, 5)), (FLOAT, (2, 2, 3, 3)), (FLOAT, (2,))]),
+    "conv3d": (lambda L, x, w: L.conv3d(x, w, None, 1, (0, 1, 0)),
+               [(FLOAT, (1, 2, 3, 3, 4)), (FLOAT, (2, 2, 2, 2, 2))]),
+    "conv_transpose1d": (lambda L, x, w, b: L.conv_transpose1d(x, w, b, 2, 1, 1),
+                         [(FLOAT, (2, 3, 4)), (FLOAT, (3, 2, 3)), (FLOAT, (2,))]),
+    "conv_transpose2d": (lambda L, x, w: L.conv_transpose2d(x, w, stride=2, dilation=1),
+                         [(FLOAT, (1, 2, 3, 3)), (FLOAT, (2, 3, 2, 2))]),
+    "cosine_embedding_loss": (lambda L, a, b, t: L.cosine_embedding_loss(a, b, t, 0.1, 1),
+                              [(FLOAT, (3, 4)), (FLOAT, (3, 4)), SIGNS]),
+    "cosine_similarity": (lambda L, a, b: L.cosine_similarity(a, b, 0),
+                          [(FLOAT, (3, 4)), (FLOAT, (3, 4))]),
+    "ctc_loss": (lambda L, x, tg: L.ctc_loss(x.log_softmax(2), tg, [6, 5], [2, 3], 0, 1),
+                 [(FLOAT, (6, 2, 4)), _i([1, 2, 0], [3, 1, 2])]),
+    "ctc_loss_none": (lambda L, x, tg: L.ctc_loss(x.log_softmax(2), tg, L.tensor([6, 5]),
+                                                  L.tensor([2, 3]), zero_infinity=True),
+                      [(FLOAT, (6, 2, 4)), _i([1, 2, 0], [3, 1, 2])]),
+    "embedding": (lambda L, w, i: L.embedding(w, i), [(FLOAT, (5, 3)), _i([[1, 4], [1, 0]])]),
+    "embedding_padding": (lambda L, w, i: L.embedding(weight=w, indices=i, padding_idx=1),
+                          [(FLOAT, (5, 3)), _i(1, 3, 1, 2)]),
+    "embedding_bag_sum": (lambda L, w, i, o: L.embedding_bag(w, i, o)[0],
+                          [(FLOAT, (5, 3)), _i(0, 2, 4, 1, 3), _i(0, 2)]),
+    "embedding_bag_mean": (lambda L, w, i, o: L.embedding_bag(w, i, o, False, 1)[0],
+                           [(FLOAT, (5, 3)), _i(0, 2, 4, 1, 3), _i(0, 2, 5)]),
+    "embedding_bag_max": (lambda L, w, i, o: L.embedding_bag(w, i, o, mode=2,
+                                                             include_last_offset=True)[0],
+                          [(FLOAT, (5, 3)), _i(0, 2, 4, 1, 3), _i(0, 2, 5)]),
+    "grid_sampler": (lambda L, x, g: L.grid_sampler(x, g, 0, 1, False),
+                     [(FLOAT, (1, 2, 3, 4)), (FLOAT, (1, 2, 3, 2), -1.2, 1.2)], False),
+    "grid_sampler_2d": (lambda L, x, g: L.grid_sampler_2d(x, g, 1, 2, True),
+                        [(FLOAT, (2, 1, 3, 3)), (CONST, (2, 2, 2, 2), -1.2, 1.2)], False),
+    "group_norm": (lambda L, x, w, b: L.group_norm(x, 2, w, b, 1e-5, False),
+                   [(FLOAT, (2, 4, 3)), (FLOAT, (4,)), (FLOAT, (4,))]),
+    "hardshrink": (lambda L, x: L.hardshrink(x, 0.3), [(FLOAT, (3, 4))]),
+    "hardshrink_method": (lambda L, x: x.hardshrink(lambd=0.7), [(FLOAT, (3, 4))]),
+    "hinge_embedding_loss": (lambda L, x, t: L.hinge_embedding_loss(x, t, 0.5, 2),
+                             [(FLOAT, (3,)), SIGNS]),
+    "instance_norm": (lambda L, x, w, b: L.instance_norm(x, w, b, None, None, True, 0.1, 1e-5,
+                                                         False),
+                      [(FLOAT, (2, 3, 4)), (FLOAT, (3,)), (FLOAT, (3,))]),
+    "kl_div_none": (lambda L, x, t: L.kl_div(x, t), [(FLOAT, (3, 4)), (CONST, (3, 4), 0, 1)]),
+    "kl_div_mean": (lambda L, x, t: L.kl_div(x, t, 1), [(FLOAT, (3, 4)), (CONST, (3, 4), 0, 1)]),
+    "kl_div_log_target": (lambda L, x, t: L.kl_div(x, t, reduction=2, log_target=True),
+                          [(FLOAT, (3, 4)), (FLOAT, (3, 4))]),
+    "layer_norm": (lambda L, x, w, b: L.layer_norm(x, [4], w, b, 1e-5, False),
+                   [(FLOAT, (3, 4)), (FLOAT, (4,)), (FLOAT, (4,))]),
+    "margin_ranking_loss": (lambda L, a, b, t: L.margin_ranking_loss(a, b, t, 0.2, 1),
+                            [(FLOAT, (3,)), (FLOAT, (3,)), SIGNS]),
+    "max_pool1d": (lambda L, x: L.max_pool1d(x, 3, 2, 1, 1, True), [(FLOAT, (2, 3, 7))]),
+    "max_pool2d": (lambda L, x: L.max_pool2d(x, 2), [(FLOAT, (1, 2, 4, 5))]),
+    "max_pool3d": (lambda L, x: L.max_pool3d(x, kernel_size=2, stride=1, padding=1),
+                   [(FLOAT, (1, 1, 3, 2, 3))]),
+    # (torch's nodes NormBackward1 and PdistBackward0; numbagrad's F functions compose norms)
+    "pairwise_distance": (lambda L, a, b: L.pairwise_distance(a, b, 3.0, 1e-6, True),
+                          [(FLOAT, (3, 4)), (FLOAT, (3, 4))], False),
+    "pdist": (lambda L, x: L.pdist(x, 1.5), [(FLOAT, (4, 3))], False),
+    "pixel_shuffle": (lambda L, x: L.pixel_shuffle(x, 2), [(FLOAT, (1, 8, 2, 3))]),
+    "pixel_unshuffle": (lambda L, x: L.pixel_unshuffle(x, downscale_factor=2),
+                        [(FLOAT, (1, 2, 4, 2))]),
+    "poisson_nll_loss": (lambda L, x, t: L.poisson_nll_loss(x, t, True, True, 1e-8, 1),
+                         [(FLOAT, (3, 4)), (CONST, (3, 4), 0, 3)]),
+    "poisson_nll_loss_none": (lambda L, x, t: L.poisson_nll_loss(x, t, False, False, 1e-8, 0),
+                              [(FLOAT, (3, 4), 0.1, 2), (CONST, (3, 4), 0, 3)]),
+    "prelu": (lambda L, x, w: L.prelu(x, w), [(FLOAT, (2, 3, 4)), (FLOAT, (3,))]),
+    "prelu_method": (lambda L, x, w: x.prelu(w), [(FLOAT, (2, 3)), (FLOAT, (1,))]),
+    "rms_norm": (lambda L, x, w: L.rms_norm(x, [2, 4], w, 1e-6),
+                 [(FLOAT, (3, 2, 4)), (FLOAT, (2, 4))]),
+    # (torch's node is RreluWithNoiseBackward0, numbagrad's leaky_relu's, as F.rrelu's)
+    "rrelu_eval": (lambda L, x: L.rrelu(x, 0.1, 0.3), [(FLOAT, (3, 4))], False),
+    "selu": (lambda L, x: L.selu(x), [(FLOAT, (3, 4))]),
+    "selu_": (lambda L, x: L.selu_(x * 1.0), [(FLOAT, (3, 4))], False),
+    "threshold": (lambda L, x: L.threshold(x, 0.1, 2.0), [(FLOAT, (3, 4))]),
+    "threshold_": (lambda L, x: L.threshold_(x * 1.0, threshold=-0.5, value=0.0),
+                   [(FLOAT, (3, 4))], False),
+    "triplet_margin_loss": (lambda L, a, p, n: L.triplet_margin_loss(a, p, n, 0.5, 1.0, 1e-6,
+                                                                     True, 1),
+                            [(FLOAT, (3, 4)), (FLOAT, (3, 4)), (FLOAT, (3, 4))]),
+    "triplet_margin_loss_none": (lambda L, a, p, n: L.triplet_margin_loss(a, p, n),
+                                 [(FLOAT, (3, 4)), (FLOAT, (3, 4)), (FLOAT, (3, 4))]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_values_nodes_and_gradients(name, dtype):
+    fn, spec, *flags = CASES[name]
+    arrays = _arrays(spec, sum(map(ord, name)))
+    ours, node, grads = _run(ng, fn, arrays, dtype, True)
+    theirs, tnode, tgrads = _run(torch, fn, arrays, dtype, True)
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-9, "atol": 1e-11}
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs, strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, **tol)
+    if not flags or flags[0]:
+        assert node == tnode
+    assert (grads is None) == (tgrads is None)
+    for a, b in zip(grads or (), tgrads or (), strict=True):
+        assert (a is None) == (b is None)
+        if b is not None:
+            np.testing.assert_allclose(a, b, **tol)
+
+
+def test_embedding_bag_returns_four_tensors():
+    # torch specifies the output only: the other three are its backward's buffers
+    w = np.random.default_rng(0).standard_normal((5, 3))
+    for mode in (0, 1, 2):
+        r = ng.embedding_bag(ng.tensor(w), ng.tensor([0, 2, 4, 1]), ng.tensor([0, 2]), False,
+                             mode)
+        t = torch.embedding_bag(torch.tensor(w), torch.tensor([0, 2, 4, 1]),
+                                torch.tensor([0, 2]), False, mode)
+        assert len(r) == len(t) == 4 and all(a.dtype is ng.int64 for a in r[1:])
+        np.testing.assert_allclose(r[0].numpy(), t[0].numpy(), rtol=1e-12)
+
+
+def test_embedding_renorm_():
+    def fn(lib):
+        w = lib.tensor(np.linspace(-2, 2, 15).reshape(5, 3))
+        r = lib.embedding_renorm_(w, lib.tensor([0, 3, 0, 2]), 1.0, 2.0)
+        return r is w, w, w._version > 0
+    same_as_torch(fn)
+    same_as_torch(lambda lib: lib.embedding_renorm_(
+        lib.tensor(np.linspace(-2, 2, 15).reshape(5, 3), dtype=lib.float32),
+        lib.tensor([4, 1]), max_norm=0.5, norm_type=1.0), decimals=6)
+
+
+def test_top_level_forms_are_the_functional_ones_where_torch_s_are():
+    assert ng.conv2d is ng.nn.functional.conv2d and ng.pdist is ng.nn.functional.pdist
+    assert ng.rrelu_ is ng.nn.functional.rrelu_ and ng.celu_ is ng.nn.functional.celu_
+
+
+def _random_cases():
+    return {
+        "dropout_": lambda L, x: L.dropout_(x, 0.4, True),
+        "alpha_dropout": lambda L, x: L.alpha_dropout(x, 0.3, True),
+        "alpha_dropout_": lambda L, x: L.alpha_dropout_(x, p=0.3, train=True),
+        "feature_dropout": lambda L, x: L.feature_dropout(x, 0.5, True),
+        "feature_dropout_": lambda L, x: L.feature_dropout_(x, 0.5, train=True),
+        "feature_alpha_dropout": lambda L, x: L.feature_alpha_dropout(x, 0.5, True),
+        "feature_alpha_dropout_": lambda L, x: L.feature_alpha_dropout_(x, 0.5, True),
+        "rrelu_train": lambda L, x: L.rrelu(x, 0.1, 0.3, True),
+        "rrelu_train_": lambda L, x: L.rrelu_(x, 0.1, 0.3, training=True),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_random_cases()))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_random_forms_draw_as_torch(name, dtype):
+    fn = _random_cases()[name]
+    x = np.random.default_rng(3).uniform(-2, 2, (4, 3, 5))
+
+    def run(lib):
+        lib.manual_seed(7)
+        t = lib.tensor(x, dtype=getattr(lib, dtype))
+        first = fn(lib, t)
+        second = fn(lib, lib.tensor(x, dtype=getattr(lib, dtype)))  # the stream goes on
+        return first, second, (first is t) == name.endswith("_")
+    same_as_torch(run, decimals=5 if dtype == "float32" else 12)
+
+
+def test_random_forms_off_and_gradients():
+    x = np.random.default_rng(4).uniform(-2, 2, (3, 4))
+    for name in ("feature_dropout", "alpha_dropout", "feature_alpha_dropout"):
+        def run(lib, name=name):
+            t = lib.tensor(x)
+            off = getattr(lib, name)(t, 0.5, False)
+            lib.manual_seed(2)
+            leaf = lib.tensor(x, requires_grad=True)
+            y = getattr(lib, name)(leaf, 0.5, True)
+            y.backward(lib.ones_like(y))
+            return off is t, y, leaf.grad
+        same_as_torch(run)
+
+    def rrelu_grad(lib):
+        lib.manual_seed(5)
+        leaf = lib.tensor(x, requires_grad=True)
+        y = lib.rrelu(leaf, training=True)
+        y.sum().backward()
+        gen = lib.Generator().manual_seed(9)
+        return y, leaf.grad, lib.rrelu(lib.tensor(x), 0.2, 0.4, True, gen)
+    same_as_torch(rrelu_grad)
+
+
+def _t(lib, *shape):
+    return lib.tensor(np.linspace(-1, 1, int(np.prod(shape))).reshape(shape))
+
+
+ERRORS = {
+    "adaptive_avg_pool1d": lambda L: L.adaptive_avg_pool1d(_t(L, 3), 2),
+    "adaptive_max_pool1d": lambda L: L.adaptive_max_pool1d(_t(L, 3), 2),
+    "affine_grid_generator": lambda L: L.affine_grid_generator(_t(L, 1, 2, 3), [1, 1, 2], False),
+    "alpha_dropout": lambda L: L.alpha_dropout(_t(L, 3), 1.5, True),
+    "alpha_dropout_": lambda L: L.alpha_dropout_(_t(L, 3), -0.5, True),
+    "dropout_": lambda L: L.dropout_(_t(L, 3), 1.5, True),
+    "feature_dropout": lambda L: L.feature_dropout(_t(L, 3), 0.5, True),
+    "feature_dropout_": lambda L: L.feature_dropout_(_t(L, 3, 2), 2.0, True),
+    "feature_alpha_dropout": lambda L: L.feature_alpha_dropout(_t(L, 4), 0.5, True),
+    "feature_alpha_dropout_": lambda L: L.feature_alpha_dropout_(_t(L, 4), 0.5, True),
+    "avg_pool1d": lambda L: L.avg_pool1d(_t(L, 1, 1, 4), 2, 1, 2),
+    "batch_norm": lambda L: L.batch_norm(_t(L, 2, 3), None, None, _t(L, 2), _t(L, 2), False, 0.1,
+                                         1e-5, False),
+    "bilinear": lambda L: L.bilinear(_t(L, 2, 3), _t(L, 2, 4), _t(L, 5, 2, 4)),
+    "binary_cross_entropy_with_logits": lambda L: L.binary_cross_entropy_with_logits(
+        _t(L, 2), _t(L, 2), None, None, "mean"),
+    "celu": lambda L: L.celu(L.tensor([1, 2])),
+    "celu_": lambda L: L.celu_(L.tensor([1.0], requires_grad=True)),
+    "constant_pad_nd": lambda L: L.constant_pad_nd(_t(L, 2, 3), [1, 1, 1]),
+    "conv1d": lambda L: L.conv1d(_t(L, 1, 2, 5), _t(L, 3, 3, 2)),
+    "conv2d": lambda L: L.conv2d(_t(L, 1, 2, 5), _t(L, 3, 3, 2, 2)),
+    "conv3d": lambda L: L.conv3d(_t(L, 1, 2, 3, 3, 3), _t(L, 1, 3, 2, 2, 2)),
+    "conv_transpose1d": lambda L: L.conv_transpose1d(_t(L, 1, 2, 5), _t(L, 3, 3, 2)),
+    "conv_transpose2d": lambda L: L.conv_transpose2d(_t(L, 1, 2, 3, 3), _t(L, 3, 3, 2, 2)),
+    "cosine_embedding_loss": lambda L: L.cosine_embedding_loss(_t(L, 2, 3), _t(L, 2, 4),
+                                                               L.tensor([1.0, -1.0])),
+    "cosine_similarity": lambda L: L.cosine_similarity(_t(L, 2, 3), _t(L, 2, 3), 2),
+    "ctc_loss": lambda L: L.ctc_loss(_t(L, 4, 1, 3), L.tensor([[1, 2]]), [4], [2], 5, 1),
+    "embedding": lambda L: L.embedding(_t(L, 3, 2), L.tensor([0, 3])),
+    "embedding_bag": lambda L: L.embedding_bag(_t(L, 3, 2), L.tensor([0, 1]), L.tensor([0]),
+                                               False, 3),
+    "embedding_renorm_": lambda L: L.embedding_renorm_(_t(L, 3, 2), L.tensor([0.0]), 1.0, 2.0),
+    "grid_sampler_2d": lambda L: L.grid_sampler_2d(_t(L, 1, 1, 2, 2, 2), _t(L, 1, 1, 1, 1, 3),
+                                                   0, 0, False),
+    "grid_sampler": lambda L: L.grid_sampler(_t(L, 2, 1, 2, 2), _t(L, 1, 1, 1, 2), 0, 0, False),
+    "group_norm": lambda L: L.group_norm(_t(L, 2, 3, 2), 2),
+    "hardshrink": lambda L: L.hardshrink(L.tensor([1, 2])),
+    "hinge_embedding_loss": lambda L: L.hinge_embedding_loss(_t(L, 3), _t(L, 3), 1.0, 1.5),
+    "instance_norm": lambda L: L.instance_norm(_t(L, 2, 3, 4), _t(L, 2), None, None, None, True,
+                                               0.1, 1e-5, False),
+    "kl_div": lambda L: L.kl_div(_t(L, 3), _t(L, 3), "mean"),
+    "layer_norm": lambda L: L.layer_norm(_t(L, 2, 3), [2]),
+    "margin_ranking_loss": lambda L: L.margin_ranking_loss(_t(L, 3), _t(L, 3), _t(L, 3), 0.0,
+                                                           "sum"),
+    "max_pool1d": lambda L: L.max_pool1d(_t(L, 1, 1, 4), 2, return_indices=True),
+    "max_pool2d": lambda L: L.max_pool2d(_t(L, 1, 1, 4, 4), 2, 1, 2),
+    "max_pool3d": lambda L: L.max_pool3d(_t(L, 1, 1, 2, 2, 2), 3),
+    "pairwise_distance": lambda L: L.pairwise_distance(_t(L, 2, 3), _t(L, 3, 3)),
+    "pdist": lambda L: L.pdist(_t(L, 2, 3, 2)),
+    "pixel_shuffle": lambda L: L.pixel_shuffle(_t(L, 1, 3, 2, 2), 2),
+    "pixel_unshuffle": lambda L: L.pixel_unshuffle(_t(L, 1, 1, 3, 2), 2),
+    "poisson_nll_loss": lambda L: L.poisson_nll_loss(_t(L, 3), _t(L, 3), True, False, 1e-8,
+                                                     "mean"),
+    "prelu": lambda L: L.prelu(_t(L, 2, 3), _t(L, 2)),
+    "rms_norm": lambda L: L.rms_norm(_t(L, 2, 3), [2]),
+    "rrelu": lambda L: L.rrelu(_t(L, 3), 0.3, 0.1, True),
+    "rrelu_": lambda L: L.rrelu_(L.tensor([1, 2]), 0.1, 0.3, True),
+    "selu": lambda L: L.selu(_t(L, 3), True),
+    "selu_": lambda L: L.selu_(L.tensor([1.0], requires_grad=True)),
+    "threshold": lambda L: L.threshold(L.tensor([True]), 0.5, 0.0),
+    "threshold_": lambda L: L.threshold_(L.tensor([1.0], requires_grad=True), 0.5, 0.0),
+    "triplet_margin_loss": lambda L: L.triplet_margin_loss(_t(L, 2, 3), _t(L, 2, 3), _t(L, 2, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_are_torchs(name):
+    kind, _ = same_as_torch(ERRORS[name])
+    assert kind in ("RuntimeError", "TypeError", "IndexError", "ValueError",
+                    "NotImplementedError")
+
+
+def test_every_name_is_called_and_has_an_error_case():
+    names = set(ng.torch_nn_aliases.__all__)
+    source = open(__file__).read()
+    assert not [n for n in names if f"L.{n}(" not in source.replace("lib.", "L.")]
+    assert names == set(ERRORS)
