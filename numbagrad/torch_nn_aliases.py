@@ -33,6 +33,7 @@ from .nn.functional import (  # noqa: F401 - torch's F.<name> is torch.<name>
 )
 from .ops import spatial_misc as _spm
 from .ops.loss import kl_div_enum
+from .ops.norm import aten_batch_norm
 from .tensor import Tensor, _make
 
 # ---- enums -----------------------------------------------------------------------------------
@@ -223,7 +224,8 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
 
     Same as ``torch.batch_norm``.
     """
-    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return aten_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                           eps)
 
 
 def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,

@@ -350,3 +350,16 @@ def test_every_name_is_called_and_has_an_error_case():
     source = open(__file__).read()
     assert not [n for n in names if f"L.{n}(" not in source.replace("lib.", "L.")]
     assert names == set(ERRORS)
+
+
+def test_batch_norm_running_statistics_and_a_single_value_per_channel():
+    # torch.batch_norm has no F's batch size check: one value per channel normalizes to 0
+    def fn(lib, shape):
+        x = lib.tensor(np.linspace(-1, 2, int(np.prod(shape))).reshape(shape), dtype=lib.float32,
+                       requires_grad=True)
+        rm, rv = lib.zeros(3), lib.ones(3)
+        y = lib.batch_norm(x, None, None, rm, rv, True, 0.2, 1e-5, False)
+        y.backward(lib.ones_like(y))
+        return y, rm, rv, x.grad
+    same_as_torch(lambda lib: fn(lib, (1, 3)), decimals=6, nan_equal=True)
+    same_as_torch(lambda lib: fn(lib, (4, 3, 2)), decimals=6)
