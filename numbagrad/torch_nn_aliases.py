@@ -317,11 +317,14 @@ def embedding_renorm_(input, indices, max_norm, norm_type):
                            "following scalar types: Long, Int; but got torch.FloatTensor instead "
                            "(while checking arguments for embedding_renorm_)")
     rows = np.unique(idx.reshape(-1))
+    n = input.shape[0]
+    bad = rows[(rows < -n) | (rows >= n)]
+    if bad.size:  # torch selects the sorted rows one by one
+        raise IndexError(f"select(): index {bad[0]} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension 0")
     with no_grad():
         norms = input.detach()[_make(rows)].norm(norm_type, 1)._array().astype(np.float64)
     big = norms > max_norm
-    if not big.any():
-        return input
     scale = np.ones((input.shape[0], 1), np.float64)
     # torch: row *= max_norm / (norm + 1e-7), the factor a double
     scale[rows[big], 0] = max_norm / (norms[big] + 1e-7)

@@ -206,6 +206,10 @@ def test_embedding_renorm_():
         r = lib.embedding_renorm_(w, lib.tensor([0, 3, 0, 2]), 1.0, 2.0)
         return r is w, w, w._version > 0
     same_as_torch(fn)
+    same_as_torch(lambda lib: lib.embedding_renorm_(lib.ones(5, 3), lib.tensor([0, 7, 9]),
+                                                    1.0, 2.0))
+    same_as_torch(lambda lib: lib.embedding_renorm_(lib.ones(2, 3, requires_grad=True),
+                                                    lib.tensor([0]), 9.0, 2.0))
     same_as_torch(lambda lib: lib.embedding_renorm_(
         lib.tensor(np.linspace(-2, 2, 15).reshape(5, 3), dtype=lib.float32),
         lib.tensor([4, 1]), max_norm=0.5, norm_type=1.0), decimals=6)
