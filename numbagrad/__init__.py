@@ -64,7 +64,6 @@ from .predicates import *  # noqa: F401,F403
 from .windows import *  # noqa: F401,F403
 from .torch_nn_aliases import *  # noqa: F401,F403
 from . import accelerator, functional, onnx  # noqa: F401 - torch.accelerator, .functional, .onnx
-from .nn.functional import torch_dropout as dropout
 
 float32 = float = _dtypes.float32
 float64 = double = _dtypes.float64

@@ -67,6 +67,16 @@ def _check_feature(input):
 
 
 # ---- dropout ---------------------------------------------------------------------------------
+def dropout(input, p, train):
+    """Zero each element with probability ``p`` (when ``train``), scaling the rest by
+    1 / (1 - p).
+
+    Same as ``torch.dropout``.
+    """
+    _check_p(p)
+    return F.dropout(input, p, train)
+
+
 def dropout_(input, p, train):
     """In-place ``dropout(input, p, train)``. Same as ``torch.dropout_``."""
     _check_p(p)
@@ -409,12 +419,12 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_max_pool1d", "affine_grid_generator", "alpha_dropout",
     "alpha_dropout_", "avg_pool1d", "batch_norm", "bilinear", "binary_cross_entropy_with_logits",
     "celu", "celu_", "constant_pad_nd", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-    "conv_transpose2d", "cosine_embedding_loss", "cosine_similarity", "ctc_loss", "dropout_",
-    "embedding", "embedding_bag", "embedding_renorm_", "feature_alpha_dropout",
+    "conv_transpose2d", "cosine_embedding_loss", "cosine_similarity", "ctc_loss", "dropout",
+    "dropout_", "embedding", "embedding_bag", "embedding_renorm_", "feature_alpha_dropout",
     "feature_alpha_dropout_", "feature_dropout", "feature_dropout_", "grid_sampler",
     "grid_sampler_2d", "group_norm", "hardshrink", "hinge_embedding_loss", "instance_norm",
     "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
-    "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
-    "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_",
+    "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu",
+    "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_",
     "triplet_margin_loss",
 ]

@@ -222,6 +222,7 @@ def test_top_level_forms_are_the_functional_ones_where_torch_s_are():
 
 def _random_cases():
     return {
+        "dropout": lambda lib, x: lib.dropout(input=x, p=0.4, train=True),
         "dropout_": lambda lib, x: lib.dropout_(x, 0.4, True),
         "alpha_dropout": lambda lib, x: lib.alpha_dropout(x, 0.3, True),
         "alpha_dropout_": lambda lib, x: lib.alpha_dropout_(x, p=0.3, train=True),
@@ -251,7 +252,7 @@ def test_random_forms_draw_as_torch(name, dtype):
 
 def test_random_forms_off_and_gradients():
     x = np.random.default_rng(4).uniform(-2, 2, (3, 4))
-    for name in ("feature_dropout", "alpha_dropout", "feature_alpha_dropout"):
+    for name in ("dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout"):
         def run(lib, name=name):
             t = lib.tensor(x)
             off = getattr(lib, name)(t, 0.5, False)
@@ -282,6 +283,7 @@ ERRORS = {
     "affine_grid_generator": lambda lib: lib.affine_grid_generator(_t(lib, 1, 2, 3), [1, 1, 2], False),
     "alpha_dropout": lambda lib: lib.alpha_dropout(_t(lib, 3), 1.5, True),
     "alpha_dropout_": lambda lib: lib.alpha_dropout_(_t(lib, 3), -0.5, True),
+    "dropout": lambda lib: lib.dropout(_t(lib, 3), 1.5, True),
     "dropout_": lambda lib: lib.dropout_(_t(lib, 3), 1.5, True),
     "feature_dropout": lambda lib: lib.feature_dropout(_t(lib, 3), 0.5, True),
     "feature_dropout_": lambda lib: lib.feature_dropout_(_t(lib, 3, 2), 2.0, True),

@@ -379,8 +379,3 @@ def bilinear(input1, input2, weight, bias=None):
     y = (_reshape(t, (-1, out_f, in2)) * _unsqueeze(x2, 1)).sum(-1)
     y = _reshape(y, (*lead, out_f))
     return y + bias if bias is not None else y
-
-
-def torch_dropout(input, p, train):  # noqa: A002 - torch's names
-    """torch.dropout(input, p, train): F.dropout with positional arguments."""
-    return dropout(input, p, train)
