@@ -107,6 +107,9 @@ CASES = {
                           [(FLOAT, (5, 3)), _i(1, 3, 1, 2)]),
     "embedding_bag_sum": (lambda lib, w, i, o: lib.embedding_bag(w, i, o)[0],
                           [(FLOAT, (5, 3)), _i(0, 2, 4, 1, 3), _i(0, 2)]),
+    "embedding_bag_weighted": (lambda lib, w, i, o, p: lib.embedding_bag(
+        w, i, o, per_sample_weights=p)[0],
+        [(FLOAT, (5, 3)), _i(0, 2, 4, 1), _i(0, 1), (CONST, (4,))]),
     "embedding_bag_mean": (lambda lib, w, i, o: lib.embedding_bag(w, i, o, False, 1)[0],
                            [(FLOAT, (5, 3)), _i(0, 2, 4, 1, 3), _i(0, 2, 5)]),
     "embedding_bag_max": (lambda lib, w, i, o: lib.embedding_bag(w, i, o, mode=2,
