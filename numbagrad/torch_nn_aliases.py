@@ -227,6 +227,18 @@ def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners
     return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """:func:`grid_sampler` of a 5-D input.
+
+    Same as ``torch.grid_sampler_3d``; trilinear or nearest interpolation.
+    """
+    if input.ndim != 5 or grid.ndim != 5:
+        raise RuntimeError(f"grid_sampler(): expected 5D input and grid with same number of "
+                           f"dimensions, but got input with sizes {list(input.shape)} and grid "
+                           f"with sizes {list(grid.shape)}")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
 # ---- normalization and embeddings ------------------------------------------------------------
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                cudnn_enabled):
@@ -422,9 +434,9 @@ __all__ = [
     "conv_transpose2d", "cosine_embedding_loss", "cosine_similarity", "ctc_loss", "dropout",
     "dropout_", "embedding", "embedding_bag", "embedding_renorm_", "feature_alpha_dropout",
     "feature_alpha_dropout_", "feature_dropout", "feature_dropout_", "grid_sampler",
-    "grid_sampler_2d", "group_norm", "hardshrink", "hinge_embedding_loss", "instance_norm",
-    "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
-    "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu",
-    "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_",
-    "triplet_margin_loss",
+    "grid_sampler_2d", "grid_sampler_3d", "group_norm", "hardshrink", "hinge_embedding_loss",
+    "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d",
+    "max_pool3d", "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle",
+    "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold",
+    "threshold_", "triplet_margin_loss",
 ]
