@@ -124,6 +124,10 @@ CASES = {
     "grid_sampler_3d_nearest": (lambda lib, x, g: lib.grid_sampler(x, g, 1, 1, True),
                                 [(FLOAT, (2, 1, 3, 2, 2)), (FLOAT, (2, 1, 2, 2, 3), -1.2, 1.2)],
                                 False),
+    # (F.grid_sample's own 5-D path, which grid_sampler_3d runs)
+    "grid_sampler_3d_functional": (lambda lib, x, g: lib.nn.functional.grid_sample(
+        x, g, "bilinear", "zeros", True), [(FLOAT, (1, 1, 2, 2, 3)), (FLOAT, (1, 3, 1, 2, 3))],
+        False),
     "group_norm": (lambda lib, x, w, b: lib.group_norm(x, 2, w, b, 1e-5, False),
                    [(FLOAT, (2, 4, 3)), (FLOAT, (4,)), (FLOAT, (4,))]),
     "hardshrink": (lambda lib, x: lib.hardshrink(x, 0.3), [(FLOAT, (3, 4))]),
