@@ -23,14 +23,15 @@ def _arrays(spec, seed):
         if isinstance(s, np.ndarray):  # given as is (indices, signs)
             out.append((s, False))
         else:
-            kind, shape, lo, hi = (s + (-2.0, 2.0))[:4] if len(s) == 2 else s
+            kind, shape, lo, hi = (*s, -2.0, 2.0)[:4]  # (kind, shape[, lo, hi])
             out.append((rng.uniform(lo, hi, shape), kind == FLOAT))
     return out
 
 
-def _run(lib, fn, arrays, dtype, grad):
+def _run(lib, fn, arrays, dtype):
+    """fn's outputs, its first output's node and the inputs' gradients of a weighted sum."""
     dt = getattr(lib, dtype)
-    ts = [lib.tensor(a, dtype=dt, requires_grad=g and grad) if a.dtype.kind == "f"
+    ts = [lib.tensor(a, dtype=dt, requires_grad=g) if a.dtype.kind == "f"
           else lib.tensor(a) for a, g in arrays]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -39,7 +40,7 @@ def _run(lib, fn, arrays, dtype, grad):
     first = outs[0]
     node = first.grad_fn.name() if first.grad_fn is not None else None
     grads = None
-    if grad and first.requires_grad:
+    if first.requires_grad:
         w = np.cos(np.arange(first.numel()) + 0.5).reshape(tuple(first.shape))
         (first * lib.tensor(w, dtype=dt)).sum().backward()
         grads = [None if t.grad is None else t.grad.numpy() for t in ts]
@@ -184,8 +185,8 @@ CASES = {
 def test_values_nodes_and_gradients(name, dtype):
     fn, spec, *flags = CASES[name]
     arrays = _arrays(spec, sum(map(ord, name)))
-    ours, node, grads = _run(ng, fn, arrays, dtype, True)
-    theirs, tnode, tgrads = _run(torch, fn, arrays, dtype, True)
+    ours, node, grads = _run(ng, fn, arrays, dtype)
+    theirs, tnode, tgrads = _run(torch, fn, arrays, dtype)
     tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-9, "atol": 1e-11}
     assert len(ours) == len(theirs)
     for a, b in zip(ours, theirs, strict=True):
