@@ -61,8 +61,9 @@ def _check_p(p):
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p:g}")
 
 
-def _check_feature(input):
-    if input.ndim < 2:
+def _check_feature(input, p, train):
+    # (only where a mask is drawn: torch returns the input, or zeros for p = 1, without it)
+    if train and 0.0 < p < 1.0 and input.numel() and input.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
 
 
@@ -104,14 +105,14 @@ def feature_alpha_dropout(input, p, train):
     Same as ``torch.feature_alpha_dropout``.
     """
     _check_p(p)
-    _check_feature(input)
+    _check_feature(input, p, train)
     return F.feature_alpha_dropout(input, p, train)
 
 
 def feature_alpha_dropout_(input, p, train):
     """In-place :func:`feature_alpha_dropout`. Same as ``torch.feature_alpha_dropout_``."""
     _check_p(p)
-    _check_feature(input)
+    _check_feature(input, p, train)
     return F.feature_alpha_dropout(input, p, train, inplace=True)
 
 
@@ -121,14 +122,14 @@ def feature_dropout(input, p, train):
     Same as ``torch.feature_dropout`` (what F.dropout2d and dropout3d run).
     """
     _check_p(p)
-    _check_feature(input)
+    _check_feature(input, p, train)
     return _spm._feature_dropout(input, p, train)
 
 
 def feature_dropout_(input, p, train):
     """In-place :func:`feature_dropout`. Same as ``torch.feature_dropout_``."""
     _check_p(p)
-    _check_feature(input)
+    _check_feature(input, p, train)
     return F._dropout_inplace(_spm._feature_dropout, input, p, train)
 
 

@@ -276,6 +276,12 @@ def test_random_forms_off_and_gradients():
             return off is t, y, leaf.grad
         same_as_torch(run)
 
+    def feature_edges(lib):
+        t = lib.tensor(x[0])  # 1-d: no mask drawn, no error
+        return (lib.feature_dropout(t, 0.5, False) is t, lib.feature_alpha_dropout(t, 0.0, True) is t,
+                lib.feature_dropout(t, 1.0, True), lib.feature_alpha_dropout(t, 1.0, True))
+    same_as_torch(feature_edges)
+
     def rrelu_grad(lib):
         lib.manual_seed(5)
         leaf = lib.tensor(x, requires_grad=True)
