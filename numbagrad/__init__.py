@@ -75,8 +75,8 @@ from .stats_extras import *  # noqa: F401,F403
 from ._inplace_forms import addmv_
 from .interop import to_dlpack
 from .func import vmap
+from .torch_nn_aliases import *  # noqa: F401,F403
 from . import accelerator, functional, onnx  # noqa: F401 - torch.accelerator, .functional, .onnx
-from .nn.functional import torch_dropout as dropout
 
 float32 = float = _dtypes.float32
 float64 = double = _dtypes.float64

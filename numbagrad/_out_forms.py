@@ -29,7 +29,7 @@ _ONE = (
     "var", "vdot", "vstack", "where", "xlogy", "sum", "mean", "prod", "nansum", "argmax",
     "argmin", "diff", "clamp_min", "clamp_max", "square", "logical_xor", "bitwise_or", "msort",
     "softmax", "log_softmax", "index_add", "lu_solve", "any", "addr", "angle", "isin",
-    "nonzero_static", "orgqr", "ormqr", "renorm",
+    "nonzero_static", "orgqr", "ormqr", "renorm", "hardshrink", "threshold",
 )
 # where torch's autograd refusal names another ATen op than the function (its out variant runs
 # that op: torch.lu_solve is linalg_lu_solve)
@@ -48,8 +48,8 @@ _SAME_DTYPE = dict.fromkeys(
     ("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "addmm", "addmv", "addbmm",
      "baddbmm", "softmax", "log_softmax", "matrix_power", "kron", "lu_solve"),
     "Expected out tensor to have dtype {r.c_name}, but got {o.c_name} instead")
-_SAME_DTYPE.update(dict.fromkeys(("clamp", "clip"), "Found dtype {o.scalar_name} but expected "
-                                                     "{r.scalar_name}"))
+_SAME_DTYPE.update(dict.fromkeys(("clamp", "clip", "hardshrink"),
+                                 "Found dtype {o.scalar_name} but expected {r.scalar_name}"))
 _SAME_DTYPE["where"] = "Expected out type to be {r.scalar_name} but got {o.scalar_name}"
 _SAME_DTYPE["any"] = "any only supports bool tensor for result, got: {o.scalar_name}"
 # reductions and scans computed in out's dtype: any cast (a float sum into an int64 out)

@@ -180,7 +180,7 @@ def threshold(input, threshold, value, inplace=False):  # noqa: A002
     return _act.threshold(input, threshold, value)
 
 
-def _rrelu(x, lower, upper, training):
+def _rrelu(x, lower, upper, training, generator=None):
     if not x.dtype.is_floating_point:
         raise NotImplementedError('"rrelu_with_noise_out_cpu" not implemented for '
                                   f"'{x.dtype.scalar_name}'")
@@ -194,7 +194,7 @@ def _rrelu(x, lower, upper, training):
     # torch's CPU loop: one uniform_real_distribution<double>(lower, upper) per element <= 0,
     # in order, with the bounds first rounded to the dtype's opmath type (float for float32)
     lo, hi = float(dt.type(lower)), float(dt.type(upper))
-    eng = _engine()
+    eng = _engine(generator)
     with eng.lock:
         unit = _torch_rng._unit64(eng, int(neg.sum()))
     noise = np.ones(neg.shape, dt)
@@ -214,9 +214,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):  
     return _rrelu(input, lower, upper, training)
 
 
-def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):  # noqa: A002
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):  # noqa: A002
     """In-place :func:`rrelu`. Same as ``torch.nn.functional.rrelu_``."""
-    return _inplace(input, _rrelu, lower, upper, training)
+    return _inplace(input, _rrelu, lower, upper, training, generator)
 
 
 # torch's F.<name>_: the in-place forms
@@ -379,8 +379,3 @@ def bilinear(input1, input2, weight, bias=None):
     y = (_reshape(t, (-1, out_f, in2)) * _unsqueeze(x2, 1)).sum(-1)
     y = _reshape(y, (*lead, out_f))
     return y + bias if bias is not None else y
-
-
-def torch_dropout(input, p, train):  # noqa: A002 - torch's names
-    """torch.dropout(input, p, train): F.dropout with positional arguments."""
-    return dropout(input, p, train)

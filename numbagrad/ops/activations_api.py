@@ -165,6 +165,8 @@ def hardshrink(input, lambd=0.5):  # noqa: A002
 
 def threshold(input, threshold, value, inplace=False):  # noqa: A002
     """x where x > threshold, else value."""
+    if input.dtype.scalar_name == "Bool":  # torch's kernel has no bool instance
+        raise NotImplementedError('"threshold_cpu" not implemented for \'Bool\'')
     if not input.dtype.is_floating_point:  # integers stay integers (no gradient)
         data = input._data
         return _make(np.where(data > threshold, data, np.asarray(value).astype(data.dtype)))

@@ -983,6 +983,15 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # n
                           "behave the same as 'batchmean' in the next major release.",
                           stacklevel=2)
         red = _SUM if reduction == "batchmean" else _get_enum(reduction)
+    out = kl_div_enum(input, target, red, log_target)
+    if reduction == "batchmean" and input.ndim != 0:
+        # an empty batch: 0 / 0 without a division (the compiled kernels would raise)
+        out = out / input.shape[0] if input.shape[0] else out * float("nan")
+    return out
+
+
+def kl_div_enum(input, target, reduction, log_target=False):  # noqa: A002
+    """kl_div with ATen's int ``reduction`` (0 none, 1 mean, 2 sum): torch.kl_div's form."""
     if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
@@ -992,13 +1001,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # n
         # finite, where torch's is nan)
         out = target * log(where(_make(np.asarray(target._data) == 0), 1.0, target)) - \
             target * input
-    if red == _MEAN:
+    if reduction == _MEAN:
         out = _mean(out)
-    elif red == _SUM:
+    elif reduction == _SUM:
         out = _sum(out)
-    if reduction == "batchmean" and input.ndim != 0:
-        # an empty batch: 0 / 0 without a division (the compiled kernels would raise)
-        out = out / input.shape[0] if input.shape[0] else out * float("nan")
     return out
 
 

@@ -269,6 +269,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
 
     Same as ``torch.nn.functional.batch_norm``.
     """
+    if training and input.ndim >= 2 and input.numel() // input.shape[1] <= 1:
+        # F's own check: torch.batch_norm normalizes a single value per channel
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {input.shape}")
+    return aten_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                           eps)
+
+
+def aten_batch_norm(input, weight, bias, running_mean, running_var, training,  # noqa: A002
+                    momentum, eps):
+    """batch_norm in torch.batch_norm's argument order, without F's batch size check."""
     if input.ndim < 2:
         raise ValueError(f"expected 2D or more input (got {input.ndim}D input)")
     c = input.shape[1]
@@ -283,9 +294,6 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
     axes = (0, *range(2, data.ndim))
     if training:
         count = data.size // c
-        if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                             f"size {input.shape}")
         mean = data.mean(axis=axes)
         var = data.var(axis=axes)
         if running_mean is not None:

@@ -1,10 +1,12 @@
 # ruff: noqa: A002 - torch's argument names (input)
 """torch.nn.functional.affine_grid (a rows-of-taps op over theta: AffineGridGeneratorBackward0)
-and grid_sample (2-d, bilinear and nearest, every padding mode), the latter composed of
+and grid_sample (2-d and 3-d, bilinear and nearest, every padding mode), the latter composed of
 numbagrad ops: the sampling positions' integer parts and the padding's piecewise-linear
 map are constants of the grid's values, the fractions are ops on the grid, so the gradients
 of either order, to the input and to the grid, are torch's."""
 
+import itertools
+import math
 import warnings
 
 import numpy as np
@@ -128,54 +130,61 @@ def _check_grid(x, grid, mode, padding_mode):
     if x.dtype is not grid.dtype:
         raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
                            f"input has {x.dtype} and grid has {grid.dtype}")
-    if x.ndim == 5 or mode == "bicubic":
-        raise NotImplementedError("numbagrad: grid_sample supports 4-D input with mode "
-                                  "'bilinear' or 'nearest' only")
+    if mode == "bicubic" and x.ndim == 5:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if mode == "bicubic":
+        raise NotImplementedError("numbagrad: grid_sample supports mode 'bilinear' or "
+                                  "'nearest' only")
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """``input`` sampled at the positions ``grid`` gives, by interpolation.
 
-    Same as ``torch.nn.functional.grid_sample``; 4-D input with
-    mode ``"bilinear"`` or ``"nearest"`` only.
+    Same as ``torch.nn.functional.grid_sample``; mode ``"bilinear"`` (trilinear on 5-D input)
+    or ``"nearest"`` only.
     """
     x = input
     _check_grid(x, grid, mode, padding_mode)
     align_corners = _align_default(align_corners)
-    n, c, h, w = x.shape
-    ho, wo = grid.shape[1:3]
+    n, c, *size = x.shape
+    k = len(size)  # grid's last dim holds x (the last dim's coordinate), y[, z]
     g = grid._array().astype(np.float64)
-    ix, ax = _source(g[..., 0], w, padding_mode, align_corners)
-    iy, ay = _source(g[..., 1], h, padding_mode, align_corners)
+    src = [_source(g[..., j], size[k - 1 - j], padding_mode, align_corners) for j in range(k)]
+    steps = [math.prod(size[k - j:]) for j in range(k)]  # flat stride of coordinate j
     dt = x._array().dtype
-    plane = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * (h * w)  # (N, C)
-    shape = (n, c, ho, wo)
+    plane = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * math.prod(size)  # (N, C)
+    shape = (n, c, *grid.shape[1:-1])
 
-    def corner(px, py):
-        """x at integer points (px, py) (N, Ho, Wo), zero outside the image."""
-        ok = (px >= 0) & (px < w) & (py >= 0) & (py < h)
-        at = np.where(ok, py * w + px, 0).astype(np.int64)
-        pos = plane[:, :, None, None] + at[:, None]
+    def corner(points):
+        """x at the integer points (one array per coordinate), zero outside the input."""
+        ok = np.logical_and.reduce([(p >= 0) & (p < size[k - 1 - j])
+                                    for j, p in enumerate(points)])
+        at = np.where(ok, sum(p * s for p, s in zip(points, steps)), 0).astype(np.int64)
+        pos = plane.reshape(n, c, *[1] * k) + at[:, None]
         v = gather_flat(x, pos, shape)
         return v if ok.all() else v * const(np.broadcast_to(ok[:, None], shape), dt)
 
-    gx, gy = grid[..., 0], grid[..., 1]
+    coords = [grid[..., j] for j in range(k)]
     if mode == "nearest":
-        out = corner(np.rint(ix).astype(np.int64), np.rint(iy).astype(np.int64))
+        out = corner([np.rint(i).astype(np.int64) for i, _ in src])
         # torch's grid gradient is zero here: a zero path keeps the grid in the graph
-        return out + unsqueeze(gx * 0.0, 1)
-    x0, y0 = np.floor(ix), np.floor(iy)
-    # the fractions as ops on the grid: value ix - x0, derivative the source map's
-    tx = gx * const(ax, dt) + const(ix - ax * g[..., 0] - x0, dt)
-    ty = gy * const(ay, dt) + const(iy - ay * g[..., 1] - y0, dt)
-    x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
-    one = 1.0
-    nw = unsqueeze((one - tx) * (one - ty), 1)
-    ne = unsqueeze(tx * (one - ty), 1)
-    sw = unsqueeze((one - tx) * ty, 1)
-    se = unsqueeze(tx * ty, 1)
-    return (corner(x0, y0) * nw + corner(x0 + 1, y0) * ne + corner(x0, y0 + 1) * sw
-            + corner(x0 + 1, y0 + 1) * se)
+        return out + unsqueeze(coords[0] * 0.0, 1)
+    lows = [np.floor(i) for i, _ in src]
+    # the fractions as ops on the grid: value i - low, derivative the source map's
+    fracs = [coords[j] * const(a, dt) + const(i - a * g[..., j] - lo, dt)
+             for j, ((i, a), lo) in enumerate(zip(src, lows))]
+    lows = [lo.astype(np.int64) for lo in lows]
+    out = None
+    # torch's order of the corners: x fastest, then y, then z; each weight a product x, y, z
+    for bits in itertools.product((0, 1), repeat=k):
+        bits = bits[::-1]
+        w = None
+        for f, b in zip(fracs, bits):
+            f = f if b else 1.0 - f
+            w = f if w is None else w * f
+        term = corner([lo + b for lo, b in zip(lows, bits)]) * unsqueeze(w, 1)
+        out = term if out is None else out + term
+    return out
 
 
 __all__ = ["affine_grid", "grid_sample"]

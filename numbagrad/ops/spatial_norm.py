@@ -151,7 +151,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         tuple(normalized_shape)
     if tuple(x.shape[x.ndim - len(shape):]) != shape or len(shape) > x.ndim:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
+                           f"[*{', '.join(str(s) for s in shape)}], but got input of size"
                            f"{list(x.shape)}")
     if eps is None:
         eps = float(np.finfo(x._array().dtype).eps)
