@@ -1,5 +1,6 @@
-"""torch.nn.functional's power-average pools (lp_pool1d/2d/3d) and max unpooling
-(max_unpool1d/2d/3d), composed of differentiable ops as torch's own Python composes them."""
+"""torch.nn.functional's power-average pools (lp_pool1d/2d/3d), max unpooling
+(max_unpool1d/2d/3d) and the max pools' ``*_with_indices`` forms, composed of differentiable
+ops as torch's own Python composes them."""
 
 import math
 
@@ -9,7 +10,15 @@ from ..ops.conv_functional import avg_pool2d, max_pool2d
 from ..ops.pointwise import relu as _relu
 from ..ops.shape import reshape as _reshape
 from ..ops.shape_scatter import scatter as _scatter
-from ..ops.spatial_pool import avg_pool1d, avg_pool3d, max_pool1d, max_pool3d
+from ..ops.spatial_pool import (
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+    avg_pool1d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool3d,
+)
 from ..tensor import _make
 
 
@@ -149,5 +158,59 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0,  # noqa: A
     return _max_unpool(input, indices, tuple(size), "max_unpooling3d")
 
 
+# ---- the *_with_indices forms: torch's pools with return_indices=True, whatever is passed ---
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+                            ceil_mode=False, return_indices=False):
+    """``max_pool1d`` returning (values, indices) (``return_indices`` is ignored).
+
+    Same as ``torch.nn.functional.max_pool1d_with_indices``.
+    """
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+                            ceil_mode=False, return_indices=False):
+    """``max_pool2d`` returning (values, indices) (``return_indices`` is ignored).
+
+    Same as ``torch.nn.functional.max_pool2d_with_indices``.
+    """
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+                            ceil_mode=False, return_indices=False):
+    """``max_pool3d`` returning (values, indices) (``return_indices`` is ignored).
+
+    Same as ``torch.nn.functional.max_pool3d_with_indices``.
+    """
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):  # noqa: A002
+    """``adaptive_max_pool1d`` returning (values, indices) (``return_indices`` is ignored).
+
+    Same as ``torch.nn.functional.adaptive_max_pool1d_with_indices``.
+    """
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):  # noqa: A002
+    """``adaptive_max_pool2d`` returning (values, indices) (``return_indices`` is ignored).
+
+    Same as ``torch.nn.functional.adaptive_max_pool2d_with_indices``.
+    """
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):  # noqa: A002
+    """``adaptive_max_pool3d`` returning (values, indices) (``return_indices`` is ignored).
+
+    Same as ``torch.nn.functional.adaptive_max_pool3d_with_indices``.
+    """
+    return adaptive_max_pool3d(input, output_size, True)
+
+
 __all__ = ["lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d",
-           "max_unpool3d"]
+           "max_unpool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+           "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+           "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices"]

@@ -71,6 +71,8 @@ PIXEL_SHUFFLE = _gather_op("pixel_shuffle", "PixelShuffleBackward0", [
     _s("pixel_shuffle(x0, 2)", (1, 8, 2, 3)), _s("pixel_shuffle(x0, 3)", (9, 2, 1))])
 PIXEL_UNSHUFFLE = _gather_op("pixel_unshuffle", "PixelUnshuffleBackward0", [
     _s("pixel_unshuffle(x0, 2)", (1, 2, 4, 6))])
+CHANNEL_SHUFFLE = _gather_op("channel_shuffle", "ChannelShuffleBackward0", [
+    _s("channel_shuffle(x0, 3)", (2, 6, 2)), _s("channel_shuffle(x0, 2)", (1, 4, 2, 3))])
 IM2COL = _gather_op("im2col", "Im2ColBackward0", [
     _s("unfold(x0, (2, 3), padding=1, stride=(2, 1))", (2, 2, 4, 5)),
     _s("unfold(x0, 2, dilation=2)", (3, 5, 5))])
@@ -139,9 +141,9 @@ GROUP_NORM = defop(
                     _F + "group_norm(x0, 3, x1, x2, **kw)")])
 
 
-GATHER_OPS = (CONSTANT_PAD, CIRCULAR_PAD, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, IM2COL,
-              *REFLECTION_PAD.values(), *REPLICATION_PAD.values(), *UPSAMPLE_NEAREST.values(),
-              *UPSAMPLE_NEAREST_EXACT.values())
+GATHER_OPS = (CONSTANT_PAD, CIRCULAR_PAD, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, CHANNEL_SHUFFLE,
+              IM2COL, *REFLECTION_PAD.values(), *REPLICATION_PAD.values(),
+              *UPSAMPLE_NEAREST.values(), *UPSAMPLE_NEAREST_EXACT.values())
 ROWS_OPS = (UPSAMPLE_LINEAR1D, UPSAMPLE_BILINEAR2D, UPSAMPLE_BICUBIC2D, UPSAMPLE_TRILINEAR3D,
             COL2IM, AVG_POOL3D, ADAPTIVE_AVG_POOL3D, EMBEDDING_BAG,
             AFFINE_GRID)
