@@ -1,5 +1,6 @@
-"""Modules for power-average pooling (LPPool1d/2d/3d), max unpooling (MaxUnpool1d/2d/3d) and
-the randomized leaky ReLU (RReLU), with torch's constructor arguments and reprs."""
+"""Modules for power-average pooling (LPPool1d/2d/3d), max unpooling (MaxUnpool1d/2d/3d),
+channel shuffling (ChannelShuffle) and the randomized leaky ReLU (RReLU), with torch's
+constructor arguments and reprs."""
 
 from . import functional as F  # noqa: N812 - torch's idiom
 from .module import Module
@@ -117,5 +118,22 @@ class RReLU(Module):
                                                             else "")
 
 
-__all__ = ["LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
-           "RReLU"]
+class ChannelShuffle(Module):
+    """Splits the channels in ``groups`` and interleaves them, as ``channel_shuffle``.
+
+    Same as ``torch.nn.ChannelShuffle``.
+    """
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):  # noqa: A002
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
+
+
+__all__ = ["ChannelShuffle", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d",
+           "MaxUnpool3d", "RReLU"]

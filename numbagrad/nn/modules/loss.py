@@ -19,14 +19,18 @@ from ..loss_more import (
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     MarginRankingLoss,
+    MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
+    NLLLoss2d,
     PoissonNLLLoss,
     SoftMarginLoss,
     TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 
-__all__ = ["L1Loss", "NLLLoss", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss",
-           "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss",
-           "SoftMarginLoss", "CrossEntropyLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
-           "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss", "CTCLoss"]
+__all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
+           "MSELoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss",
+           "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
+           "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
+           "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss"]
