@@ -16,15 +16,14 @@ torch = pytest.importorskip("torch")
 LACKS = {
     "activation": set(),
     "channelshuffle": set(),
-    "batchnorm": {"LazyBatchNorm1d", "LazyBatchNorm2d", "SyncBatchNorm"},
+    "batchnorm": {"SyncBatchNorm"},
     "container": {"Container"},  # deprecated in torch
-    "conv": {"ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
-             "LazyConvTranspose2d", "LazyConvTranspose3d"},
+    "conv": {"ConvTranspose3d", "LazyConvTranspose3d"},
     "distance": set(),
     "dropout": set(),
     "flatten": set(),
     "fold": set(),
-    "instancenorm": {"LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"},
+    "instancenorm": set(),
     "linear": set(),
     "loss": {"LinearCrossEntropyLoss"},
     # torch's global hooks on every module

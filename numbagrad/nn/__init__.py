@@ -15,6 +15,8 @@ from .conv import __all__ as _conv
 from .ctc import CTCLoss
 from .layers import *  # noqa: F401,F403
 from .layers import __all__ as _layers
+from .lazy import *  # noqa: F401,F403
+from .lazy import __all__ as _lazy
 from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _losses
 from .loss_more import *  # noqa: F401,F403
@@ -36,4 +38,4 @@ from .transformer import __all__ as _transformer
 __all__ = ["Buffer", "CTCLoss", "Module", "Parameter", "functional", "init", "modules",
            *_param_containers, *_conv,
            *_layers, *_losses, *_normalization, *_recurrent, *_activation, *_attention,
-           *_loss_more, *_spatial, *_transformer, *_more_layers, "utils"]
+           *_loss_more, *_spatial, *_transformer, *_more_layers, *_lazy, "utils"]
