@@ -101,9 +101,6 @@ class LazyLinear(_LazyMixin, Linear):
 
     def initialize_parameters(self, input):  # noqa: A002
         if self.has_uninitialized_params():
-            if input.ndim == 0:
-                raise RuntimeError("both arguments to linear need to be at least 1D, but they "
-                                   "are 0D and 2D")
             self.in_features = int(input.shape[-1])
             self.weight.materialize((self.out_features, self.in_features))
             if self.bias is not None:

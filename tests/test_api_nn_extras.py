@@ -1,0 +1,272 @@
+"""nn extras against torch 2.13: channel_shuffle, the pools' *_with_indices forms,
+multilabel_margin_loss, triplet_margin_with_distance_loss and their modules (values,
+gradients in float32 and float64, node names, reprs, errors); Softmax2d, NLLLoss2d,
+RNNCellBase; the lazy modules (reprs, state_dict keys, initial parameters bit for bit after
+manual_seed, the class they become); UninitializedParameter/Buffer; optim.Adafactor's
+trajectories."""
+
+import warnings
+
+import numpy as np
+import pytest
+from torch_oracle import same_as_torch
+
+import numbagrad as ng
+
+torch = pytest.importorskip("torch")
+
+R = np.random.default_rng(7)
+X3 = R.standard_normal((2, 6, 3))
+X4 = R.standard_normal((2, 4, 3, 3))
+X5 = R.standard_normal((1, 2, 4, 4, 4))
+A, B, C = R.standard_normal((4, 5)), R.standard_normal((4, 5)), R.standard_normal((4, 5))
+LABELS = np.array([[3, 0, -1, 1, 2], [1, 2, 3, -1, 0], [2, 2, -1, 0, 0], [4, 1, 0, 3, 2]])
+
+CALLS = [
+    ("F.channel_shuffle(x, 3)", X3, "ChannelShuffleBackward0"),
+    ("F.channel_shuffle(x, 2)", X4, "ChannelShuffleBackward0"),
+    ("F.max_pool1d_with_indices(x, 2)[0]", X3, "SqueezeBackward1"),  # torch's 1-d is 2-d
+    ("F.max_pool2d_with_indices(x, 2, 1, 1)[0]", X4, "MaxPool2DWithIndicesBackward0"),
+    ("F.max_pool3d_with_indices(x, 2)[0]", X5, "MaxPool3DWithIndicesBackward0"),
+    ("F.adaptive_max_pool1d_with_indices(x, 2)[0]", X3, "SqueezeBackward1"),
+    ("F.adaptive_max_pool2d_with_indices(x, (2, 1))[0]", X4, "AdaptiveMaxPool2DBackward0"),
+    ("F.adaptive_max_pool3d_with_indices(x, 3)[0]", X5, "AdaptiveMaxPool3DBackward0"),
+    ("F.multilabel_margin_loss(x, y)", A, None),
+    ("F.multilabel_margin_loss(x, y, reduction='none')", A, None),
+    ("F.multilabel_margin_loss(x[0], y[0], reduction='sum')", A, None),
+    ("F.triplet_margin_with_distance_loss(x, x * 2, x.flip(0))", A, "MeanBackward0"),
+    ("F.triplet_margin_with_distance_loss(x, x.roll(1, 0), x.flip(1), swap=True, margin=2.0, "
+     "reduction='sum', distance_function=lambda a, b: (a - b).abs().sum(-1))", A,
+     "SumBackward0"),
+    ("nn.Softmax2d()(x)", X4, "SoftmaxBackward0"),
+    ("nn.ChannelShuffle(3)(x)", X3, "ChannelShuffleBackward0"),
+    ("nn.MultiLabelMarginLoss(reduction='sum')(x, y)", A, None),
+    ("nn.TripletMarginWithDistanceLoss(swap=True)(x, x.flip(0), x * 0.5)", A, "MeanBackward0"),
+]
+
+
+def _run(lib, call, x, dtype):
+    xt = lib.tensor(x, dtype=getattr(lib, dtype), requires_grad=True)
+    env = {"F": lib.nn.functional, "nn": lib.nn, "x": xt, "y": lib.tensor(LABELS)}
+    out = eval(call, env)  # noqa: S307 - test expressions
+    out.backward(lib.ones_like(out) * 0.5)
+    return out.detach().numpy(), xt.grad.numpy(), out.grad_fn.name()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("call,x,node", CALLS, ids=[c[0][:60] for c in CALLS])
+def test_values_gradients_and_nodes(call, x, node, dtype):
+    ours, theirs = _run(ng, call, x, dtype), _run(torch, call, x, dtype)
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    for o, t in zip(ours[:2], theirs[:2]):
+        assert o.dtype == t.dtype and o.shape == t.shape
+        np.testing.assert_allclose(o, t, rtol=tol, atol=tol)
+    if node is not None:
+        assert ours[2] == theirs[2] == node
+    else:  # torch's one-kernel loss: numbagrad ends in its reduction's node (a documented gap)
+        assert theirs[2] == "MultilabelMarginLossBackward0"
+
+
+def test_indices_forms_return_torchs_indices():
+    for call, x in [("F.max_pool2d_with_indices(x, 2, return_indices=False)", X4),
+                    ("F.max_pool1d_with_indices(x, 2, ceil_mode=True)", X3),
+                    ("F.adaptive_max_pool3d_with_indices(x, (2, 3, 1))", X5)]:
+        same_as_torch(lambda lib, c=call, x=x: eval(c, {"F": lib.nn.functional,  # noqa: S307
+                                                         "x": lib.tensor(x)}))
+
+
+def test_native_channel_shuffle_has_torchs_values_and_no_derivative():
+    def fn(lib):
+        x = lib.tensor(X4, requires_grad=True)
+        y = lib.nn.functional.native_channel_shuffle(x, 2)
+        return y, y.grad_fn.name()
+    same_as_torch(fn)
+
+    def back(lib):
+        x = lib.tensor(X4, requires_grad=True)
+        lib.nn.functional.native_channel_shuffle(x, 4).sum().backward()
+    same_as_torch(back)
+
+
+ERRORS = [
+    "F.channel_shuffle(lib.zeros(2, 6), 3)",
+    "F.channel_shuffle(lib.zeros(2, 6, 3), 4)",
+    "F.channel_shuffle(lib.zeros(2, 6, 3), 0)",
+    "F.native_channel_shuffle(lib.zeros(6), 2)",
+    "F.max_pool2d_with_indices(lib.zeros(2, 3, 4, 4), 5)",
+    "F.multilabel_margin_loss(lib.zeros(3, 4), lib.zeros(2, 4, dtype=lib.long))",
+    "F.multilabel_margin_loss(lib.zeros(3, 4), lib.zeros(3, 4))",
+    "F.multilabel_margin_loss(lib.zeros(3, 4), lib.full((3, 4), 4))",
+    "F.multilabel_margin_loss(lib.zeros(2, 3, 4), lib.zeros(2, 3, 4, dtype=lib.long))",
+    "F.triplet_margin_with_distance_loss(lib.zeros(2, 3), lib.zeros(2, 3), lib.zeros(3))",
+    "F.triplet_margin_with_distance_loss(lib.zeros(2, 3), lib.zeros(2, 3), lib.zeros(2, 3), "
+    "margin=0)",
+    "F.triplet_margin_with_distance_loss(lib.zeros(2, 3), lib.zeros(2, 3), lib.zeros(2, 3), "
+    "reduction='max')",
+    "nn.TripletMarginWithDistanceLoss(margin=-1.0)",
+    "nn.Softmax2d()(lib.zeros(2, 3))",
+]
+
+
+@pytest.mark.parametrize("call", ERRORS)
+def test_errors_are_torchs(call):
+    result = same_as_torch(lambda lib: eval(call, {"F": lib.nn.functional,  # noqa: S307
+                                                   "nn": lib.nn, "lib": lib}))
+    assert isinstance(result, tuple) and isinstance(result[0], str)  # it raised
+
+
+REPRS = ["nn.ChannelShuffle(3)", "nn.Softmax2d()", "nn.MultiLabelMarginLoss(reduction='sum')",
+         "nn.TripletMarginWithDistanceLoss(margin=2.0, swap=True)",
+         "nn.TripletMarginWithDistanceLoss(distance_function=nn.CosineSimilarity())",
+         "nn.NLLLoss2d(ignore_index=1)", "nn.RNNCellBase(3, 4, False, 2)",
+         "nn.LazyConv1d(4, 3)", "nn.LazyConv2d(4, 2, stride=2, bias=False)",
+         "nn.LazyConv3d(2, 2, groups=2)", "nn.LazyConvTranspose1d(4, 3, output_padding=1, "
+         "stride=2)", "nn.LazyConvTranspose2d(4, 3, groups=2, dilation=2)",
+         "nn.LazyBatchNorm1d()", "nn.LazyBatchNorm2d(affine=False)",
+         "nn.LazyInstanceNorm3d(track_running_stats=False)", "nn.LazyLinear(3, bias=False)"]
+
+
+@pytest.mark.parametrize("src", REPRS)
+def test_reprs_and_state_dict_keys(src):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        ours, theirs = (eval(src, {"nn": lib.nn}) for lib in (ng, torch))  # noqa: S307
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    becomes = [getattr(type(m), "cls_to_become", None) for m in (ours, theirs)]
+    assert [c and c.__name__ for c in becomes] == [c and c.__name__ for c in becomes[::-1]]
+
+
+def test_nllloss2d_warns_and_is_nllloss():
+    for lib in (ng, torch):
+        with pytest.warns(FutureWarning, match="`NLLLoss2d` has been deprecated"):
+            m = lib.nn.NLLLoss2d()
+        assert isinstance(m, lib.nn.NLLLoss)
+    same_as_torch(lambda lib: lib.nn.NLLLoss2d(reduction="sum")(
+        lib.tensor(X4).log_softmax(1), lib.tensor(np.arange(18).reshape(2, 3, 3) % 4)))
+
+
+def test_rnn_cell_base_draws_torchs_parameters():
+    def fn(lib):
+        lib.manual_seed(11)
+        cell = lib.nn.RNNCellBase(3, 4, True, 3, dtype=lib.float64)
+        drawn = [p.detach().clone() for p in cell.parameters()]
+        cell.reset_parameters()
+        return drawn, list(cell.parameters()), isinstance(lib.nn.GRUCell(2, 2),
+                                                          lib.nn.RNNCellBase)
+    same_as_torch(fn, decimals=17)
+
+
+LAZY = [("LazyLinear", (3,), {}, (2, 4)),
+        ("LazyConv1d", (4, 3), {}, (2, 3, 6)),
+        ("LazyConv1d", (4, 3), {"padding": 1}, (3, 6)),  # unbatched
+        ("LazyConv2d", (4, 2), {"stride": 2, "bias": False}, (1, 3, 5, 5)),
+        ("LazyConv3d", (2, 2), {"groups": 2}, (1, 4, 3, 3, 3)),
+        ("LazyConvTranspose1d", (4, 3), {"stride": 2}, (2, 3, 5)),
+        ("LazyConvTranspose2d", (4, 3), {"groups": 2, "dilation": 2}, (1, 2, 4, 4)),
+        ("LazyBatchNorm1d", (), {}, (4, 3)),
+        ("LazyBatchNorm2d", (), {"affine": False}, (2, 3, 2, 2)),
+        ("LazyBatchNorm3d", (), {"affine": False, "track_running_stats": False},
+         (2, 3, 2, 2, 2)),
+        ("LazyInstanceNorm1d", (), {}, (2, 3, 4)),
+        ("LazyInstanceNorm2d", (), {"affine": False}, (2, 3, 4, 4)),
+        ("LazyInstanceNorm3d", (), {"momentum": 0.5}, (1, 2, 3, 3, 3))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,args,kw,shape", LAZY, ids=[f"{c[0]}-{c[3]}" for c in LAZY])
+def test_lazy_modules_materialize_as_torchs(name, args, kw, shape, dtype):
+    x = R.standard_normal(shape)
+
+    def fn(lib):
+        lib.manual_seed(5)
+        m = getattr(lib.nn, name)(*args, **kw, dtype=getattr(lib, dtype))
+        before = (repr(m), list(m.state_dict()), m.has_uninitialized_params())
+        held = list(m.parameters())
+        xt = lib.tensor(x, dtype=getattr(lib, dtype), requires_grad=True)
+        y = m(xt)
+        y.backward(lib.ones_like(y))
+        same = all(p is q for p, q in zip(held, m.parameters()))
+        return (before, repr(m), type(m).__name__, same, m.has_uninitialized_params(), y,
+                xt.grad, [(n, p, p.grad) for n, p in m.named_parameters()],
+                [(n, b) for n, b in m.named_buffers()])
+    same_as_torch(fn, decimals=17 if dtype == "float64" else 5)
+    # the initial parameters bit for bit: torch's random stream
+    ours, theirs = [], []
+    for lib, out in ((ng, ours), (torch, theirs)):
+        lib.manual_seed(5)
+        m = getattr(lib.nn, name)(*args, **kw, dtype=getattr(lib, dtype))
+        m(lib.tensor(x, dtype=getattr(lib, dtype)))
+        out.extend(p.detach().numpy() for p in m.parameters())
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        assert o.dtype == t.dtype and np.array_equal(o, t)
+
+
+LAZY_ERRORS = [
+    "nn.LazyConv2d(4, 3)(lib.zeros(2, 3, 5))",
+    "nn.LazyConv1d(4, 3, groups=2)(lib.zeros(2, 3, 5))",
+    "nn.LazyLinear(3)(lib.tensor(1.0))",
+    "nn.LazyInstanceNorm1d()(lib.zeros(3, 5))",  # torch sizes it by dim 1, then refuses
+]
+
+
+@pytest.mark.parametrize("call", LAZY_ERRORS)
+def test_lazy_errors_are_torchs(call):
+    result = same_as_torch(lambda lib: eval(call, {"nn": lib.nn, "lib": lib}))  # noqa: S307
+    assert isinstance(result, tuple) and isinstance(result[0], str)
+
+
+def test_uninitialized_parameter_and_buffer():
+    def fn(lib):
+        p = lib.nn.UninitializedParameter(dtype=lib.float64)
+        b = lib.nn.UninitializedBuffer()
+        facts = [repr(p), repr(b), isinstance(p, lib.nn.Parameter), p.requires_grad,
+                 b.requires_grad, str(p.dtype), type(p).cls_to_become is lib.nn.Parameter]
+        p.materialize((2, 3))
+        b.materialize((4,), dtype=lib.float16)
+        return facts + [type(p) is lib.nn.Parameter, tuple(p.shape), str(p.dtype),
+                        type(b) is lib.Tensor, tuple(b.shape), str(b.dtype)]
+    same_as_torch(fn)
+
+
+def _adafactor(lib, dtype, kw, steps=5):
+    rng = np.random.default_rng(3)
+    ws = [lib.tensor(rng.standard_normal(s), dtype=getattr(lib, dtype), requires_grad=True)
+          for s in [(3, 4), (5,), (2, 3, 2)]]
+    opt = lib.optim.Adafactor(ws, **kw)
+    trajectory = []
+    for _ in range(steps):
+        opt.zero_grad()
+        sum(((w ** 3).sum() + (w * w).sum()) for w in ws).backward()
+        opt.step()
+        trajectory.append([w.detach().numpy().copy() for w in ws])
+    state = opt.state_dict()
+    return trajectory, state
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("kw", [{}, {"lr": 0.1, "weight_decay": 0.1, "maximize": True},
+                                {"eps": (1e-4, 1e-2), "d": 1.5, "beta2_decay": -0.5}])
+def test_adafactor_follows_torchs_trajectory(kw, dtype):
+    ours, our_state = _adafactor(ng, dtype, kw)
+    theirs, their_state = _adafactor(torch, dtype, kw)
+    tol = 1e-13 if dtype == "float64" else 2e-6
+    for o_step, t_step in zip(ours, theirs, strict=True):
+        for o, t in zip(o_step, t_step, strict=True):
+            assert o.dtype == t.dtype
+            np.testing.assert_allclose(o, t, rtol=tol, atol=tol)
+    assert our_state["param_groups"] == their_state["param_groups"]
+    for k, s in their_state["state"].items():
+        assert list(our_state["state"][k]) == list(s)
+        for name, v in s.items():
+            np.testing.assert_allclose(our_state["state"][k][name].numpy(), v.numpy(),
+                                       rtol=tol * 10, atol=tol)
+
+
+@pytest.mark.parametrize("kw", [{"lr": -1.0}, {"beta2_decay": 0.5}, {"eps": (-1.0, 1e-3)},
+                                {"eps": (None, -1.0)}, {"d": 0.5}, {"weight_decay": -0.1}])
+def test_adafactor_errors_are_torchs(kw):
+    result = same_as_torch(lambda lib: lib.optim.Adafactor([lib.zeros(2, requires_grad=True)],
+                                                           **kw))
+    assert result[0] == "ValueError"
