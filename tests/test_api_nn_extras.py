@@ -1,4 +1,5 @@
-"""nn extras against torch 2.13: channel_shuffle, the pools' *_with_indices forms,
+"""nn extras against torch 2.13: channel_shuffle, the pools' *_with_indices forms, fractional
+max pooling (its random windows after manual_seed),
 multilabel_margin_loss, triplet_margin_with_distance_loss and their modules (values,
 gradients in float32 and float64, node names, reprs, errors); Softmax2d, NLLLoss2d,
 RNNCellBase; the lazy modules (reprs, state_dict keys, initial parameters bit for bit after
@@ -123,14 +124,16 @@ REPRS = ["nn.ChannelShuffle(3)", "nn.Softmax2d()", "nn.MultiLabelMarginLoss(redu
          "nn.LazyConv3d(2, 2, groups=2)", "nn.LazyConvTranspose1d(4, 3, output_padding=1, "
          "stride=2)", "nn.LazyConvTranspose2d(4, 3, groups=2, dilation=2)",
          "nn.LazyBatchNorm1d()", "nn.LazyBatchNorm2d(affine=False)",
-         "nn.LazyInstanceNorm3d(track_running_stats=False)", "nn.LazyLinear(3, bias=False)"]
+         "nn.LazyInstanceNorm3d(track_running_stats=False)", "nn.LazyLinear(3, bias=False)",
+         "nn.FractionalMaxPool2d(2, output_size=3)",
+         "nn.FractionalMaxPool3d(2, output_ratio=0.5, _random_samples=lib.rand(1, 2, 3))"]
 
 
 @pytest.mark.parametrize("src", REPRS)
 def test_reprs_and_state_dict_keys(src):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        ours, theirs = (eval(src, {"nn": lib.nn}) for lib in (ng, torch))  # noqa: S307
+        ours, theirs = (eval(src, {"nn": lib.nn, "lib": lib}) for lib in (ng, torch))  # noqa: S307
     assert repr(ours) == repr(theirs)
     assert list(ours.state_dict()) == list(theirs.state_dict())
     becomes = [getattr(type(m), "cls_to_become", None) for m in (ours, theirs)]
@@ -228,6 +231,66 @@ def test_uninitialized_parameter_and_buffer():
         return facts + [type(p) is lib.nn.Parameter, tuple(p.shape), str(p.dtype),
                         type(b) is lib.Tensor, tuple(b.shape), str(b.dtype)]
     same_as_torch(fn)
+
+
+FRACTIONAL = [("F.fractional_max_pool2d(x, 2, output_size=4, return_indices=True)", (2, 3, 9, 8)),
+              ("F.fractional_max_pool2d_with_indices(x, (3, 2), output_ratio=(0.5, 0.7))",
+               (3, 9, 8)),
+              ("F.fractional_max_pool2d(x, 3, (7, 11))", (1, 2, 20, 17)),
+              ("F.fractional_max_pool3d(x, 2, output_size=(3, 4, 5), return_indices=True)",
+               (1, 2, 7, 6, 8)),
+              ("F.fractional_max_pool3d_with_indices(x, (2, 3, 1), output_ratio=0.5)",
+               (2, 6, 9, 7)),
+              ("F.fractional_max_pool2d(x, 2, output_size=3, _random_samples=lib.tensor("
+               "[[[0.2, 0.9], [0.5, 0.5]]], dtype=x.dtype))", (1, 2, 6, 7)),
+              ("nn.FractionalMaxPool2d(2, output_ratio=0.6, return_indices=True)(x)", (2, 2, 8, 8)),
+              ("nn.FractionalMaxPool3d((2, 1, 2), output_size=3)(x)", (1, 2, 5, 4, 6))]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("call,shape", FRACTIONAL, ids=[c[0][:70] for c in FRACTIONAL])
+def test_fractional_max_pool_draws_torchs_windows(call, shape, dtype):
+    """After manual_seed the random windows are torch's: values, indices and gradients equal
+    bit for bit, and the generator is left where torch leaves it."""
+    x0 = R.standard_normal(shape)
+
+    def fn(lib):
+        lib.manual_seed(3)
+        x = lib.tensor(x0, dtype=getattr(lib, dtype), requires_grad=True)
+        out = eval(call, {"F": lib.nn.functional, "nn": lib.nn, "lib": lib,  # noqa: S307
+                          "x": x})
+        y = out[0] if isinstance(out, tuple) else out
+        y.backward(lib.arange(y.numel(), dtype=y.dtype).reshape(y.shape))
+        return out, x.grad, y.grad_fn.name(), lib.rand(2)
+    same_as_torch(fn, decimals=17)
+
+
+FRACTIONAL_ERRORS = [
+    "F.fractional_max_pool2d(x, 2)",
+    "F.fractional_max_pool2d(x, 4, output_size=5)",
+    "F.fractional_max_pool2d(x, (2, 2, 2), output_size=3)",
+    "F.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5, 0.5))",
+    "F.fractional_max_pool2d(x, 2, output_size=3, _random_samples=lib.rand(2, 3, 3))",
+    "F.fractional_max_pool2d(x, 2, output_size=3, _random_samples=lib.rand(1, 3, 2))",
+    "F.fractional_max_pool2d(x, 2, output_size=3, _random_samples=lib.rand(2, 3, 2).double())",
+    "F.fractional_max_pool2d(lib.zeros(2, 3, 0, 6), 2, output_size=3)",
+    "F.fractional_max_pool3d(x, 2, output_size=2)",
+    "F.fractional_max_pool3d(lib.zeros(2, 3, 4, 4, 4), 4, output_size=2)",
+    "nn.FractionalMaxPool2d(2)",
+    "nn.FractionalMaxPool2d(2, output_size=2, output_ratio=0.5)",
+    "nn.FractionalMaxPool3d(2, output_ratio=1.5)",
+    "nn.FractionalMaxPool3d(0, output_ratio=0.5)",
+]
+
+
+@pytest.mark.parametrize("call", FRACTIONAL_ERRORS)
+def test_fractional_max_pool_errors_are_torchs(call):
+    def fn(lib):
+        x = lib.zeros(2, 3, 7, 6)
+        return eval(call, {"F": lib.nn.functional, "nn": lib.nn, "lib": lib,  # noqa: S307
+                           "x": x})
+    result = same_as_torch(fn)
+    assert isinstance(result, tuple) and isinstance(result[0], str)
 
 
 def _adafactor(lib, dtype, kw, steps=5):

@@ -35,7 +35,7 @@ LACKS = {
     "normalization": {"CrossMapLRN2d"},
     "padding": set(),
     "pixelshuffle": set(),
-    "pooling": {"FractionalMaxPool2d", "FractionalMaxPool3d"},
+    "pooling": set(),
     "rnn": set(),
     "sparse": set(),
     "transformer": set(),

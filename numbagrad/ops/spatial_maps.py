@@ -116,6 +116,17 @@ MAX_POOL3D = defop(
     samples=[_s("max_pool3d(x0, 2)", (1, 2, 4, 2, 3)),
              _s("max_pool3d(x0, (1, 2, 2), stride=1, padding=(0, 1, 0), dilation=(1, 1, 2))",
                 (2, 3, 3, 4))])
+_FRACTIONAL = "{}(x0, 2, output_size={}, _random_samples=lib.tensor({}, dtype=x0.dtype))"
+FRACTIONAL_MAX_POOL2D = defop(
+    "fractional_max_pool2d", "FractionalMaxPool2DBackward0", 1, replay="window_max_fw",
+    kernel=window_max_bw, saves=("x0",), domain=_MAX_DOMAIN,
+    samples=[_s(_FRACTIONAL.format("fractional_max_pool2d", 3, [[[0.3, 0.8], [0.6, 0.1]]]),
+                (1, 2, 5, 6))])
+FRACTIONAL_MAX_POOL3D = defop(
+    "fractional_max_pool3d", "FractionalMaxPool3DBackward0", 1, replay="window_max_fw",
+    kernel=window_max_bw, saves=("x0",), domain=_MAX_DOMAIN,
+    samples=[_s(_FRACTIONAL.format("fractional_max_pool3d", (2, 3, 2), [[[0.3, 0.8, 0.5]]]),
+                (1, 4, 5, 4))])
 
 AFFINE_GRID = _rows_op("affine_grid", "AffineGridGeneratorBackward0", [
     _s("affine_grid(x0, (2, 1, 3, 4), align_corners=False)", (2, 2, 3)),
@@ -147,7 +158,8 @@ GATHER_OPS = (CONSTANT_PAD, CIRCULAR_PAD, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, CHANNE
 ROWS_OPS = (UPSAMPLE_LINEAR1D, UPSAMPLE_BILINEAR2D, UPSAMPLE_BICUBIC2D, UPSAMPLE_TRILINEAR3D,
             COL2IM, AVG_POOL3D, ADAPTIVE_AVG_POOL3D, EMBEDDING_BAG,
             AFFINE_GRID)
-MAX_OPS = (ADAPTIVE_MAX_POOL2D, ADAPTIVE_MAX_POOL3D, MAX_POOL3D, EMBEDDING_BAG_MAX)
+MAX_OPS = (ADAPTIVE_MAX_POOL2D, ADAPTIVE_MAX_POOL3D, MAX_POOL3D, EMBEDDING_BAG_MAX,
+           FRACTIONAL_MAX_POOL2D, FRACTIONAL_MAX_POOL3D)
 
 
 # ---- building the maps -----------------------------------------------------------------------
