@@ -4,7 +4,7 @@ multilabel_margin_loss, triplet_margin_with_distance_loss and their modules (val
 gradients in float32 and float64, node names, reprs, errors); Softmax2d, NLLLoss2d,
 RNNCellBase; the lazy modules (reprs, state_dict keys, initial parameters bit for bit after
 manual_seed, the class they become); UninitializedParameter/Buffer; optim.Adafactor's
-trajectories."""
+trajectories; optim.swap_in_optimizer_params_and_state."""
 
 import warnings
 
@@ -333,3 +333,62 @@ def test_adafactor_errors_are_torchs(kw):
     result = same_as_torch(lambda lib: lib.optim.Adafactor([lib.zeros(2, requires_grad=True)],
                                                            **kw))
     assert result[0] == "ValueError"
+
+
+def _swap_in(lib):
+    """An Adam step on other parameters and a changed copy of the state, in the context."""
+    w = lib.tensor([[1.0, -2.0], [0.5, 3.0]], requires_grad=True)
+    b = lib.tensor([0.1, -0.2], requires_grad=True)
+    opt = lib.optim.Adam([{"params": [w]}, {"params": [b], "lr": 0.5}], lr=0.1)
+    (w.sum() ** 2 + (b * b).sum()).backward()
+    opt.step()
+    osd = opt.state_dict()
+    sd = {"state": {k: {n: v.clone() for n, v in s.items()} for k, s in osd["state"].items()},
+          "param_groups": [dict(g) for g in osd["param_groups"]]}
+    sd["param_groups"][0]["lr"] = 0.01
+    p2 = {"w": lib.tensor([[2.0, 0.0], [1.0, 1.0]], requires_grad=True),
+          "b": lib.tensor([1.0, 1.0], requires_grad=True)}
+    (p2["w"].sum() + p2["b"].prod()).backward()
+    live_params = opt.param_groups[0]["params"]
+    with lib.optim.swap_in_optimizer_params_and_state(opt, p2, sd):
+        inside = [g["lr"] for g in opt.param_groups]
+        opt.step()
+    return (p2["w"], p2["b"], w, b, inside, [g["lr"] for g in opt.param_groups],
+            opt.param_groups[0]["params"] is live_params, sd["state"][0]["exp_avg"],
+            sd["state"][1]["step"], opt.state[w]["step"])
+
+
+def test_swap_in_optimizer_params_and_state_is_torchs():
+    # 6 decimals: numbagrad's Adam kernel may round its first step 1 ulp off torch's
+    same_as_torch(_swap_in, decimals=6)
+
+
+SWAP_ERRORS = [
+    "swap(lib.optim.SGD([w], lr=0.1), {'w': w}, {})",  # no state yet
+    "swap(stepped(), {'w': w}, [])",
+    "swap(stepped(), {'w': w}, {'state': [], 'param_groups': []})",
+    "swap(stepped(), {'w': w}, {'state': {}, 'param_groups': []})",
+    "swap(stepped(), {'w': w}, {'state': {5: {}}, 'param_groups': stepped().state_dict()"
+    "['param_groups']})",
+    "swap(stepped(), {}, stepped().state_dict())",
+]
+
+
+@pytest.mark.parametrize("call", SWAP_ERRORS)
+def test_swap_in_errors_are_torchs(call):
+    def fn(lib):
+        w = lib.ones(2, requires_grad=True)
+
+        def stepped():
+            opt = lib.optim.Adam([w])
+            w.sum().backward()
+            opt.step()
+            return opt
+
+        def swap(*args):
+            with lib.optim.swap_in_optimizer_params_and_state(*args):
+                pass
+        return eval(call, {"swap": swap, "stepped": stepped, "lib": lib,  # noqa: S307
+                           "w": w})
+    result = same_as_torch(fn)
+    assert isinstance(result, tuple) and result[0] == "RuntimeError"
