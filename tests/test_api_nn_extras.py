@@ -1,6 +1,6 @@
-"""nn extras against torch 2.13: channel_shuffle, the pools' *_with_indices forms, fractional
-max pooling (its random windows after manual_seed),
-multilabel_margin_loss, triplet_margin_with_distance_loss and their modules (values,
+"""nn extras against torch 2.13: conv_transpose3d (and second derivatives), channel_shuffle,
+the pools' *_with_indices forms, fractional max pooling (its random windows after
+manual_seed), multilabel_margin_loss, triplet_margin_with_distance_loss and their modules (values,
 gradients in float32 and float64, node names, reprs, errors); Softmax2d, NLLLoss2d,
 RNNCellBase; the lazy modules (reprs, state_dict keys, initial parameters bit for bit after
 manual_seed, the class they become); UninitializedParameter/Buffer; optim.Adafactor's
@@ -167,6 +167,7 @@ LAZY = [("LazyLinear", (3,), {}, (2, 4)),
         ("LazyConv3d", (2, 2), {"groups": 2}, (1, 4, 3, 3, 3)),
         ("LazyConvTranspose1d", (4, 3), {"stride": 2}, (2, 3, 5)),
         ("LazyConvTranspose2d", (4, 3), {"groups": 2, "dilation": 2}, (1, 2, 4, 4)),
+        ("LazyConvTranspose3d", (2, 2), {"stride": 2}, (1, 3, 2, 2, 3)),
         ("LazyBatchNorm1d", (), {}, (4, 3)),
         ("LazyBatchNorm2d", (), {"affine": False}, (2, 3, 2, 2)),
         ("LazyBatchNorm3d", (), {"affine": False, "track_running_stats": False},
@@ -290,6 +291,69 @@ def test_fractional_max_pool_errors_are_torchs(call):
         return eval(call, {"F": lib.nn.functional, "nn": lib.nn, "lib": lib,  # noqa: S307
                            "x": x})
     result = same_as_torch(fn)
+    assert isinstance(result, tuple) and isinstance(result[0], str)
+
+
+CONV_T3D = [((1, 2, 3, 2, 3), (2, 3, 2, 2, 1), (3,), {"stride": (2, 1, 2)}),
+            ((2, 4, 2, 3, 2), (4, 1, 1, 2, 3), None,
+             {"padding": (0, 1, 1), "groups": 2, "dilation": (1, 2, 1),
+              "output_padding": (0, 1, 0), "stride": 2}),
+            ((2, 3, 3, 3), (2, 2, 2, 2, 2), (2,), {"padding": 1})]  # unbatched
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("shapes", CONV_T3D, ids=range(len(CONV_T3D)))
+def test_conv_transpose3d_values_gradients_and_second_derivatives(shapes, dtype):
+    *sizes, kw = shapes
+    arrays = [R.standard_normal(s) for s in sizes if s is not None]
+
+    def run(lib):
+        ts = [lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True) for a in arrays]
+        y = lib.nn.functional.conv_transpose3d(*ts, **kw)
+        gy = lib.tensor(np.linspace(-1, 1, y.numel()).reshape(tuple(y.shape)), dtype=y.dtype)
+        grads = lib.autograd.grad(y, ts, gy, create_graph=True)
+        second = lib.autograd.grad(sum((g * g).sum() for g in grads), ts, allow_unused=True)
+        # (the gradients' own nodes are not torch's ConvolutionBackwardBackward0, as for
+        # numbagrad's other convolutions)
+        return [y, *grads, *(g for g in second if g is not None)], y.grad_fn.name()
+    ours, theirs = run(ng), run(torch)
+    assert ours[1:] == theirs[1:]
+    tol = 1e-12 if dtype == "float64" else 2e-5
+    assert len(ours[0]) == len(theirs[0])
+    for o, t in zip(ours[0], theirs[0]):
+        assert str(o.dtype) == str(t.dtype)
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol)
+
+
+def test_conv_transpose3d_module_is_torchs():
+    x = R.standard_normal((1, 2, 3, 3, 2))
+
+    def fn(lib):
+        lib.manual_seed(4)
+        m = lib.nn.ConvTranspose3d(2, 4, (2, 3, 2), stride=2, groups=2, output_padding=1,
+                                   dtype=lib.float64)
+        y = m(lib.tensor(x), output_size=(6, 7, 5))
+        return repr(m), list(m.state_dict()), m.weight, m.bias, y
+    same_as_torch(fn, decimals=17)
+    same_as_torch(lambda lib: lib.nn.ConvTranspose3d(2, 2, 2, padding_mode="reflect"))
+
+
+CONV_T3D_ERRORS = [
+    "F(lib.ones(1, 2, 3, 3, 3), lib.ones(2, 2, 2, 2, 2), output_padding=2, stride=2)",
+    "F(lib.ones(1, 2, 3, 3, 3), lib.ones(3, 2, 2, 2, 2))",
+    "F(lib.ones(2, 3, 3, 3), lib.ones(2, 2, 2, 2))",
+    "F(lib.ones(1, 2, 3, 3, 3), lib.ones(2, 2, 2, 2, 2), padding='same')",
+    "F(lib.ones(1, 2, 3, 3, 3), lib.ones(2, 2, 2, 2, 2), lib.ones(3))",
+    "F(lib.ones(1, 2, 1, 1, 1), lib.ones(2, 2, 1, 1, 1), padding=2)",
+    "F(lib.ones(1, 2, 3, 3, 3), lib.ones(2, 2, 2, 2, 2), groups=3)",
+    "F(lib.ones(1, 2, 3, 3, 3), lib.ones(2, 2, 2, 2, 2), stride=(1, 2))",
+]
+
+
+@pytest.mark.parametrize("call", CONV_T3D_ERRORS)
+def test_conv_transpose3d_errors_are_torchs(call):
+    result = same_as_torch(lambda lib: eval(call, {  # noqa: S307
+        "F": lib.nn.functional.conv_transpose3d, "lib": lib}))
     assert isinstance(result, tuple) and isinstance(result[0], str)
 
 

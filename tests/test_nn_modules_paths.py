@@ -18,7 +18,7 @@ LACKS = {
     "channelshuffle": set(),
     "batchnorm": {"SyncBatchNorm"},
     "container": {"Container"},  # deprecated in torch
-    "conv": {"ConvTranspose3d", "LazyConvTranspose3d"},
+    "conv": set(),
     "distance": set(),
     "dropout": set(),
     "flatten": set(),

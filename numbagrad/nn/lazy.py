@@ -1,6 +1,6 @@
 """Lazy modules: UninitializedParameter / UninitializedBuffer, and the layers whose input
 size is the channel count (or last dim) of their first input: LazyLinear, LazyConv1d/2d/3d,
-LazyConvTranspose1d/2d, LazyBatchNorm1d/2d/3d, LazyInstanceNorm1d/2d/3d. As torch's
+LazyConvTranspose1d/2d/3d, LazyBatchNorm1d/2d/3d, LazyInstanceNorm1d/2d/3d. As torch's
 LazyModuleMixin: the first call sizes the placeholders in place (same objects, so an optimizer
 made before it keeps them), runs the layer's reset_parameters (torch's random draws, in its
 order) and turns the module into its ``cls_to_become``."""
@@ -13,7 +13,7 @@ from .conv import Conv1d, Conv2d
 from .layers import Linear
 from .module import Parameter
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, _NormBase
-from .spatial_layers import Conv3d, ConvTranspose1d, ConvTranspose2d
+from .spatial_layers import Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .spatial_norm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 
 
@@ -197,6 +197,15 @@ class LazyConvTranspose2d(_LazyConvTransposeMixin, ConvTranspose2d):
     cls_to_become = ConvTranspose2d
 
 
+class LazyConvTranspose3d(_LazyConvTransposeMixin, ConvTranspose3d):
+    """ConvTranspose3d whose in_channels is the channel count of its first input.
+
+    Same as ``torch.nn.LazyConvTranspose3d``.
+    """
+
+    cls_to_become = ConvTranspose3d
+
+
 # ---- batch and instance norms ----------------------------------------------------------------
 class _LazyNormMixin(_LazyMixin):
     # the lazy instance norms too default to affine and running statistics (torch's do)
@@ -280,5 +289,5 @@ class LazyInstanceNorm3d(_LazyNormMixin, InstanceNorm3d):
 
 __all__ = ["UninitializedParameter", "UninitializedBuffer", "LazyLinear", "LazyConv1d",
            "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
-           "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
-           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
+           "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
