@@ -2,7 +2,7 @@
 the pools' *_with_indices forms, fractional max pooling (its random windows after
 manual_seed), multilabel_margin_loss, triplet_margin_with_distance_loss and their modules (values,
 gradients in float32 and float64, node names, reprs, errors); Softmax2d, NLLLoss2d,
-RNNCellBase; the lazy modules (reprs, state_dict keys, initial parameters bit for bit after
+RNNCellBase, CrossMapLRN2d; the lazy modules (reprs, state_dict keys, initial parameters bit for bit after
 manual_seed, the class they become); UninitializedParameter/Buffer; optim.Adafactor's
 trajectories; optim.swap_in_optimizer_params_and_state."""
 
@@ -355,6 +355,22 @@ def test_conv_transpose3d_errors_are_torchs(call):
     result = same_as_torch(lambda lib: eval(call, {  # noqa: S307
         "F": lib.nn.functional.conv_transpose3d, "lib": lib}))
     assert isinstance(result, tuple) and isinstance(result[0], str)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("args,shape", [((5,), (2, 7, 3, 2)), ((3, 0.3, 0.6, 1.5), (1, 4, 2, 3)),
+                                        ((4, 1e-2), (2, 2, 2, 2))])
+def test_cross_map_lrn2d_is_torchs(args, shape, dtype):
+    x0 = R.standard_normal(shape)
+
+    def fn(lib):
+        x = lib.tensor(x0, dtype=getattr(lib, dtype), requires_grad=True)
+        m = lib.nn.CrossMapLRN2d(*args)
+        y = m(x)
+        y.backward(lib.tensor(np.linspace(-1, 1, y.numel()).reshape(shape), dtype=y.dtype))
+        return repr(m), y, x.grad, y.grad_fn.name()
+    same_as_torch(fn, decimals=12 if dtype == "float64" else 5)
+    same_as_torch(lambda lib: lib.nn.CrossMapLRN2d(3)(lib.ones(2, 3, 4)))  # not 4-d
 
 
 def _adafactor(lib, dtype, kw, steps=5):

@@ -32,7 +32,7 @@ LACKS = {
                "register_module_full_backward_hook", "register_module_buffer_registration_hook",
                "register_module_module_registration_hook",
                "register_module_parameter_registration_hook"},
-    "normalization": {"CrossMapLRN2d"},
+    "normalization": set(),
     "padding": set(),
     "pixelshuffle": set(),
     "pooling": set(),

@@ -12,6 +12,7 @@ from .attention import *  # noqa: F401,F403
 from .attention import __all__ as _attention
 from .conv import *  # noqa: F401,F403
 from .conv import __all__ as _conv
+from .cross_map_lrn import CrossMapLRN2d
 from .ctc import CTCLoss
 from .layers import *  # noqa: F401,F403
 from .layers import __all__ as _layers
@@ -35,7 +36,8 @@ from .spatial import __all__ as _spatial
 from .transformer import *  # noqa: F401,F403
 from .transformer import __all__ as _transformer
 
-__all__ = ["Buffer", "CTCLoss", "Module", "Parameter", "functional", "init", "modules",
+__all__ = ["Buffer", "CTCLoss", "CrossMapLRN2d", "Module", "Parameter", "functional", "init",
+           "modules",
            *_param_containers, *_conv,
            *_layers, *_losses, *_normalization, *_recurrent, *_activation, *_attention,
            *_loss_more, *_spatial, *_transformer, *_more_layers, *_lazy, "utils"]

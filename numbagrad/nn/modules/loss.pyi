@@ -14,8 +14,11 @@ from numbagrad.nn.loss_more import CosineEmbeddingLoss as CosineEmbeddingLoss
 from numbagrad.nn.loss_more import GaussianNLLLoss as GaussianNLLLoss
 from numbagrad.nn.loss_more import HingeEmbeddingLoss as HingeEmbeddingLoss
 from numbagrad.nn.loss_more import MarginRankingLoss as MarginRankingLoss
+from numbagrad.nn.loss_more import MultiLabelMarginLoss as MultiLabelMarginLoss
 from numbagrad.nn.loss_more import MultiLabelSoftMarginLoss as MultiLabelSoftMarginLoss
 from numbagrad.nn.loss_more import MultiMarginLoss as MultiMarginLoss
+from numbagrad.nn.loss_more import NLLLoss2d as NLLLoss2d
 from numbagrad.nn.loss_more import PoissonNLLLoss as PoissonNLLLoss
 from numbagrad.nn.loss_more import SoftMarginLoss as SoftMarginLoss
 from numbagrad.nn.loss_more import TripletMarginLoss as TripletMarginLoss
+from numbagrad.nn.loss_more import TripletMarginWithDistanceLoss as TripletMarginWithDistanceLoss
