@@ -2,7 +2,7 @@
 the pools' *_with_indices forms, fractional max pooling (its random windows after
 manual_seed), multilabel_margin_loss, triplet_margin_with_distance_loss and their modules (values,
 gradients in float32 and float64, node names, reprs, errors); Softmax2d, NLLLoss2d,
-RNNCellBase, CrossMapLRN2d; the lazy modules (reprs, state_dict keys, initial parameters bit for bit after
+RNNCellBase, CrossMapLRN2d, AdaptiveLogSoftmaxWithLoss; the lazy modules (reprs, state_dict keys, initial parameters bit for bit after
 manual_seed, the class they become); UninitializedParameter/Buffer; optim.Adafactor's
 trajectories; optim.swap_in_optimizer_params_and_state."""
 
@@ -371,6 +371,48 @@ def test_cross_map_lrn2d_is_torchs(args, shape, dtype):
         return repr(m), y, x.grad, y.grad_fn.name()
     same_as_torch(fn, decimals=12 if dtype == "float64" else 5)
     same_as_torch(lambda lib: lib.nn.CrossMapLRN2d(3)(lib.ones(2, 3, 4)))  # not 4-d
+
+
+def _adaptive(lib, dtype, x0, t0, **kw):
+    lib.manual_seed(2)
+    m = lib.nn.AdaptiveLogSoftmaxWithLoss(8, 15, [4, 10], dtype=getattr(lib, dtype), **kw)
+    x = lib.tensor(x0, dtype=getattr(lib, dtype), requires_grad=True)
+    out, loss = m(x, lib.tensor(t0))
+    loss.backward()
+    single = m(x[0].detach(), lib.tensor(t0[0]))
+    return (repr(m), list(m.state_dict()), list(m.parameters()), out, loss, x.grad,
+            [p.grad for p in m.parameters()], out.grad_fn.name(), loss.grad_fn.name(),
+            m.log_prob(x), m.predict(x), single.output, single.loss)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("kw", [{}, {"div_value": 2.0, "head_bias": True}])
+def test_adaptive_log_softmax_is_torchs(kw, dtype):
+    x0 = R.standard_normal((6, 8))
+    t0 = np.array([0, 3, 7, 12, 5, 14])
+    same_as_torch(lambda lib: _adaptive(lib, dtype, x0, t0, **kw),
+                  decimals=12 if dtype == "float64" else 5)
+
+
+ADAPTIVE_ERRORS = [
+    "nn.AdaptiveLogSoftmaxWithLoss(8, 15, [])",
+    "nn.AdaptiveLogSoftmaxWithLoss(8, 15, [10, 4])",
+    "nn.AdaptiveLogSoftmaxWithLoss(8, 15, [4, 15])",
+    "m(lib.zeros(3, 8), lib.tensor([0, 1]))",
+    "m(lib.zeros(3, 2, 8), lib.tensor([0, 1, 2]))",
+    "m(lib.zeros(3, 8), lib.tensor(1))",
+    "m(lib.zeros(3, 8), lib.zeros(3, 1, dtype=lib.long))",
+    "m(lib.zeros(3, 8), lib.tensor([0, 15, 2]))",
+]
+
+
+@pytest.mark.parametrize("call", ADAPTIVE_ERRORS)
+def test_adaptive_log_softmax_errors_are_torchs(call):
+    def fn(lib):
+        m = lib.nn.AdaptiveLogSoftmaxWithLoss(8, 15, [4, 10])
+        return eval(call, {"nn": lib.nn, "lib": lib, "m": m})  # noqa: S307
+    result = same_as_torch(fn)
+    assert isinstance(result, tuple) and isinstance(result[0], str)
 
 
 def _adafactor(lib, dtype, kw, steps=5):

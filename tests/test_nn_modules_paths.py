@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 # torch's public names (its submodules' __all__) that numbagrad does not have
 LACKS = {
     "activation": set(),
+    "adaptive": set(),
     "channelshuffle": set(),
     "batchnorm": {"SyncBatchNorm"},
     "container": {"Container"},  # deprecated in torch
@@ -42,7 +43,7 @@ LACKS = {
     "upsampling": set(),
 }
 # torch's submodules numbagrad has none of (or only helpers of): not provided
-NOT_PROVIDED = {"_functions", "adaptive", "lazy", "linear_cross_entropy",
+NOT_PROVIDED = {"_functions", "lazy", "linear_cross_entropy",
                 "linear_cross_entropy_options", "utils"}
 # torch's private base classes exported (torch's scripts subclass them or test isinstance)
 BASES = {"batchnorm": {"_NormBase", "_BatchNorm"}, "conv": {"_ConvNd", "_ConvTransposeNd"},

@@ -8,6 +8,7 @@ from . import (
 )
 from .activation import *  # noqa: F401,F403
 from .activation import __all__ as _activation
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .attention import *  # noqa: F401,F403
 from .attention import __all__ as _attention
 from .conv import *  # noqa: F401,F403
@@ -36,8 +37,8 @@ from .spatial import __all__ as _spatial
 from .transformer import *  # noqa: F401,F403
 from .transformer import __all__ as _transformer
 
-__all__ = ["Buffer", "CTCLoss", "CrossMapLRN2d", "Module", "Parameter", "functional", "init",
-           "modules",
+__all__ = ["AdaptiveLogSoftmaxWithLoss", "Buffer", "CTCLoss", "CrossMapLRN2d", "Module",
+           "Parameter", "functional", "init", "modules",
            *_param_containers, *_conv,
            *_layers, *_losses, *_normalization, *_recurrent, *_activation, *_attention,
            *_loss_more, *_spatial, *_transformer, *_more_layers, *_lazy, "utils"]

@@ -4,6 +4,7 @@ numbagrad.nn (defined in numbagrad/nn's own modules)."""
 
 from . import (
     activation,
+    adaptive,
     batchnorm,
     channelshuffle,
     container,
@@ -26,6 +27,7 @@ from . import (
     upsampling,
 )
 from .activation import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
 from .channelshuffle import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
@@ -48,8 +50,8 @@ from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 
 # torch.nn.modules's __all__ is its submodules' public classes, as this one
-__all__ = [name for sub in (activation, batchnorm, channelshuffle, container, conv, distance,
-                            dropout, flatten, fold, instancenorm, linear, loss, module,
+__all__ = [name for sub in (activation, adaptive, batchnorm, channelshuffle, container, conv,
+                            distance, dropout, flatten, fold, instancenorm, linear, loss, module,
                             normalization, padding, pixelshuffle, pooling, rnn, sparse,
                             transformer, upsampling)
            for name in sub.__all__]
