@@ -1,10 +1,11 @@
 """nn extras against torch 2.13: conv_transpose3d (and second derivatives), channel_shuffle,
 the pools' *_with_indices forms, fractional max pooling (its random windows after
-manual_seed), multilabel_margin_loss, triplet_margin_with_distance_loss and their modules (values,
-gradients in float32 and float64, node names, reprs, errors); Softmax2d, NLLLoss2d,
-RNNCellBase, CrossMapLRN2d, AdaptiveLogSoftmaxWithLoss; the lazy modules (reprs, state_dict keys, initial parameters bit for bit after
-manual_seed, the class they become); UninitializedParameter/Buffer; optim.Adafactor's
-trajectories; optim.swap_in_optimizer_params_and_state."""
+manual_seed), multilabel_margin_loss, triplet_margin_with_distance_loss, linear_cross_entropy
+and their modules (values, gradients in float32 and float64, node names, reprs, errors);
+Softmax2d, NLLLoss2d, RNNCellBase, CrossMapLRN2d, AdaptiveLogSoftmaxWithLoss; the lazy modules
+(reprs, state_dict keys, initial parameters bit for bit after manual_seed, the class they
+become); UninitializedParameter/Buffer; optim.Adafactor's trajectories;
+optim.swap_in_optimizer_params_and_state."""
 
 import warnings
 
@@ -413,6 +414,85 @@ def test_adaptive_log_softmax_errors_are_torchs(call):
         return eval(call, {"nn": lib.nn, "lib": lib, "m": m})  # noqa: S307
     result = same_as_torch(fn)
     assert isinstance(result, tuple) and isinstance(result[0], str)
+
+
+_LCE = np.random.default_rng(5)
+LCE_DATA = {"x": _LCE.standard_normal((5, 4)), "w": _LCE.standard_normal((6, 4)),
+            "b": _LCE.standard_normal(6), "wk": _LCE.standard_normal((3, 2, 4)),
+            "bk": _LCE.standard_normal((3, 2))}
+LCE_CALLS = [
+    ("F.linear_cross_entropy(x, w, t)", "NllLossBackward0"),
+    ("F.linear_cross_entropy(x, w, t, linear_bias=b, weight=lib.tensor(cw, dtype=x.dtype), "
+     "reduction='sum', label_smoothing=0.1)", "AddBackward0"),
+    ("F.linear_cross_entropy(x, w, t.clamp(min=0), ignore_index=2, reduction='none')",
+     "NllLossBackward0"),
+    ("F.linear_cross_entropy(x[0], w, t[1])", "NllLossBackward0"),
+    ("F.linear_cross_entropy(x, wk, tk, linear_bias=bk)", "NllLoss2DBackward0"),
+    ("F.linear_cross_entropy(x, w, probs.to(x.dtype))", "DivBackward1"),
+]
+
+
+def _lce_env(lib, dtype):
+    d = getattr(lib, dtype)
+    env = {n: lib.tensor(v, dtype=d, requires_grad=True) for n, v in LCE_DATA.items()}
+    probs = np.linspace(0.1, 1.0, 30).reshape(5, 6)
+    env.update(F=lib.nn.functional, lib=lib, t=lib.tensor([0, 5, 2, -100, 3]),
+               cw=np.linspace(0.5, 1.5, 6), tk=lib.tensor([[0, 1], [2, 2], [1, 0], [0, 0],
+                                                            [2, 1]]),
+               probs=lib.tensor(probs / probs.sum(1, keepdims=True)))
+    return env
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("call,node", LCE_CALLS, ids=[c[0][:60] for c in LCE_CALLS])
+def test_linear_cross_entropy_is_torchs(call, node, dtype):
+    def fn(lib):
+        env = _lce_env(lib, dtype)
+        y = eval(call, env)  # noqa: S307
+        y.sum().backward()
+        return y, y.grad_fn.name(), [env[n].grad for n in LCE_DATA]
+    result = same_as_torch(fn, decimals=12 if dtype == "float64" else 5)
+    assert result[1] == node
+
+
+LCE_ERRORS = [
+    "F.linear_cross_entropy(x.reshape(5, 2, 2), w, t)",
+    "F.linear_cross_entropy(x, b, t)",
+    "F.linear_cross_entropy(x, w[:, :3], t)",
+    "F.linear_cross_entropy(x, w, t, linear_bias=b[:5])",
+    "F.linear_cross_entropy(x[0], wk, tk[0])",
+    "F.linear_cross_entropy(x, w, probs, ignore_index=1)",
+    "nn.LinearCrossEntropyLoss(4, 3, weight=lib.ones(2))",
+    "nn.LinearCrossEntropyLoss(4, 3, label_smoothing=1.5)",
+]
+
+
+@pytest.mark.parametrize("call", LCE_ERRORS)
+def test_linear_cross_entropy_errors_are_torchs(call):
+    def fn(lib):
+        return eval(call, {**_lce_env(lib, "float32"), "nn": lib.nn})  # noqa: S307
+    result = same_as_torch(fn)
+    assert isinstance(result, tuple) and isinstance(result[0], str)
+
+
+def test_linear_cross_entropy_loss_module_is_torchs():
+    x0 = LCE_DATA["x"]
+
+    def fn(lib):
+        lib.manual_seed(0)
+        m = lib.nn.LinearCrossEntropyLoss(4, 3, out_features=(2,), bias=True,
+                                          label_smoothing=0.2, dtype=lib.float64)
+        loss = m(lib.tensor(x0), lib.tensor([[0, 1], [2, 2], [1, 0], [0, 0], [2, 1]]))
+        loss.backward()
+        return repr(m), list(m.state_dict()), list(m.parameters()), loss, m.linear.weight.grad
+    same_as_torch(fn, decimals=12)
+
+
+def test_linear_cross_entropy_options_raise():
+    x = ng.zeros(2, 3)
+    with pytest.raises(NotImplementedError, match="no chunked path"):
+        ng.nn.functional.linear_cross_entropy(x, ng.zeros(4, 3), ng.tensor([0, 1]),
+                                              options=object())
 
 
 def _adafactor(lib, dtype, kw, steps=5):

@@ -19,6 +19,7 @@ from .layers import *  # noqa: F401,F403
 from .layers import __all__ as _layers
 from .lazy import *  # noqa: F401,F403
 from .lazy import __all__ as _lazy
+from .linear_cross_entropy import LinearCrossEntropyLoss
 from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _losses
 from .loss_more import *  # noqa: F401,F403
@@ -37,8 +38,8 @@ from .spatial import __all__ as _spatial
 from .transformer import *  # noqa: F401,F403
 from .transformer import __all__ as _transformer
 
-__all__ = ["AdaptiveLogSoftmaxWithLoss", "Buffer", "CTCLoss", "CrossMapLRN2d", "Module",
-           "Parameter", "functional", "init", "modules",
+__all__ = ["AdaptiveLogSoftmaxWithLoss", "Buffer", "CTCLoss", "CrossMapLRN2d",
+           "LinearCrossEntropyLoss", "Module", "Parameter", "functional", "init", "modules",
            *_param_containers, *_conv,
            *_layers, *_losses, *_normalization, *_recurrent, *_activation, *_attention,
            *_loss_more, *_spatial, *_transformer, *_more_layers, *_lazy, "utils"]

@@ -1,6 +1,7 @@
 """torch.nn.modules.loss: losses, the same classes as numbagrad.nn's."""
 
 from ..ctc import CTCLoss
+from ..linear_cross_entropy import LinearCrossEntropyLoss
 from ..loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -32,5 +33,6 @@ from ..loss_more import (
 __all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
            "MSELoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss",
            "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
-           "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
-           "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss"]
+           "LinearCrossEntropyLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
+           "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss",
+           "TripletMarginWithDistanceLoss", "CTCLoss"]
