@@ -2,12 +2,14 @@
 
 from numbagrad.nn.activation import PReLU as PReLU
 from numbagrad.nn.activation import Softmax2d as Softmax2d
+from numbagrad.nn.adaptive import AdaptiveLogSoftmaxWithLoss as AdaptiveLogSoftmaxWithLoss
 from numbagrad.nn.attention import MultiheadAttention as MultiheadAttention
 from numbagrad.nn.conv import AdaptiveAvgPool2d as AdaptiveAvgPool2d
 from numbagrad.nn.conv import AvgPool2d as AvgPool2d
 from numbagrad.nn.conv import Conv1d as Conv1d
 from numbagrad.nn.conv import Conv2d as Conv2d
 from numbagrad.nn.conv import MaxPool2d as MaxPool2d
+from numbagrad.nn.cross_map_lrn import CrossMapLRN2d as CrossMapLRN2d
 from numbagrad.nn.ctc import CTCLoss as CTCLoss
 from numbagrad.nn.layers import CELU as CELU
 from numbagrad.nn.layers import ELU as ELU
@@ -55,6 +57,7 @@ from numbagrad.nn.lazy import LazyInstanceNorm1d as LazyInstanceNorm1d
 from numbagrad.nn.lazy import LazyInstanceNorm2d as LazyInstanceNorm2d
 from numbagrad.nn.lazy import LazyInstanceNorm3d as LazyInstanceNorm3d
 from numbagrad.nn.lazy import LazyLinear as LazyLinear
+from numbagrad.nn.linear_cross_entropy import LinearCrossEntropyLoss as LinearCrossEntropyLoss
 from numbagrad.nn.loss import BCELoss as BCELoss
 from numbagrad.nn.loss import BCEWithLogitsLoss as BCEWithLogitsLoss
 from numbagrad.nn.loss import CrossEntropyLoss as CrossEntropyLoss
