@@ -81,7 +81,9 @@ from numbagrad.nn.loss_more import TripletMarginLoss as TripletMarginLoss
 from numbagrad.nn.loss_more import TripletMarginWithDistanceLoss as TripletMarginWithDistanceLoss
 from numbagrad.nn.module import Module as Module
 from numbagrad.nn.modules import activation as activation
+from numbagrad.nn.modules import adaptive as adaptive
 from numbagrad.nn.modules import batchnorm as batchnorm
+from numbagrad.nn.modules import channelshuffle as channelshuffle
 from numbagrad.nn.modules import container as container
 from numbagrad.nn.modules import conv as conv
 from numbagrad.nn.modules import distance as distance
