@@ -5,7 +5,7 @@ and their modules (values, gradients in float32 and float64, node names, reprs, 
 Softmax2d, NLLLoss2d, RNNCellBase, CrossMapLRN2d, AdaptiveLogSoftmaxWithLoss; the lazy modules
 (reprs, state_dict keys, initial parameters bit for bit after manual_seed, the class they
 become); UninitializedParameter/Buffer; optim.Adafactor's trajectories;
-optim.swap_in_optimizer_params_and_state."""
+optim.swap_in_optimizer_params_and_state; distributions.Wishart (draws in torch's stream)."""
 
 import warnings
 
@@ -594,3 +594,73 @@ def test_swap_in_errors_are_torchs(call):
                            "w": w})
     result = same_as_torch(fn)
     assert isinstance(result, tuple) and result[0] == "RuntimeError"
+
+
+WISHART_COV = np.array([[2.0, 0.3, 0.1], [0.3, 1.5, -0.2], [0.1, -0.2, 1.0]])
+
+
+def _wishart(lib, dtype, kind, shape):
+    lib.manual_seed(0)
+    d = getattr(lib, dtype)
+    cov = lib.tensor(WISHART_COV, dtype=d, requires_grad=True)
+    df = lib.tensor([4.0, 5.5], dtype=d, requires_grad=True)
+    param = {"covariance_matrix": cov, "scale_tril": lib.linalg.cholesky(cov),
+             "precision_matrix": lib.linalg.inv(cov)}[kind]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's "Singular sample detected." on every draw
+        w = lib.distributions.Wishart(df, **{kind: param})
+        s = w.rsample(shape)
+    lp = w.log_prob(s.detach())
+    values = [s, lp, w.mean, w.variance, w.entropy(), lib.rand(2)]
+    grads = []
+    if shape == ():  # torch's own backward fails after its correction loop with a sample dim
+        (s.sum() + lp.sum() + w.entropy().sum()).backward()
+        grads = [cov.grad, df.grad]
+    return [v.detach().numpy() for v in values], [g.numpy() for g in grads]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("kind", ["covariance_matrix", "scale_tril", "precision_matrix"])
+@pytest.mark.parametrize("shape", [(), (2,)])
+def test_wishart_draws_and_densities_are_torchs(kind, shape, dtype):
+    (ours, our_grads), (theirs, their_grads) = (_wishart(lib, dtype, kind, shape)
+                                                for lib in (ng, torch))
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    for o, t in zip(ours, theirs, strict=True):  # the draws in torch's stream, then the rest
+        assert o.dtype == t.dtype
+        np.testing.assert_allclose(o, t, rtol=tol, atol=tol)
+    assert len(our_grads) == len(their_grads)
+    if our_grads:
+        np.testing.assert_allclose(our_grads[0], their_grads[0], rtol=tol * 10, atol=tol * 10)
+        # df's gradient goes through Chi2 (Gamma) rsample's, which numbagrad approximates
+        # to about 1e-4 of torch's
+        np.testing.assert_allclose(our_grads[1], their_grads[1], rtol=1e-3)
+
+
+WISHART_ERRORS = [
+    "W(4.0, covariance_matrix=lib.eye(3), scale_tril=lib.eye(3))",
+    "W(4.0)",
+    "W(4.0, covariance_matrix=lib.ones(3))",
+    "W(1.5, covariance_matrix=lib.eye(3))",
+    "W(lib.tensor([4.0, 1.0]), scale_tril=lib.eye(3))",
+]
+
+
+@pytest.mark.parametrize("call", WISHART_ERRORS)
+def test_wishart_errors_are_torchs(call):
+    result = same_as_torch(lambda lib: eval(call, {  # noqa: S307
+        "W": lib.distributions.Wishart, "lib": lib}))
+    assert isinstance(result, tuple) and isinstance(result[0], str)
+
+
+def test_wishart_mode_expand_and_number_df_are_torchs():
+    def fn(lib):
+        w = lib.distributions.Wishart(lib.tensor([3.5, 6.0]), covariance_matrix=lib.eye(3) * 2)
+        lib.manual_seed(1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            e = lib.distributions.Wishart(5.0, scale_tril=lib.eye(2)).expand((3,))
+            draw = e.sample()
+        return (w.mode, tuple(w.batch_shape), tuple(w.event_shape), draw, tuple(e.batch_shape),
+                e.precision_matrix, e.log_prob(lib.eye(2)), e.entropy())
+    same_as_torch(fn, decimals=5, nan_equal=True)

@@ -60,6 +60,7 @@ from .univariate_more import (
     Kumaraswamy,
     RelaxedBernoulli,
 )
+from .wishart import Wishart
 
 __all__ = ["Distribution", "Normal", "MultivariateNormal", "Categorical", "Bernoulli", "Beta",
            "Gamma", "Dirichlet", "Uniform", "Exponential", "Laplace", "LogNormal", "Poisson",
@@ -76,7 +77,7 @@ __all__ = ["Distribution", "Normal", "MultivariateNormal", "Categorical", "Berno
            "CumulativeDistributionTransform", "biject_to", "transform_to", "identity_transform",
            "GeneralizedPareto", "VonMises", "LogisticNormal", "OneHotCategoricalStraightThrough",
            "LowRankMultivariateNormal", "CorrCholeskyTransform",
-           "LKJCholesky"]
+           "LKJCholesky", "Wishart"]
 
 # torch's per-distribution modules (numbagrad.distributions.normal ...), re-exporting the above
 from . import submodules  # noqa: E402

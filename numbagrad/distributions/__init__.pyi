@@ -107,6 +107,7 @@ from numbagrad.distributions.univariate_more import FisherSnedecor as FisherSned
 from numbagrad.distributions.univariate_more import InverseGamma as InverseGamma
 from numbagrad.distributions.univariate_more import Kumaraswamy as Kumaraswamy
 from numbagrad.distributions.univariate_more import RelaxedBernoulli as RelaxedBernoulli
+from numbagrad.distributions.wishart import Wishart as Wishart
 from numbagrad.tensor import Tensor
 
 biject_to: ConstraintRegistry
