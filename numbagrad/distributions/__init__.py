@@ -19,6 +19,7 @@ from .exp_family import ExponentialFamily
 from .gamma_family import Beta, Dirichlet, Gamma
 from .kl import kl_divergence, register_kl
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .matrix_variate import Wishart
 from .mixture import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .transformed import (
@@ -60,7 +61,6 @@ from .univariate_more import (
     Kumaraswamy,
     RelaxedBernoulli,
 )
-from .wishart import Wishart
 
 __all__ = ["Distribution", "Normal", "MultivariateNormal", "Categorical", "Bernoulli", "Beta",
            "Gamma", "Dirichlet", "Uniform", "Exponential", "Laplace", "LogNormal", "Poisson",

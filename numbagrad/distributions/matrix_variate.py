@@ -1,10 +1,9 @@
-"""Wishart(df, covariance_matrix | precision_matrix | scale_tril): torch's distribution,
-sampled by the Bartlett decomposition (a Chi2 draw for the diagonal, then standard normals
-below it, in torch's order of draws)."""
+"""Matrix-variate distributions: Wishart(df, covariance_matrix | precision_matrix |
+scale_tril), torch's distribution, sampled by the Bartlett decomposition (a Chi2 draw for the
+diagonal, then standard normals below it, in torch's order of draws)."""
 
 import math
 import warnings
-from numbers import Number
 
 import numpy as np
 
@@ -73,7 +72,7 @@ class Wishart(ExponentialFamily):
         if param.dim() < 2:
             raise ValueError("scale_tril must be at least two-dimensional, with optional "
                              "leading batch dimensions")
-        if isinstance(df, Number):
+        if isinstance(df, (bool, int, float)):  # torch's _Number
             batch_shape = Size(param.shape[:-2])
             self.df = _tensor(np.asarray(df), param.dtype)
         else:
