@@ -41,6 +41,12 @@ class UninitializedParameter(Parameter):
         self._data = np.empty(tuple(shape), dt)
         self.__class__ = self.cls_to_become
 
+    def __deepcopy__(self, memo):
+        # a new placeholder (Parameter's own copy would pass data where this takes flags)
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, dtype=self.dtype)
+        return memo[id(self)]
+
     def __repr__(self):
         return f"<{type(self).__name__}>"
 
@@ -62,6 +68,7 @@ class UninitializedBuffer(Tensor):
         self.requires_grad = requires_grad
 
     materialize = UninitializedParameter.materialize
+    __deepcopy__ = UninitializedParameter.__deepcopy__
     __repr__ = UninitializedParameter.__repr__
     __str__ = __repr__
 
