@@ -19,6 +19,7 @@ from .exp_family import ExponentialFamily
 from .gamma_family import Beta, Dirichlet, Gamma
 from .kl import kl_divergence, register_kl
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .matrix_variate import Wishart
 from .mixture import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .transformed import (
@@ -76,7 +77,7 @@ __all__ = ["Distribution", "Normal", "MultivariateNormal", "Categorical", "Berno
            "CumulativeDistributionTransform", "biject_to", "transform_to", "identity_transform",
            "GeneralizedPareto", "VonMises", "LogisticNormal", "OneHotCategoricalStraightThrough",
            "LowRankMultivariateNormal", "CorrCholeskyTransform",
-           "LKJCholesky"]
+           "LKJCholesky", "Wishart"]
 
 # torch's per-distribution modules (numbagrad.distributions.normal ...), re-exporting the above
 from . import submodules  # noqa: E402

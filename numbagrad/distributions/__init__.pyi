@@ -44,6 +44,7 @@ from numbagrad.distributions import transforms as transforms
 from numbagrad.distributions import uniform as uniform
 from numbagrad.distributions import von_mises as von_mises
 from numbagrad.distributions import weibull as weibull
+from numbagrad.distributions import wishart as wishart
 from numbagrad.distributions.constraint_registry import ConstraintRegistry
 from numbagrad.distributions.continuous import Exponential as Exponential
 from numbagrad.distributions.continuous import Laplace as Laplace
@@ -68,6 +69,7 @@ from numbagrad.distributions.gamma_family import Beta as Beta
 from numbagrad.distributions.gamma_family import Dirichlet as Dirichlet
 from numbagrad.distributions.gamma_family import Gamma as Gamma
 from numbagrad.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal as LowRankMultivariateNormal
+from numbagrad.distributions.matrix_variate import Wishart as Wishart
 from numbagrad.distributions.mixture import MixtureSameFamily as MixtureSameFamily
 from numbagrad.distributions.multivariate_normal import MultivariateNormal as MultivariateNormal
 from numbagrad.distributions.transform_base import ComposeTransform as ComposeTransform

@@ -1,5 +1,5 @@
-"""Activation modules beyond the basics: ReLU6, PReLU, SELU, CELU, Hardswish, GLU, Softmin and
-kin (torch's constructor arguments, defaults and reprs)."""
+"""Activation modules beyond the basics: ReLU6, PReLU, SELU, CELU, Hardswish, GLU, Softmin,
+Softmax2d and kin (torch's constructor arguments, defaults and reprs)."""
 
 from ..factories import full
 from . import functional as F  # noqa: N812 - torch's idiom
@@ -60,5 +60,19 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-__all__ = ["ReLU6", "SELU", "CELU", "Softsign", "Hardsigmoid", "Hardswish", "LogSigmoid",
-           "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "Softmin", "GLU", "PReLU"]
+class Softmax2d(Module):
+    """Softmax over the channels of (N, C, H, W) or (C, H, W) input, at each location.
+
+    Same as ``torch.nn.Softmax2d``.
+    """
+
+    def forward(self, input):  # noqa: A002
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D "
+                             f"instead")
+        return F.softmax(input, -3)
+
+
+__all__ = ["Softmax2d", "ReLU6", "SELU", "CELU", "Softsign", "Hardsigmoid", "Hardswish",
+           "LogSigmoid", "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "Softmin", "GLU",
+           "PReLU"]

@@ -13,3 +13,6 @@ class PReLU(Module):
     num_parameters: int
     def reset_parameters(self) -> None: ...
     weight: Any
+
+class Softmax2d(Module):
+    def forward(self, input: Any) -> Tensor: ...

@@ -1,6 +1,8 @@
 """torch.nn.functional: activations, linear, dropout (losses live in numbagrad/ops/loss.py
 and are re-exported here once declared)."""
 
+import math
+
 import numpy as np
 
 from .. import _methods
@@ -379,3 +381,52 @@ def bilinear(input1, input2, weight, bias=None):
     y = (_reshape(t, (-1, out_f, in2)) * _unsqueeze(x2, 1)).sum(-1)
     y = _reshape(y, (*lead, out_f))
     return y + bias if bias is not None else y
+
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,  # noqa: A002
+                         reduction="mean", ignore_index=None, label_smoothing=0.0,
+                         options=None):
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``; a weight of
+    shape (C, *out_features, in_features) gives K-dimensional logits (N, C, *out_features).
+
+    Same as ``torch.nn.functional.linear_cross_entropy`` with ``options=None`` (its chunked
+    path raises NotImplementedError).
+    """
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.ndim}")
+    num_batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {input.shape[-1]} and "
+                           f"{linear_weight.shape[-1]}, respectively")
+    num_classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not num_batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, (N, "
+                           f"{in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    # as torch: a target of the logits' shape holds probabilities
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    # torch's chunked path (a LinearCrossEntropyOptions) gives the same values with its own
+    # kernels and node; numbagrad has only the reference path
+    if options is not None:
+        raise NotImplementedError("linear_cross_entropy: numbagrad has no chunked path; pass "
+                                  "options=None (the reference path, the same values)")
+    if out_features:
+        size = math.prod(out_features, start=num_classes)
+        linear_weight = linear_weight.reshape((size, in_features))
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(size)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=ignore_index if ignore_index is not None else -100,
+                         label_smoothing=label_smoothing)

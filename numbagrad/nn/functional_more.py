@@ -1,15 +1,32 @@
-"""torch.nn.functional's power-average pools (lp_pool1d/2d/3d) and max unpooling
-(max_unpool1d/2d/3d), composed of differentiable ops as torch's own Python composes them."""
+"""torch.nn.functional's power-average pools (lp_pool1d/2d/3d), max unpooling
+(max_unpool1d/2d/3d) and the max pools' ``*_with_indices`` forms, composed of differentiable
+ops as torch's own Python composes them; fractional max pooling (fractional_max_pool2d/3d) over
+the window-max ops, its random window offsets drawn from the generator as torch draws them."""
 
 import math
 
 import numpy as np
 
+from ..factories import rand
 from ..ops.conv_functional import avg_pool2d, max_pool2d
 from ..ops.pointwise import relu as _relu
 from ..ops.shape import reshape as _reshape
 from ..ops.shape_scatter import scatter as _scatter
-from ..ops.spatial_pool import avg_pool1d, avg_pool3d, max_pool1d, max_pool3d
+from ..ops.spatial_maps import (
+    FRACTIONAL_MAX_POOL2D,
+    FRACTIONAL_MAX_POOL3D,
+    record_window_max,
+    separable,
+)
+from ..ops.spatial_pool import (
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+    avg_pool1d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool3d,
+)
 from ..tensor import _make
 
 
@@ -149,5 +166,182 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0,  # noqa: A
     return _max_unpool(input, indices, tuple(size), "max_unpooling3d")
 
 
+# ---- the *_with_indices forms: torch's pools with return_indices=True, whatever is passed ---
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+                            ceil_mode=False, return_indices=False):
+    """``max_pool1d`` returning (values, indices) (``return_indices`` is ignored).
+
+    Same as ``torch.nn.functional.max_pool1d_with_indices``.
+    """
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+                            ceil_mode=False, return_indices=False):
+    """``max_pool2d`` returning (values, indices) (``return_indices`` is ignored).
+
+    Same as ``torch.nn.functional.max_pool2d_with_indices``.
+    """
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+                            ceil_mode=False, return_indices=False):
+    """``max_pool3d`` returning (values, indices) (``return_indices`` is ignored).
+
+    Same as ``torch.nn.functional.max_pool3d_with_indices``.
+    """
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):  # noqa: A002
+    """``adaptive_max_pool1d`` returning (values, indices) (``return_indices`` is ignored).
+
+    Same as ``torch.nn.functional.adaptive_max_pool1d_with_indices``.
+    """
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):  # noqa: A002
+    """``adaptive_max_pool2d`` returning (values, indices) (``return_indices`` is ignored).
+
+    Same as ``torch.nn.functional.adaptive_max_pool2d_with_indices``.
+    """
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):  # noqa: A002
+    """``adaptive_max_pool3d`` returning (values, indices) (``return_indices`` is ignored).
+
+    Same as ``torch.nn.functional.adaptive_max_pool3d_with_indices``.
+    """
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+# ---- fractional max pooling: torch/nn/functional.py's front ends, ATen's checks and windows --
+def _intervals(sample, n_in, n_out, pool):
+    """ATen's generate_intervals: each window's start along one dim, in the samples' dtype
+    (float32 arithmetic for float32 input, truncated to int as its static_cast)."""
+    t = sample.dtype.type
+    seq = np.empty(n_out, np.int64)
+    if n_out > 1:
+        alpha = t(n_in - pool) / t(n_out - 1)
+        i = np.arange(n_out - 1).astype(sample.dtype)
+        seq[:-1] = ((i + sample) * alpha).astype(np.int64) - np.int64(sample * alpha)
+    if n_out > 0:
+        seq[-1] = n_in - pool
+    return seq
+
+
+_DIM_WORDS = {2: ("height", "width"), 3: ("time", "height", "width")}
+
+
+def _fractional(input, kernel_size, output_size, output_ratio, samples, n):  # noqa: A002
+    name = f"fractional_max_pool{n}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if n == 2 and len(_tuple(output_ratio, n)) > 2:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple "
+                             f"of Ints.")
+        ratio = _tuple(output_ratio, n)
+        output_size = [int(input.size(d - n) * ratio[d]) for d in range(n)]
+    if samples is None:
+        batch = 1 if input.ndim == n + 1 else input.size(0)
+        samples = rand(batch, input.size(-n - 1), n, dtype=input.dtype)
+    kernel, out = _tuple(kernel_size, n), _tuple(output_size, n)
+    for what, v in (("kernel_size", kernel), ("output_size", out)):
+        if len(v) != n:
+            raise RuntimeError(f"{name}: {what} must either be a single Int or tuple of Ints")
+    shape = tuple(input.shape)
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got: "
+                           f"{list(shape)}")
+    for d in range(1, input.ndim):
+        if shape[d] <= 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but got{list(shape)} with dimension {d} being "
+                               f"empty.")
+    sp = shape[-n:]
+    where = name if n == 2 else name + "_out"
+    for word, o, k, i in zip(_DIM_WORDS[n], out, kernel, sp):
+        # ATen's 3-d check is strict where its 2-d one is not
+        if o + k - 1 > i or (n == 3 and o + k - 1 == i):
+            raise RuntimeError(f"{where}(): pool {word} {k} too large relative to input "
+                               f"{word} {i}")
+    if samples.dtype is not input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    batch, planes = (1, shape[0]) if input.ndim == n + 1 else shape[:2]
+    if samples.ndim != 3:
+        raise RuntimeError("Expect _random_samples to be 3d tensor.")
+    if samples.shape[0] < batch:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != planes:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.shape[2] != n:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {n}; got "
+                           f"{samples.shape[2]}.")
+    # each plane's windows: the interval starts per dim, from its own samples (ATen pairs a
+    # 2-d plane's first sample with the width, a 3-d one's in (time, height, width) order)
+    draws = samples._array()
+    plane = math.prod(sp)
+    order = (1, 0) if n == 2 else (0, 1, 2)
+    cols = []
+    for b in range(batch):
+        for c in range(planes):
+            per_dim = [(_intervals(draws[b, c, j], sp[d], out[d], kernel[d])[:, None]
+                        + np.arange(kernel[d]), None) for d, j in enumerate(order)]
+            cols.append(separable(sp, per_dim)[0] + (b * planes + c) * plane)
+    op = FRACTIONAL_MAX_POOL2D if n == 2 else FRACTIONAL_MAX_POOL3D
+    y, at = record_window_max(op, input, np.concatenate(cols), (*shape[:-n], *out))
+    return y, _make(at % plane)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None,  # noqa: A002
+                                       output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    """``fractional_max_pool2d`` returning (values, indices) (``return_indices`` is ignored).
+
+    Same as ``torch.nn.functional.fractional_max_pool2d_with_indices``.
+    """
+    return _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 2)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,  # noqa: A002
+                          return_indices=False, _random_samples=None):
+    """Max pooling over pseudo-random windows of a 2-D signal (Graham's fractional max pooling),
+    to ``output_size`` or ``output_ratio`` of the input size.
+
+    Same as ``torch.nn.functional.fractional_max_pool2d``.
+    """
+    y, idx = _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 2)
+    return (y, idx) if return_indices else y
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None,  # noqa: A002
+                                       output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    """``fractional_max_pool3d`` returning (values, indices) (``return_indices`` is ignored).
+
+    Same as ``torch.nn.functional.fractional_max_pool3d_with_indices``.
+    """
+    return _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 3)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,  # noqa: A002
+                          return_indices=False, _random_samples=None):
+    """Max pooling over pseudo-random windows of a 3-D signal, to ``output_size`` or
+    ``output_ratio`` of the input size.
+
+    Same as ``torch.nn.functional.fractional_max_pool3d``.
+    """
+    y, idx = _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 3)
+    return (y, idx) if return_indices else y
+
+
 __all__ = ["lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d",
-           "max_unpool3d"]
+           "max_unpool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+           "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+           "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+           "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+           "fractional_max_pool3d_with_indices"]

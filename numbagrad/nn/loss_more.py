@@ -1,8 +1,11 @@
-"""Loss modules beyond the basics: margin, ranking, embedding, Poisson and Gaussian NLL (their
-arguments, defaults and reprs as torch's)."""
+"""Loss modules beyond the basics: margin, ranking, embedding, Poisson and Gaussian NLL,
+NLLLoss2d (their arguments, defaults and reprs as torch's)."""
+
+import warnings
 
 from . import functional as F  # noqa: N812 - torch's idiom
-from .loss import _Loss, _WeightedLoss
+from .loss import NLLLoss, _Loss, _WeightedLoss
+from .spatial_norm import PairwiseDistance
 
 
 class MarginRankingLoss(_Loss):
@@ -90,6 +93,52 @@ class TripletMarginLoss(_Loss):
                                      eps=self.eps, swap=self.swap, reduction=self.reduction)
 
 
+class TripletMarginWithDistanceLoss(_Loss):
+    """The triplet loss ``max(d(a, p) - d(a, n) + margin, 0)`` with any distance ``d`` (a
+    ``PairwiseDistance`` module by default, a submodule when it is a module).
+
+    Same as ``torch.nn.TripletMarginWithDistanceLoss``.
+    """
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(None, None, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                             f"than 0, got {margin} instead")
+        self.distance_function = distance_function if distance_function is not None \
+            else PairwiseDistance()
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-class multi-label hinge loss: each target class against each other class.
+
+    Same as ``torch.nn.MultiLabelMarginLoss``.
+    """
+
+    def forward(self, input, target):  # noqa: A002
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """``NLLLoss`` under its deprecated name (constructing one warns, as torch's).
+
+    Same as ``torch.nn.NLLLoss2d``.
+    """
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement and see https://pytorch.org/docs/main/nn.html"
+                      "#torch.nn.NLLLoss for more details.", FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
 class PoissonNLLLoss(_Loss):
     """The negative log likelihood of targets under Poisson distributions of the input rates.
 
@@ -141,4 +190,5 @@ class MultiMarginLoss(_WeightedLoss):
 
 __all__ = ["MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
            "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
-           "PoissonNLLLoss", "GaussianNLLLoss", "MultiMarginLoss"]
+           "PoissonNLLLoss", "GaussianNLLLoss", "MultiMarginLoss",
+           "TripletMarginWithDistanceLoss", "MultiLabelMarginLoss", "NLLLoss2d"]

@@ -1,8 +1,13 @@
-"""Modules for power-average pooling (LPPool1d/2d/3d), max unpooling (MaxUnpool1d/2d/3d) and
-the randomized leaky ReLU (RReLU), with torch's constructor arguments and reprs."""
+"""Modules for power-average pooling (LPPool1d/2d/3d), max unpooling (MaxUnpool1d/2d/3d),
+channel shuffling (ChannelShuffle), fractional max pooling (FractionalMaxPool2d/3d) and the
+randomized leaky ReLU (RReLU), with torch's constructor arguments and reprs."""
 
 from . import functional as F  # noqa: N812 - torch's idiom
 from .module import Module
+
+
+def _ntuple(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
 class _LPPoolNd(Module):
@@ -117,5 +122,70 @@ class RReLU(Module):
                                                             else "")
 
 
-__all__ = ["LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
-           "RReLU"]
+class ChannelShuffle(Module):
+    """Splits the channels in ``groups`` and interleaves them, as ``channel_shuffle``.
+
+    Same as ``torch.nn.ChannelShuffle``.
+    """
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):  # noqa: A002
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
+
+
+class _FractionalMaxPoolNd(Module):
+    _n = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        n, name = self._n, type(self).__name__
+        if n == 3 and ((isinstance(kernel_size, int) and kernel_size <= 0) or (
+                isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size))):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling "
+                             f"ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):  # noqa: A002
+        fn = F.fractional_max_pool2d if self._n == 2 else F.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                  self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling over a 2-D signal, as ``fractional_max_pool2d`` (new random
+    windows each call unless ``_random_samples`` is given).
+
+    Same as ``torch.nn.FractionalMaxPool2d``.
+    """
+
+    _n = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling over a 3-D signal, as ``fractional_max_pool3d``.
+
+    Same as ``torch.nn.FractionalMaxPool3d``.
+    """
+
+    _n = 3
+
+
+__all__ = ["FractionalMaxPool2d", "FractionalMaxPool3d", "ChannelShuffle", "LPPool1d",
+           "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "RReLU"]

@@ -5,6 +5,28 @@ from typing import Any
 from numbagrad.nn.module import Module
 from numbagrad.tensor import Tensor
 
+class ChannelShuffle(Module):
+    def __init__(self, groups: Any) -> None: ...
+    def extra_repr(self) -> str: ...
+    def forward(self, input: Any) -> Tensor: ...
+    groups: int
+
+class FractionalMaxPool2d(Module):
+    def __init__(self, kernel_size: Any, output_size: Any = ..., output_ratio: Any = ..., return_indices: Any = ..., _random_samples: Any = ...) -> None: ...
+    def forward(self, input: Any) -> Any: ...
+    kernel_size: Any
+    output_ratio: Any
+    output_size: Any
+    return_indices: bool
+
+class FractionalMaxPool3d(Module):
+    def __init__(self, kernel_size: Any, output_size: Any = ..., output_ratio: Any = ..., return_indices: Any = ..., _random_samples: Any = ...) -> None: ...
+    def forward(self, input: Any) -> Any: ...
+    kernel_size: Any
+    output_ratio: Any
+    output_size: Any
+    return_indices: bool
+
 class LPPool1d(Module):
     def __init__(self, norm_type: Any, kernel_size: Any, stride: Any = ..., ceil_mode: Any = ...) -> None: ...
     ceil_mode: bool

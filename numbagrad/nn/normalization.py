@@ -119,6 +119,12 @@ class _NormBase(Module):
             self.running_var._array()[...] = 1
             self.num_batches_tracked._array()[...] = 0
 
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.affine:
+            self.weight._array()[...] = 1
+            self.bias._array()[...] = 0
+
 
 class _BatchNorm(_NormBase):
     _dims = ()
@@ -176,38 +182,4 @@ class BatchNorm3d(_BatchNorm):
     _dims = (5,)
 
 
-class LazyBatchNorm3d(BatchNorm3d):
-    """BatchNorm3d whose num_features is the channel count of its first input. As LazyLinear:
-    until the first call the parameters and running statistics are empty (shape (0,)); the
-    first call fills them in place and the module becomes a BatchNorm3d, as in torch.
-
-    Same as ``torch.nn.LazyBatchNorm3d``.
-    """
-
-    def __init__(self, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True,
-                 device=None, dtype=None):
-        _NormBase.__init__(self, 0, eps, momentum, affine, track_running_stats, dtype)
-
-    def has_uninitialized_params(self):
-        """Whether the parameters still wait for the first input to learn their shape."""
-        return type(self) is LazyBatchNorm3d and (self.affine or self.track_running_stats)
-
-    def initialize_parameters(self, input):  # noqa: A002
-        """Make the parameters from the first input's shape (called by the first forward)."""
-        # torch sizes only what is uninitialized: with neither affine nor running statistics,
-        # num_features stays 0
-        if self.has_uninitialized_params():
-            n = self.num_features = int(input.shape[1])
-            for t, fill in ((self.weight, 1), (self.bias, 0), (self.running_mean, 0),
-                            (self.running_var, 1)):
-                if t is not None:
-                    t._data = np.full(n, fill, t._data.dtype)
-        self.__class__ = BatchNorm3d
-
-    def forward(self, input):  # noqa: A002
-        self.initialize_parameters(input)
-        return BatchNorm3d.forward(self, input)
-
-
-__all__ = ["Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
-           "LazyBatchNorm3d"]
+__all__ = ["Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]

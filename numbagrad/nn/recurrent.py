@@ -11,14 +11,18 @@ from .module import Module, Parameter
 from .recurrent_layers import GRU, LSTM, RNN, RNNBase
 
 
-class _CellBase(Module):
-    _gates = 1
+class RNNCellBase(Module):
+    """The cells' base: ``weight_ih``, ``weight_hh`` (and biases) of ``num_chunks`` gates,
+    drawn from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)).
 
-    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+    Same as ``torch.nn.RNNCellBase``.
+    """
+
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         k = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
-        n = self._gates * hidden_size
+        n = num_chunks * hidden_size
         self.weight_ih = Parameter(_uniform((n, input_size), k, dtype))
         self.weight_hh = Parameter(_uniform((n, hidden_size), k, dtype))
         if bias:
@@ -27,6 +31,11 @@ class _CellBase(Module):
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
+
+    def reset_parameters(self):
+        k = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
+        for p in self.parameters():
+            p._array()[...] = _uniform(tuple(p.shape), k, p.dtype)
 
     def _zeros(self, input):  # noqa: A002 - torch's names
         shape = (input.shape[0], self.hidden_size) if input.ndim == 2 else (self.hidden_size,)
@@ -58,7 +67,7 @@ class _CellBase(Module):
         return s
 
 
-class RNNCell(_CellBase):
+class RNNCell(RNNCellBase):
     """One step of an Elman RNN: ``h' = tanh(W_ih x + b_ih + W_hh h + b_hh)`` (or relu).
 
     Same as ``torch.nn.RNNCell``.
@@ -66,7 +75,7 @@ class RNNCell(_CellBase):
 
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
                  dtype=None):
-        super().__init__(input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):  # noqa: A002
@@ -77,13 +86,14 @@ class RNNCell(_CellBase):
         return F.tanh(i + h) if self.nonlinearity == "tanh" else F.relu(i + h)
 
 
-class GRUCell(_CellBase):
+class GRUCell(RNNCellBase):
     """One step of a gated recurrent unit.
 
     Same as ``torch.nn.GRUCell``.
     """
 
-    _gates = 3
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input, hx=None):  # noqa: A002
         hx = self._zeros(input) if hx is None else hx
@@ -97,13 +107,14 @@ class GRUCell(_CellBase):
         return (hx - new) * update + new
 
 
-class LSTMCell(_CellBase):
+class LSTMCell(RNNCellBase):
     """One step of a long short-term memory cell: ``(h, c)`` to ``(h', c')``.
 
     Same as ``torch.nn.LSTMCell``.
     """
 
-    _gates = 4
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input, hx=None):  # noqa: A002
         if hx is None:
@@ -140,4 +151,5 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-__all__ = ["RNNCell", "GRUCell", "LSTMCell", "Bilinear", "RNNBase", "RNN", "LSTM", "GRU"]
+__all__ = ["RNNCellBase", "RNNCell", "GRUCell", "LSTMCell", "Bilinear", "RNNBase", "RNN",
+           "LSTM", "GRU"]

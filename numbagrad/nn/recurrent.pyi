@@ -15,39 +15,27 @@ class Bilinear(Module):
     out_features: int
     weight: Tensor
 
-class GRUCell(Module):
+class GRUCell(RNNCellBase):
     def __init__(self, input_size: Any, hidden_size: Any, bias: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
-    bias: bool
-    bias_hh: Any
-    bias_ih: Any
-    def extra_repr(self) -> str: ...
     def forward(self, input: Any, hx: Any = ...) -> Tensor: ...
-    hidden_size: int
-    input_size: int
-    weight_hh: Tensor
-    weight_ih: Tensor
 
-class LSTMCell(Module):
+class LSTMCell(RNNCellBase):
     def __init__(self, input_size: Any, hidden_size: Any, bias: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
-    bias: bool
-    bias_hh: Any
-    bias_ih: Any
-    def extra_repr(self) -> str: ...
     def forward(self, input: Any, hx: Any = ...) -> tuple[Tensor, Tensor]: ...
-    hidden_size: int
-    input_size: int
-    weight_hh: Tensor
-    weight_ih: Tensor
 
-class RNNCell(Module):
+class RNNCell(RNNCellBase):
     def __init__(self, input_size: Any, hidden_size: Any, bias: Any = ..., nonlinearity: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
+    def forward(self, input: Any, hx: Any = ...) -> Tensor: ...
+    nonlinearity: str
+
+class RNNCellBase(Module):
+    def __init__(self, input_size: Any, hidden_size: Any, bias: Any, num_chunks: Any, device: Any = ..., dtype: Any = ...) -> None: ...
     bias: bool
     bias_hh: Any
     bias_ih: Any
     def extra_repr(self) -> str: ...
-    def forward(self, input: Any, hx: Any = ...) -> Tensor: ...
     hidden_size: int
     input_size: int
-    nonlinearity: str
+    def reset_parameters(self) -> None: ...
     weight_hh: Tensor
     weight_ih: Tensor

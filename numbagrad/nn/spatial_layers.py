@@ -128,6 +128,20 @@ class ConvTranspose2d(_ConvTransposeNd):
                                       self.dilation)
 
 
+class ConvTranspose3d(_ConvTransposeNd):
+    """A 3-D transposed convolution layer, as ``conv_transpose3d``.
+
+    Same as ``torch.nn.ConvTranspose3d``.
+    """
+
+    _n = 3
+
+    def forward(self, input, output_size=None):
+        return _sp.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
+                                    self._output_padding(input, output_size), self.groups,
+                                    self.dilation)
+
+
 # ---- pooling ---------------------------------------------------------------------------------
 class _MaxPoolNd(Module):
     _fn = None
@@ -471,11 +485,11 @@ class Unfold(Module):
                 f"padding={self.padding}, stride={self.stride}")
 
 
-__all__ = ["Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool3d", "AvgPool1d",
-           "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "ConstantPad1d", "ConstantPad2d",
-           "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
-           "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
-           "CircularPad2d", "CircularPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "Upsample",
-           "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",
-           "Fold", "Unfold"]
+__all__ = ["Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d",
+           "MaxPool3d", "AvgPool1d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d",
+           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "ConstantPad1d",
+           "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
+           "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
+           "CircularPad1d", "CircularPad2d", "CircularPad3d", "ZeroPad1d", "ZeroPad2d",
+           "ZeroPad3d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
+           "PixelUnshuffle", "Fold", "Unfold"]

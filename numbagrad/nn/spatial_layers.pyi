@@ -145,6 +145,24 @@ class ConvTranspose2d(Module):
     transposed: bool
     weight: Tensor
 
+class ConvTranspose3d(Module):
+    def __init__(self, in_channels: Any, out_channels: Any, kernel_size: Any, stride: Any = ..., padding: Any = ..., output_padding: Any = ..., groups: Any = ..., bias: Any = ..., dilation: Any = ..., padding_mode: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
+    bias: Tensor | None
+    dilation: tuple[int, ...]
+    def extra_repr(self) -> str: ...
+    def forward(self, input: Any, output_size: Any = ...) -> Tensor: ...
+    groups: int
+    in_channels: int
+    kernel_size: tuple[int, ...]
+    out_channels: int
+    output_padding: tuple[int, ...]
+    padding: str | tuple[int, ...]
+    padding_mode: Literal['zeros', 'reflect', 'replicate', 'circular']
+    def reset_parameters(self) -> None: ...
+    stride: tuple[int, ...]
+    transposed: bool
+    weight: Tensor
+
 class Fold(Module):
     def __init__(self, output_size: Any, kernel_size: Any, dilation: Any = ..., padding: Any = ..., stride: Any = ...) -> None: ...
     dilation: Any

@@ -1,9 +1,8 @@
 # ruff: noqa: A002 - torch's argument names (input)
 """GroupNorm, InstanceNorm1d/2d/3d, RMSNorm, LocalResponseNorm, the feature and alpha
-dropouts, CosineSimilarity, PairwiseDistance, EmbeddingBag and LazyLinear, with torch's
+dropouts, CosineSimilarity, PairwiseDistance and EmbeddingBag, with torch's
 parameters, buffers, initialisation and reprs."""
 
-import math
 import warnings
 
 import numpy as np
@@ -12,7 +11,6 @@ from .. import dtypes
 from ..factories import _normal_array
 from ..ops import spatial as _sp
 from . import functional as F  # noqa: N812 - torch's idiom
-from .layers import Linear, _kaiming_bound, _uniform
 from .module import Module, Parameter
 from .normalization import _NormBase
 
@@ -314,46 +312,6 @@ class EmbeddingBag(Module):
         return s
 
 
-class LazyLinear(Linear):
-    """Linear whose in_features is the last dim of its first input. Simplified from torch's
-    UninitializedParameter: until the first call the weight and bias are empty Parameters
-    (shape (0,)); the first call fills them in place (same objects, so an optimizer made
-    before it keeps them) and the module becomes a Linear, as in torch."""
-
-    def __init__(self, out_features, bias=True, device=None, dtype=None):
-        Module.__init__(self)
-        self.in_features, self.out_features = 0, out_features
-        self._lazy_dtype = dtype
-        dt = _dtype(dtype)
-        self.weight = Parameter(np.empty(0, dt))
-        if bias:
-            self.bias = Parameter(np.empty(0, dt))
-        else:
-            self.register_parameter("bias", None)
-
-    def has_uninitialized_params(self):
-        """Whether the parameters still wait for the first input to learn their shape."""
-        return type(self) is LazyLinear
-
-    def initialize_parameters(self, input):
-        """Make the parameters from the first input's shape (called by the first forward)."""
-        if input.ndim == 0:
-            raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
-                               "0D and 2D")
-        self.in_features = int(input.shape[-1])
-        bound = 1.0 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
-        for p, shape, b in ((self.weight, (self.out_features, self.in_features),
-                             _kaiming_bound(bound)), (self.bias, (self.out_features,), bound)):
-            if p is not None:
-                p._data = _uniform(shape, b, self._lazy_dtype)
-        self.__class__ = Linear
-
-    def forward(self, input):
-        self.initialize_parameters(input)
-        return Linear.forward(self, input)
-
-
 __all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm",
            "LocalResponseNorm", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
-           "FeatureAlphaDropout", "CosineSimilarity", "PairwiseDistance", "EmbeddingBag",
-           "LazyLinear"]
+           "FeatureAlphaDropout", "CosineSimilarity", "PairwiseDistance", "EmbeddingBag"]

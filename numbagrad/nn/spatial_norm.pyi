@@ -2,7 +2,6 @@
 
 from typing import Any
 
-from numbagrad.nn.layers import Linear
 from numbagrad.nn.module import Module
 from numbagrad.tensor import Tensor
 
@@ -85,6 +84,7 @@ class InstanceNorm1d(Module):
     momentum: float | None
     num_batches_tracked: Tensor | None
     num_features: int
+    def reset_parameters(self) -> None: ...
     def reset_running_stats(self) -> None: ...
     running_mean: Tensor | None
     running_var: Tensor | None
@@ -101,6 +101,7 @@ class InstanceNorm2d(Module):
     momentum: float | None
     num_batches_tracked: Tensor | None
     num_features: int
+    def reset_parameters(self) -> None: ...
     def reset_running_stats(self) -> None: ...
     running_mean: Tensor | None
     running_var: Tensor | None
@@ -117,17 +118,12 @@ class InstanceNorm3d(Module):
     momentum: float | None
     num_batches_tracked: Tensor | None
     num_features: int
+    def reset_parameters(self) -> None: ...
     def reset_running_stats(self) -> None: ...
     running_mean: Tensor | None
     running_var: Tensor | None
     track_running_stats: bool
     weight: Any
-
-class LazyLinear(Linear):
-    def __init__(self, out_features: Any, bias: Any = ..., device: Any = ..., dtype: Any = ...) -> None: ...
-    def forward(self, input: Any) -> Tensor: ...
-    def has_uninitialized_params(self) -> Any: ...
-    def initialize_parameters(self, input: Any) -> None: ...
 
 class LocalResponseNorm(Module):
     def __init__(self, size: Any, alpha: Any = ..., beta: Any = ..., k: Any = ...) -> None: ...

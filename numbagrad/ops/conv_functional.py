@@ -128,8 +128,11 @@ def _check_shape(x, w, b, stride, padding, dilation, groups, transposed, output_
                                f"bias of size {_sizes(b.shape)} instead")
 
 
-def _convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
-    """at::convolution on a batched input: checks, then the op with symmetric padding."""
+def _convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups,
+                 transpose_raw=None):
+    """at::convolution on a batched input: checks, then the op with symmetric padding
+    (``transpose_raw`` records a transposed one: conv_transpose_raw's signature, by default
+    conv_transpose_raw itself)."""
     xs, wsh = x._data.shape, w._data.shape
     dim = w.ndim - 2
     if dim <= 0:
@@ -145,9 +148,10 @@ def _convolution(x, w, b, stride, padding, dilation, transposed, output_padding,
     if transposed:
         if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
             # torch checks a 1-d one as 2-d with a height of 1
-            op2, st2, di2 = ([0] * (2 - dim) + output_padding, [1] * (2 - dim) + stride,
-                             [1] * (2 - dim) + dilation)
-            names = ("height", "width")
+            nd = max(dim, 2)
+            op2, st2, di2 = ([0] * (nd - dim) + output_padding, [1] * (nd - dim) + stride,
+                             [1] * (nd - dim) + dilation)
+            names = ("depth", "height", "width")[3 - nd:]
             parts = [f"output_padding_{n}: {v}" for n, v in zip(names, op2)]
             parts += [f"stride_{n}: {v}" for n, v in zip(names, st2)]
             parts += [f"dilation_{n}: {v}" for n, v in zip(names, di2)]
@@ -160,7 +164,8 @@ def _convolution(x, w, b, stride, padding, dilation, transposed, output_padding,
                                f"({' x '.join(str(s) for s in xs[2:])}). Calculated output "
                                f"size per channel: ({' x '.join(map(str, out))}). Output size is "
                                f"too small")
-        return conv_transpose_raw(x, w, b, stride, dilation, padding, out, groups)
+        return (transpose_raw or conv_transpose_raw)(x, w, b, stride, dilation, padding, out,
+                                                     groups)
     out = [(xs[2 + i] + 2 * padding[i] - dilation[i] * (wsh[2 + i] - 1) - 1)
            // stride[i] + 1 for i in range(dim)]
     return conv_raw(x, w, b, stride, dilation, padding, out, groups)
@@ -245,12 +250,13 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _conv_transpose_nd(nsp, name, input, weight, bias, stride, padding, output_padding,  # noqa: A002
-                       groups, dilation):
+                       groups, dilation, transpose_raw=None):
     if isinstance(padding, str):
         raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
     x, batched = _batchify(input, nsp, name)
     out = _convolution(x, weight, bias, _ints(stride, nsp), _ints(padding, nsp),
-                       _ints(dilation, nsp), True, _ints(output_padding, nsp), int(groups))
+                       _ints(dilation, nsp), True, _ints(output_padding, nsp), int(groups),
+                       transpose_raw)
     return out if batched else _squeeze0(out)
 
 

@@ -1,8 +1,9 @@
 """Losses beyond the basics: margin, ranking, embedding, Poisson and Gaussian NLL, composed
 from table ops as torch composes them (aten/native/Loss.cpp and torch.nn.functional), so
 their values, gradients and second derivatives are torch's. The ones torch runs as one
-kernel (soft_margin_loss, multi_margin_loss) end here in the reduction's node instead of
-torch's SoftMarginLossBackward0 / MultiMarginLossBackward0 (README: Limitations)."""
+kernel (soft_margin_loss, multi_margin_loss, multilabel_margin_loss) end here in the
+reduction's node instead of torch's SoftMarginLossBackward0 / MultiMarginLossBackward0 /
+MultilabelMarginLossBackward0 (README: Limitations)."""
 
 import math
 
@@ -187,6 +188,73 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+def _sizes(shape):
+    return "[" + ", ".join(str(int(s)) for s in shape) + "]"
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None,  # noqa: A002
+                           reduction="mean"):
+    """Per sample: sum over its target classes y (``target``'s row up to the first -1) and the
+    other classes i of max(0, 1 - x[y] + x[i]), over the class count.
+
+    Same as ``torch.nn.functional.multilabel_margin_loss``.
+    """
+    reduction = _legacy(size_average, reduce, reduction)
+    if input.ndim > 2 or (input.ndim == 2 and input.shape[1] == 0) or \
+            (input.ndim == 1 and input.shape[0] == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {_sizes(input.shape)}")
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {_sizes(target.shape)} for input of "
+                           f"size: {_sizes(input.shape)}")
+    if target.dtype.name != "int64":
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype.scalar_name}")
+    x = input.reshape(1, -1) if input.ndim < 2 else input
+    n, c = x.shape
+    t = np.asarray(target._data).reshape(n, c)
+    if ((t < -1) | (t >= c)).any():
+        raise RuntimeError("argument #2 'target' is out of range")
+    # a row's targets end at its first -1; a class listed twice counts twice, as torch's loop
+    valid = np.cumprod(t >= 0, axis=1).astype(bool)
+    count = np.zeros((n, c), np.asarray(x._data).dtype)
+    rows = np.broadcast_to(np.arange(n)[:, None], (n, c))
+    np.add.at(count, (rows[valid], t[valid]), 1)
+    others = (count == 0).astype(count.dtype)
+    pairs = _make(count[:, :, None] * others[:, None, :])  # (sample, target y, class i)
+    z = _clamp_min0(1.0 - unsqueeze(x, 2) + unsqueeze(x, 1))
+    loss = _sum(z * pairs, (1, 2)) / c
+    if input.ndim < 2:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """mean(max(0, margin + d(anchor, positive) - d(anchor, negative))) with any distance
+    ``d`` (``pairwise_distance`` by default).
+
+    Same as ``torch.nn.functional.triplet_margin_with_distance_loss``.
+    """
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    dims = (anchor.ndim, positive.ndim, negative.ndim)
+    if len(set(dims)) != 1:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {dims[0]}D, "
+                           f"positive {dims[1]}D, and negative {dims[2]}D inputs")
+    if distance_function is None:
+        def distance_function(x1, x2):
+            return _pairwise_distance(x1, x2, 2, 1e-6)
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = minimum(dist_neg, distance_function(positive, negative))
+    return _reduce(_clamp_min0(margin + dist_pos - dist_neg), reduction)
+
+
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "multilabel_soft_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
-           "poisson_nll_loss", "gaussian_nll_loss", "multi_margin_loss"]
+           "poisson_nll_loss", "gaussian_nll_loss", "multi_margin_loss",
+           "multilabel_margin_loss", "triplet_margin_with_distance_loss"]

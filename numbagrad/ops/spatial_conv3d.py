@@ -1,12 +1,22 @@
 # ruff: noqa: A002 - torch's argument names (input)
-"""torch.nn.functional.conv3d: a table op (ConvolutionBackward0) over direct-loop kernels
-(spatial_kernels), torch's argument checks (conv_functional's), and a differentiable rule
-written as im2col products of numbagrad ops."""
+"""torch.nn.functional.conv3d and conv_transpose3d: one table op (ConvolutionBackward0, a flag
+in its iat telling a transposed one) over direct-loop kernels (spatial_kernels), torch's
+argument checks (conv_functional's), and a differentiable rule written as im2col products of
+numbagrad ops and the op itself."""
 
 import numpy as np
 
 from ..tensor import _make
-from .conv_functional import _batchify, _check_shape, _check_types, _expand, _ints, _sizes
+from .conv_functional import (
+    _batchify,
+    _bias_as,
+    _check_shape,
+    _check_types,
+    _conv_transpose_nd,
+    _expand,
+    _ints,
+    _sizes,
+)
 from .index import gather_flat, index_add_flat
 from .linalg import matmul
 from .record import record
@@ -23,18 +33,28 @@ CONV3D = defop(
     samples=[Sample(((1, 2, 3, 4, 3), (3, 2, 2, 2, 1), (3,)), {}, _F + "conv3d(x0, x1, x2)"),
              Sample(((2, 4, 3, 3, 4), (2, 2, 2, 1, 3)), {"stride": (1, 2, 1), "padding": 1,
                                                          "dilation": (1, 1, 2), "groups": 2},
-                    _F + "conv3d(x0, x1, **kw)")])
+                    _F + "conv3d(x0, x1, **kw)"),
+             Sample(((1, 2, 3, 2, 3), (2, 3, 2, 2, 1), (3,)), {"stride": (2, 1, 2)},
+                    _F + "conv_transpose3d(x0, x1, x2, **kw)"),
+             Sample(((2, 4, 2, 3, 2), (4, 1, 1, 2, 3)), {"padding": (0, 1, 1), "groups": 2,
+                                                         "dilation": (1, 2, 1),
+                                                         "output_padding": (0, 1, 0),
+                                                         "stride": 2},
+                    _F + "conv_transpose3d(x0, x1, **kw)")])
 
 _NO = np.empty(0, np.int64)
 
 
-def _record(x, w, b, stride, dilation, lead_pads, out_spatial, groups):
-    iat = np.array([groups, *stride, *dilation, *lead_pads], np.int64)
+def _record(x, w, b, stride, dilation, lead_pads, out_spatial, groups, transposed=0):
+    """Record a (transposed) 3-d convolution of batched ``x`` to the spatial size
+    ``out_spatial``; ``lead_pads`` are the narrow side's leading paddings."""
+    iat = np.array([groups, *stride, *dilation, *lead_pads, transposed], np.int64)
     dt = x._array().dtype
     work = np.dtype(np.float64)  # as compiled replay computes it, then rounded to dt
     args = [np.ascontiguousarray(t._array(), work).reshape(-1) for t in (x, w)]
     bias = np.zeros(0, work) if b is None else np.ascontiguousarray(b._array(), work).reshape(-1)
-    out_shape = (x.shape[0], w.shape[0], *out_spatial)
+    channels = w.shape[1] * groups if transposed else w.shape[0]
+    out_shape = (x.shape[0], channels, *out_spatial)
     y = np.empty(int(np.prod(out_shape)), work)
     conv3d_fw(y, *args, bias, np.array(out_shape, np.int64), np.array(x.shape, np.int64),
               np.array(w.shape, np.int64), _NO, iat, np.zeros(0))
@@ -83,6 +103,21 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return y if batched else squeeze(y, 0)
 
 
+def _record_transposed(x, w, b, stride, dilation, pads, out_spatial, groups):
+    """conv_functional's conv_transpose_raw for 3-d: the same op, transposed."""
+    return _record(x, w, _bias_as(b, x), stride, dilation, pads, out_spatial, groups, 1)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """A 3-D transposed convolution (the gradient of ``conv3d`` with respect to its input).
+
+    Same as ``torch.nn.functional.conv_transpose3d``.
+    """
+    return _conv_transpose_nd(3, "conv_transpose3d", input, weight, bias, stride, padding,
+                              output_padding, groups, dilation, _record_transposed)
+
+
 def _cols(x_shape, w_shape, out, iat):
     """im2col positions (N, G, Cg * K, L) into the input padded by the leading pads on both
     sides and enough trailing padding for every window."""
@@ -104,32 +139,45 @@ def _cols(x_shape, w_shape, out, iat):
     return cols, padded, trail
 
 
+def _weight_gradient(wide, narrow, w_shape, out, iat):
+    """The weight's gradient: each weight tap's products of the narrow side with the wide
+    side's im2col columns, summed over the batch."""
+    groups, lead = int(iat[0]), iat[7:10]
+    n, co = narrow.shape[0], w_shape[0]
+    cols_pos, _, trail = _cols(tuple(wide.shape), w_shape, out, iat)
+    xp = pad(wide, (lead[2], trail[2], lead[1], trail[1], lead[0], trail[0]))
+    cols = gather_flat(xp, cols_pos, cols_pos.shape)
+    gg = reshape(narrow, (n, groups, co // groups, -1))  # (N, G, cog, L)
+    return reshape(_sum(matmul(gg, transpose(cols, -1, -2)), 0), w_shape)  # (G, cog, Cg K)
+
+
 @vjp_rule(CONV3D)
 def _conv3d_vjp(ctx, g):
-    x = ctx.x(0)
-    x_shape, w_shape, out_shape = tuple(ctx.shapes[0]), tuple(ctx.shapes[1]), tuple(ctx.shape)
     iat = np.asarray(ctx.iat, np.int64)
-    groups = int(iat[0])
-    n = x_shape[0]
-    co = w_shape[0]
-    cols_pos, padded, trail = _cols(x_shape, w_shape, out_shape[2:], iat)
-    lead = iat[7:10]
-    gg = reshape(g, (n, groups, co // groups, -1))  # (N, G, cog, L)
-    wg = reshape(ctx.x(1), (groups, co // groups, -1))  # (G, cog, Cg K)
+    groups, stride, dil, lead = int(iat[0]), iat[1:4], iat[4:7], iat[7:10]
+    x, w = ctx.x(0), ctx.x(1)
+    x_shape, w_shape, out_shape = tuple(ctx.shapes[0]), tuple(ctx.shapes[1]), tuple(ctx.shape)
     result = [None, None, None]
-    if ctx.needs[1]:
-        xp = pad(x, (lead[2], trail[2], lead[1], trail[1], lead[0], trail[0]))
-        cols = gather_flat(xp, cols_pos, cols_pos.shape)
-        gw = _sum(matmul(gg, transpose(cols, -1, -2)), 0)  # (G, cog, Cg K)
-        result[1] = reshape(gw, w_shape)
-    if ctx.needs[0]:
-        gcols = matmul(transpose(wg, -1, -2), gg)  # (N, G, Cg K, L)
-        gxp = index_add_flat(gcols, cols_pos, (n, x_shape[1], *padded))
-        result[0] = gxp[:, :, lead[0]:lead[0] + x_shape[2], lead[1]:lead[1] + x_shape[3],
-                        lead[2]:lead[2] + x_shape[4]]
+    if iat[10]:  # transposed: x narrow and g wide, so x's gradient is g convolved
+        if ctx.needs[0]:
+            result[0] = _record(g, w, None, stride, dil, lead, x_shape[2:], groups)
+        if ctx.needs[1]:
+            result[1] = _weight_gradient(g, x, w_shape, x_shape[2:], iat)
+    else:
+        if ctx.needs[1]:
+            result[1] = _weight_gradient(x, g, w_shape, out_shape[2:], iat)
+        if ctx.needs[0]:
+            n, co = x_shape[0], w_shape[0]
+            cols_pos, padded, _ = _cols(x_shape, w_shape, out_shape[2:], iat)
+            gg = reshape(g, (n, groups, co // groups, -1))  # (N, G, cog, L)
+            wg = reshape(w, (groups, co // groups, -1))  # (G, cog, Cg K)
+            gcols = matmul(transpose(wg, -1, -2), gg)  # (N, G, Cg K, L)
+            gxp = index_add_flat(gcols, cols_pos, (n, x_shape[1], *padded))
+            result[0] = gxp[:, :, lead[0]:lead[0] + x_shape[2], lead[1]:lead[1] + x_shape[3],
+                            lead[2]:lead[2] + x_shape[4]]
     if ctx.needs[2]:
         result[2] = _sum(g, (0, 2, 3, 4))
     return result
 
 
-__all__ = ["conv3d"]
+__all__ = ["conv3d", "conv_transpose3d"]

@@ -173,17 +173,20 @@ def group_norm_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, n
 
 
 # ---- 3-d convolution -------------------------------------------------------------------------
-# Direct loops (no im2col): y[n, o, p] = b[o] + sum_{c, k} w[o, c, k] x[n, g Cg + c, p s - pad
-# + k dil], zero outside; iat = [groups, stride (3), dilation (3), leading padding (3)], the
-# output's size gives any trailing padding. x2 is the bias, or empty for none.
+# Direct loops (no im2col) over the pairs of a narrow position q (n, o, p) and a wide one
+# (n, g Cg + c, p s - pad + k dil) with weight w[o, c, k]: a convolution's output is narrow
+# and its input wide, a transposed one's the other way round (its weight (C_in, C_out / g, k)
+# is laid out as the convolution's). iat = [groups, stride (3), dilation (3), leading padding
+# (3), transposed]; the narrow side's size gives any trailing padding. x2 is the bias (on the
+# output's channels), or empty for none.
 @njit(cache=True, error_model="numpy")
-def _conv3d_loops(x0, x1, x2, sh_y, sh0, sh1, iat, y, g, gx0, gx1, gx2, backward):
-    n_, c_, d_, h_, w_ = sh0[0], sh0[1], sh0[2], sh0[3], sh0[4]
+def _conv3d_pairs(narrow, wide, w, sh_n, sh_w, sh1, iat, out_n, out_w, gw):
+    """out_n[q] += sum w * wide (narrow from wide), out_w[xi] += narrow * w (wide from narrow)
+    and gw[wi] += narrow * wide, each when its array is not empty."""
+    n_, c_, d_, h_, w_ = sh_w[0], sh_w[1], sh_w[2], sh_w[3], sh_w[4]
     co, cg, kd_, kh_, kw_ = sh1[0], sh1[1], sh1[2], sh1[3], sh1[4]
-    od_, oh_, ow_ = sh_y[2], sh_y[3], sh_y[4]
-    groups = iat[0]
-    cog = co // groups
-    has_bias = x2.shape[0] > 0
+    od_, oh_, ow_ = sh_n[2], sh_n[3], sh_n[4]
+    cog = co // iat[0]
     for n in range(n_):
         for o in range(co):
             gi = o // cog
@@ -191,10 +194,8 @@ def _conv3d_loops(x0, x1, x2, sh_y, sh0, sh1, iat, y, g, gx0, gx1, gx2, backward
                 for oh in range(oh_):
                     for ow in range(ow_):
                         q = (((n * co + o) * od_ + od) * oh_ + oh) * ow_ + ow
-                        gq = g[q] if backward else 0.0
-                        acc = x2[o] if has_bias and not backward else 0.0
-                        if backward and gx2.shape[0] > 0:  # (x2 unsaved: may be empty)
-                            gx2[o] += gq
+                        nq = narrow[q] if narrow.shape[0] > 0 else 0.0
+                        acc = out_n[q] if out_n.shape[0] > 0 else 0.0
                         for c in range(cg):
                             ci = gi * cg + c
                             for kd in range(kd_):
@@ -211,24 +212,50 @@ def _conv3d_loops(x0, x1, x2, sh_y, sh0, sh1, iat, y, g, gx0, gx1, gx2, backward
                                             continue
                                         xi = (((n * c_ + ci) * d_ + i_d) * h_ + i_h) * w_ + i_w
                                         wi = (((o * cg + c) * kd_ + kd) * kh_ + kh) * kw_ + kw
-                                        if backward:
-                                            if gx0.shape[0] > 0:
-                                                gx0[xi] += gq * x1[wi]
-                                            if gx1.shape[0] > 0:
-                                                gx1[wi] += gq * x0[xi]
-                                        else:
-                                            acc += x1[wi] * x0[xi]
-                        if not backward:
-                            y[q] = acc
+                                        if out_n.shape[0] > 0:
+                                            acc += w[wi] * wide[xi]
+                                        if out_w.shape[0] > 0:
+                                            out_w[xi] += nq * w[wi]
+                                        if gw.shape[0] > 0:
+                                            gw[wi] += nq * wide[xi]
+                        if out_n.shape[0] > 0:
+                            out_n[q] = acc
+
+
+@njit(cache=True, error_model="numpy")
+def _channel_sums(g, gb, sh):
+    """gb[c] += the sum of g over channel c of every sample (a bias's gradient)."""
+    s = sh[2] * sh[3] * sh[4]
+    for n in range(sh[0]):
+        for c in range(sh[1]):
+            base = (n * sh[1] + c) * s
+            for j in range(s):
+                gb[c] += g[base + j]
 
 
 @njit(cache=True, error_model="numpy")
 def conv3d_fw(y, x0, x1, x2, sh_y, sh0, sh1, sh2, iat, fat):
-    _conv3d_loops(x0, x1, x2, sh_y, sh0, sh1, iat, y, y[:0], y[:0], y[:0], y[:0], False)
+    nothing = y[:0]
+    s = sh_y[2] * sh_y[3] * sh_y[4]
+    if iat[10] == 0:  # each output starts from its bias, then takes its taps
+        for i in range(y.shape[0]):
+            y[i] = x2[(i // s) % sh_y[1]] if x2.shape[0] > 0 else 0.0
+        _conv3d_pairs(nothing, x0, x1, sh_y, sh0, sh1, iat, y, nothing, nothing)
+    else:  # the taps scattered, then the bias
+        y[:] = 0.0
+        _conv3d_pairs(x0, nothing, x1, sh0, sh_y, sh1, iat, nothing, y, nothing)
+        if x2.shape[0] > 0:
+            for i in range(y.shape[0]):
+                y[i] += x2[(i // s) % sh_y[1]]
 
 
 @njit(cache=True, error_model="numpy")
 def conv3d_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, need1, need2, iat,
               fat):
-    _conv3d_loops(x0, x1, x2, sh_y, sh0, sh1, iat, g[:0], g, gx0 if need0 else gx0[:0],
-                  gx1 if need1 else gx1[:0], gx2 if need2 else gx2[:0], True)
+    gx0, gx1 = (gx0 if need0 else gx0[:0]), (gx1 if need1 else gx1[:0])
+    if iat[10] == 0:  # g narrow, x0 wide
+        _conv3d_pairs(g, x0, x1, sh_y, sh0, sh1, iat, g[:0], gx0, gx1)
+    else:  # x0 narrow, g wide: the input's gradient is g convolved
+        _conv3d_pairs(x0, g, x1, sh0, sh_y, sh1, iat, gx0, g[:0], gx1)
+    if need2 and gx2.shape[0] > 0:  # (x2 unsaved: may be empty)
+        _channel_sums(g, gx2, sh_y)

@@ -71,6 +71,8 @@ PIXEL_SHUFFLE = _gather_op("pixel_shuffle", "PixelShuffleBackward0", [
     _s("pixel_shuffle(x0, 2)", (1, 8, 2, 3)), _s("pixel_shuffle(x0, 3)", (9, 2, 1))])
 PIXEL_UNSHUFFLE = _gather_op("pixel_unshuffle", "PixelUnshuffleBackward0", [
     _s("pixel_unshuffle(x0, 2)", (1, 2, 4, 6))])
+CHANNEL_SHUFFLE = _gather_op("channel_shuffle", "ChannelShuffleBackward0", [
+    _s("channel_shuffle(x0, 3)", (2, 6, 2)), _s("channel_shuffle(x0, 2)", (1, 4, 2, 3))])
 IM2COL = _gather_op("im2col", "Im2ColBackward0", [
     _s("unfold(x0, (2, 3), padding=1, stride=(2, 1))", (2, 2, 4, 5)),
     _s("unfold(x0, 2, dilation=2)", (3, 5, 5))])
@@ -114,6 +116,17 @@ MAX_POOL3D = defop(
     samples=[_s("max_pool3d(x0, 2)", (1, 2, 4, 2, 3)),
              _s("max_pool3d(x0, (1, 2, 2), stride=1, padding=(0, 1, 0), dilation=(1, 1, 2))",
                 (2, 3, 3, 4))])
+_FRACTIONAL = "{}(x0, 2, output_size={}, _random_samples=lib.tensor({}, dtype=x0.dtype))"
+FRACTIONAL_MAX_POOL2D = defop(
+    "fractional_max_pool2d", "FractionalMaxPool2DBackward0", 1, replay="window_max_fw",
+    kernel=window_max_bw, saves=("x0",), domain=_MAX_DOMAIN,
+    samples=[_s(_FRACTIONAL.format("fractional_max_pool2d", 3, [[[0.3, 0.8], [0.6, 0.1]]]),
+                (1, 2, 5, 6))])
+FRACTIONAL_MAX_POOL3D = defop(
+    "fractional_max_pool3d", "FractionalMaxPool3DBackward0", 1, replay="window_max_fw",
+    kernel=window_max_bw, saves=("x0",), domain=_MAX_DOMAIN,
+    samples=[_s(_FRACTIONAL.format("fractional_max_pool3d", (2, 3, 2), [[[0.3, 0.8, 0.5]]]),
+                (1, 4, 5, 4))])
 
 AFFINE_GRID = _rows_op("affine_grid", "AffineGridGeneratorBackward0", [
     _s("affine_grid(x0, (2, 1, 3, 4), align_corners=False)", (2, 2, 3)),
@@ -139,13 +152,14 @@ GROUP_NORM = defop(
                     _F + "group_norm(x0, 3, x1, x2, **kw)")])
 
 
-GATHER_OPS = (CONSTANT_PAD, CIRCULAR_PAD, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, IM2COL,
-              *REFLECTION_PAD.values(), *REPLICATION_PAD.values(), *UPSAMPLE_NEAREST.values(),
-              *UPSAMPLE_NEAREST_EXACT.values())
+GATHER_OPS = (CONSTANT_PAD, CIRCULAR_PAD, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, CHANNEL_SHUFFLE,
+              IM2COL, *REFLECTION_PAD.values(), *REPLICATION_PAD.values(),
+              *UPSAMPLE_NEAREST.values(), *UPSAMPLE_NEAREST_EXACT.values())
 ROWS_OPS = (UPSAMPLE_LINEAR1D, UPSAMPLE_BILINEAR2D, UPSAMPLE_BICUBIC2D, UPSAMPLE_TRILINEAR3D,
             COL2IM, AVG_POOL3D, ADAPTIVE_AVG_POOL3D, EMBEDDING_BAG,
             AFFINE_GRID)
-MAX_OPS = (ADAPTIVE_MAX_POOL2D, ADAPTIVE_MAX_POOL3D, MAX_POOL3D, EMBEDDING_BAG_MAX)
+MAX_OPS = (ADAPTIVE_MAX_POOL2D, ADAPTIVE_MAX_POOL3D, MAX_POOL3D, EMBEDDING_BAG_MAX,
+           FRACTIONAL_MAX_POOL2D, FRACTIONAL_MAX_POOL3D)
 
 
 # ---- building the maps -----------------------------------------------------------------------

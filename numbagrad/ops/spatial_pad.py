@@ -5,7 +5,9 @@ moves values, so the map is right by construction."""
 import numpy as np
 
 from .. import dtypes
+from .linalg_node import not_differentiable, record_node
 from .spatial_maps import (
+    CHANNEL_SHUFFLE,
     CIRCULAR_PAD,
     COL2IM,
     CONSTANT_PAD,
@@ -164,6 +166,46 @@ def pixel_unshuffle(input, downscale_factor):  # noqa: A002
     return record_gather(PIXEL_UNSHUFFLE, x, pos.reshape(-1), out_shape, in_plane=c * h * w)
 
 
+def _channel_positions(x, groups, name):
+    """torch's channel_shuffle checks, and each output's flat position in its sample's
+    (C, *spatial) block: the channels as (groups, C / groups), transposed."""
+    if x.ndim <= 2:
+        raise RuntimeError(f"{name} expects input with > 2 dims, but got input with sizes "
+                           f"{_sizes(x.shape)}")
+    g = int(groups)
+    if g <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{g}")
+    c, rest = x.shape[1], int(np.prod(x.shape[2:], dtype=np.int64))
+    if c % g:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {g} groups.")
+    pos = np.arange(c * rest, dtype=np.int64).reshape(g, c // g, rest).transpose(1, 0, 2)
+    return pos.reshape(-1), c * rest
+
+
+def channel_shuffle(input, groups):  # noqa: A002
+    """The channels of (N, C, *) input split in ``groups`` and interleaved: (g, C / g)
+    read as (C / g, g).
+
+    Same as ``torch.nn.functional.channel_shuffle``.
+    """
+    pos, plane = _channel_positions(input, groups, "channel_shuffle")
+    return record_gather(CHANNEL_SHUFFLE, input, pos, tuple(input.shape), in_plane=plane)
+
+
+def native_channel_shuffle(input, groups):  # noqa: A002
+    """``channel_shuffle``'s native kernel: the same values, but torch records no derivative
+    for it (a backward through it raises).
+
+    Same as ``torch.nn.functional.native_channel_shuffle``.
+    """
+    pos, plane = _channel_positions(input, groups, "channel_shuffle")
+    value = input._array().reshape(-1, plane)[:, pos].reshape(input.shape)
+    return record_node("torch::autograd::NotImplemented", [value], [input],
+                       not_differentiable("native_channel_shuffle"))[0]
+
+
 # ---- unfold / fold ---------------------------------------------------------------------------
 def _pair(v):
     if isinstance(v, (int, np.integer)):
@@ -265,4 +307,5 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
     return record_rows(COL2IM, x, rows, np.ones(rows.shape), out_shape, ck * blocks)
 
 
-__all__ = ["pad", "pixel_shuffle", "pixel_unshuffle", "unfold", "fold"]
+__all__ = ["pad", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
+           "unfold", "fold"]

@@ -25,9 +25,9 @@ NAMESPACES = [
     "optim.lr_scheduler", "optim.swa_utils", "optimize", "profiler", "testing", "utils",
     "utils.benchmark", "utils.checkpoint", "utils.data", "viz",
 ] + [f"nn.modules.{m}" for m in (
-    "activation", "batchnorm", "container", "conv", "distance", "dropout", "flatten", "fold",
-    "instancenorm", "linear", "loss", "module", "normalization", "padding", "pixelshuffle",
-    "pooling", "rnn", "sparse", "transformer", "upsampling")] + [
+    "activation", "adaptive", "batchnorm", "channelshuffle", "container", "conv", "distance",
+    "dropout", "flatten", "fold", "instancenorm", "linear", "loss", "module", "normalization",
+    "padding", "pixelshuffle", "pooling", "rnn", "sparse", "transformer", "upsampling")] + [
     # torch.distributions.normal ...: module objects, whose stubs are the only files they have
     f"distributions.{m}" for m in _dist_modules.INSTALLED]
 _OPERATORS = {f"__{n}__" for n in (

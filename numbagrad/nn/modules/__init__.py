@@ -4,7 +4,9 @@ numbagrad.nn (defined in numbagrad/nn's own modules)."""
 
 from . import (
     activation,
+    adaptive,
     batchnorm,
+    channelshuffle,
     container,
     conv,
     distance,
@@ -25,7 +27,9 @@ from . import (
     upsampling,
 )
 from .activation import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
+from .channelshuffle import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
@@ -46,7 +50,8 @@ from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 
 # torch.nn.modules's __all__ is its submodules' public classes, as this one
-__all__ = [name for sub in (activation, batchnorm, container, conv, distance, dropout, flatten,
-                            fold, instancenorm, linear, loss, module, normalization, padding,
-                            pixelshuffle, pooling, rnn, sparse, transformer, upsampling)
+__all__ = [name for sub in (activation, adaptive, batchnorm, channelshuffle, container, conv,
+                            distance, dropout, flatten, fold, instancenorm, linear, loss, module,
+                            normalization, padding, pixelshuffle, pooling, rnn, sparse,
+                            transformer, upsampling)
            for name in sub.__all__]

@@ -10,6 +10,7 @@ from ..activation import (
     LogSigmoid,
     PReLU,
     ReLU6,
+    Softmax2d,
     Softmin,
     Softshrink,
     Softsign,
@@ -36,4 +37,5 @@ from ..more_layers import RReLU
 __all__ = ["Threshold", "ReLU", "RReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh",
            "SiLU", "Mish", "Hardswish", "ELU", "CELU", "SELU", "GLU", "GELU", "Hardshrink",
            "LeakyReLU", "LogSigmoid", "Softplus", "Softshrink", "MultiheadAttention", "PReLU",
-           "Softsign", "Tanhshrink", "Softmin", "Softmax", "LogSoftmax"]
+           "Softsign", "Tanhshrink", "Softmin", "Softmax", "Softmax2d",
+           "LogSoftmax"]

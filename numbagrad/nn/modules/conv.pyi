@@ -2,6 +2,13 @@
 
 from numbagrad.nn.conv import Conv1d as Conv1d
 from numbagrad.nn.conv import Conv2d as Conv2d
+from numbagrad.nn.lazy import LazyConv1d as LazyConv1d
+from numbagrad.nn.lazy import LazyConv2d as LazyConv2d
+from numbagrad.nn.lazy import LazyConv3d as LazyConv3d
+from numbagrad.nn.lazy import LazyConvTranspose1d as LazyConvTranspose1d
+from numbagrad.nn.lazy import LazyConvTranspose2d as LazyConvTranspose2d
+from numbagrad.nn.lazy import LazyConvTranspose3d as LazyConvTranspose3d
 from numbagrad.nn.spatial_layers import Conv3d as Conv3d
 from numbagrad.nn.spatial_layers import ConvTranspose1d as ConvTranspose1d
 from numbagrad.nn.spatial_layers import ConvTranspose2d as ConvTranspose2d
+from numbagrad.nn.spatial_layers import ConvTranspose3d as ConvTranspose3d

@@ -2,5 +2,5 @@
 
 from numbagrad.nn.layers import Identity as Identity
 from numbagrad.nn.layers import Linear as Linear
+from numbagrad.nn.lazy import LazyLinear as LazyLinear
 from numbagrad.nn.recurrent import Bilinear as Bilinear
-from numbagrad.nn.spatial_norm import LazyLinear as LazyLinear

@@ -1,6 +1,7 @@
 """torch.nn.modules.loss: losses, the same classes as numbagrad.nn's."""
 
 from ..ctc import CTCLoss
+from ..linear_cross_entropy import LinearCrossEntropyLoss
 from ..loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -19,14 +20,19 @@ from ..loss_more import (
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     MarginRankingLoss,
+    MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
+    NLLLoss2d,
     PoissonNLLLoss,
     SoftMarginLoss,
     TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 
-__all__ = ["L1Loss", "NLLLoss", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss",
-           "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss",
-           "SoftMarginLoss", "CrossEntropyLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
-           "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss", "CTCLoss"]
+__all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
+           "MSELoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss",
+           "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
+           "LinearCrossEntropyLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
+           "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss",
+           "TripletMarginWithDistanceLoss", "CTCLoss"]

@@ -3,6 +3,8 @@
 from numbagrad.nn.conv import AdaptiveAvgPool2d as AdaptiveAvgPool2d
 from numbagrad.nn.conv import AvgPool2d as AvgPool2d
 from numbagrad.nn.conv import MaxPool2d as MaxPool2d
+from numbagrad.nn.more_layers import FractionalMaxPool2d as FractionalMaxPool2d
+from numbagrad.nn.more_layers import FractionalMaxPool3d as FractionalMaxPool3d
 from numbagrad.nn.more_layers import LPPool1d as LPPool1d
 from numbagrad.nn.more_layers import LPPool2d as LPPool2d
 from numbagrad.nn.more_layers import LPPool3d as LPPool3d

@@ -3,6 +3,7 @@
 from numbagrad.nn.recurrent import GRUCell as GRUCell
 from numbagrad.nn.recurrent import LSTMCell as LSTMCell
 from numbagrad.nn.recurrent import RNNCell as RNNCell
+from numbagrad.nn.recurrent import RNNCellBase as RNNCellBase
 from numbagrad.nn.recurrent_layers import GRU as GRU
 from numbagrad.nn.recurrent_layers import LSTM as LSTM
 from numbagrad.nn.recurrent_layers import RNN as RNN
