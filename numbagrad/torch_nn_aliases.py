@@ -19,7 +19,9 @@ from .nn.functional import (  # noqa: F401 - torch's F.<name> is torch.<name>
     conv2d,
     conv3d,
     conv_transpose1d,
+    channel_shuffle,
     conv_transpose2d,
+    conv_transpose3d,
     cosine_similarity,
     hardshrink,
     pairwise_distance,
@@ -166,6 +168,16 @@ def _stride(stride):
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """Max pooling over a 1-D signal (no indices). Same as ``torch.max_pool1d``."""
     return F.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+                            ceil_mode=False):
+    """Max pooling over a 1-D signal and the indices of the maxima.
+
+    Same as ``torch.max_pool1d_with_indices``.
+    """
+    return F.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode,
+                        return_indices=True)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
@@ -431,12 +443,12 @@ Tensor.prelu = prelu
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_max_pool1d", "affine_grid_generator", "alpha_dropout",
     "alpha_dropout_", "avg_pool1d", "batch_norm", "bilinear", "binary_cross_entropy_with_logits",
-    "celu", "celu_", "constant_pad_nd", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-    "conv_transpose2d", "cosine_embedding_loss", "cosine_similarity", "ctc_loss", "dropout",
+    "celu", "celu_", "channel_shuffle", "constant_pad_nd", "conv1d", "conv2d", "conv3d",
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "cosine_similarity", "ctc_loss", "dropout",
     "dropout_", "embedding", "embedding_bag", "embedding_renorm_", "feature_alpha_dropout",
     "feature_alpha_dropout_", "feature_dropout", "feature_dropout_", "grid_sampler",
     "grid_sampler_2d", "grid_sampler_3d", "group_norm", "hardshrink", "hinge_embedding_loss",
-    "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d",
+    "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool1d_with_indices", "max_pool2d",
     "max_pool3d", "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle",
     "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold",
     "threshold_", "triplet_margin_loss",

@@ -147,6 +147,11 @@ CASES = {
     "margin_ranking_loss": (lambda lib, a, b, t: lib.margin_ranking_loss(a, b, t, 0.2, 1),
                             [(FLOAT, (3,)), (FLOAT, (3,)), SIGNS]),
     "max_pool1d": (lambda lib, x: lib.max_pool1d(x, 3, 2, 1, 1, True), [(FLOAT, (2, 3, 7))]),
+    "max_pool1d_with_indices": (lambda lib, x: lib.max_pool1d_with_indices(x, 3, 2, 1)[0],
+                                [(FLOAT, (2, 3, 7))]),
+    "channel_shuffle": (lambda lib, x: lib.channel_shuffle(x, 2), [(FLOAT, (2, 4, 3))]),
+    "conv_transpose3d": (lambda lib, x, w: lib.conv_transpose3d(x, w, stride=2),
+                         [(FLOAT, (1, 2, 2, 3, 2)), (FLOAT, (2, 3, 2, 2, 2))]),
     "max_pool2d": (lambda lib, x: lib.max_pool2d(x, 2), [(FLOAT, (1, 2, 4, 5))]),
     "max_pool3d": (lambda lib, x: lib.max_pool3d(x, kernel_size=2, stride=1, padding=1),
                    [(FLOAT, (1, 1, 3, 2, 3))]),
@@ -231,6 +236,8 @@ def test_embedding_renorm_():
 def test_top_level_forms_are_the_functional_ones_where_torch_s_are():
     assert ng.conv2d is ng.nn.functional.conv2d and ng.pdist is ng.nn.functional.pdist
     assert ng.rrelu_ is ng.nn.functional.rrelu_ and ng.celu_ is ng.nn.functional.celu_
+    assert ng.conv_transpose3d is ng.nn.functional.conv_transpose3d
+    assert ng.channel_shuffle is ng.nn.functional.channel_shuffle
 
 
 def _random_cases():
@@ -347,6 +354,10 @@ ERRORS = {
     "margin_ranking_loss": lambda lib: lib.margin_ranking_loss(_t(lib, 3), _t(lib, 3), _t(lib, 3), 0.0,
                                                            "sum"),
     "max_pool1d": lambda lib: lib.max_pool1d(_t(lib, 1, 1, 4), 2, return_indices=True),
+    "max_pool1d_with_indices": lambda lib: lib.max_pool1d_with_indices(_t(lib, 1, 1, 4), 9),
+    "channel_shuffle": lambda lib: lib.channel_shuffle(_t(lib, 1, 3, 2), 2),
+    "conv_transpose3d": lambda lib: lib.conv_transpose3d(_t(lib, 1, 2, 3, 3, 3),
+                                                         _t(lib, 3, 3, 2, 2, 2)),
     "max_pool2d": lambda lib: lib.max_pool2d(_t(lib, 1, 1, 4, 4), 2, 1, 2),
     "max_pool3d": lambda lib: lib.max_pool3d(_t(lib, 1, 1, 2, 2, 2), 3),
     "pairwise_distance": lambda lib: lib.pairwise_distance(_t(lib, 2, 3), _t(lib, 3, 3)),
