@@ -66,6 +66,7 @@ from .creation import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import random  # noqa: F401,A004 - torch.random
 from . import special  # noqa: F401 - torch.special
+from . import fft  # noqa: F401 - torch.fft's real-valued helpers
 from .ops.elementwise_extra import *  # noqa: F401,F403
 from .pointwise_extra import *  # noqa: F401,F403
 from .predicates import *  # noqa: F401,F403

@@ -17,8 +17,8 @@ api_coverage = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(api_coverage)
 
 # names present per namespace, measured with torch 2.13; raise them as numbagrad grows
-FLOOR = {"torch": 568, "torch.Tensor": 503, "torch.nn": 168, "torch.nn.functional": 127,
-         "torch.nn.init": 24, "torch.linalg": 39, "torch.special": 56, "torch.fft": 0,
+FLOOR = {"torch": 569, "torch.Tensor": 503, "torch.nn": 168, "torch.nn.functional": 127,
+         "torch.nn.init": 24, "torch.linalg": 39, "torch.special": 56, "torch.fft": 4,
          "torch.autograd": 19, "torch.func": 12, "torch.optim": 17,
          "torch.optim.lr_scheduler": 19, "torch.distributions": 114, "torch.utils.data": 18}
 FLOOR_PERCENT = 98.8
