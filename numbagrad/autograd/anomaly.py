@@ -1,7 +1,8 @@
 """Anomaly detection, as torch.autograd.detect_anomaly / set_detect_anomaly: the backward's
 side. The switches, and what recording does while they are on, are in core/anomaly_flags.py
 (re-exported here); the sweep hands every node recorded in anomaly mode to Python, where its
-gradients are checked for NaN. The error names the node's grad_fn and the forward call site.
+gradients are checked for NaN. An error in a node's backward comes after torch's warning
+naming the node and the traceback of its forward call.
 This makes backward as slow as the Python path (microseconds per node): a debugging mode,
 as in torch.
 """
@@ -20,22 +21,28 @@ from ..core.anomaly_flags import (  # noqa: F401 - the public switches' old home
     set_detect_anomaly,
     state,
 )
+from ..ops import registry
 
 
-def forward_site(tape, node):
-    """A line naming the forward call that recorded ``node`` (known in anomaly mode), or ''."""
+def warn_forward_site(tape, node, grad_fn=None):
+    """torch's warning when the backward of ``node`` fails in anomaly mode: the node's name and
+    the traceback of the forward call that recorded it (the error's message stays torch's).
+    Nothing when anomaly mode did not record the node."""
     if tape is None or node not in tape.sites:
-        return ""
-    site, code, _ = tape.sites[node]
-    return f"\nThe forward call that created it was at {site}" + (f": {code}" if code else "")
+        return
+    _, _, stack = tape.sites[node]
+    name = grad_fn or tape.names.get(node) or registry.OPS[tape.code(node)].grad_fn
+    warnings.warn(f"Error detected in {name}. Traceback of forward call that caused the "
+                  f"error:\n{''.join(stack)}", UserWarning, stacklevel=_user_stacklevel())
 
 
 def sweep_error(message, tape=None, node=None):
-    """The RuntimeError for a failure met during a backward sweep (torch's message, plus the
-    forward call site of ``node`` when anomaly mode recorded it), marked so that
+    """The RuntimeError for a failure met during a backward sweep (torch's message; in anomaly
+    mode, torch's warning names the forward call of ``node`` first), marked so that
     ``backward()`` and ``autograd.grad()`` re-raise it without numbagrad's own frames: the
     traceback ends at the user's call, not inside the engine."""
-    err = RuntimeError(message + forward_site(tape, node))
+    warn_forward_site(tape, node)
+    err = RuntimeError(message)
     err._numbagrad_sweep = True
     return err
 
@@ -65,9 +72,7 @@ def _user_stacklevel():
 
 
 def nan_error(tape, node, grad_fn, index):
-    """torch's error for a backward that produced NaN, plus where the forward call was."""
-    _, _, stack = tape.sites.get(node, ("<unknown>", "", []))
-    warnings.warn(f"Error detected in {grad_fn}. Traceback of forward call that caused the "
-                  f"error:\n{''.join(stack)}", UserWarning, stacklevel=_user_stacklevel())
-    return sweep_error(f"Function '{grad_fn}' returned nan values in its {index}th output.",
-                       tape, node)
+    """torch's error for a backward that produced NaN, after torch's warning naming where the
+    forward call was."""
+    warn_forward_site(tape, node, grad_fn)
+    return sweep_error(f"Function '{grad_fn}' returned nan values in its {index}th output.")

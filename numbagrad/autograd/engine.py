@@ -583,7 +583,7 @@ class _Run:
                                       [tape.shape_of(a) for a in argn])
             except RuntimeError as err:
                 if getattr(err, "_numbagrad_sweep", False):  # a wrong gradient: say where
-                    err.args = (str(err) + anomaly.forward_site(tape, i),)
+                    anomaly.warn_forward_site(tape, i)
                 raise
         for a, ga in zip(argn, grads):
             if ga is not None and self.nodes[a, F_FLAGS] & FLAG_NEEDS_GRAD:
