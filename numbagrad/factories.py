@@ -10,7 +10,7 @@ from .core import torch_rng
 from .core.docs import documented, torch_doc
 from .core.tape import traced_tape
 from .creation_device import check_device
-from .tensor import Tensor, _make, _to_numpy
+from .tensor import Tensor, _make, _to_numpy, require_grad
 
 
 def _int_sizes(size):
@@ -39,7 +39,7 @@ def _finish(arr, requires_grad, device=None):
     check_device(device)
     t = _make(arr)
     if requires_grad:
-        t.requires_grad = True
+        require_grad(t)
     return t
 
 

@@ -9,7 +9,7 @@ from . import dtypes
 from .creation_device import check_device
 from .ops.out_api import check_out, write_out
 from .ops.shape_gather import roll
-from .tensor import Tensor, _make, _wrap_dim
+from .tensor import Tensor, _make, _wrap_dim, require_grad
 
 __all__ = ["fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
@@ -28,7 +28,7 @@ def _frequencies(name, ints, n, d, out, dtype, device, requires_grad):
     result = _make(values)
     if out is not None:
         return write_out(out, result, warn=False)
-    return result.requires_grad_(requires_grad)
+    return require_grad(result) if requires_grad else result
 
 
 def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None,

@@ -252,7 +252,8 @@ class Tensor:
                 )
             return
         if flag and not self.dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
         self._requires_grad = flag
 
     def requires_grad_(self, requires_grad=True):
@@ -260,6 +261,9 @@ class Tensor:
 
         Same as ``torch.Tensor.requires_grad_``.
         """
+        if requires_grad and self._tape is None and not self.dtype.is_floating_point:
+            # (torch's three wordings: this one, the attribute's, and factories' capitalized)
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -555,6 +559,16 @@ def _type_name(v):
 
 def _same(a):
     return a
+
+
+def require_grad(t):
+    """``t.requires_grad = True`` as torch's factories (and Parameter) set it, with their
+    wording of the error for a tensor that is not floating point."""
+    if not t.dtype.is_floating_point:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    t.requires_grad = True
+    return t
 
 
 def _make(data, tape=None, node=-1):

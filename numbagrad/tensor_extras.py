@@ -22,7 +22,7 @@ from .ops.pointwise import where
 from .ops.shape import alias, split
 from .ops.shape_api import nonzero
 from .ops.vjp import VjpContext
-from .tensor import Tensor, _make
+from .tensor import Tensor, _make, require_grad
 
 
 # ---- real and angle of a real tensor ----------------------------------------------------------
@@ -391,7 +391,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     physical = factories.empty([size[k] for k in order], dtype=dtype, device=device)
     out = physical.permute(*np.argsort(order).tolist())
     out = _make(out._array())  # a leaf of its own, viewing the permuted memory
-    return out.requires_grad_(requires_grad) if requires_grad else out
+    return require_grad(out) if requires_grad else out
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
@@ -418,7 +418,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     data = np.frombuffer(buffer, dtype=np.dtype(dtypes.as_dtype(dtype).np), count=count,
                          offset=offset)
     out = _make(data)
-    return out.requires_grad_(requires_grad) if requires_grad else out
+    return require_grad(out) if requires_grad else out
 
 
 def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,  # noqa: A001
@@ -442,7 +442,7 @@ def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,  #
     n = int(math.floor((end - start) / step)) + 1
     values = np.asarray(start, np.float64) + np.arange(n, dtype=np.float64) * step
     out = _make(values.astype(dt.np))
-    return out.requires_grad_(requires_grad) if requires_grad else out
+    return require_grad(out) if requires_grad else out
 
 
 def set_anomaly_enabled(enabled, check_nan=True):

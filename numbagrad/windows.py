@@ -9,7 +9,7 @@ import numpy as np
 
 from . import dtypes
 from .creation_device import check_device
-from .tensor import _make
+from .tensor import _make, require_grad
 
 _STRIDED = "strided"
 
@@ -40,7 +40,7 @@ def _window(name, window_length, periodic, dtype, layout, device, requires_grad,
         arr = np.asarray(values(np.arange(n, dtype=dt.np), n), dt.np)[:window_length]
     t = _make(np.ascontiguousarray(arr))
     if requires_grad:
-        t.requires_grad = True
+        require_grad(t)
     return t
 
 

@@ -209,8 +209,13 @@ def test_grad_mode_is_thread_local():
 
 
 def test_requires_grad_rules():
+    # torch's three wordings: requires_grad_(), the attribute, and factories (and Parameter)
     assert same(lambda lib: lib.tensor([1, 2]).requires_grad_()) == (
         "RuntimeError: only Tensors of floating point dtype can require gradients")
+    assert same(lambda lib: setattr(lib.tensor([1, 2]), "requires_grad", True)) == (
+        "RuntimeError: only Tensors of floating point and complex dtype can require gradients")
+    assert same(lambda lib: lib.ones(2, dtype=lib.int64, requires_grad=True)) == (
+        "RuntimeError: Only Tensors of floating point and complex dtype can require gradients")
 
     def nonleaf(lib):
         x = lib.tensor(1.0, requires_grad=True)

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..core.grad_mode import no_grad
 from ..creation_device import check_device, is_device_like
-from ..tensor import Tensor, _init_tensor, _make
+from ..tensor import Tensor, _init_tensor, _make, require_grad
 from .backward_hooks import BackwardHook
 
 
@@ -25,7 +25,8 @@ class Parameter(Tensor):
         if isinstance(data, Tensor):
             self._data = data._array()  # shares the memory, so it shares the version counter
             self._vc = data._vc
-        self.requires_grad = requires_grad
+        if requires_grad:
+            require_grad(self)
 
     def __deepcopy__(self, memo):
         """A new Parameter with a copy of the data and the same requires_grad; as torch's,
