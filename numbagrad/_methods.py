@@ -1,6 +1,7 @@
 """Tensor's operators and methods, bound to the op front ends; in-place ops and their checks."""
 
 import warnings
+import weakref
 
 import numpy as np
 
@@ -395,8 +396,10 @@ def _bump_version(t):
         # the counter itself, not its value: later bumps (the source link is gone after the
         # first) must still show in the message, as torch reports the current version; the
         # tensor's description is formatted only if that message is ever raised (an
-        # optimizer step bumps every parameter, and almost never sees the message)
-        tp.dirty[node] = ((t.dtype, t._data.shape), t._vc, producer, expected)
+        # optimizer step bumps every parameter, and almost never sees the message); the
+        # tensor itself, weakly, for the node it is the output of when the message is made
+        tp.dirty[node] = ((t.dtype, t._data.shape), t._vc, producer, expected,
+                          weakref.ref(t))
 
 
 def _inplace_binary(name):
@@ -466,9 +469,37 @@ def _copy_(self, src):
 Tensor.copy_ = _copy_
 
 
+def _takes_a_view(shape, idx):
+    """Whether torch's ``x[idx] = v`` writes through a view of x it takes first: the index
+    holds an int, None, a bool or a slice that is not the whole dim (the basic part torch
+    applies as a view before its copy or index_put)."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    dims = len(shape) - sum(1 for i in items if i is not None and i is not Ellipsis and
+                            not isinstance(i, bool))
+    dim = 0
+    for item in items:
+        if item is Ellipsis:
+            dim += max(dims, 0)
+        elif item is None or isinstance(item, (bool, np.bool_)) or \
+                isinstance(item, (int, np.integer)):
+            return True
+        elif isinstance(item, slice):
+            if dim < len(shape) and item.indices(shape[dim]) != (0, shape[dim], 1):
+                return True
+            dim += 1
+        else:
+            dim += getattr(item, "ndim", 1) if getattr(item, "dtype", None) in (
+                bool, np.bool_, dtypes.bool_) else 1
+    return False
+
+
 def _setitem(self, idx, value):
     if idx is False:  # torch writes nothing and checks nothing
         return
+    if grad_mode.state.enabled and self._requires_grad and self._tape is None and \
+            self._base is None and _takes_a_view(self.shape, idx):
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
     if grad_mode.state.enabled and (self._requires_grad or
                                     (isinstance(value, Tensor) and value._requires_grad)):
         return _inplace(self, lambda s: index.setitem(s, idx, value))

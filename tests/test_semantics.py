@@ -481,3 +481,66 @@ def test_a_tensor_used_every_step_keeps_no_dead_tape_references():
         (x @ w).sum().backward()
     alive = [ref for ref in x._captured_by if ref() is not None]
     assert len(x._captured_by) <= 8 + len(alive)
+
+
+@pytest.mark.parametrize("index", [0, -1, slice(0, 2), slice(None), slice(None, None, 2),
+                                   Ellipsis, (Ellipsis, 0), (None, Ellipsis), (), True, (0,),
+                                   [0, 1], (0, [0]), (slice(None), 1), "mask", "mask2d"])
+def test_writing_into_a_leaf_through_an_index_names_the_view_as_torch(index):
+    # torch takes a view first for an int, None, a bool or a partial slice: its message then
+    # says "a view of a leaf Variable"; a whole-dim slice, Ellipsis or an advanced index write
+    # into the leaf itself
+    def write(lib):
+        a = lib.ones(3, 2, requires_grad=True)
+        k = {"mask": (a > 0)[:, 0], "mask2d": a > 0}.get(index, index) \
+            if isinstance(index, str) else index
+        a[k] = 2.0
+    assert same(write).startswith("RuntimeError: a ")
+
+
+def _saved_input_added_to(lib):
+    a = lib.tensor([1., 2.], requires_grad=True)
+    b = a * 2
+    c = b * b
+    b.add_(1)
+    c.sum().backward()
+
+
+def _saved_output_scaled(lib):
+    b = lib.tensor([1., 2.], requires_grad=True).exp()
+    b.mul_(3)
+    b.sum().backward()
+
+
+def _saved_input_twice_changed(lib):
+    b = lib.tensor([1., 2.], requires_grad=True) * 2
+    c = b.sin()
+    b.add_(1)
+    b.mul_(2)
+    c.sum().backward()
+
+
+def _saved_input_changed_without_grad(lib):
+    b = lib.tensor([1., 2.], requires_grad=True) * 2
+    c = b.sin()
+    with lib.no_grad():
+        b.add_(1)
+    c.sum().backward()
+
+
+def _leaf_changed_without_grad(lib):
+    w = lib.tensor([1., 2.], requires_grad=True)
+    c = (w * w).sum()
+    with lib.no_grad():
+        w.add_(1)
+    c.backward()
+
+
+@pytest.mark.parametrize("program", [_saved_input_added_to, _saved_output_scaled,
+                                     _saved_input_twice_changed,
+                                     _saved_input_changed_without_grad,
+                                     _leaf_changed_without_grad])
+def test_the_version_error_names_the_op_torch_names(program):
+    # a saved input: the op the tensor is the output of now (its last in-place op); a saved
+    # output: the node that saved it
+    assert "modified by an inplace operation" in same(program)

@@ -610,7 +610,13 @@ def dirty_message(tape, i):
     """torch's message for a saved value of node ``i`` changed in place since."""
     for node in (i, *tape.arg_nodes(i)):
         if node in tape.dirty:
-            (dtype, shape), counter, producer, expected = tape.dirty[node]
+            (dtype, shape), counter, producer, expected, tensor = tape.dirty[node]
+            tensor = tensor()
+            if node != i and tensor is not None and tensor._tape is not None:
+                # a saved input: torch names the op the tensor is the output of now (the
+                # last in-place op on it); a node's saved output, the node itself
+                producer = tensor._tape.names.get(tensor._node) or \
+                    registry.OPS[tensor._tape.code(tensor._node)].grad_fn
             desc = f"torch.{dtype.scalar_name}Tensor [{', '.join(map(str, shape))}]"
             version = counter[0]
             # torch names the forward op here: ExpBackward0 -> Exp
