@@ -218,7 +218,10 @@ class RuntimeNames(griffe.Extension):
                 continue
             if hasattr(cls, name):
                 target = resolved(member)
-                if member.is_alias and (target is None or not target.parent.is_class):
+                # (a class held as an attribute, a lazy module's cls_to_become, stays an
+                # alias: inspected under the class, griffe finds no module for its members)
+                if member.is_alias and (target is None or not target.parent.is_class) and \
+                        not inspect.isclass(getattr(cls, name)):
                     member = self.inspect_into(documented, cls, name)
                 if member.is_function and not member.is_alias:
                     _name_first_parameter_self(member)

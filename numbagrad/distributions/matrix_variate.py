@@ -121,15 +121,18 @@ class Wishart(ExponentialFamily):
 
     @lazy_property
     def scale_tril(self):
+        """The lower Cholesky factor of the scale matrix."""
         return self._unbroadcasted_scale_tril.expand(*self._batch_shape, *self._event_shape)
 
     @lazy_property
     def covariance_matrix(self):
+        """The scale matrix (the covariance of each row of the underlying normals)."""
         lower = self._unbroadcasted_scale_tril
         return (lower @ lower.mT).expand(*self._batch_shape, *self._event_shape)
 
     @lazy_property
     def precision_matrix(self):
+        """The inverse of the scale matrix."""
         identity = _tensor(np.eye(self._event_shape[-1]), self._unbroadcasted_scale_tril.dtype)
         return cholesky_solve(identity, self._unbroadcasted_scale_tril).expand(
             *self._batch_shape, *self._event_shape)

@@ -51,6 +51,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
                                         Linear(hsz, osz, bias=False, dtype=dtype)))
 
     def reset_parameters(self):
+        """Draw the head's and every tail cluster's weights again (default initialisation)."""
         self.head.reset_parameters()
         for i2h, h2o in self.tail:
             i2h.reset_parameters()

@@ -67,7 +67,10 @@ class UninitializedBuffer(Tensor):
         _init_tensor(self, _empty(dtype))
         self.requires_grad = requires_grad
 
-    materialize = UninitializedParameter.materialize
+    def materialize(self, shape, device=None, dtype=None):
+        """Give the buffer ``shape`` (uninitialised values) and make it a ``Tensor``."""
+        UninitializedParameter.materialize(self, shape, device, dtype)
+
     __deepcopy__ = UninitializedParameter.__deepcopy__
     __repr__ = UninitializedParameter.__repr__
     __str__ = __repr__
@@ -107,6 +110,7 @@ class LazyLinear(_LazyMixin, Linear):
             self.bias = UninitializedParameter(dtype=dtype)
 
     def initialize_parameters(self, input):  # noqa: A002
+        """Give the parameters their shapes from the first input (called by the first forward)."""
         if self.has_uninitialized_params():
             self.in_features = int(input.shape[-1])
             self.weight.materialize((self.out_features, self.in_features))
@@ -131,6 +135,7 @@ class _LazyConvMixin(_LazyMixin):
             self.bias = UninitializedParameter(dtype=dtype)
 
     def initialize_parameters(self, input, *args, **kwargs):  # noqa: A002
+        """Give the parameters their shapes from the first input (called by the first forward)."""
         if self.has_uninitialized_params():
             n = self._n
             if input.ndim not in (n + 1, n + 2):
@@ -230,6 +235,7 @@ class _LazyNormMixin(_LazyMixin):
             self.num_batches_tracked = _make(np.array(0, np.int64))
 
     def initialize_parameters(self, input):  # noqa: A002
+        """Give the parameters their shapes from the first input (called by the first forward)."""
         # torch sizes what is uninitialized only: with neither affine nor running statistics,
         # num_features stays 0
         if self.has_uninitialized_params():

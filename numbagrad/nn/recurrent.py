@@ -33,6 +33,7 @@ class RNNCellBase(Module):
             self.register_parameter("bias_hh", None)
 
     def reset_parameters(self):
+        """Draw every weight and bias again from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
         k = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for p in self.parameters():
             p._array()[...] = _uniform(tuple(p.shape), k, p.dtype)
