@@ -16,8 +16,8 @@ from ..size import Size
 from ..tensor import _make
 from . import constraints
 from .exp_family import ExponentialFamily
-from .linalg_ops import cholesky, diagonal
-from .multivariate_normal import _precision_to_scale_tril
+from .linalg_ops import diagonal
+from .multivariate_normal import scale_tril_of
 from .univariate import Chi2
 from .utils import _tensor, broadcast_shapes, finfo, lazy_property, standard_normal
 
@@ -90,12 +90,8 @@ class Wishart(ExponentialFamily):
                           "for ndim - 1 < df < ndim.", stacklevel=2)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = scale_tril_of(scale_tril, covariance_matrix,
+                                                       precision_matrix)
         self._dist_chi2 = self._chi2(batch_shape)
 
     def _chi2(self, batch_shape):

@@ -20,6 +20,16 @@ def _batch_mahalanobis(scale_tril, x):
     return solution.pow(2).sum(-1)
 
 
+def scale_tril_of(scale_tril, covariance_matrix, precision_matrix):
+    """The lower Cholesky factor of the one matrix given (torch computes it so in
+    MultivariateNormal and Wishart alike)."""
+    if scale_tril is not None:
+        return scale_tril
+    if covariance_matrix is not None:
+        return cholesky(covariance_matrix)
+    return _precision_to_scale_tril(precision_matrix)
+
+
 def _precision_to_scale_tril(precision):
     # L with L L^T = P^-1, from the Cholesky factor of P with its rows and columns reversed
     n = precision.shape[-1]
@@ -60,12 +70,8 @@ class MultivariateNormal(Distribution):
         setattr(self, name, matrix.expand(*batch_shape, *matrix.shape[-2:]))
         self.loc = loc.expand(*batch_shape, loc.shape[-1])
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = scale_tril_of(scale_tril, covariance_matrix,
+                                                       precision_matrix)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)
