@@ -12,7 +12,7 @@ import numpy as np
 from . import dtypes, factories
 from ._inplace_forms import _inplace_method
 from .autograd.function import Function
-from .core.anomaly_flags import state as _anomaly_state
+from .core.anomaly_flags import set_detect_anomaly
 from .ops import reduce
 from .ops.linalg_common import const
 from .ops.linalg_node import record_node
@@ -450,7 +450,7 @@ def set_anomaly_enabled(enabled, check_nan=True):
 
     Same as ``torch.set_anomaly_enabled``.
     """
-    _anomaly_state.enabled, _anomaly_state.check_nan = bool(enabled), bool(check_nan)
+    set_detect_anomaly(enabled, check_nan)
 
 
 __all__ = ["angle", "clip_", "detach_", "empty_permuted", "frombuffer", "get_device",
