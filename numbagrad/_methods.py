@@ -115,7 +115,8 @@ def _binop(name):
 
 def _rbinop(name):
     # number + x and number * x are recorded as x + number and x * number: the same first step
-    on_number = pointwise.SCALAR_GRAPH_ARITHMETIC[name][1] if name in ("add", "mul") else None
+    on_number = pointwise.SCALAR_GRAPH_ARITHMETIC[name][1] if name in ("add", "mul") else \
+        pointwise.RSUB_NUMBER if name == "sub" else None
 
     def op(self, other):
         kind = type(other)

@@ -38,6 +38,10 @@ FREED_MSG = (
     "calling backward."
 )
 _F64 = np.dtype(np.float64)
+# (read-only stand-ins for a tape's empty buffers)
+_NO_INTS = np.empty(0, np.int64)
+_NO_FLOATS = np.empty(0)
+_NO_DIRT = np.empty(0, np.uint8)
 _EMPTIES = {}  # dtype -> an empty array: the kernels' stand-in for what they do not read
 _PLANS = {}  # (op code, which inputs need a gradient) -> _node_plan's answer
 # a reached node needing a gradient with one of these flags is one the sweep hands to Python
@@ -195,11 +199,10 @@ class _Run:
         n = len(tape)
         tape.sweeps.append(self)  # until release(): recording elsewhere moves to a new tape
         self.nodes = np.frombuffer(tape.nodes, np.int64).reshape(n, NODE_FIELDS)
-        self.args = np.frombuffer(tape.args, np.int64) if tape.args else np.empty(0, np.int64)
-        self.shapes = np.frombuffer(tape.shapes, np.int64) if tape.shapes else \
-            np.empty(0, np.int64)
-        self.iat = np.frombuffer(tape.iat, np.int64) if tape.iat else np.empty(0, np.int64)
-        self.fat = np.frombuffer(tape.fat, np.float64) if tape.fat else np.empty(0)
+        self.args = np.frombuffer(tape.args, np.int64) if tape.args else _NO_INTS
+        self.shapes = np.frombuffer(tape.shapes, np.int64) if tape.shapes else _NO_INTS
+        self.iat = np.frombuffer(tape.iat, np.int64) if tape.iat else _NO_INTS
+        self.fat = np.frombuffer(tape.fat, np.float64) if tape.fat else _NO_FLOATS
         self.val = tape.val.array()
         self.adj = np.zeros(len(self.val))
         self.big_adj = {}
@@ -215,11 +218,12 @@ class _Run:
                 freed[:len(tape.freed)] = tape.freed
             tape.freed = freed
         self.freed = tape.freed
-        self.dirty = np.zeros(n, np.uint8)
-        for node in tape.dirty:
-            self.dirty[node] = 1
         # the per-node saved-value checks only matter once something was freed or modified
         self.check = tape.any_freed or bool(tape.dirty)
+        # (read by the sweep only with check, which is when it is filled)
+        self.dirty = np.zeros(n, np.uint8) if self.check else _NO_DIRT
+        for node in tape.dirty:
+            self.dirty[node] = 1
         if not retain:
             tape.any_freed = True
 
@@ -722,38 +726,67 @@ def checked_hook_result(hook, grad, result):
     return result
 
 
+# above this many leaves, what each leaf needs is gathered in one vectorized read first
+_FEW_LEAVES = 8
+
+
+def _set_scalar_grad(leaf, g):
+    """A 0-d leaf's first gradient (scalar graphs): no array round trip."""
+    data = leaf._data
+    leaf._grad = _make(g if data.dtype is _F64 else data.dtype.type(g))
+    if getattr(leaf, "_post_hooks", None):
+        post_accumulate(leaf)
+
+
+def _accumulate_many(run, tape):
+    """_accumulate's leaves, when there are many: one vectorized gather of what every leaf
+    needs, then a plain Python loop."""
+    idx = np.fromiter((node for node, _ in tape.leaves), np.int64, len(tape.leaves))
+    touched = run.touched[idx].tolist()
+    voffs = run.nodes[idx, F_VOFF]
+    sizes = run.nodes[idx, F_SIZE].tolist()
+    # (read only for one-element leaves; an empty leaf may sit at the arena's end)
+    firsts = list(run.adj[np.minimum(np.maximum(voffs, 0), len(run.adj) - 1)]) \
+        if len(run.adj) else [_F64.type(0.0)] * len(idx)
+    voffs = voffs.tolist()
+    for k, (node, leaf) in enumerate(tape.leaves):
+        if not touched[k] or not leaf._requires_grad:
+            continue
+        data = leaf._data
+        hooks = getattr(leaf, "_hooks", None)
+        if hooks:
+            run.run_hooks(node, hooks, data.shape, data.dtype)
+        if leaf._grad is None and voffs[k] >= 0 and sizes[k] == 1 and data.ndim == 0 and \
+                not hooks:
+            _set_scalar_grad(leaf, firsts[k])
+        else:
+            # a big node's adjoint is a buffer of its own: hand it over, no copy
+            g = run.gradient_of(node)
+            _accumulate_grad(leaf, g, owned=voffs[k] < 0 and run.gives_up(g))
+
+
 def _accumulate(run, tape, inputs, collect=None):
     """Write the gradients this tape's sweep produced into ``.grad`` of leaves (or inputs),
     or into ``collect`` keyed by id(input)."""
     if inputs is None:
-        if tape.leaves:
-            # one vectorized gather of what every leaf needs, then a plain Python loop
-            idx = np.fromiter((node for node, _ in tape.leaves), np.int64, len(tape.leaves))
-            touched = run.touched[idx].tolist()
-            voffs = run.nodes[idx, F_VOFF]
-            sizes = run.nodes[idx, F_SIZE].tolist()
-            # (read only for one-element leaves; an empty leaf may sit at the arena's end)
-            firsts = list(run.adj[np.minimum(np.maximum(voffs, 0), len(run.adj) - 1)]) \
-                if len(run.adj) else [_F64.type(0.0)] * len(idx)
-            voffs = voffs.tolist()
-            for k, (node, leaf) in enumerate(tape.leaves):
-                if not touched[k] or not leaf._requires_grad:
+        leaves = tape.leaves
+        if len(leaves) > _FEW_LEAVES:
+            _accumulate_many(run, tape)
+        elif leaves:
+            tn, touched = tape.nodes, run.touched
+            for node, leaf in leaves:
+                if not touched[node] or not leaf._requires_grad:
                     continue
                 data = leaf._data
                 hooks = getattr(leaf, "_hooks", None)
                 if hooks:
                     run.run_hooks(node, hooks, data.shape, data.dtype)
-                if leaf._grad is None and voffs[k] >= 0 and sizes[k] == 1 and \
-                        data.ndim == 0 and not hooks:
-                    # 0-d leaf (scalar graphs): no array round trip
-                    g = firsts[k]
-                    leaf._grad = _make(g if data.dtype is _F64 else data.dtype.type(g))
-                    if getattr(leaf, "_post_hooks", None):
-                        post_accumulate(leaf)
+                voff = tn[node * NODE_FIELDS + F_VOFF]
+                if leaf._grad is None and voff >= 0 and data.ndim == 0 and not hooks:
+                    _set_scalar_grad(leaf, run.adj[voff])
                 else:
-                    # a big node's adjoint is a buffer of its own: hand it over, no copy
                     g = run.gradient_of(node)
-                    _accumulate_grad(leaf, g, owned=voffs[k] < 0 and run.gives_up(g))
+                    _accumulate_grad(leaf, g, owned=voff < 0 and run.gives_up(g))
         for node, t in tape.retained.items():
             g = run.gradient_of(node)
             if g is not None and t._node == node:

@@ -253,24 +253,26 @@ class Tape:
         return node
 
     def push_array(self, code, value, a, b, iat, fat, f32):
-        """push() of an array result of op ``code`` on node ``a`` (and ``b``, or -1), with
-        int and float attributes ``iat`` and ``fat`` (tuples): an array op's node, in fewer
-        steps. Returns -1, pushing nothing, where push() is needed (a big value or operand,
-        one element)."""
+        """push() of an array (or NumPy scalar) result of op ``code`` on node ``a`` (and
+        ``b``, or -1), with int and float attributes ``iat`` and ``fat`` (tuples): an array
+        op's node, in fewer steps. Returns -1, pushing nothing, where push() is needed (a
+        big value or operand, no element)."""
         nodes = self.nodes
         size = value.size
-        if size >= self.big or size <= 1 or self.has_big and (
+        if size >= self.big or not size or self.has_big and (
                 nodes[a * NODE_FIELDS + F_FLAGS] & FLAG_BIG or
                 (b >= 0 and nodes[b * NODE_FIELDS + F_FLAGS] & FLAG_BIG)):
             return -1
-        node = len(nodes) // NODE_FIELDS
         val = self.val
         voff = val.n
         end = voff + size
         if end > len(val.buf):
             val._grow(end)
         shape = value.shape
-        if value.flags.c_contiguous:
+        ndim = len(shape)
+        if ndim == 1:  # any strides: one copy
+            val.buf[voff:end] = value
+        elif value.flags.c_contiguous:
             val.buf[voff:end] = value.reshape(-1)
         else:  # (as in push())
             val.buf[voff:end].reshape(shape)[...] = value
@@ -278,14 +280,16 @@ class Tape:
         shapes = self.shapes
         self_args = self.args
         record = _NODE.pack(code, voff, size, FLAG_NEEDS_GRAD | f32, len(self_args) >> 3,
-                            1 if b < 0 else 2, len(shape), len(shapes), len(self.iat), len(iat),
+                            1 if b < 0 else 2, ndim, len(shapes), len(self.iat), len(iat),
                             len(self.fat), len(fat), -1)
-        shapes.extend(shape)
+        if ndim:
+            shapes.extend(shape)
         self_args += _ARGS[1].pack(a) if b < 0 else _ARGS[2].pack(a, b)
         if iat:
             self.iat.extend(iat)
         if fat:
             self.fat.extend(fat)
+        node = len(nodes) // NODE_FIELDS
         nodes.frombytes(record)  # last, as in push()
         return node
 

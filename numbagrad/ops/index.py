@@ -4,11 +4,12 @@ as flat index maps; __setitem__ on non-leaf tensors."""
 
 import numpy as np
 
+from ..core import grad_mode
 from ..dtypes import from_numpy_dtype
 from ..tensor import Tensor, _make  # noqa: F401
 from .index_rules import resolve
 from .pointwise import _operand, to_dtype, torch_order
-from .record import c_strides, record
+from .record import c_strides, note_view, record, record_array
 from .registry import Sample, defop
 from .shape import SELECT, SLICE, UNSQUEEZE, _wrap, as_view
 
@@ -53,6 +54,10 @@ def _basic_op(index):
 
 def getitem(x, index):
     kind = type(index)
+    if kind is slice and index.step is None:  # x[a:b], the commonest, in the fewest steps
+        data = x._data
+        if type(data) is np.ndarray and data.ndim and data.flags.c_contiguous:
+            return _row_slice(x, data, index)
     if kind is int or kind is slice:  # x[i], x[a:b]: the common cases, in fewer steps
         shape = x._data.shape
         if shape and (index.step is None if kind is slice else -shape[0] <= index < shape[0]):
@@ -76,6 +81,24 @@ def getitem(x, index):
     out = _index_layout(view, adv, view[adv])
     flat = np.arange(data.size).reshape(data.shape)[basic][adv]
     return record(INDEX, out, (x,), flat.reshape(-1))
+
+
+def _row_slice(x, data, index):
+    """``x[index]``, rows ``a:b`` of C-ordered ``data``, as SLICE's view: its map (start,
+    then the view's strides, in elements) read from the view itself."""
+    basic = (index, Ellipsis)
+    out = data[basic]
+    if x._requires_grad and grad_mode.state.enabled:
+        item = data.itemsize
+        # (NumPy starts an empty view where its base starts)
+        start = index.indices(data.shape[0])[0] * (data.size // data.shape[0]) \
+            if out.size else 0
+        iat = (start, *[st // item for st in out.strides])
+    else:
+        iat = ()  # not recorded: no map needed
+    t = record_array(SLICE, out, x, None, iat)
+    note_view(t, x, lambda a: a[basic])
+    return t
 
 
 def _basic_offset(shape, basic):

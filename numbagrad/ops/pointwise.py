@@ -302,6 +302,11 @@ SCALAR_GRAPH_ARITHMETIC = {
     for name, ops in _SCALAR_GRAPH_OPS.items()}
 
 
+# ``number - x``'s recorder, tried first by Tensor.__rsub__ as the above by the operators
+RSUB_NUMBER = record_module.scalar_graph_op(BY_NAME["rsub_scalar"],
+                                            BY_NAME["rsub_scalar"].forward)[1]
+
+
 def _promoted(name, dt, a, b):
     if not dt.is_floating_point and name not in _INT_OK:
         dt = dtypes.get_default_dtype()  # true division and friends of integers give floats

@@ -164,17 +164,17 @@ def record_0d(op, out, a, b, fat=()):
 
 
 def record_array(op, out, a, b=None, iat=(), fat=()):
-    """record() of ``out``, op's array result on tensors ``a`` and ``b`` (None for one
-    operand), with attribute tuples ``iat`` and ``fat``: an array op's common case (operands
-    on one tape or its sources, no stale view, nothing watching, nothing big) recorded in
-    fewer steps; every other case goes to record()."""
+    """record() of ``out``, op's array (or float NumPy scalar) result on tensors ``a`` and
+    ``b`` (None for one operand), with attribute tuples ``iat`` and ``fat``: an array op's
+    common case (operands on one tape or its sources, no stale view, nothing watching,
+    nothing big) recorded in fewer steps; every other case goes to record()."""
     tape = a._tape
     if tape is None and b is not None:
         tape = b._tape
     if tape is None and (a._requires_grad or b is not None and b._requires_grad):
         tape = current_tape()  # (leaves only: a new graph starts here, as in record())
     if tape is None or tape.sweeps or forward_hook is not None or not _grad.enabled or \
-            _anomaly.enabled or type(out) is not np.ndarray or a._base is not None and \
+            _anomaly.enabled or type(out) not in _ARRAY_TYPES or a._base is not None and \
             a._view[1] != a._vc[0] or b is not None and (
                 b._base is not None and b._view[1] != b._vc[0] or
                 b._tape is not tape and b._tape is not None):
@@ -246,12 +246,15 @@ def scalar_graph_op(op, forward):
             if dt is _F32 or dt is _F64:
                 out = forward(x, *fat)
                 if type(out) is np.ndarray:
-                    return record_array(op, out, a, None, (), tuple(map(float, fat)))
+                    return record_array(op, out, a, None, (), fat if len(fat) == 1 and
+                                        type(fat[0]) is float else tuple(map(float, fat)))
         return None
     return two, one
 
 
 _F64_SCALAR = np.float64  # (a 0-d op result's type; views and leaves hold 0-d arrays)
+# what record_array takes: arrays, and the NumPy scalars a whole reduction gives
+_ARRAY_TYPES = frozenset((np.ndarray, np.float64, np.float32))
 
 
 def c_strides(shape):

@@ -11,7 +11,7 @@ from .. import dtypes
 from ..core import trace_guards
 from ..tensor import Tensor, _make  # noqa: F401
 from .pointwise import maximum, minimum, to_dtype
-from .record import float_dtype_for, record, replay_value
+from .record import float_dtype_for, record, record_array, replay_value
 from .registry import Sample, defop
 
 _SH = [(), (5,), (3, 4), (2, 3, 4)]
@@ -141,7 +141,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
         # the whole sum of a float array, in fewer steps (np.sum's own call)
         kept = (1,) * data.ndim
         value = np.add.reduce(data, axis=tuple(range(data.ndim)))
-        return record(SUM, value.reshape(kept) if keepdim else value, (input,), kept, (1.0,))
+        return record_array(SUM, value.reshape(kept) if keepdim else value, input, None, kept,
+                            (1.0,))
     if dtype is not None:
         input = to_dtype(input, dtypes.as_dtype(dtype))
     elif not input.dtype.is_floating_point and input.dtype is not dtypes.int64:
