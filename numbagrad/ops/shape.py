@@ -279,6 +279,9 @@ def t(input):
     """
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    data = input._data
+    if type(data) is np.ndarray and data.ndim == 2 and data.flags.c_contiguous:
+        return _matrix_transpose(T, input, data)
     return as_view(T, input, _transposed, same_start=True)
 
 
@@ -288,7 +291,19 @@ def _transposed(a):
 
 def reverse_dims(x):
     """The .T property: all dims reversed."""
+    data = x._data
+    if type(data) is np.ndarray and data.ndim == 2 and data.flags.c_contiguous:
+        return _matrix_transpose(PERMUTE, x, data)  # a weight's .T, in the fewest steps
     return as_view(PERMUTE, x, _transposed, same_start=True)
+
+
+def _matrix_transpose(op, x, data):
+    """``op`` (PERMUTE or T) of ``x``, whose ``data`` is a C-ordered matrix: its view map
+    (start 0, strides 1 and the row length) is known without reading the view."""
+    t = record_array(op, data.T, x, None, (0, 1, data.shape[1]) if x._requires_grad and
+                     grad_mode.state.enabled else ())
+    note_view(t, x, _transposed)
+    return t
 
 
 def _sizes_argument(op, name, args, kw):
