@@ -63,10 +63,10 @@ def _roots(tensors, grad_tensors, inputs, on_leaf_root, as_tensors=False):
         if g is None:
             if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not t.dtype.is_floating_point:
+            if t._data.dtype.kind != "f" and not t.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
                                    f"but got {t.dtype}")
-            shape = np.shape(t._data)
+            shape = t._data.shape
             # (np.array: np.ones's path is slow while the code is out of cache, as it is
             # after a long recording)
             g = np.array(1, t._data.dtype) if shape == () else np.ones(shape, t._data.dtype)

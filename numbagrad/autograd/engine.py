@@ -662,8 +662,10 @@ def _sweep_tape(tape, seeds, pending, retain_graph, inputs, collect):
     """One tape's part of a backward: its sweep from ``seeds``; its bridges' gradients go
     into ``pending`` for the older tapes."""
     run = _Run(tape, retain_graph)
-    stops = _stops(tape, inputs) if inputs else []
-    flags = [run.nodes[i, F_FLAGS] for i in stops]
+    stops = flags = ()
+    if inputs:
+        stops = _stops(tape, inputs)
+        flags = [run.nodes[i, F_FLAGS] for i in stops]
     try:
         if inputs:
             run.kept = set(tape.retained) | {t._node for t in inputs if t._tape is tape}
@@ -672,16 +674,18 @@ def _sweep_tape(tape, seeds, pending, retain_graph, inputs, collect):
             run.nodes[stops, F_FLAGS] |= FLAG_HOOK
         for node, g in seeds:
             run.seed(node, g)
-        run.run(max(node for node, _ in seeds))
+        run.run(seeds[0][0] if len(seeds) == 1 else max(node for node, _ in seeds))
         _accumulate(run, tape, inputs, collect)
-        for node, (older, older_node) in tape.bridges.items():
-            g = run.gradient_of(node)
-            if g is not None:
-                pending.setdefault(older.serial, (older, []))[1].append(
-                    (older_node, np.array(g)))
+        if tape.bridges:
+            for node, (older, older_node) in tape.bridges.items():
+                g = run.gradient_of(node)
+                if g is not None:
+                    pending.setdefault(older.serial, (older, []))[1].append(
+                        (older_node, np.array(g)))
     finally:
-        for i, f in zip(stops, flags):
-            run.nodes[i, F_FLAGS] = f
+        if stops:
+            for i, f in zip(stops, flags):
+                run.nodes[i, F_FLAGS] = f
         # the views pin the tape's buffers (np.frombuffer); a live traceback must not keep
         # them, or the next op recorded on this tape could not grow it
         run.release()
