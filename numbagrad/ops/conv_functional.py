@@ -20,6 +20,7 @@ from .conv import (
     conv_forward,
     maxpool_forward,
 )
+from .half import in_float32
 from .index import gather_flat, index_add_flat
 from .pointwise import to_dtype
 from .record import record
@@ -28,6 +29,11 @@ from .reduce import sum as _sum
 from .registry import vjp_rule
 from .shape import permute, reshape, squeeze, transpose, unsqueeze
 from .vjp import const
+
+# (float16 operands computed in float32, rounded once: half.py)
+_conv_forward = in_float32(conv_forward)
+_maxpool_forward = in_float32(maxpool_forward)
+_avgpool_forward = in_float32(avgpool_forward)
 
 
 def _sizes(shape):
@@ -292,7 +298,7 @@ def _run(x, w, b, out_shape, iat):
     dt = x._array().dtype
     work = dt if dt.kind == "f" else np.dtype(np.float64)
     bias = _flat(b, work) if b is not None else np.zeros(0, work)
-    y = conv_forward(_flat(x, work), _flat(w, work), bias, np.array(x._data.shape, np.int64),
+    y = _conv_forward(_flat(x, work), _flat(w, work), bias, np.array(x._data.shape, np.int64),
                      np.array(out_shape, np.int64), np.array(w._data.shape, np.int64), iat)
     if work != dt:
         y = np.rint(y).astype(dt)
@@ -432,7 +438,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     prm = np.array([kh, kw, sh, sw, ph, pw, dh, dw, int(bool(ceil_mode))], np.int64)
     planes = int(np.prod(x.shape[:-2]))
     data = _pool_value(x)
-    y, pos = maxpool_forward(data, planes, H, W, ho, wo, prm, data[:0])
+    y, pos = _maxpool_forward(data, planes, H, W, ho, wo, prm, data[:0])
     shape = (*x.shape[:-2], ho, wo)
     out = record(MAX_POOL2D, y.reshape(shape), (x,), np.concatenate([prm, pos]))
     if return_indices:
@@ -470,7 +476,7 @@ def _avg_record(op, x, ho, wo, prm):
     data = _pool_value(x)
     integer = data.dtype.kind != "f"
     src = data.astype(np.float64) if integer else data
-    y = avgpool_forward(src, planes, H, W, ho, wo, prm, data[:0], integer)
+    y = _avgpool_forward(src, planes, H, W, ho, wo, prm, data[:0], integer)
     return record(op, y.reshape((*x.shape[:-2], ho, wo)), (x,), prm)
 
 

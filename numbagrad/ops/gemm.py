@@ -43,6 +43,7 @@ from numba.extending import intrinsic
 from .. import _blas
 
 # CBLAS enums
+_F16 = np.dtype(np.float16)
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 # Products of at most this many multiply-adds (m * k * n) run as loops; measured on this
 # machine kind (2 slow cores): loops win up to ~8k multiply-adds, BLAS from ~16k.
@@ -337,6 +338,11 @@ def batched_product(y, a, b):
 def batched_product_into(y, a, b):
     """Eager's call of ``batched_product``: BLAS on one thread when each product is big
     enough for its pool's size to count."""
+    if y.dtype == _F16:  # (as in product_into)
+        y32 = np.empty(y.shape, np.float32)
+        batched_product_into(y32, a.astype(np.float32), b.astype(np.float32))
+        y[...] = y32
+        return
     if a.shape[1] * a.shape[2] * b.shape[2] < BLAS_THREADS_MIN:
         batched_product(y, a, b)
         return
@@ -347,6 +353,11 @@ def batched_product_into(y, a, b):
 def product_into(y, a, b, alpha=1.0, beta=0.0):
     """Eager's call of ``product``: the blocks of a split product on Numba's threads, BLAS
     on one thread (from BLAS_THREADS_MIN multiply-adds, where its pool's size would count)."""
+    if y.dtype == _F16:  # no half BLAS: in float32, rounded once at the end (as torch's CPU)
+        y32 = y.astype(np.float32) if beta else np.empty(y.shape, np.float32)
+        product_into(y32, a.astype(np.float32), b.astype(np.float32), alpha, beta)
+        y[...] = y32
+        return
     work = a.shape[0] * a.shape[1] * b.shape[1]
     if work < BLAS_THREADS_MIN:
         product(y, a, b, float(alpha), float(beta))

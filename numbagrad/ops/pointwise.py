@@ -70,6 +70,8 @@ def eager_forward(op, *operands):
         return torch_layout(out, operands[:op.arity]) if type(out) is np.ndarray else out
     if op.arity == 1:  # the common case, kept short: a few microseconds on small tensors
         a = operands[0]
+        if a.dtype == _F16:  # Numba has no float16: in float32, rounded once (as torch)
+            return eager_forward(op, a.astype(_F32), *operands[1:]).astype(_F16)
         if a.dtype.kind != "f":
             return torch_layout(op.forward(*operands), operands[:1])
         if a.ndim == 0:  # on Python floats: a fifth of an array call's cost
@@ -90,6 +92,9 @@ def eager_forward(op, *operands):
     arrays = [np.asarray(v) for v in operands[:op.arity]]
     if any(a.dtype.kind != "f" for a in arrays):
         return torch_layout(op.forward(*operands), arrays)
+    if all(a.dtype == _F16 for a in arrays):  # (as above)
+        return eager_forward(op, *[a.astype(_F32) for a in arrays],
+                             *operands[op.arity:]).astype(_F16)
     dtype = arrays[0].dtype if all(a.dtype == arrays[0].dtype for a in arrays) else np.float64
     shape = np.broadcast_shapes(*[a.shape for a in arrays])
     order = None if all(a.flags.c_contiguous for a in arrays) else torch_order(shape, arrays)
@@ -189,6 +194,7 @@ def _eager_kernel(op, prefix="_fw_"):
 _ARRAY, _SCALAR = {}, {}  # op code -> kernel
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
+_F16 = np.dtype(np.float16)
 _NO_FLOATS = np.empty(0, np.float64)
 
 
@@ -230,8 +236,18 @@ def unary(name, x, *fattrs):
         return _bool_unary(name, x)
     if not dt.is_floating_point and name not in _INT_OK:
         x = to_dtype(x, dtypes.get_default_dtype())
-    out = eager_forward(op, x._data, *fattrs)
-    return record(op, out, (x,), (), fattrs)
+    if dt is dtypes.float16 and op.half is not None:
+        raise NotImplementedError(f'"{op.half}" not implemented for \'Half\'')
+    out = record(op, eager_forward(op, x._data, *fattrs), (x,), (), fattrs)
+    if dt is dtypes.float16 and op.half_backward is not None and out._requires_grad:
+        out.register_hook(_refuses_half(op.half_backward))  # torch's backward refuses it
+    return out
+
+
+def _refuses_half(kernel):
+    def refuse(grad):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Half\'')
+    return refuse
 
 
 def binary(name, a, b):

@@ -22,6 +22,7 @@ from .gemm import BLAS_THREADS_MIN
 from .registry import BY_NAME
 
 _NO_INTS = np.empty(0, np.int64)
+_F16 = np.dtype(np.float16)
 # set by numbagrad.autograd.forward_ad while a dual level is active: every op's result then
 # passes through it (tangent propagation); None otherwise, the eager path's one extra check
 forward_hook = None
@@ -39,6 +40,8 @@ def replay_value(op, inputs, out_size, dtype, iat=(), fat=()):
     order than a float64 kernel's."""
     # the other half of the rule: replay must run this op's float32 nodes in float32 too
     assert op.replay_f32, f"{op.name}: replay_value needs replay_f32=True in its record"
+    if dtype == _F16:  # Numba has no float16: computed in float32, rounded once (as torch)
+        return replay_value(op, inputs, out_size, _F32, iat, fat).astype(_F16)
     xs = [np.ascontiguousarray(a, dtype).reshape(-1) for a in inputs]
     shapes = [np.asarray(np.shape(a), np.int64) for a in inputs]
     y = np.empty(out_size, dtype)

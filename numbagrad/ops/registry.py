@@ -119,6 +119,10 @@ class OpDef:
     # product big enough for BLAS to use several threads (its backward then holds the BLAS
     # pools at one thread, numbagrad/_blas.py)
     blas_inner: int | None = None
+    # where torch's CPU kernels refuse float16: the kernel its NotImplementedError names, for
+    # the op's value (``half``) or its derivative (``half_backward``); None: torch computes it
+    half: str | None = None
+    half_backward: str | None = None
     _reads: dict = field(default_factory=dict, repr=False)
 
     @property

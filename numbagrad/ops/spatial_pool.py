@@ -264,7 +264,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                            f"size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    if not x.dtype.is_floating_point:
+    if not x.dtype.is_floating_point or x.dtype is dtypes.float16:
         raise NotImplementedError(f"\"avg_pool3d_out_frame\" not implemented for "
                                   f"'{x.dtype.scalar_name}'")
     taps = []

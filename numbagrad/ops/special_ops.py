@@ -64,20 +64,24 @@ I0E = defop("special_i0e", "SpecialI0EBackward0", 1, forward=_scipy("i0e"),
             domain=(-4.0, 4.0), samples=_special("i0e"))
 I1 = defop("special_i1", "SpecialI1Backward0", 1, forward=_scipy("i1"),
            grads=(f"g * (i0(a) - y / a) if abs(a) > {_EPS} else g * 0.5",), fwd="i1(a)",
-           torch="special.i1", domain=(-4.0, 4.0), samples=_special("i1"))
+           torch="special.i1", domain=(-4.0, 4.0), samples=_special("i1"),
+           half_backward="i1_backward")
 I1E = defop("special_i1e", "SpecialI1EBackward0", 1, forward=_scipy("i1e"),
             grads=(f"g * (i0e(a) - y * (sgn(a) + 1.0 / a)) if abs(a) > {_EPS} else g * 0.5",),
-            fwd="i1e(a)", torch="special.i1e", domain=(-4.0, 4.0), samples=_special("i1e"))
+            fwd="i1e(a)", torch="special.i1e", domain=(-4.0, 4.0), samples=_special("i1e"),
+            half_backward="i1e_backward")
 ERFCX = defop("special_erfcx", "SpecialErfcxBackward0", 1, forward=_scipy("erfcx"),
               grads=("(2.0 * a * y - 1.1283791670955126) * g",), fwd="erfcx(a)",
-              torch="special.erfcx", domain=(-3.0, 5.0), samples=_special("erfcx"))
+              torch="special.erfcx", domain=(-3.0, 5.0), samples=_special("erfcx"),
+              half="erfcx_cpu")
 NDTRI = defop("special_ndtri", "SpecialNdtriBackward0", 1, forward=_scipy("ndtri"),
               grads=("g * 2.5066282746310002 * exp(y * y / 2.0)",), fwd="ndtri(a)",
-              torch="special.ndtri", domain=(0.02, 0.98), samples=_special("ndtri"))
+              torch="special.ndtri", domain=(0.02, 0.98), samples=_special("ndtri"),
+              half="ndtri_cpu")
 LOG_NDTR = defop("special_log_ndtr", "SpecialLogNdtrBackward0", 1, forward=_scipy("log_ndtr"),
                  grads=("g / 2.5066282746310002 * exp(-(y + a * a / 2.0))",),
                  fwd="log_ndtr(a)", torch="special.log_ndtr", domain=(-6.0, 3.0),
-                 samples=_special("log_ndtr"))
+                 samples=_special("log_ndtr"), half="log_ndtr_cpu")
 # sinc's derivative is 0 where pi x^2 is 0 (torch masks its 0 / 0)
 SINC = defop("sinc", "SincBackward0", 1, forward=lambda a: np.sinc(a),
              grads=("0.0 if a * a * 3.141592653589793 == 0.0 else g * ((a * 3.141592653589793) * "
