@@ -176,6 +176,9 @@ def record_array(op, out, a, b=None, iat=(), fat=()):
         tape = b._tape
     if tape is None and (a._requires_grad or b is not None and b._requires_grad):
         tape = current_tape()  # (leaves only: a new graph starts here, as in record())
+    if tape is None and forward_hook is None and not _guards.tracing and a._base is None and \
+            (b is None or b._base is None):
+        return _make(out)  # nothing requires grad, nothing watches: record()'s last case
     if tape is None or tape.sweeps or forward_hook is not None or not _grad.enabled or \
             _anomaly.enabled or type(out) not in _ARRAY_TYPES or a._base is not None and \
             a._view[1] != a._vc[0] or b is not None and (
