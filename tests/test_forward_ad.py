@@ -266,3 +266,55 @@ def test_custom_function_without_jvp_raises_torchs_error_on_a_dual_input():
             d = fwad.make_dual(lib.ones(2), lib.ones(2))
             with pytest.raises(NotImplementedError, match="must implement the jvp function"):
                 Twice.apply(d)
+
+
+_RECORDED_TANGENTS = {
+    "chain": lambda lib, d, w: (d * w).sin() + d.exp() * 2.0,
+    "sum": lambda lib, d, w: (d * w).sum(),
+    "mean_dim": lambda lib, d, w: (d.reshape(2, 2) * w.reshape(2, 2)).mean(1),
+    # (not softmax's and log_softmax's: torch's own reverse pass through their tangents
+    # fails, an in-place op in its rule)
+    "reshape": lambda lib, d, w: (d.tanh() * w).reshape(2, 2).sum(0, keepdim=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_RECORDED_TANGENTS))
+def test_tangents_are_recorded_for_reverse_mode(name):
+    """A tangent computed from tensors that require grad keeps a graph, as torch's: its
+    grad_fn, its value and the gradients of a loss on it (reverse over forward)."""
+    f = _RECORDED_TANGENTS[name]
+    results = []
+    for lib in (torch, ng):
+        fa = lib.autograd.forward_ad
+        x = lib.tensor([0.3, -1.2, 0.7, 2.0], dtype=lib.float64, requires_grad=True)
+        t = lib.tensor([0.5, -1.0, 0.25, 1.5], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([3.0, 0.4, -2.0, 1.1], dtype=lib.float64, requires_grad=True)
+        with fa.dual_level():
+            tangent = fa.unpack_dual(f(lib, fa.make_dual(x, t), w)).tangent
+        name_of = type(tangent.grad_fn).__name__
+        (tangent * tangent).sum().backward()
+        # (torch gives a ZeroTensor where the tangent does not depend on a tensor)
+        results.append((tangent.detach().numpy(), name_of,
+                        [np.zeros(4) if v.grad is None else (v.grad + 0).detach().numpy()
+                         for v in (x, t, w)]))
+    (vt, nt, gt), (vn, nn_, gn) = results
+    np.testing.assert_allclose(vn, vt, rtol=1e-12, atol=1e-14)
+    assert nn_ == nt
+    for mine, theirs in zip(gn, gt):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_tangents_of_other_ops_carry_no_partial_graph():
+    """Where numbagrad's tangent rule is not written in recorded ops (a matrix product), the
+    tangent has no graph, nor has any tangent computed from it: a backward through it raises
+    rather than returning part of the gradient."""
+    fa = ng.autograd.forward_ad
+    x = ng.tensor([[0.3, -1.2], [0.7, 2.0]], dtype=ng.float64, requires_grad=True)
+    w = ng.tensor([[1.0, 0.5], [-0.5, 2.0]], dtype=ng.float64, requires_grad=True)
+    with fa.dual_level():
+        d = fa.make_dual(x, ng.ones(2, 2, dtype=ng.float64, requires_grad=True))
+        y = ((d @ w).sin() * w).sum()
+        tangent = fa.unpack_dual(y).tangent
+    assert tangent.grad_fn is None and not tangent.requires_grad
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        tangent.backward()

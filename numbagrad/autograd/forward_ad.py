@@ -37,9 +37,10 @@ from ..core import grad_mode
 from ..ops import record as _record_mod
 from ..ops import replay_kernels
 from ..ops.pointwise import exp, to_dtype
+from ..ops.reduce import mean as _mean
 from ..ops.reduce import sum as _sum
 from ..ops.registry import BY_NAME
-from ..ops.shape import expand, view
+from ..ops.shape import expand, reshape, view
 from ..ops.vjp import formula_function
 from ..tensor import Tensor, _make
 from . import api
@@ -198,8 +199,15 @@ def _propagate(op, out, inputs, iat, fat):
     try:
         result = _record_mod.record(op, out, inputs, iat, fat)
         if any(t is not None for t in tangents) and np.asarray(out).dtype.kind == "f":
-            with grad_mode.no_grad():
-                tangent = _output_tangent(op, out, inputs, tangents, iat, fat)
+            if _differentiable(op, inputs, tangents):
+                # as torch: the tangent's own ops are recorded, so reverse mode can
+                # differentiate it (forward over reverse, a loss on a tangent)
+                tangent = _GRAPH_RULES[_rule_kind(op)](op, result, inputs, tangents, iat, fat)
+            else:
+                with grad_mode.no_grad():
+                    tangent = _output_tangent(op, out, inputs, tangents, iat, fat)
+                if tangent is not None and _needs_graph(inputs, tangents):
+                    _detached.add(tangent)  # computed without a graph where one was due
             if tangent is not None:
                 dt = _dtypes.from_numpy_dtype(np.asarray(out).dtype)
                 if tangent.dtype != dt:
@@ -208,6 +216,26 @@ def _propagate(op, out, inputs, iat, fat):
         return result
     finally:
         _record_mod.forward_hook = _propagate
+
+
+def _needs_graph(inputs, tangents):
+    """Whether an op's tangent depends on something that requires grad (grad mode on)."""
+    return grad_mode.state.enabled and (
+        any(t is not None and (t._requires_grad or t in _detached) for t in tangents) or
+        any(x._requires_grad for x in inputs))
+
+
+def _rule_kind(op):
+    if op.elementwise and not op.python:
+        return "elementwise"
+    return op.name
+
+
+def _differentiable(op, inputs, tangents):
+    """Whether ``op``'s tangent is due a graph and can have one: its rule is written in
+    recorded Tensor ops, and no input's tangent lost its graph on the way."""
+    return _needs_graph(inputs, tangents) and _rule_kind(op) in _GRAPH_RULES and \
+        not any(t is not None and t in _detached for t in tangents)
 
 
 def _output_tangent(op, out, inputs, tangents, iat, fat):
@@ -223,8 +251,11 @@ def _output_tangent(op, out, inputs, tangents, iat, fat):
 
 
 def _elementwise_jvp(op, out, inputs, tangents, iat, fat):
+    """``out``: the op's value, or its recorded result (a Tensor: the derivative is then
+    recorded through it)."""
+    y = out if isinstance(out, Tensor) else _make(out)
+    out = y._data
     shape = np.shape(out)
-    y = _make(out)
     a = inputs[0] if len(inputs) > 0 else None
     b = inputs[1] if len(inputs) > 1 else None
     f0 = fat[0] if len(fat) > 0 else None
@@ -350,6 +381,59 @@ _RULES = {**{n: _linear_jvp for n in _LINEAR if n in BY_NAME},
           **{n: _reshape_jvp for n in _RESHAPES}, **{n: _view_jvp for n in _VIEWS},
           **{n: _bilinear_jvp for n in ("mm", "mv", "dot", "bmm", "addmm")},
           "softmax": _softmax_jvp, "log_softmax": _log_softmax_jvp}
+
+
+# Rules written in recorded Tensor ops, given the op's recorded result: used when the tangent
+# must be differentiable by reverse mode. Other ops' tangents are then computed without a
+# graph and kept in _detached, as is every tangent computed from one (their grad_fn is None).
+_GRAPH_RULES = {
+    "elementwise": lambda op, y, inputs, tangents, iat, fat:
+        _elementwise_jvp(op, y, inputs, tangents, iat, fat),
+    "softmax": lambda op, y, inputs, tangents, iat, fat:
+        y * (tangents[0] - _sum(y * tangents[0], _softmax_dims(iat), keepdim=True)),
+    "log_softmax": lambda op, y, inputs, tangents, iat, fat:
+        tangents[0] - _sum(exp(y) * tangents[0], _softmax_dims(iat), keepdim=True),
+    **{n: lambda op, y, inputs, tangents, iat, fat: reshape(tangents[0], tuple(y.shape))
+       for n in _RESHAPES},
+    "sum": lambda op, y, inputs, tangents, iat, fat: _sum(tangents[0]),
+    "mean": lambda op, y, inputs, tangents, iat, fat: _mean(tangents[0]),
+    "sum_dim": lambda op, y, inputs, tangents, iat, fat: _over_dims(_sum, y, tangents[0], iat),
+    "mean_dim": lambda op, y, inputs, tangents, iat, fat: _over_dims(_mean, y, tangents[0],
+                                                                      iat),
+}
+
+
+def _over_dims(reduction, y, t, kept):
+    """``reduction`` of tangent ``t`` over the dims a reduction to ``y`` removed (1 in its
+    ``kept`` shape; a kept dim of size 1 summed too, which changes nothing)."""
+    dims = tuple(d for d, k in enumerate(kept) if k == 1)
+    if not dims:
+        return reshape(t, tuple(y.shape))
+    r = reduction(t, dims, keepdim=y.ndim == t.ndim)
+    return r if tuple(r.shape) == tuple(y.shape) else reshape(r, tuple(y.shape))
+
+
+class _Marks:
+    """Tensors marked by identity, forgotten when they die (a WeakSet would compare Tensors
+    with ==, which is elementwise)."""
+
+    def __init__(self):
+        self._refs = {}
+
+    def add(self, t):
+        key, refs = id(t), self._refs
+
+        def drop(_ref, key=key):
+            if refs.get(key) is _ref:
+                del refs[key]
+        refs[key] = weakref.ref(t, drop)
+
+    def __contains__(self, t):
+        ref = self._refs.get(id(t))
+        return ref is not None and ref() is t
+
+
+_detached = _Marks()
 
 
 # ---- the per-op fallback: the op's own differentiable derivative ------------------------------
