@@ -135,7 +135,14 @@ for _name in ("add", "sub", "mul"):
     setattr(Tensor, f"__r{_name}__", _rbinop(_name))
 Tensor.__truediv__ = _binop("div")
 Tensor.__rtruediv__ = _rbinop("div")
-Tensor.__pow__ = lambda self, e: pointwise.pow(self, e)
+
+
+def _pow(self, e):
+    out = pointwise.square_fast(self, e) if type(e) is int or type(e) is float else None
+    return pointwise.pow(self, e) if out is None else out
+
+
+Tensor.__pow__ = _pow
 Tensor.__rpow__ = lambda self, base: pointwise.rpow_scalar(self, base)
 Tensor.__neg__ = lambda self: pointwise.unary("neg", self)
 Tensor.__pos__ = lambda self: self
