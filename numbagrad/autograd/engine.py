@@ -734,12 +734,23 @@ def checked_hook_result(hook, grad, result):
 _FEW_LEAVES = 8
 
 
-def _set_scalar_grad(leaf, g):
-    """A 0-d leaf's first gradient (scalar graphs): no array round trip."""
+def _write_leaf(run, node, leaf, voff, first=None):
+    """Write ``leaf``'s gradient (node ``node``, its adjoint at ``voff``) into its ``.grad``,
+    after its hooks; ``first``: its adjoint's first value, when already read."""
     data = leaf._data
-    leaf._grad = _make(g if data.dtype is _F64 else data.dtype.type(g))
-    if getattr(leaf, "_post_hooks", None):
-        post_accumulate(leaf)
+    hooks = getattr(leaf, "_hooks", None)
+    if hooks:
+        run.run_hooks(node, hooks, data.shape, data.dtype)
+    if leaf._grad is None and voff >= 0 and data.ndim == 0 and not hooks:
+        # 0-d leaf (scalar graphs): no array round trip
+        g = run.adj[voff] if first is None else first
+        leaf._grad = _make(g if data.dtype is _F64 else data.dtype.type(g))
+        if getattr(leaf, "_post_hooks", None):
+            post_accumulate(leaf)
+    else:
+        # a big node's adjoint is a buffer of its own: hand it over, no copy
+        g = run.gradient_of(node)
+        _accumulate_grad(leaf, g, owned=voff < 0 and run.gives_up(g))
 
 
 def _accumulate_many(run, tape):
@@ -748,25 +759,13 @@ def _accumulate_many(run, tape):
     idx = np.fromiter((node for node, _ in tape.leaves), np.int64, len(tape.leaves))
     touched = run.touched[idx].tolist()
     voffs = run.nodes[idx, F_VOFF]
-    sizes = run.nodes[idx, F_SIZE].tolist()
     # (read only for one-element leaves; an empty leaf may sit at the arena's end)
     firsts = list(run.adj[np.minimum(np.maximum(voffs, 0), len(run.adj) - 1)]) \
         if len(run.adj) else [_F64.type(0.0)] * len(idx)
     voffs = voffs.tolist()
     for k, (node, leaf) in enumerate(tape.leaves):
-        if not touched[k] or not leaf._requires_grad:
-            continue
-        data = leaf._data
-        hooks = getattr(leaf, "_hooks", None)
-        if hooks:
-            run.run_hooks(node, hooks, data.shape, data.dtype)
-        if leaf._grad is None and voffs[k] >= 0 and sizes[k] == 1 and data.ndim == 0 and \
-                not hooks:
-            _set_scalar_grad(leaf, firsts[k])
-        else:
-            # a big node's adjoint is a buffer of its own: hand it over, no copy
-            g = run.gradient_of(node)
-            _accumulate_grad(leaf, g, owned=voffs[k] < 0 and run.gives_up(g))
+        if touched[k] and leaf._requires_grad:
+            _write_leaf(run, node, leaf, voffs[k], firsts[k])
 
 
 def _accumulate(run, tape, inputs, collect=None):
@@ -779,18 +778,8 @@ def _accumulate(run, tape, inputs, collect=None):
         elif leaves:
             tn, touched = tape.nodes, run.touched
             for node, leaf in leaves:
-                if not touched[node] or not leaf._requires_grad:
-                    continue
-                data = leaf._data
-                hooks = getattr(leaf, "_hooks", None)
-                if hooks:
-                    run.run_hooks(node, hooks, data.shape, data.dtype)
-                voff = tn[node * NODE_FIELDS + F_VOFF]
-                if leaf._grad is None and voff >= 0 and data.ndim == 0 and not hooks:
-                    _set_scalar_grad(leaf, run.adj[voff])
-                else:
-                    g = run.gradient_of(node)
-                    _accumulate_grad(leaf, g, owned=voff < 0 and run.gives_up(g))
+                if touched[node] and leaf._requires_grad:
+                    _write_leaf(run, node, leaf, tn[node * NODE_FIELDS + F_VOFF])
         for node, t in tape.retained.items():
             g = run.gradient_of(node)
             if g is not None and t._node == node:

@@ -200,9 +200,9 @@ def _propagate(op, out, inputs, iat, fat):
         result = _record_mod.record(op, out, inputs, iat, fat)
         if any(t is not None for t in tangents) and np.asarray(out).dtype.kind == "f":
             if _differentiable(op, inputs, tangents):
-                # as torch: the tangent's own ops are recorded, so reverse mode can
-                # differentiate it (forward over reverse, a loss on a tangent)
-                tangent = _GRAPH_RULES[_rule_kind(op)](op, result, inputs, tangents, iat, fat)
+                # as torch: the tangent's own ops are recorded (through the recorded result),
+                # so reverse mode can differentiate it (a loss on a tangent)
+                tangent = _output_tangent(op, result, inputs, tangents, iat, fat)
             else:
                 with grad_mode.no_grad():
                     tangent = _output_tangent(op, out, inputs, tangents, iat, fat)
@@ -225,16 +225,11 @@ def _needs_graph(inputs, tangents):
         any(x._requires_grad for x in inputs))
 
 
-def _rule_kind(op):
-    if op.elementwise and not op.python:
-        return "elementwise"
-    return op.name
-
-
 def _differentiable(op, inputs, tangents):
     """Whether ``op``'s tangent is due a graph and can have one: its rule is written in
-    recorded Tensor ops, and no input's tangent lost its graph on the way."""
-    return _needs_graph(inputs, tangents) and _rule_kind(op) in _GRAPH_RULES and \
+    Tensor ops (_RECORDED), and no input's tangent lost its graph on the way."""
+    return _needs_graph(inputs, tangents) and \
+        ((op.elementwise and not op.python) or op.name in _RECORDED) and \
         not any(t is not None and t in _detached for t in tangents)
 
 
@@ -253,7 +248,7 @@ def _output_tangent(op, out, inputs, tangents, iat, fat):
 def _elementwise_jvp(op, out, inputs, tangents, iat, fat):
     """``out``: the op's value, or its recorded result (a Tensor: the derivative is then
     recorded through it)."""
-    y = out if isinstance(out, Tensor) else _make(out)
+    y = _as_tensor(out)
     out = y._data
     shape = np.shape(out)
     a = inputs[0] if len(inputs) > 0 else None
@@ -309,8 +304,27 @@ def _linear_jvp(op, out, inputs, tangents, iat, fat):
                        iat, fat)
 
 
+def _as_tensor(out):
+    """The op's value as a Tensor: its recorded result as given, or a new one of its array."""
+    return out if isinstance(out, Tensor) else _make(out)
+
+
 def _reshape_jvp(op, out, inputs, tangents, iat, fat):
-    return _make(np.ascontiguousarray(tangents[0]._data).reshape(np.shape(out)))
+    return reshape(tangents[0], tuple(np.shape(_as_tensor(out)._data)))
+
+
+def _reduction_jvp(op, out, inputs, tangents, iat, fat):
+    """sum and mean (whole, or over dims: those of size 1 in the kept shape ``iat``, a kept
+    dim of size 1 reduced too, which changes nothing) of the tangent."""
+    t, y = tangents[0], _as_tensor(out)
+    reduction = _mean if op.name.startswith("mean") else _sum
+    if not op.name.endswith("_dim"):
+        return reduction(t)
+    dims = tuple(d for d, k in enumerate(iat) if k == 1)
+    if not dims:
+        return reshape(t, tuple(y.shape))
+    r = reduction(t, dims, keepdim=y.ndim == t.ndim)
+    return r if tuple(r.shape) == tuple(y.shape) else reshape(r, tuple(y.shape))
 
 
 def _view_jvp(op, out, inputs, tangents, iat, fat):
@@ -362,55 +376,31 @@ def _softmax_dims(iat):
 
 
 def _softmax_jvp(op, out, inputs, tangents, iat, fat):
-    y = _make(out)
+    y = _as_tensor(out)
     t = tangents[0]
     return y * (t - _sum(y * t, _softmax_dims(iat), keepdim=True))
 
 
 def _log_softmax_jvp(op, out, inputs, tangents, iat, fat):
     t = tangents[0]
-    return t - _sum(exp(_make(out)) * t, _softmax_dims(iat), keepdim=True)
+    return t - _sum(exp(_as_tensor(out)) * t, _softmax_dims(iat), keepdim=True)
 
 
 _RESHAPES = ("view", "unsafe_view", "squeeze", "squeeze_dim", "squeeze_dims", "matmul_squeeze")
 _VIEWS = ("unsqueeze", "permute", "transpose", "t", "select", "slice", "split", "split_sizes",
           "unbind", "as_strided")
 _LINEAR = ("expand", "repeat", "cat", "stack", "index", "gather", "index_select",
-           "index_add_flat", "sum", "sum_dim", "mean", "mean_dim", "embedding")
+           "index_add_flat", "embedding")
+_REDUCTIONS = ("sum", "sum_dim", "mean", "mean_dim")
 _RULES = {**{n: _linear_jvp for n in _LINEAR if n in BY_NAME},
           **{n: _reshape_jvp for n in _RESHAPES}, **{n: _view_jvp for n in _VIEWS},
           **{n: _bilinear_jvp for n in ("mm", "mv", "dot", "bmm", "addmm")},
+          **{n: _reduction_jvp for n in _REDUCTIONS},
           "softmax": _softmax_jvp, "log_softmax": _log_softmax_jvp}
-
-
-# Rules written in recorded Tensor ops, given the op's recorded result: used when the tangent
-# must be differentiable by reverse mode. Other ops' tangents are then computed without a
-# graph and kept in _detached, as is every tangent computed from one (their grad_fn is None).
-_GRAPH_RULES = {
-    "elementwise": lambda op, y, inputs, tangents, iat, fat:
-        _elementwise_jvp(op, y, inputs, tangents, iat, fat),
-    "softmax": lambda op, y, inputs, tangents, iat, fat:
-        y * (tangents[0] - _sum(y * tangents[0], _softmax_dims(iat), keepdim=True)),
-    "log_softmax": lambda op, y, inputs, tangents, iat, fat:
-        tangents[0] - _sum(exp(y) * tangents[0], _softmax_dims(iat), keepdim=True),
-    **{n: lambda op, y, inputs, tangents, iat, fat: reshape(tangents[0], tuple(y.shape))
-       for n in _RESHAPES},
-    "sum": lambda op, y, inputs, tangents, iat, fat: _sum(tangents[0]),
-    "mean": lambda op, y, inputs, tangents, iat, fat: _mean(tangents[0]),
-    "sum_dim": lambda op, y, inputs, tangents, iat, fat: _over_dims(_sum, y, tangents[0], iat),
-    "mean_dim": lambda op, y, inputs, tangents, iat, fat: _over_dims(_mean, y, tangents[0],
-                                                                      iat),
-}
-
-
-def _over_dims(reduction, y, t, kept):
-    """``reduction`` of tangent ``t`` over the dims a reduction to ``y`` removed (1 in its
-    ``kept`` shape; a kept dim of size 1 summed too, which changes nothing)."""
-    dims = tuple(d for d, k in enumerate(kept) if k == 1)
-    if not dims:
-        return reshape(t, tuple(y.shape))
-    r = reduction(t, dims, keepdim=y.ndim == t.ndim)
-    return r if tuple(r.shape) == tuple(y.shape) else reshape(r, tuple(y.shape))
+# the rules written in Tensor ops: given the op's recorded result, they record the tangent
+# (elementwise ops' too). Other rules compute it without a graph; where one was due, it is
+# kept in _detached, as is every tangent computed from it (their grad_fn is None).
+_RECORDED = {*_RESHAPES, *_REDUCTIONS, "softmax", "log_softmax"}
 
 
 class _Marks:
