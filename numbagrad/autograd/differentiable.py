@@ -25,6 +25,9 @@ from . import anomaly
 from .engine import FREED_MSG, checked_hook_result, dirty_message
 
 _LEAF, _CONST, _BRIDGE = registry.LEAF.code, registry.CONST.code, registry.BRIDGE.code
+# set by numbagrad.autograd.forward_ad: gives a tensor rebuilt for a node the tangent the
+# node's tensor had (so tangents flow through this backward: forward over reverse)
+node_tangent = None
 
 
 class _TapeView:
@@ -48,6 +51,8 @@ class _TapeView:
         t = self.made.get(node)
         if t is None:
             t = self.made[node] = _make(self.tape.value(node), self.tape, node)
+            if node_tangent is not None:
+                node_tangent(t, self.tape, node)
         return t
 
 

@@ -43,7 +43,7 @@ from ..ops.registry import BY_NAME
 from ..ops.shape import expand, reshape, view
 from ..ops.vjp import formula_function
 from ..tensor import Tensor, _make
-from . import api
+from . import api, differentiable
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "UnpackedDualTensor"]
@@ -53,6 +53,8 @@ UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 # the one active level (torch supports a single level): id(tensor) -> (weakref, tangent)
 _current_level = -1
 _tangents = {}
+# (tape serial, node) -> tangent of the tensor recorded there, while a level is active
+_node_tangents = {}
 
 
 # ---- levels ----------------------------------------------------------------------------------
@@ -79,6 +81,7 @@ def exit_dual_level(*, level=None):
         raise RuntimeError("Dual level must be a positive number.")
     _record_mod.forward_hook = None
     _tangents.clear()
+    _node_tangents.clear()
     _current_level = -1
 
 
@@ -131,6 +134,33 @@ def _set_tangent(t, tangent):
             del store[key]
 
     store[key] = (weakref.ref(t, drop), tangent, t._vc[0])
+    if t._tape is not None:
+        _node_tangents[(t._tape.serial, t._node)] = tangent
+
+
+def _node_tangent(t, tape, node):
+    """Give ``t``, rebuilt by the differentiable backward for ``node`` of ``tape``, the tangent
+    of the tensor recorded there at the current level (if any): tangents then flow through
+    the backward (forward over reverse)."""
+    if _node_tangents:
+        tangent = _node_tangents.get((tape.serial, node))
+        if tangent is not None:
+            _set_tangent(t, tangent)
+
+
+differentiable.node_tangent = _node_tangent
+
+
+def set_tangent(t, tangent):
+    """Give ``t`` (a tensor of numbagrad's own making, such as a transform's leaf) the tangent
+    ``tangent`` at the current level."""
+    if _current_level >= 0 and tangent is not None:
+        _set_tangent(t, tangent)
+
+
+def tangent(t):
+    """``t``'s tangent at the current level, or None."""
+    return _get_tangent(t) if _current_level >= 0 else None
 
 
 def take_tangent(target, result):
@@ -199,7 +229,7 @@ def _propagate(op, out, inputs, iat, fat):
     try:
         result = _record_mod.record(op, out, inputs, iat, fat)
         if any(t is not None for t in tangents) and np.asarray(out).dtype.kind == "f":
-            if _differentiable(op, inputs, tangents):
+            if _differentiable(op, inputs, tangents, iat):
                 # as torch: the tangent's own ops are recorded (through the recorded result),
                 # so reverse mode can differentiate it (a loss on a tangent)
                 tangent = _output_tangent(op, result, inputs, tangents, iat, fat)
@@ -225,12 +255,17 @@ def _needs_graph(inputs, tangents):
         any(x._requires_grad for x in inputs))
 
 
-def _differentiable(op, inputs, tangents):
+def _differentiable(op, inputs, tangents, iat):
     """Whether ``op``'s tangent is due a graph and can have one: its rule is written in
-    Tensor ops (_RECORDED), and no input's tangent lost its graph on the way."""
-    return _needs_graph(inputs, tangents) and \
-        ((op.elementwise and not op.python) or op.name in _RECORDED) and \
-        not any(t is not None and t in _detached for t in tangents)
+    Tensor ops (_RECORDED) or records ``op`` itself on the tangents (linear ops, products,
+    views with their map: on float inputs only), and no input's tangent lost its graph."""
+    if not _needs_graph(inputs, tangents) or \
+            any(t is not None and t in _detached for t in tangents):
+        return False
+    if (op.elementwise and not op.python) or op.name in _RECORDED:
+        return True
+    same_op = op.name in _LINEAR or op.name in _BILINEAR or (op.name in _VIEWS and len(iat))
+    return same_op and all(np.asarray(x._data).dtype.kind == "f" for x in inputs)
 
 
 def _output_tangent(op, out, inputs, tangents, iat, fat):
@@ -278,13 +313,16 @@ def _shape_arr(s):
     return np.asarray(s, np.int64)
 
 
-def _run_kernel(op, out, arrays, iat, fat):
-    """``op``'s replay forward kernel on ``arrays`` (input values or tangents), as a Tensor."""
-    dtype = np.asarray(out).dtype
-    shape = np.shape(out)
+def _run_kernel(op, out, operands, iat, fat):
+    """``op`` on ``operands`` (Tensors: input values, tangents or zeros) by its replay
+    forward kernel, recorded as ``op``'s node on them: with grad on and an operand requiring
+    grad, the tangent has a graph (the same op's derivative applies)."""
+    dtype = np.asarray(_as_tensor(out)._data).dtype
+    shape = np.shape(_as_tensor(out)._data)
     y = np.zeros(int(np.prod(shape)), dtype)
     iat_a, fat_a = np.asarray(iat, np.int64), np.asarray(fat, np.float64)
     kernel = getattr(replay_kernels, op.replay)
+    arrays = [x._data for x in operands]
     if op.arity == -1:  # variadic: once per input
         for k, a in enumerate(arrays):
             kernel(y, _flat(a, dtype), _shape_arr(shape), _shape_arr(np.shape(a)), k,
@@ -292,11 +330,11 @@ def _run_kernel(op, out, arrays, iat, fat):
     else:
         kernel(y, *[_flat(a, dtype) for a in arrays], _shape_arr(shape),
                *[_shape_arr(np.shape(a)) for a in arrays], iat_a, fat_a)
-    return _make(y.reshape(shape))
+    return _record_mod.record(op, y.reshape(shape), operands, iat, fat)
 
 
 def _tangent_or_zeros(t, x):
-    return np.zeros(np.shape(x._data)) if t is None else t._data
+    return _make(np.zeros(np.shape(x._data))) if t is None else t
 
 
 def _linear_jvp(op, out, inputs, tangents, iat, fat):
@@ -352,21 +390,20 @@ def _view_jvp(op, out, inputs, tangents, iat, fat):
 def _bilinear_jvp(op, out, inputs, tangents, iat, fat):
     """d(op(A, B)) = op(dA, B) + op(A, dB); for addmm(C, A, B) = beta C + alpha A B,
     op(dC, dA, B) + op(0, A, dB)."""
-    values = [x._data for x in inputs]
     first, second = (1, 2) if op.name == "addmm" else (0, 1)
     total = None
     if tangents[first] is not None or (first == 1 and tangents[0] is not None):
-        arrays = list(values)
-        arrays[first] = _tangent_or_zeros(tangents[first], inputs[first])
+        operands = list(inputs)
+        operands[first] = _tangent_or_zeros(tangents[first], inputs[first])
         if first == 1:
-            arrays[0] = _tangent_or_zeros(tangents[0], inputs[0])
-        total = _run_kernel(op, out, arrays, iat, fat)
+            operands[0] = _tangent_or_zeros(tangents[0], inputs[0])
+        total = _run_kernel(op, out, operands, iat, fat)
     if tangents[second] is not None:
-        arrays = list(values)
-        arrays[second] = tangents[second]._data
+        operands = list(inputs)
+        operands[second] = tangents[second]
         if first == 1:
-            arrays[0] = np.zeros(np.shape(values[0]))
-        part = _run_kernel(op, out, arrays, iat, fat)
+            operands[0] = _tangent_or_zeros(None, inputs[0])
+        part = _run_kernel(op, out, operands, iat, fat)
         total = part if total is None else total + part
     return total
 
@@ -392,9 +429,10 @@ _VIEWS = ("unsqueeze", "permute", "transpose", "t", "select", "slice", "split", 
 _LINEAR = ("expand", "repeat", "cat", "stack", "index", "gather", "index_select",
            "index_add_flat", "embedding")
 _REDUCTIONS = ("sum", "sum_dim", "mean", "mean_dim")
+_BILINEAR = ("mm", "mv", "dot", "bmm", "addmm")
 _RULES = {**{n: _linear_jvp for n in _LINEAR if n in BY_NAME},
           **{n: _reshape_jvp for n in _RESHAPES}, **{n: _view_jvp for n in _VIEWS},
-          **{n: _bilinear_jvp for n in ("mm", "mv", "dot", "bmm", "addmm")},
+          **{n: _bilinear_jvp for n in _BILINEAR},
           **{n: _reduction_jvp for n in _REDUCTIONS},
           "softmax": _softmax_jvp, "log_softmax": _log_softmax_jvp}
 # the rules written in Tensor ops: given the op's recorded result, they record the tangent

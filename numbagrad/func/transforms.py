@@ -212,6 +212,14 @@ class _Call:
             positions, diff = argnums, tuple(args[i] for i in argnums)
         self.orig_leaves, self.diff_spec = _tree_flatten(diff)
         self.diff_leaves = [_make_differentiable(x) for x in self.orig_leaves]
+        # a dual argument stays dual; its tangent then flows through the backward, which
+        # must be the recorded one (forward over reverse)
+        duals = [forward_ad.tangent(x) if isinstance(x, Tensor) else None
+                 for x in self.orig_leaves]
+        for leaf, t in zip(self.diff_leaves, duals):
+            forward_ad.set_tangent(leaf, t)
+        self.keep_graph = self.create_graph  # what is handed back keeps its graph
+        self.create_graph = self.keep_graph or any(t is not None for t in duals)
         self._argnums, self._positions, self._given = argnums, positions, args
         self.args = self.with_leaves(self.diff_leaves)
         self.kwargs = _tree_map(_numpy_arg if self.numpy_mode else (lambda x: x), kwargs)
@@ -233,7 +241,7 @@ class _Call:
                 return x
             if self.numpy_mode:
                 return _to_numpy(x)
-            return x if self.create_graph else x.detach()
+            return x if self.keep_graph else _detached(x)
         return _tree_map(out, tree)
 
     def per_input(self, flat):
@@ -244,12 +252,21 @@ class _Call:
 
     def _like(self, g, orig):
         if isinstance(orig, Tensor):
-            return g if self.create_graph else g.detach()
+            return g if self.keep_graph else _detached(g)
         a = np.array(g.detach().numpy())
         if isinstance(orig, (np.ndarray, np.generic)):
             a = a.astype(orig.dtype, copy=False)
             return orig.dtype.type(a) if isinstance(orig, np.generic) and a.ndim == 0 else a
         return float(a) if a.ndim == 0 else a
+
+
+def _detached(x):
+    """``x.detach()``, keeping its tangent (detached too) where it has one."""
+    d = x.detach()
+    t = forward_ad.tangent(x)
+    if t is not None:
+        forward_ad.set_tangent(d, t.detach())
+    return d
 
 
 def _as_tensor(x):
