@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 from ..core import grad_mode
+from ..core import tape as _tape_mod
 from ..ops import record as _record_mod
 from ..ops import replay_kernels
 from ..ops.pointwise import exp, to_dtype
@@ -469,6 +470,16 @@ def _jvp_by_op_vjp(op, out, inputs, tangents, iat, fat):
     """J @ tangents of one node through ``op.vjp``: record the op once more on fresh leaves,
     take its differentiable vjp at a cotangent u, and differentiate <vjp(u), t> in u."""
     live = [k for k, t in enumerate(tangents) if t is not None]
+    # on a tape of its own: the backward below retires its tape, which must not be one
+    # holding the user's graph (or a graph a backward is walking now)
+    previous = _tape_mod.install(_tape_mod.Tape())
+    try:
+        return _jvp_through_vjp(op, out, inputs, tangents, iat, fat, live)
+    finally:
+        _tape_mod.install(previous)
+
+
+def _jvp_through_vjp(op, out, inputs, tangents, iat, fat, live):
     with grad_mode.enable_grad():
         leaves = []
         for k, x in enumerate(inputs):

@@ -213,9 +213,10 @@ class _Call:
         self.orig_leaves, self.diff_spec = _tree_flatten(diff)
         self.diff_leaves = [_make_differentiable(x) for x in self.orig_leaves]
         # a dual argument stays dual; its tangent then flows through the backward, which
-        # must be the recorded one (forward over reverse)
-        duals = [forward_ad.tangent(x) if isinstance(x, Tensor) else None
-                 for x in self.orig_leaves]
+        # must be the recorded one (forward over reverse). Not inside another transform:
+        # jacfwd's own forward pass then falls back to reverse over reverse
+        duals = [forward_ad.tangent(x) if isinstance(x, Tensor) and _nesting.depth == 0
+                 else None for x in self.orig_leaves]
         for leaf, t in zip(self.diff_leaves, duals):
             forward_ad.set_tangent(leaf, t)
         self.keep_graph = self.create_graph  # what is handed back keeps its graph
