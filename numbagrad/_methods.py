@@ -138,8 +138,10 @@ Tensor.__rtruediv__ = _rbinop("div")
 
 
 def _pow(self, e):
-    out = pointwise.square_fast(self, e) if type(e) is int or type(e) is float else None
-    return pointwise.pow(self, e) if out is None else out
+    # a Python number straight to pow_scalar (its x ** 2 is one NumPy product)
+    if type(e) is int or type(e) is float:
+        return pointwise.pow_scalar(self, e)
+    return pointwise.pow(self, e)
 
 
 Tensor.__pow__ = _pow

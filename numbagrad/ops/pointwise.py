@@ -346,16 +346,6 @@ def rbinary(name, a, b):
     return binary(name, a, b)
 
 
-def square_fast(x, e):
-    """``x ** 2`` of a C-ordered float array, in the fewest steps (the operator's first try);
-    None for anything else, which pow() takes."""
-    d = x._data
-    if e == 2 and type(d) is np.ndarray and (d.dtype is _F64 or d.dtype is _F32) and \
-            d.flags.c_contiguous and (type(e) is int or type(e) is float):
-        return record_array(_POW_SCALAR, d * d, x, None, (), (2.0,))
-    return None
-
-
 def pow_scalar(x, e):
     d = x._data
     if d.dtype.kind != "f" and not x.dtype.is_floating_point:
