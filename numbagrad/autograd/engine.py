@@ -222,6 +222,8 @@ class _Run:
         self.check = tape.any_freed or bool(tape.dirty)
         # (read by the sweep only with check, which is when it is filled)
         self.dirty = np.zeros(n, np.uint8) if self.check else _NO_DIRT
+        if tape.dirty and tape.view_nodes:
+            _dirty_views(tape)
         for node in tape.dirty:
             self.dirty[node] = 1
         if not retain:
@@ -608,6 +610,22 @@ class _Run:
         if self.nodes[node, F_VOFF] >= 0:
             return self.adjoint(node)
         return self.big_adj.get(node)
+
+
+def _dirty_views(tape):
+    """Mark dirty the views recorded of a node whose value was changed in place (they share
+    its memory and version counter): torch names them as regenerated, "output 0 of
+    AsStrided", with their own shape."""
+    dirty = tape.dirty
+    for v in tape.view_nodes:  # in recording order: a view of a view follows its base
+        base = tape.arg_nodes(v)[0]
+        if v not in dirty and base in dirty:
+            (dtype, _), counter, _, expected, _ = dirty[base]
+            dirty[v] = ((dtype, tape.shape_of(v)), counter, "AsStrided", expected, _gone)
+
+
+def _gone():
+    return None
 
 
 def dirty_message(tape, i):

@@ -93,7 +93,17 @@ class Arena:
         self.n = n + 1
 
     def _grow(self, need):
-        buf = np.empty(max(need, 2 * len(self.buf)))
+        size = max(need, 2 * len(self.buf))
+        if need < _last_large:
+            # a loop whose tapes outgrow the spares: straight to the size the last one
+            # reached, not doubling into fresh memory a dozen times (pages are touched
+            # only as they are written)
+            try:
+                buf = np.empty(_last_large)
+            except MemoryError:  # (the hint is only a hint)
+                buf = np.empty(size)
+        else:
+            buf = np.empty(size)
         buf[:self.n] = self.buf[:self.n]
         self.buf = buf
         self.cells = memoryview(buf)
@@ -106,7 +116,10 @@ class Arena:
             return
         # references: this attribute, the local name, getrefcount's argument; a NumPy view
         # anywhere would add its own
-        if len(_spare) < _SPARE_MAX and _ARENA_START < len(buf) <= _SPARE_LARGEST and \
+        if len(buf) > _SPARE_LARGEST:
+            global _last_large
+            _last_large = self.n + (self.n >> 3)
+        elif len(_spare) < _SPARE_MAX and _ARENA_START < len(buf) and \
                 sys.getrefcount(buf) == 3:
             _spare.append(buf)
 
@@ -115,14 +128,18 @@ _ARENA_START = 1024
 _SPARE_MAX = 4  # buffers kept for new tapes (list append/pop: atomic across threads)
 _SPARE_LARGEST = 1 << 23  # 64 MB: a larger arena is let go
 _spare = []
+# the values the last tape too large for a spare held, and an eighth more: the size a tape
+# that outgrows its spare grows to at once
+_last_large = 0
 
 
 class Tape:
     __slots__ = ("nodes", "args", "shapes", "iat", "fat", "val", "big_val", "sources",
                  "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
                  "serial", "bridges", "hooks", "functions", "names", "sites", "transposes",
-                 "big", "pinned", "traced_casts", "guards", "sweeps", "node_objects",
-                 "node_metadata", "node_post_hooks", "output_of", "blas", "has_big", "__weakref__")
+                 "linear_t", "view_nodes", "big", "pinned", "traced_casts", "guards", "sweeps",
+                 "node_objects", "node_metadata", "node_post_hooks", "output_of", "blas", "has_big",
+                 "__weakref__")
 
     def __init__(self):
         self.nodes = array("q")
@@ -152,6 +169,12 @@ class Tape:
         # product F.linear recorded them for: that product's backward writes the input's
         # gradient in the input's own layout (engine.py), so no strided scatter is needed
         self.transposes = {}
+        # F.linear's weight (a source) -> (its t() node, the weight's version then): a loop
+        # that applies one layer at every step shares one transpose, as the replay merges them
+        self.linear_t = {}
+        # nodes recorded as views of their first input (sharing its memory and version
+        # counter): changing that input in place changes their saved values too
+        self.view_nodes = []
         # Nodes of at least this many elements keep their own array (see BIG). A tape traced
         # for compiled replay sets it out of reach: replay keeps every value in the arena.
         self.big = BIG

@@ -3,15 +3,17 @@
 import numpy as np
 
 from ..core import grad_mode
+from ..core.tape import current_tape
 from ..tensor import Tensor, _make  # noqa: F401
 from . import gemm
 from . import record as record_module
 from .pointwise import binary, to_dtype
-from .record import record, record_array, shape_error_broadcast
+from .record import note_view, record, record_array, shape_error_broadcast
 from .registry import Sample, Unwritten, defop, vjp_rule
 from .shape import (
     TRANSPOSE,
     UNSAFE_VIEW,
+    _transposed,
     as_view,
     contiguous,
     expand,
@@ -281,9 +283,22 @@ def weight_t(w):
     """``t(w)`` for F.linear, whose one matrix product is the only consumer of the result:
     noted in Tape.transposes, so that product's backward writes w's gradient in w's own
     layout (engine.py) instead of the t() node scattering it through a strided view."""
+    if w._tape is None and w._requires_grad and grad_mode.state.enabled and \
+            record_module.forward_hook is None and not record_module._anomaly.enabled:
+        tape = current_tape()
+        node = tape.sources.get(id(w))
+        shared = None if node is None else tape.linear_t.get(node)
+        if shared is not None and shared[1] == w._vc[0] and not tape.any_freed and \
+                not tape.pinned:
+            wt = _make(w._data.T, tape, shared[0])
+            note_view(wt, w, _transposed)
+            return wt
     wt = _t(w)
     if wt._tape is not None and w.ndim == 2:
-        wt._tape.transposes[wt._node] = wt._tape.arg_nodes(wt._node)[0]
+        tape = wt._tape
+        src = tape.transposes[wt._node] = tape.arg_nodes(wt._node)[0]
+        if w._tape is None:
+            tape.linear_t[src] = (wt._node, w._vc[0])
     return wt
 
 

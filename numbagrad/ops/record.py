@@ -303,6 +303,8 @@ def note_view(t, x, fn):
     else:
         t._base, t._view = x._base, ((*x._view[0], fn), x._vc[0])
     t._vc = x._vc
+    if t._tape is not None:
+        t._tape.view_nodes.append(t._node)
 
 
 def fresh_view(t):
