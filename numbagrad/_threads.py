@@ -7,6 +7,7 @@ object but not its threads, and would queue its work forever."""
 
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 _pool = _pool_pid = None
@@ -39,3 +40,91 @@ def in_parallel(calls):
     finally:
         for f in futures:
             f.result()
+
+
+# ---- Numba's thread count on a busy machine ---------------------------------------------------
+# A parallel region (a prange kernel, a split product) ends when its slowest thread does: where
+# other programs keep the cores busy, every region waits for a time slice and takes many times
+# its one-thread time. So each thread that runs numbagrad's work looks, at most every
+# _SAMPLE_S seconds, at how much of the CPUs it may use the rest of the machine used since
+# (/proc/stat less this process's own CPU time), and runs Numba's regions on the cores left
+# (at least one, at most the count the user set). NUMBAGRAD_FIT_THREADS=0 turns this off.
+_SAMPLE_S = 0.1
+_FIT = os.environ.get("NUMBAGRAD_FIT_THREADS", "1") != "0"
+
+
+class _Fit(threading.local):
+    def __init__(self):
+        self.next = 0.0  # monotonic time of the next look
+        self.last = None  # (monotonic time, busy CPU seconds of the machine, of this process)
+        self.wanted = None  # the user's count (numba.get_num_threads() when first seen)
+        self.applied = None  # the count this set last
+
+
+_fit = _Fit()
+_cpu_lines = None  # the /proc/stat lines of the CPUs this process may run on
+
+
+def _busy_seconds():
+    """CPU seconds the allowed CPUs have spent busy since boot (Linux), or None."""
+    global _cpu_lines
+    try:
+        with open("/proc/stat", "rb") as f:
+            text = f.read()
+    except OSError:
+        return None
+    if _cpu_lines is None:
+        _cpu_lines = tuple(f"cpu{c} ".encode() for c in sorted(os.sched_getaffinity(0)))
+    busy = 0
+    for line in text.splitlines():
+        if line.startswith(_cpu_lines):
+            # user nice system idle iowait irq softirq steal: all but idle and iowait
+            v = line.split()[1:9]
+            busy += sum(map(int, v)) - int(v[3]) - int(v[4])
+    return busy / _TICKS
+
+
+try:
+    _TICKS = os.sysconf("SC_CLK_TCK")
+except (AttributeError, ValueError, OSError):
+    _FIT = False
+
+
+def busy_cores(last, now):
+    """Cores the rest of the machine kept busy between two samples (time, machine busy
+    seconds, own CPU seconds)."""
+    span = now[0] - last[0]
+    return max(0.0, (now[1] - last[1]) - (now[2] - last[2])) / span
+
+
+def fit_threads():
+    """Set this thread's Numba thread count to the cores other programs leave free (see
+    above); cheap between looks (a clock read)."""
+    f = _fit
+    t = time.monotonic()
+    if t < f.next or not _FIT:
+        return
+    f.next = t + _SAMPLE_S
+    busy = _busy_seconds()
+    if busy is None:
+        return
+    now = (t, busy, time.process_time())
+    last, f.last = f.last, now
+    import numba
+
+    current = numba.get_num_threads()
+    if f.applied is None or current != f.applied:
+        f.wanted = current  # first look, or the user set a count since
+    if last is None:
+        f.applied = current
+        return
+    free = len(_cpu_lines) - busy_cores(last, now)
+    n = max(1, min(f.wanted, int(free + 0.5)))
+    if n != current:
+        numba.set_num_threads(n)
+    f.applied = n
+
+
+def wanted(n):
+    """The user set ``n`` threads (set_num_threads): the most this thread's count is fitted to."""
+    _fit.wanted = _fit.applied = n

@@ -8,7 +8,7 @@ import warnings
 import numba
 import numpy as np
 
-from . import backends, creation_legacy, creation_misc, cuda, dtypes
+from . import _threads, backends, creation_legacy, creation_misc, cuda, dtypes
 from .core.docs import documented
 from .creation_device import device
 from .creation_legacy import *  # noqa: F403 - torch.FloatTensor and kin
@@ -164,6 +164,7 @@ def set_num_threads(int):  # noqa: A002 - torch's argument name
         raise RuntimeError("set_num_threads expects a positive integer")
     # Numba's pool is sized at start (NUMBA_NUM_THREADS); more than that is not available
     numba.set_num_threads(min(int, numba.config.NUMBA_NUM_THREADS))
+    _threads.wanted(numba.get_num_threads())
 
 
 def get_num_threads():

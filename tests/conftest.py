@@ -23,6 +23,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # suite about twice as slow (tests/test_blas_threads.py runs its own processes without it)
     os.environ.setdefault("NUMBAGRAD_BLAS_THREADS", "1")
 
+# tests choose their thread counts: not fitted to what other processes (the other xdist
+# worker) leave free; tests/test_fit_threads.py turns the fitting on itself
+os.environ.setdefault("NUMBAGRAD_FIT_THREADS", "0")
+
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 

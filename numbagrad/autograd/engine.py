@@ -6,6 +6,7 @@ import re
 import numpy as np
 
 from .. import _blas
+from .._threads import fit_threads
 from ..core.grad_mode import no_grad
 from ..core.tape import (
     F_BIG,
@@ -667,6 +668,7 @@ def run_backward(roots, grads, retain_graph, inputs, collect=None):
 
 
 def _run_backward(roots, grads, retain_graph, inputs, collect):
+    fit_threads()
     pending = {}  # tape serial -> (tape, [(node, flat gradient)])
     for t, g in zip(roots, grads):
         pending.setdefault(t._tape.serial, (t._tape, []))[1].append((t._node, g))

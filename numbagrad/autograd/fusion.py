@@ -60,7 +60,7 @@ import threading
 import numba
 import numpy as np
 
-from .._threads import in_parallel
+from .._threads import fit_threads, in_parallel
 from ..core.tape import FLAG_BIG, FLAG_F32, FLAG_HOOK, FLAG_NEEDS_GRAD, column
 from ..ops import kernelgen, op_kernels, reduction_tree, registry
 from . import eager_nodes
@@ -493,6 +493,7 @@ def _add_partials(r, adj, partial):
 def run(plan, program, val, adj, parts, with_grad):
     """``program``'s replay (as its module's ``run_in``) with ``plan``'s regions fused, on
     the inputs ``parts`` (flat float64 arrays, in ``program.in_off`` order)."""
+    fit_threads()
     replay = program.replay
     nodes, iat, fat = program.nodes, program.iat, program.fat
     for o, n, p in plan.copy_in:

@@ -41,6 +41,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .. import _blas
+from .._threads import fit_threads
 
 # CBLAS enums
 _F16 = np.dtype(np.float16)
@@ -362,6 +363,8 @@ def product_into(y, a, b, alpha=1.0, beta=0.0):
     if work < BLAS_THREADS_MIN:
         product(y, a, b, float(alpha), float(beta))
         return
+    if work >= SPLIT_MIN:
+        fit_threads()
     with _ONE_THREAD:
         if work >= SPLIT_MIN and numba.get_num_threads() > 1:
             _product_parallel(y, a, b, float(alpha), float(beta))

@@ -16,7 +16,7 @@ import numpy as np
 from .. import dtypes
 from .._foreign import foreign_array, is_array_like
 from .._methods import _bump_version
-from .._threads import in_parallel
+from .._threads import fit_threads, in_parallel
 from ..core import grad_mode
 from ..dtypes import float64, get_default_dtype
 from ..predicates import typename
@@ -541,7 +541,10 @@ PARALLEL_MIN = int(os.environ.get("NUMBAGRAD_OPTIM_PARALLEL_MIN", 1 << 19))
 
 
 def _threads(total):
-    return numba.get_num_threads() if total >= PARALLEL_MIN else 1
+    if total < PARALLEL_MIN:
+        return 1
+    fit_threads()
+    return numba.get_num_threads()
 
 
 def _step_threaded(parts, code, p_at, g_at, s_at, sizes, hp, pp, itemsize):
