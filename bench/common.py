@@ -35,12 +35,11 @@ def interleaved_medians(fns, rounds=15, block=21):
 def set_threads(n):
     """n threads for torch, Numba and the BLAS pools (NumPy's and SciPy's: the hand-written
     NumPy rows use them; numbagrad holds them at one thread in its own products anyway)."""
-    import numba
     import torch
 
     import numbagrad
     torch.set_num_threads(n)
-    numba.set_num_threads(n)
+    numbagrad.set_num_threads(n)  # (numba's, and the most numbagrad fits to a busy machine)
     numbagrad.set_blas_threads(n)
 
 

@@ -10,6 +10,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import numba
+
 _pool = _pool_pid = None
 _lock = threading.Lock()
 
@@ -59,6 +61,7 @@ class _Fit(threading.local):
         self.last = None  # (monotonic time, busy CPU seconds of the machine, of this process)
         self.wanted = None  # the user's count (numba.get_num_threads() when first seen)
         self.applied = None  # the count this set last
+        self.free = None  # the cores the last look found free
 
 
 _fit = _Fit()
@@ -110,21 +113,27 @@ def fit_threads():
         return
     now = (t, busy, time.process_time())
     last, f.last = f.last, now
-    import numba
-
     current = numba.get_num_threads()
     if f.applied is None or current != f.applied:
         f.wanted = current  # first look, or the user set a count since
-    if last is None:
-        f.applied = current
-        return
-    free = len(_cpu_lines) - busy_cores(last, now)
-    n = max(1, min(f.wanted, int(free + 0.5)))
+    if last is not None:
+        f.free = int(len(_cpu_lines) - busy_cores(last, now) + 0.5)
+    _apply(current)
+
+
+def _apply(current):
+    f = _fit
+    n = f.wanted if f.free is None else max(1, min(f.wanted, f.free))
     if n != current:
         numba.set_num_threads(n)
     f.applied = n
 
 
 def wanted(n):
-    """The user set ``n`` threads (set_num_threads): the most this thread's count is fitted to."""
-    _fit.wanted = _fit.applied = n
+    """The user set ``n`` threads (set_num_threads): the most this thread's count is fitted
+    to, fitted at once to what the last look found free."""
+    _fit.wanted = n
+    if _FIT:
+        _apply(n)
+    else:
+        _fit.applied = n

@@ -52,6 +52,9 @@ def test_the_users_count_is_the_most(machine):
     assert machine(0.2, 0.0) == 2
     numba.set_num_threads(1)  # set directly, bypassing numbagrad: taken as the user's
     assert machine(0.2, 0.0) == 1
+    machine(0.2, 2.0)
+    ng.set_num_threads(2)  # on a busy machine: fitted at once, not at the next look
+    assert numba.get_num_threads() == 1
 
 
 def test_results_do_not_depend_on_the_fitted_count(machine):

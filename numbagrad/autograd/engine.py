@@ -668,12 +668,13 @@ def run_backward(roots, grads, retain_graph, inputs, collect=None):
 
 
 def _run_backward(roots, grads, retain_graph, inputs, collect):
-    fit_threads()
     pending = {}  # tape serial -> (tape, [(node, flat gradient)])
     for t, g in zip(roots, grads):
         pending.setdefault(t._tape.serial, (t._tape, []))[1].append((t._node, g))
     while pending:
         tape, seeds = pending.pop(max(pending))
+        if tape.has_big or tape.blas:  # (the rest of the sweep runs on this thread alone)
+            fit_threads()
         with _blas.one_thread(tape.blas):
             _sweep_tape(tape, seeds, pending, retain_graph, inputs, collect)
 
