@@ -282,7 +282,9 @@ def linear(x, w, bias):
 def weight_t(w):
     """``t(w)`` for F.linear, whose one matrix product is the only consumer of the result:
     noted in Tape.transposes, so that product's backward writes w's gradient in w's own
-    layout (engine.py) instead of the t() node scattering it through a strided view."""
+    layout (engine.py) instead of the t() node scattering it through a strided view. A
+    leaf weight applied again on the same tape, unchanged since, takes the same t() node
+    (an RNN cell's weights at every step): the node is internal, no hook can tell."""
     if w._tape is None and w._requires_grad and grad_mode.state.enabled and \
             record_module.forward_hook is None and not record_module._anomaly.enabled:
         tape = current_tape()
