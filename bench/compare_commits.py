@@ -8,6 +8,9 @@ untimed round (an old tree may compile for minutes there). 1 thread unless a wor
 otherwise. Prints a markdown table: per tree, the median of the rounds' figures and their
 range, and this checkout's ratio to the earlier one.
 
+The cold workloads (``cold_*``) run each process on new empty caches, as on a new machine;
+``import_numbagrad`` times the import alone (warm caches).
+
 Run: python bench/compare_commits.py 0723ab6 [--rounds 3] [--only eager_scalar_backward,...]
 """
 
@@ -16,6 +19,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -38,8 +42,40 @@ def best_of(fn, calls, repeat=5):
     return best
 """
 
-# name -> (unit, scale to that unit, threads, code printing one figure in seconds)
+# name -> (unit, scale to that unit, threads, code printing one figure in seconds); the
+# COLD ones run without the prelude, each process on new empty caches (a new machine)
+COLD = {"cold_seed_backward", "cold_compiled_rosenbrock_first_call"}
+RAW = COLD | {"import_numbagrad"}
 WORKLOADS = {
+    "import_numbagrad": ("s", 1, 1, """
+        import time
+        t0 = time.perf_counter()
+        import numbagrad
+        print(time.perf_counter() - t0)
+    """),
+    "cold_seed_backward": ("s", 1, 1, """
+        import time
+        t0 = time.perf_counter()
+        import numbagrad as ng
+        w = ng.tensor(2.0, requires_grad=True)
+        b = ng.tensor(0.5, requires_grad=True)
+        y = w * ng.tensor(3.0) + b
+        y.backward()
+        print(time.perf_counter() - t0)
+    """),
+    "cold_compiled_rosenbrock_first_call": ("s", 1, 1, """
+        import time
+        import numpy as np
+        import numbagrad as ng
+        import numbagrad.func
+        def f(x):
+            return (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+        vg = ng.compile(ng.func.value_and_grad(f))
+        x = np.random.default_rng(0).standard_normal(1000)
+        t0 = time.perf_counter()
+        vg(x)
+        print(time.perf_counter() - t0)
+    """),
     "eager_scalar_backward": ("ns/op", 1e9, 1, """
         from numbagrad.__main__ import scalar_graph
         init = np.random.default_rng(0).uniform(-1, 1, 100)
@@ -159,13 +195,21 @@ def worktree(commit):
 
 
 def measure(tree, caches, name):
-    """One fresh process running workload ``name`` against ``tree``: its figure in seconds."""
+    """One fresh process running workload ``name`` against ``tree``: its figure in seconds.
+    Python's bytecode is cached as after `pip install` (PYTHONDONTWRITEBYTECODE unset): a
+    process that compiles every module's source first measures the source's length."""
     unit, scale, threads, code = WORKLOADS[name]
-    env = dict(os.environ, PYTHONPATH=str(tree), NUMBA_CACHE_DIR=str(caches / "numba"),
-               NUMBAGRAD_CACHE_DIR=str(caches / "numbagrad"), NUMBAGRAD_COMPILE_WORKERS="0")
-    source = PRELUDE.replace("THREADS", str(threads)) + textwrap.dedent(code)
-    out = subprocess.run([sys.executable, "-c", source], env=env, capture_output=True,
-                         text=True, cwd=caches)
+    with tempfile.TemporaryDirectory() as empty:
+        if name in COLD:
+            caches = Path(empty)
+        env = dict(os.environ, PYTHONPATH=str(tree), NUMBA_CACHE_DIR=str(caches / "numba"),
+                   NUMBAGRAD_CACHE_DIR=str(caches / "numbagrad"),
+                   NUMBAGRAD_COMPILE_WORKERS="0")
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        source = textwrap.dedent(code) if name in RAW else \
+            PRELUDE.replace("THREADS", str(threads)) + textwrap.dedent(code)
+        out = subprocess.run([sys.executable, "-c", source], env=env, capture_output=True,
+                             text=True, cwd=caches)
     if out.returncode != 0:
         raise RuntimeError(f"{name} failed on {tree}:\n{out.stderr[-2000:]}")
     return float(out.stdout.strip().splitlines()[-1])
