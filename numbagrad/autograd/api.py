@@ -8,7 +8,7 @@ import numpy as np
 from ..core.grad_mode import enable_grad
 from ..ops.pointwise import to_dtype
 from ..ops.record import fresh_view
-from ..ops.shape import reshape
+from ..ops.shape import reshape, stack
 from ..tensor import Tensor, _accumulate_grad, _make
 from . import anomaly, engine
 from .differentiable import _accumulate_tensor, run_backward_graph
@@ -138,7 +138,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """
 
     if is_grads_batched:
-        raise NotImplementedError("numbagrad: is_grads_batched=True is not implemented yet")
+        return _batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                        allow_unused, materialize_grads)
     outputs = _as_tuple(outputs)
     inputs = _checked_inputs(inputs, "grad requires non-empty inputs.")
     if retain_graph is None:
@@ -158,6 +159,42 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         engine.run_backward(roots, seeds, retain_graph, inputs, collect)
     return _results(inputs, collect, allow_unused, materialize_grads,
                     lambda g, t: _make(g.reshape(np.shape(t._data)).astype(t._data.dtype)))
+
+
+def _batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+             materialize_grads):
+    """grad(..., is_grads_batched=True): the first dim of every grad_output is a batch, each
+    gradient gets it too. torch vmaps one backward over it; with no batching rules here, one
+    backward per row (the graph retained for all but the last), stacked."""
+    outputs = _as_tuple(outputs)
+    gos = _as_tuple(grad_outputs)
+    if gos is None or len(gos) != len(outputs) or any(not isinstance(g, Tensor) for g in gos):
+        raise RuntimeError("numbagrad: is_grads_batched=True needs a batched Tensor in "
+                           "grad_outputs for each output")
+    for k, (o, g) in enumerate(zip(outputs, gos)):
+        if g.ndim == 0 or tuple(g.shape[1:]) != tuple(o.shape):
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions "
+                "are expected to match the shape of corresponding output, but a mismatch was "
+                # (torch's shape: that of grad_output[k][0] less its first dim)
+                f"detected: grad_output[{k}] has a shape of {g.shape[2:]} and output[{k}] has "
+                f"a shape of {o.shape}. If you only want some tensors in `grad_output` to be "
+                "considered batched, consider using vmap.")
+    sizes = sorted({g.shape[0] for g in gos})
+    if len(sizes) > 1:
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    if retain_graph is None:
+        retain_graph = create_graph
+    rows = [grad(outputs, inputs, [g[b] for g in gos],
+                 retain_graph=retain_graph if b == sizes[0] - 1 else True,
+                 create_graph=create_graph, allow_unused=allow_unused,
+                 materialize_grads=materialize_grads)
+            for b in range(sizes[0])]
+    return tuple(None if column[0] is None else stack(list(column))
+                 for column in zip(*rows)) if rows else \
+        tuple(None for _ in _as_tuple(inputs))
 
 
 def _results(inputs, collect, allow_unused, materialize_grads, as_gradient):

@@ -11,7 +11,8 @@ same zero filling for outputs independent of an input, and the same error messag
   products with ``vmap``; here it loops over the rows of the standard basis, which gives the same
   values (and keeps torch's argument checks: ``strict=True`` with ``vectorize=True`` raises).
 * ``strategy="forward-mode"`` (jacobian) and ``outer_jacobian_strategy="forward-mode"``
-  (hessian) run the reverse-mode code too: numbagrad has no forward-mode AD yet. torch's
+  (hessian) run the reverse-mode code too (the same values; torch batches its forward-mode
+  columns with vmap, which has no batching rules here). torch's
   restrictions on forward mode are kept (it needs ``vectorize=True``, and refuses
   ``strict=True`` and ``create_graph=True``), and so is the shape of what it returns (lists
   for tuple inputs, results requiring grad when an input does), so that a script behaves here

@@ -13,9 +13,10 @@ A port of ``torch/autograd/gradcheck.py`` (torch 2.13) for real, dense tensors:
   seed stands for one), the double-precision warning, stride-0 inputs, and ``fast_mode``
   (random projections ``v^T J u`` instead of whole Jacobians).
 
-Forward-mode AD and vmap do not exist in numbagrad: ``check_forward_ad``,
-``check_batched_grad``, ``check_batched_forward_grad`` (and gradgradcheck's
-``check_fwd_over_rev``) raise NotImplementedError when set to True. There are no complex or
+``check_forward_ad`` (and gradgradcheck's ``check_fwd_over_rev``) build the analytical
+Jacobian by forward-mode AD instead (gradcheck_modes.py). vmap has no batching rules in
+numbagrad: ``check_batched_grad`` and ``check_batched_forward_grad`` raise
+NotImplementedError when set to True. There are no complex or
 sparse tensors, so torch's real/imaginary split and ``masked`` densification have nothing to
 do (``masked`` still selects allclose over exact zeros in the grad_output check).
 """
@@ -29,6 +30,7 @@ from ..core import tape as tape_mod
 from ..core import torch_rng
 from ..factories import _engine
 from ..tensor import Tensor, _make
+from . import gradcheck_modes
 from .api import grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -70,10 +72,8 @@ If the test
   module_test entry to have `gradcheck_fast_mode=False`
 """.strip()
 
-_NO_FORWARD_AD = ("numbagrad: {} needs forward-mode AD, which numbagrad does not implement "
-                  "yet; only the reverse-mode checks (check_backward_ad=True) are available")
-_NO_VMAP = ("numbagrad: {} needs batched gradients (vmap / is_grads_batched), which numbagrad "
-            "does not implement yet")
+_NO_VMAP = ("numbagrad: {} checks vmap's batching rules for forward mode, which numbagrad "
+            "does not have (its vmap calls the function once per row)")
 
 # torch._make_vectors draws fast mode's random vectors from a new torch.Generator(), whose
 # default seed is this. Its CPU engine is an MT19937 seeded with the low 32 bits, and
@@ -349,9 +349,11 @@ def _check_inputs(tupled_inputs):
     return True
 
 
-def _get_notallclose_msg(analytical, numerical, output_idx, input_idx):
+def _get_notallclose_msg(analytical, numerical, output_idx, input_idx, is_forward_ad=False):
+    mode = "computed with forward mode " if is_forward_ad else ""
     return (
-        f"Jacobian mismatch for output {output_idx:d} with respect to input {input_idx:d},\n"
+        f"Jacobian {mode}mismatch for output {output_idx:d} with respect to input "
+        f"{input_idx:d},\n"
         f"numerical:{_fmt(numerical)}\nanalytical:{_fmt(analytical)}\n"
     )
 
@@ -367,13 +369,22 @@ def _check_no_differentiable_outputs(func, inputs, func_out, eps):
 
 
 def _slow_gradcheck(func, func_out, tupled_inputs, outputs, eps, rtol, atol,
-                    check_grad_dtypes, nondet_tol, *, masked=False):
+                    check_grad_dtypes, nondet_tol, *, masked=False, use_forward_ad=False):
     func_out = _as_tuple(func_out)
     if not outputs:
         return _check_no_differentiable_outputs(func, tupled_inputs, func_out, eps)
     numerical = _numerical_jacobians(func, tupled_inputs, func_out, eps)
     # per differentiable output i, per input j requiring grad (torch's numbering)
     diff_positions = [k for k, o in enumerate(func_out) if _requires_grad(o)]
+    if use_forward_ad:
+        # (torch's indexing: the analytical side counts floating-point outputs)
+        analytical = gradcheck_modes.analytical_jacobians(func, tupled_inputs, func_out)
+        for i, k in enumerate(diff_positions):
+            for j, n_per_output in enumerate(numerical):
+                a, n = analytical[j][i], n_per_output[k]
+                if not _allclose(a, n, rtol, atol):
+                    raise GradcheckError(_get_notallclose_msg(a, n, i, j, is_forward_ad=True))
+        return True
     for i, o in enumerate(outputs):
         analytical = _analytical_jacobians(tupled_inputs, o, nondet_tol, check_grad_dtypes)
         for j, a in enumerate(analytical):
@@ -421,14 +432,25 @@ def _numerical_jvps(func, inputs, func_out, x, u, eps):
 
 
 def _run_slow_mode_and_get_error(func, tupled_inputs, func_out, outputs, input_idx,
-                                 output_idx, rtol, atol, eps):
+                                 output_idx, rtol, atol, eps, is_forward_ad=False):
     # Compute jacobians in slow mode for better error message
     func_out = _as_tuple(func_out)
-    diff_positions = [k for k, o in enumerate(func_out) if _requires_grad(o)]
+    test = _is_float_tensor if is_forward_ad else _requires_grad
+    positions = [k for k, o in enumerate(func_out) if test(o)]
     slow_numerical = _numerical_jacobians(func, tupled_inputs, func_out, eps)[input_idx][
-        diff_positions[output_idx]]
-    slow_analytical = _analytical_jacobians(tupled_inputs, outputs[output_idx], float("inf"),
-                                            False)[input_idx]
+        positions[output_idx]]
+    if is_forward_ad:  # the forward-mode Jacobian of that output on that input alone
+        at = [k for k, x in enumerate(tupled_inputs) if _requires_grad(x)][input_idx]
+
+        def new_fn(inp):
+            new_inputs = list(tupled_inputs)
+            new_inputs[at] = inp
+            return _as_tuple(func(*new_inputs))[positions[output_idx]]
+        slow_analytical = gradcheck_modes.analytical_jacobians(
+            new_fn, (tupled_inputs[at],), (func_out[positions[output_idx]],))[0][0]
+    else:
+        slow_analytical = _analytical_jacobians(tupled_inputs, outputs[output_idx],
+                                                float("inf"), False)[input_idx]
     n, a = np.asarray(slow_numerical._data), np.asarray(slow_analytical._data)
     slow_max_diff = _make(np.abs(n - a).max()) if n.size else _make(np.float64(0.0))
     slow_allclose = _allclose(slow_analytical, slow_numerical, rtol, atol)
@@ -447,13 +469,16 @@ def _run_slow_mode_and_get_error(func, tupled_inputs, func_out, outputs, input_i
 
 
 def _fast_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
-                    nondet_tol, *, masked=False):
+                    nondet_tol, *, masked=False, use_forward_ad=False):
     # See https://github.com/pytorch/pytorch/issues/53876: compare v^T (J u) computed by
     # finite differences with (v^T J) u computed by backward, for random unit u and v.
     func_out = _as_tuple(func_out)
     diff_inputs = _diff_inputs(inputs)
     generator = _TorchCPUGenerator()
     all_u = [_vec_from_tensor(x, generator) for x in diff_inputs]
+    if use_forward_ad:  # J u by forward mode against J u by finite differences
+        return _fast_forward_check(func, func_out, inputs, outputs, eps, rtol, atol,
+                                   diff_inputs, all_u)
     all_v = [_vec_from_tensor(o, generator) for o in outputs]
     diff_positions = [k for k, o in enumerate(func_out) if _requires_grad(o)]
 
@@ -480,6 +505,55 @@ def _fast_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad
                 jacobians_str = _run_slow_mode_and_get_error(
                     func, inputs, func_out, outputs, i, j, rtol, atol, eps)
                 raise GradcheckError(_get_notallclose_msg(a, n, j, i) + jacobians_str)
+    return True
+
+
+def _fast_forward_check(func, func_out, inputs, outputs, eps, rtol, atol, diff_inputs, all_u):
+    floats = [k for k, o in enumerate(func_out) if _is_float_tensor(o)]
+    analytical = gradcheck_modes.analytical_jacobians(func, inputs, func_out, all_u=all_u)
+    for i, (x, u) in enumerate(zip(diff_inputs, all_u)):
+        jvps = _numerical_jvps(func, inputs, func_out, x, u, eps)
+        for j, k in enumerate(floats):
+            a, n = _make(np.asarray(analytical[i][j]._data)[0]), _make(jvps[k])
+            if not _allclose(a, n, rtol, _adjusted_atol(atol, u, None)):
+                jacobians_str = _run_slow_mode_and_get_error(
+                    func, inputs, func_out, outputs, i, j, rtol, atol, eps, is_forward_ad=True)
+                raise GradcheckError(_get_notallclose_msg(a, n, j, i, is_forward_ad=True) +
+                                     jacobians_str)
+    return True
+
+
+def _test_batched_grad(inputs, output, output_idx):
+    try:
+        found = gradcheck_modes.batched_grad_mismatch(inputs, output)
+    except RuntimeError as ex:
+        raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n"
+                             f"{gradcheck_modes.FAILED_BATCHED_GRAD_MSG}") from ex
+    if found is not None:
+        input_idx, res, exp = found
+        raise GradcheckError(f"""
+For output {output_idx} and input {input_idx}:
+
+{gradcheck_modes.FAILED_BATCHED_GRAD_MSG}
+
+Got:
+{_fmt(res)}
+
+Expected:
+{_fmt(exp)}
+""".strip())
+    return True
+
+
+def _test_undefined_forward_mode(func, inputs):
+    generator = _TorchCPUGenerator()  # torch's _make_vectors: a fresh generator
+    all_u = [_vec_from_tensor(x, generator) for x in _diff_inputs(inputs)]
+    found = gradcheck_modes.undefined_tangent_mismatch(func, inputs, all_u)
+    if found is not None:
+        index_o, inp, res1, res2 = found
+        raise GradcheckError("Mismatch in tangent values for output with index: ", index_o,
+                             " when input: ", inp, " has an undefined tangent value. ",
+                             " Got: ", res1, " but expected: ", res2)
     return True
 
 
@@ -572,8 +646,11 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
 
     Returns True if every check passes. A failed check raises :class:`GradcheckError`, or
     returns False if ``raise_exception=False``. ``fast_mode=True`` compares random
-    projections ``v^T J u`` instead of whole Jacobians. Forward-mode AD and batched-gradient
-    checks are not available (NotImplementedError when requested).
+    projections ``v^T J u`` instead of whole Jacobians. ``check_forward_ad=True`` checks the
+    Jacobian computed by forward-mode AD too (``J u`` in fast mode), ``check_batched_grad``
+    the gradients of ``autograd.grad(..., is_grads_batched=True)``;
+    ``check_batched_forward_grad`` is not available (NotImplementedError: vmap has no
+    batching rules here).
 
     Examples:
         >>> import numbagrad as torch
@@ -593,13 +670,12 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
         raise AssertionError(
             "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
         )
-    if check_forward_ad:
-        raise NotImplementedError(_NO_FORWARD_AD.format("gradcheck(check_forward_ad=True)"))
-    if check_batched_grad:
-        raise NotImplementedError(_NO_VMAP.format("gradcheck(check_batched_grad=True)"))
+    if check_batched_forward_grad:
+        raise NotImplementedError(_NO_VMAP.format("gradcheck(check_batched_forward_grad=True)"))
     args = dict(func=func, inputs=inputs, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol,
                 check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
-                fast_mode=fast_mode, masked=masked)
+                fast_mode=fast_mode, masked=masked, check_forward_ad=check_forward_ad,
+                check_backward_ad=check_backward_ad, check_batched_grad=check_batched_grad)
     if not raise_exception:
         try:
             return _gradcheck_helper(**args)
@@ -609,7 +685,8 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
 
 
 def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                      check_grad_dtypes, fast_mode, masked):
+                      check_grad_dtypes, fast_mode, masked, check_forward_ad, check_backward_ad,
+                      check_batched_grad):
     tupled_inputs = _as_tuple(inputs)
     _check_inputs(tupled_inputs)
 
@@ -617,8 +694,19 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
     outputs = _differentiable_outputs(func_out)
 
     gradcheck_fn = _fast_gradcheck if fast_mode else _slow_gradcheck
-    gradcheck_fn(func, func_out, tupled_inputs, outputs, eps, rtol, atol, check_grad_dtypes,
-                 nondet_tol, masked=masked)
+    if check_backward_ad:
+        gradcheck_fn(func, func_out, tupled_inputs, outputs, eps, rtol, atol,
+                     check_grad_dtypes, nondet_tol, masked=masked)
+    if check_forward_ad:
+        gradcheck_fn(func, func_out, tupled_inputs, outputs, eps, rtol, atol,
+                     check_grad_dtypes, nondet_tol, masked=masked, use_forward_ad=True)
+        if check_undefined_grad:
+            _test_undefined_forward_mode(func, tupled_inputs)
+    if not check_backward_ad:  # the remaining checks are backward's
+        return True
+    if check_batched_grad:
+        for i, o in enumerate(outputs):
+            _test_batched_grad(tupled_inputs, o, i)
 
     _test_backward_mul_by_grad_output(outputs, tupled_inputs, masked)
 
@@ -657,8 +745,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rto
     Without ``grad_outputs``, random ones are drawn uniformly in [-1, 1) with the global
     generator, as torch does (seed it with ``numbagrad.manual_seed``); they require grad and
     are checked too. ``gen_non_contig_grad_outputs=True`` makes them non-contiguous.
-    ``check_fwd_over_rev`` and ``check_batched_grad`` are not available
-    (NotImplementedError when set).
+    ``check_fwd_over_rev=True`` checks them by forward mode over the reverse-mode gradients
+    too, ``check_batched_grad`` their batched computation.
     """
     if not (check_fwd_over_rev or check_rev_over_rev):
         raise AssertionError(
@@ -672,11 +760,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rto
         raise AssertionError(
             "Setting check_batched_grad=True requires check_rev_over_rev to be True"
         )
-    if check_fwd_over_rev:
-        raise NotImplementedError(
-            _NO_FORWARD_AD.format("gradgradcheck(check_fwd_over_rev=True)"))
-    if check_batched_grad:
-        raise NotImplementedError(_NO_VMAP.format("gradgradcheck(check_batched_grad=True)"))
     tupled_inputs = _as_tuple(inputs)
 
     if grad_outputs is None:
