@@ -358,15 +358,10 @@ def _inplace(self, compute):
     if recording and self._tape is None and self._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
-    if recording and self._base is not None and (self._requires_grad or
-                                                 self._base._requires_grad):
-        base = self._base
-        if base._tape is None and base._requires_grad:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
-        raise NotImplementedError(
-            "numbagrad: in-place ops on a view of a tensor that requires grad are not "
-            "supported yet; clone() the view first")
+    base = self._base
+    if recording and base is not None and base._tape is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
     result = compute(self)
     if result.dtype is not self.dtype and not np.can_cast(result._data.dtype, self._data.dtype,
                                                            "same_kind"):
@@ -375,6 +370,9 @@ def _inplace(self, compute):
     if np.shape(result._data) != np.shape(self._data):
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                            f"shape {list(np.shape(result._data))}")
+    if recording and base is not None and (base._requires_grad or result._requires_grad) and \
+            isinstance(base._data, np.ndarray):
+        return _inplace_through_view(self, base, result)
     data = self._data
     if isinstance(data, np.ndarray):
         np.copyto(data, result._data, casting="unsafe")
@@ -385,6 +383,33 @@ def _inplace(self, compute):
         self._rebase(result._tape, result._node)
         self._requires_grad = True
     return self
+
+
+def _inplace_through_view(view, base, result):
+    """An in-place op on a view of a tensor in a graph, as torch records it: the base takes
+    the view's new values at the view's positions (CopySlices over the base's node), and the
+    view, whose node is then stale, is recorded again over the base's new node on its next
+    use (fresh_view: AsStridedBackward0)."""
+    positions = np.arange(base._data.size).reshape(base._data.shape)
+    for fn in view._view[0]:
+        positions = fn(positions)
+    flat = np.asarray(positions).reshape(-1)
+    if np.unique(flat).size != flat.size:
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the tensor "
+                           "before performing the operation.")
+    value = result if result.dtype is base.dtype else pointwise.to_dtype(result, base.dtype)
+    new = base._data.copy()
+    new.reshape(-1)[flat] = np.asarray(value._data).reshape(-1)
+    region = np.shape(positions)
+    out = record(index.COPY_SLICES, new, (base, value), (len(region), *region, *flat.tolist()))
+    np.copyto(base._data, new)  # the view's memory too
+    _bump_version(base)  # (the view shares the counter)
+    if out._tape is not None:
+        base._rebase(out._tape, out._node)
+        base._requires_grad = True
+        view._requires_grad = True
+    return view
 
 
 def _bump_version(t):

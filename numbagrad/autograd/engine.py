@@ -635,7 +635,9 @@ def dirty_message(tape, i):
         if node in tape.dirty:
             (dtype, shape), counter, producer, expected, tensor = tape.dirty[node]
             tensor = tensor()
-            if node != i and tensor is not None and tensor._tape is not None:
+            if node != i and tensor is not None and tensor._base is not None:
+                producer = "AsStrided"  # a view changed since: torch regenerates its grad_fn
+            elif node != i and tensor is not None and tensor._tape is not None:
                 # a saved input: torch names the op the tensor is the output of now (the
                 # last in-place op on it); a node's saved output, the node itself
                 producer = tensor._tape.names.get(tensor._node) or \

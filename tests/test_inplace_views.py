@@ -1,0 +1,136 @@
+"""In-place ops through views of tensors in a graph, against torch 2.13: the base takes the
+view's new values (CopySlices), the view is recorded again over the base's new node
+(AsStridedBackward0), saved values changed that way raise torch's error, and the
+gradients, values and node names are torch's."""
+
+import itertools
+
+import numpy as np
+import pytest
+from torch_oracle import same_as_torch
+
+pytest.importorskip("torch")
+
+VIEWS = {
+    "slice": lambda x: x[0:2],
+    "t": lambda x: x.t(),
+    "select": lambda x: x[1],
+    "view": lambda x: x.view(-1),
+    "unsqueeze": lambda x: x.unsqueeze(0),
+    "diagonal": lambda x: x.diagonal(),
+    "narrow": lambda x: x.narrow(1, 0, 2),
+}
+USERS = {  # what the forward does with the view before the in-place change
+    "mul_self": lambda v: v * v,
+    "exp": lambda v: v.exp(),
+    "pow": lambda v: v ** 3,
+    "sum": lambda v: v.sum() * 1.0,
+    "add": lambda v: v + 1,
+}
+CHANGES = {  # (what the base is, the in-place change)
+    "leaf_under_no_grad": ("leaf", lambda x, v: x.mul_(2)),
+    "view_under_no_grad": ("leaf", lambda x, v: v.add_(1)),
+    "non_leaf": ("non_leaf", lambda x, v: x.add_(1)),
+    "through_the_view": ("non_leaf", lambda x, v: v.mul_(3)),
+}
+
+
+def _grad(t):
+    return None if t.grad is None else np.round(t.grad.numpy(), 10).tolist()
+
+
+@pytest.mark.parametrize("view,use,change", list(itertools.product(VIEWS, USERS, CHANGES)))
+def test_saved_views_and_in_place_changes_as_torch(view, use, change):
+    kind, modify = CHANGES[change]
+
+    def run(lib):
+        leaf = lib.tensor(np.arange(9.).reshape(3, 3) / 10 + 0.1, dtype=lib.float64,
+                          requires_grad=True)
+        x = leaf if kind == "leaf" else leaf * 1.5
+        v = VIEWS[view](x)
+        y = USERS[use](v)
+        if kind == "leaf":
+            with lib.no_grad():
+                modify(x, v)
+        else:
+            modify(x, v)
+        y.sum().backward()
+        return _grad(leaf)
+    same_as_torch(run)
+
+
+def _name(t):
+    return None if t.grad_fn is None else t.grad_fn.name()
+
+
+WRITES = {
+    "mul_": lambda lib, y: y[:, 1:].mul_(2),
+    "relu_inplace": lambda lib, y: lib.nn.functional.relu(y[0], inplace=True),
+    "add_row": lambda lib, y: y[2].add_(y[0]),
+    "copy_into_transpose": lambda lib, y: y.t()[0].copy_(lib.ones(3, dtype=lib.float64)),
+    "zero_": lambda lib, y: y.narrow(0, 0, 1).zero_(),
+    "view_of_view_sin_": lambda lib, y: y[1:].t()[2].sin_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_writes_through_views_as_torch(name):
+    def run(lib):
+        leaf = lib.tensor(np.arange(9.).reshape(3, 3) / 10 + 0.1, dtype=lib.float64,
+                          requires_grad=True)
+        y = leaf * 1.5
+        WRITES[name](lib, y)
+        (y * y).sum().backward()
+        return _grad(leaf), _name(y), np.round(y.detach().numpy(), 10).tolist()
+    same_as_torch(run)
+
+
+def test_node_names_and_a_view_used_after_the_change():
+    def run(lib):
+        leaf = lib.tensor(np.arange(12.).reshape(3, 4) / 7, dtype=lib.float64,
+                          requires_grad=True)
+        y = leaf * 1.0
+        v = y[:, :2]
+        v.add_(1)
+        names = _name(y), _name(v)
+        ((v * v).sum() + y.sum()).backward()
+        return names, _grad(leaf), v._version, y._version
+    same_as_torch(run)
+
+
+def test_a_plain_base_takes_the_graph_of_what_is_written():
+    def run(lib):
+        w = lib.tensor([1., 2., 3.], dtype=lib.float64, requires_grad=True)
+        y = lib.zeros(2, 3, dtype=lib.float64)
+        y[1].copy_(w * 2)
+        (y ** 2).sum().backward()
+        return _name(y), _grad(w), y.requires_grad
+    same_as_torch(run)
+
+
+def test_float32_value_added_into_a_float64_view():
+    def run(lib):
+        y = lib.zeros(2, 3, dtype=lib.float64, requires_grad=True) * 1
+        w = lib.tensor([1., 2., 3.], requires_grad=True)
+        y[0].add_(w)
+        y.sum().backward()
+        return _grad(w), _name(y), str(w.grad.dtype)
+    same_as_torch(run)
+
+
+def test_relu_inplace_module_on_a_view_of_a_layer_output():
+    def run(lib):
+        lib.manual_seed(0)
+        lin = lib.nn.Linear(4, 6).double()
+        h = lin(lib.tensor(np.linspace(-1, 1, 8).reshape(2, 4), dtype=lib.float64))
+        lib.nn.ReLU(inplace=True)(h[:, :3])
+        h.sum().backward()
+        return _grad(lin.weight), _name(h)
+    same_as_torch(run)
+
+
+def test_writing_through_an_expanded_view_is_torchs_error():
+    def run(lib):
+        y = lib.ones(3, dtype=lib.float64, requires_grad=True) * 2
+        y.unsqueeze(0).expand(2, 3).mul_(2)
+    same_as_torch(run)
