@@ -23,7 +23,7 @@ from .ops import (
 )
 from .ops.record import fresh_view, record, shape_error_broadcast
 from .ops.registry import BY_NAME, OPS
-from .tensor import Tensor, _make
+from .tensor import Tensor, WriteThrough, _make
 
 
 # ---- backward: the autograd layer's, which the Tensor class sits below ---------------------
@@ -413,19 +413,25 @@ def _inplace_through_view(view, base, result):
 
 
 def _bump_version(t):
-    """Mark the nodes whose recorded value ``t`` was: backward through a saver then fails."""
+    """Mark the nodes whose recorded value ``t`` was: backward through a saver then fails.
+    The tensors sharing ``t``'s memory in a graph (the base of a view, the tensor a
+    detach() alias was taken of) have changed too: their nodes are marked, and their next
+    use records their new values (record.refresh, tape.source). A ``.data`` alias writes
+    its change into the recorded values instead (tensor.WriteThrough)."""
     t._vc[0] += 1
     marks = []
     if t._tape is not None:
         producer = OPS[t._tape.code(t._node)].grad_fn
-        marks.append((t._tape, t._node, producer))
-    for ref in getattr(t, "_captured_by", None) or ():
-        tp = ref()
-        if tp is not None and id(t) in tp.sources:
-            # later uses must record the new value: forget the cached source node
-            marks.append((tp, tp.sources.pop(id(t)), None))
-    t._captured_by = None
-    for tp, node, producer in marks:
+        marks.append((t._tape, t._node, producer, t))
+    _sources_changed(t, marks)
+    for owner in _sharing_memory(t):
+        if owner._tape is not None:
+            producer = OPS[owner._tape.code(owner._node)].grad_fn
+            # (no tensor: torch names the op the owner came from, not its refreshed node)
+            marks.append((owner._tape, owner._node, producer, owner, True))
+        else:
+            _sources_changed(owner, marks)
+    for tp, node, producer, x, *as_recorded in marks:
         prev = tp.dirty.get(node)
         expected = prev[3] if prev else t._vc[0] - 1
         # the counter itself, not its value: later bumps (the source link is gone after the
@@ -433,8 +439,36 @@ def _bump_version(t):
         # tensor's description is formatted only if that message is ever raised (an
         # optimizer step bumps every parameter, and almost never sees the message); the
         # tensor itself, weakly, for the node it is the output of when the message is made
-        tp.dirty[node] = ((t.dtype, t._data.shape), t._vc, producer, expected,
-                          weakref.ref(t))
+        tp.dirty[node] = ((x.dtype, x._data.shape), t._vc, producer, expected,
+                          _no_tensor if as_recorded else weakref.ref(x))
+
+
+def _sources_changed(t, marks):
+    """A leaf or constant ``t`` changed: the tapes that captured it forget its node (later
+    uses record the new value), which is marked for the savers."""
+    for ref in getattr(t, "_captured_by", None) or ():
+        tp = ref()
+        if tp is not None and id(t) in tp.sources:
+            marks.append((tp, tp.sources.pop(id(t)), None, t))
+    t._captured_by = None
+
+
+def _sharing_memory(t):
+    """The tensors other than ``t`` whose values ``t``'s memory is: the base of a view, and
+    those an alias was taken of (registered on the shared counter by Tensor.detach, .data)."""
+    out = [] if t._base is None else [t._base]
+    for ref in t._vc[1:]:
+        if type(ref) is WriteThrough:
+            ref.write()
+            continue
+        owner = ref()
+        if owner is not None and owner is not t and owner is not t._base and owner._requires_grad:
+            out.append(owner)
+    return out
+
+
+def _no_tensor():
+    return None
 
 
 def _inplace_binary(name):

@@ -1,6 +1,7 @@
 """Tensor: a NumPy value, its autograd state (leaf flag, .grad, node on a tape) and torch's API."""
 
 import warnings
+import weakref
 
 import numpy as np
 
@@ -89,13 +90,17 @@ class Tensor:
         Same as ``torch.Tensor.data``.
         """
         t = _make(self._array())
-        t._vc = self._vc
+        if self._requires_grad:  # (a counter of its own, as torch's .data: see WriteThrough)
+            t._vc.append(WriteThrough(self))
         return trace_guards.derive(t, _same, (self,), ".data")
 
     @data.setter
     def data(self, value):
         value = value._array() if isinstance(value, Tensor) else np.asarray(value)
+        old_shape = np.shape(self._data)
         self._data = value
+        if self._requires_grad:
+            _replaced(self, old_shape)
 
     @property
     def shape(self):
@@ -375,6 +380,8 @@ class Tensor:
         """
         t = _make(self._array())
         t._vc = self._vc
+        if self._requires_grad:
+            _note_alias(self)
         return trace_guards.derive(t, _same, (self,), "detach()") if _guards.tracing else t
 
     def detach_(self):
@@ -450,7 +457,13 @@ class Tensor:
     __hash__ = object.__hash__
 
     def _rebase(self, tape, node):
-        """Point this tensor at another node (in-place ops, detach_)."""
+        """Point this tensor at another node (in-place ops, detach_); a retained gradient
+        follows it, as torch moves retain_grad to the tensor's new grad_fn."""
+        if self._retains_grad and self._tape is not None:
+            if self._tape.retained.get(self._node) is self:
+                del self._tape.retained[self._node]
+            if tape is not None:
+                tape.retained[node] = self
         self._tape, self._node = tape, node
 
     def __reduce__(self):
@@ -569,6 +582,62 @@ def require_grad(t):
                            "gradients")
     t.requires_grad = True
     return t
+
+
+class WriteThrough:
+    """On a ``.data`` alias's version counter: a change through the alias is a change of the
+    tensor's recorded values, as torch's saved tensors (its storage) see it, with no version
+    bump (torch's .data does not share the counter)."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, t):
+        self.ref = weakref.ref(t)
+
+    def write(self):
+        t = self.ref()
+        if t is None:
+            return
+        if t._tape is not None:
+            t._tape.overwrite(t._node, t._data)
+        for ref in t._captured_by or ():
+            tape = ref()
+            node = None if tape is None else tape.sources.get(id(t))
+            if node is not None:
+                tape.overwrite(node, t._data)
+
+
+def _replaced(t, old_shape):
+    """``t.data = ...`` gave ``t`` other memory, which torch's saved tensors see as well:
+    of the same shape, the new values become the recorded ones (WriteThrough); else the
+    tapes that captured a leaf forget its node (its next use records the new values), and
+    a non-leaf moves to a node of the new values (record.refresh)."""
+    if np.shape(t._data) == old_shape:
+        WriteThrough(t).write()
+        return
+    for ref in t._captured_by or ():
+        tape = ref()
+        if tape is not None:
+            tape.sources.pop(id(t), None)
+    t._captured_by = None
+    if t._tape is not None:
+        refresh_hook(t)
+
+
+# set by ops/record.py (the layer that records): record a tensor's current values as its
+# new node, over its old one (record.refresh)
+refresh_hook = None
+
+
+def _note_alias(t):
+    """``t`` (in a graph) has an alias now: registered on the version counter they share,
+    weakly and once, so that a change through the alias reaches ``t``'s node."""
+    vc = t._vc
+    for ref in vc[1:]:
+        if ref() is t:
+            return
+    vc[1:] = [ref for ref in vc[1:] if ref() is not None]
+    vc.append(weakref.ref(t))
 
 
 def _make(data, tape=None, node=-1):

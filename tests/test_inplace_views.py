@@ -134,3 +134,88 @@ def test_writing_through_an_expanded_view_is_torchs_error():
         y = lib.ones(3, dtype=lib.float64, requires_grad=True) * 2
         y.unsqueeze(0).expand(2, 3).mul_(2)
     same_as_torch(run)
+
+
+# values changed without the tensor's own in-place op in a graph: under no_grad, through a
+# view, or through a detach() / .data alias; later uses see the new values (as torch reads
+# the memory), and the ops that saved the old ones raise torch's error
+def _x(lib):
+    return lib.tensor([1., 2., 3.], dtype=lib.float64, requires_grad=True)
+
+
+CHANGED = {
+    "leaf_through_detach_then_used": lambda lib, x: (x.detach().add_(1), (x * x).sum()),
+    "nonleaf_through_detach_then_used": lambda lib, x: (y := x * 2, y.detach().add_(1),
+                                                        (y * y).sum()),
+    "nonleaf_through_data_then_used": lambda lib, x: (y := x.exp(), y.data.mul_(2),
+                                                      (y * x).sum()),
+    "nonleaf_view_of_detach_then_used": lambda lib, x: (y := x * 2, y.detach()[1:].mul_(3),
+                                                        (y * y).sum()),
+    "nonleaf_under_no_grad_then_used": lambda lib, x: (y := x * 2, _no_grad(lib, y.add_, 1),
+                                                       (y * y).sum()),
+    "nonleaf_setitem_under_no_grad": lambda lib, x: (y := x * 2,
+                                                     _no_grad(lib, y.__setitem__, 0, 5.0),
+                                                     (y * y).sum()),
+    "nonleaf_view_under_no_grad": lambda lib, x: (y := x * 2,
+                                                  _no_grad(lib, y[1:].mul_, 3),
+                                                  (y * y).sum()),
+    "saved_then_changed_through_detach": lambda lib, x: (y := x * 2, z := (y * y).sum(),
+                                                         y.detach().add_(1), z),
+    "leaf_saved_then_changed_through_detach": lambda lib, x: (z := (x * x).sum(),
+                                                              x.detach().add_(1), z),
+    "exp_output_saved_then_changed_under_no_grad": lambda lib, x: (
+        y := x.exp(), _no_grad(lib, y.add_, 1), (y * y).sum()),
+}
+
+
+def _no_grad(lib, fn, *args):
+    with lib.no_grad():
+        fn(*args)
+
+
+@pytest.mark.parametrize("name", sorted(CHANGED))
+def test_values_changed_outside_the_graph_as_torch(name):
+    def run(lib):
+        x = _x(lib)
+        loss = CHANGED[name](lib, x)[-1]
+        loss.backward()
+        return _grad(x), round(loss.item(), 10)
+    same_as_torch(run)
+
+
+def test_retained_gradient_follows_an_in_place_op():
+    def run(lib):
+        x = _x(lib)
+        y = x * 2
+        y.retain_grad()
+        y.add_(1)
+        (y * y).sum().backward()
+        return _grad(y), _grad(x)
+    same_as_torch(run)
+
+
+DATA = {  # .data: an alias with a counter of its own, as torch's
+    "leaf_data_changed_after_saving": lambda lib, x: (z := (x * x).sum(), x.data.add_(1), z),
+    "leaf_data_assigned_then_used": lambda lib, x: (_assign(x, x.detach() * 3),
+                                                    (x * x).sum()),
+    "nonleaf_data_assigned_then_used": lambda lib, x: (y := x * 2, _assign(y, y.detach() + 1),
+                                                       (y * y).sum()),
+    "nonleaf_data_assigned_after_saving": lambda lib, x: (y := x.exp(), z := (y * y).sum(),
+                                                          _assign(y, y.detach() * 0), z),
+    "nonleaf_data_view_changed": lambda lib, x: (y := x.sin(), y.data[1:].mul_(2),
+                                                 (y * x).sum()),
+}
+
+
+def _assign(t, value):
+    t.data = value
+
+
+@pytest.mark.parametrize("name", sorted(DATA))
+def test_changes_through_data_as_torch(name):
+    def run(lib):
+        x = _x(lib)
+        loss = DATA[name](lib, x)[-1]
+        loss.backward()
+        return _grad(x), round(loss.item(), 10)
+    same_as_torch(run)

@@ -54,6 +54,7 @@ def test_weight_changed_in_place_between_steps_is_torchs_error():
 def test_arena_of_a_loop_grows_once(monkeypatch):
     monkeypatch.setattr(tape_mod, "_SPARE_LARGEST", 4096)
     monkeypatch.setattr(tape_mod, "_last_large", 0)
+    monkeypatch.setattr(tape_mod, "_spare", [])  # (not the larger ones earlier tests left)
     grows = []
     real = tape_mod.Arena._grow
     monkeypatch.setattr(tape_mod.Arena, "_grow", lambda self, need: (grows.append(need),

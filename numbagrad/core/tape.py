@@ -409,6 +409,18 @@ class Tape:
         return self.val.array()[voff:voff + size].astype(self.float_dtype(node)).reshape(
             self.shape_of(node))
 
+    def overwrite(self, node, data):
+        """Make ``data`` (the node's tensor's current values, in place) ``node``'s recorded
+        value: a change through ``.data``, which torch's saved tensors see too."""
+        big = self.nodes[node * NODE_FIELDS + F_BIG]
+        if big >= 0:
+            self.big_val[big] = data  # (the old array may be another tensor's memory now)
+            return
+        base = node * NODE_FIELDS
+        voff, size = self.nodes[base + F_VOFF], self.nodes[base + F_SIZE]
+        if size == np.size(data):
+            self.val.buf[voff:voff + size] = np.asarray(data, np.float64).reshape(-1)
+
     def records(self):
         """The node records as an (n, NODE_FIELDS) int64 array: a copy (a NumPy view would
         pin the ``array.array``, and the next push would raise BufferError)."""

@@ -4,6 +4,7 @@ the maps of views, and a view's new node once its base was changed in place."""
 import numpy as np
 
 from .. import dtypes
+from .. import tensor as _tensor_module
 from ..core import anomaly_flags, grad_mode, trace_guards
 from ..core.tape import (
     _F32,
@@ -65,6 +66,9 @@ def record(op, out, inputs, iat=(), fat=()):
     for t in inputs:
         if t._base is not None and t._view[1] != t._vc[0]:
             fresh_view(t)
+        elif t._tape is not None and t._tape.dirty and t._node in t._tape.dirty and \
+                op.name != "as_strided":
+            refresh(t)
         if t._requires_grad:
             needed = True
             # record on the newest tape among the inputs': older ones are bridged into it
@@ -143,7 +147,7 @@ def record_0d(op, out, a, b, fat=()):
             if not a._requires_grad:
                 return _make(out)
             tape = ta if ta is not None else current_tape()
-            if not tape.sweeps:
+            if not tape.sweeps and not (tape.dirty and ta is tape and a._node in tape.dirty):
                 try:
                     na = a._node if ta is tape else tape.source(a)
                     return _make(out, tape, tape.push_0d(op.code, out, na, -1, fat))
@@ -156,7 +160,8 @@ def record_0d(op, out, a, b, fat=()):
                 if not (a._requires_grad or b._requires_grad):
                     return _make(out)
                 tape = current_tape()
-            if (tb is None or tb is tape) and not tape.sweeps:
+            if (tb is None or tb is tape) and not tape.sweeps and not (tape.dirty and _stale(
+                    tape, a, b)):
                 try:
                     na = a._node if ta is tape else tape.source(a)
                     nb = b._node if tb is tape else tape.source(b)
@@ -180,7 +185,8 @@ def record_array(op, out, a, b=None, iat=(), fat=()):
             (b is None or b._base is None):
         return _make(out)  # nothing requires grad, nothing watches: record()'s last case
     if tape is None or tape.sweeps or forward_hook is not None or not _grad.enabled or \
-            _anomaly.enabled or type(out) not in _ARRAY_TYPES or a._base is not None and \
+            _anomaly.enabled or type(out) not in _ARRAY_TYPES or tape.dirty and \
+            _stale(tape, a, b) or a._base is not None and \
             a._view[1] != a._vc[0] or b is not None and (
                 b._base is not None and b._view[1] != b._vc[0] or
                 b._tape is not tape and b._tape is not None):
@@ -218,7 +224,7 @@ def scalar_graph_op(op, forward):
         if kind is _F64_SCALAR:
             if type(y) is _F64_SCALAR and tape is not None and b._tape is tape and \
                     not tape.sweeps and forward_hook is None and _grad.enabled and \
-                    not _anomaly.enabled:
+                    not _anomaly.enabled and not (tape.dirty and _stale(tape, a, b)):
                 out = forward(x, y)
                 try:
                     return _make(out, tape, tape.push_0d(code, out, a._node, b._node, ()))
@@ -241,7 +247,8 @@ def scalar_graph_op(op, forward):
         kind = type(x)
         if kind is _F64_SCALAR:
             if tape is not None and not tape.sweeps and forward_hook is None and \
-                    _grad.enabled and not _anomaly.enabled:
+                    _grad.enabled and not _anomaly.enabled and not (
+                        tape.dirty and a._node in tape.dirty):
                 out = forward(x, *fat)
                 try:
                     return _make(out, tape, tape.push_0d(code, out, a._node, -1, fat))
@@ -329,6 +336,35 @@ def fresh_view(t):
                                                                       from_base))
     t._rebase(r._tape, r._node)
     t._requires_grad = True
+
+
+def _stale(tape, a, b):
+    """Whether ``a`` or ``b`` (None) sits on a node of ``tape`` whose value changed since."""
+    return a._tape is tape and a._node in tape.dirty or \
+        b is not None and b._tape is tape and b._node in tape.dirty
+
+
+def refresh(t):
+    """Point ``t``, whose values changed since its node recorded them (in place under
+    no_grad, or through a view or an alias of it: detach(), .data), at an identity
+    AsStridedBackward0 node over that node with its current values: later ops use those,
+    as torch's read its memory, and their gradient still reaches the old node's inputs.
+    (torch's tensor keeps its grad_fn there; the node's savers raise, as torch's.)"""
+    r = record(BY_NAME["as_strided"], t._array(), (t,),
+               view_map(np.shape(t._data), _identity))
+    t._rebase(r._tape, r._node)
+
+
+def _identity(a):
+    return a
+
+
+def _refresh_recording(t):
+    with grad_mode.enable_grad():  # (``t.data = ...`` under no_grad moves ``t`` all the same)
+        refresh(t)
+
+
+_tensor_module.refresh_hook = _refresh_recording
 
 
 def shape_error_broadcast(sa, sb):
