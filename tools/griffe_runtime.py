@@ -124,6 +124,10 @@ _ONE_PAGE = {"torch.nn.init.": "nn.init.html", "torch.special.": "special.html",
              "torch.autograd.graph.": "autograd.html",
              "torch.utils.benchmark.": "benchmark_utils.html"}
 _SAME_AS = re.compile(r"``(torch(?:\.[A-Za-z_][A-Za-z_0-9]*)+)``")
+# a docstring's own parameter or return-value section (Google style, as griffe reads them)
+OWN_SECTIONS = re.compile(r"^\s*(args|arguments|params|parameters|keyword args|"
+                          r"keyword arguments|other parameters|returns|return):\s*$",
+                          re.IGNORECASE | re.MULTILINE)
 
 
 def torch_page(name):
