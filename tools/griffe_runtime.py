@@ -8,14 +8,18 @@ documented namespace from the imported object (``__all__``, else ``dir`` without
 ``_`` names) and makes each one that griffe did not resolve an object inspected from the
 runtime value, with its runtime docstring; the same for the members of the classes there.
 It also marks which members are public (the runtime's names, nothing a module merely
-imports) and drops classes' underscore members. mkdocs.yml loads it in mkdocstrings' python
-handler (``extensions``).
+imports) and drops classes' underscore members, and appends to an entry that says "Same as
+``torch.x``" the "Args:" and "Returns:" sections of torch's documentation, from
+tools/torch_doc_sections.json (written by tools/torch_doc_sections.py, so that building the
+docs needs no torch). mkdocs.yml loads it in mkdocstrings' python handler (``extensions``).
 """
 
 import importlib
 import inspect
+import json
 import re
 import types
+from pathlib import Path
 
 import griffe
 
@@ -124,6 +128,10 @@ _ONE_PAGE = {"torch.nn.init.": "nn.init.html", "torch.special.": "special.html",
              "torch.autograd.graph.": "autograd.html",
              "torch.utils.benchmark.": "benchmark_utils.html"}
 _SAME_AS = re.compile(r"``(torch(?:\.[A-Za-z_][A-Za-z_0-9]*)+)``")
+# a docstring's own parameter or return-value section (Google style, as griffe reads them)
+OWN_SECTIONS = re.compile(r"^\s*(args|arguments|params|parameters|keyword args|"
+                          r"keyword arguments|other parameters|returns|return):\s*$",
+                          re.IGNORECASE | re.MULTILINE)
 
 
 def torch_page(name):
@@ -158,6 +166,70 @@ def _link_torch_names(obj, seen):
             _link_torch_names(target, seen)
 
 
+# the arguments and return values of torch's docstrings, by the path the reference renders
+TORCH_SECTIONS = Path(__file__).resolve().with_name("torch_doc_sections.json")
+TORCH_SECTIONS_ORIGIN = "Arguments and return value: from torch 2.13's documentation."
+
+
+def _section_item(text):
+    """``text`` as one item of a Google-style section: its first line indented once, the rest
+    twice (griffe reads a line indented once as the next item)."""
+    first, *rest = text.split("\n")
+    return "\n".join(["    " + first] + ["        " + line if line else "" for line in rest])
+
+
+def torch_sections_text(entry, parameters=None):
+    """An entry of torch_doc_sections.json as docstring text: "Args:" (of the ``parameters``
+    named, when given), "Returns:" (each when torch has it) and the line saying where they
+    come from; "" when nothing is left to show."""
+    args = [arg for arg in entry["args"]
+            if parameters is None or arg[0].lstrip("*") in parameters]
+    parts = []
+    if args:
+        # (a zero-width space after the type keeps griffe from reading it as a Python name,
+        # which it would link to numbagrad's namesake: torch's "bool" to the dtype)
+        parts.append("\n".join(["Args:"] + [
+            _section_item(f"{name} ({type_}\u200b): {text}" if type_ else f"{name}: {text}")
+            for name, type_, text in args]))
+    if entry["returns"]:
+        # (after an empty name: griffe would read a leading "Tensor:" as the value's name)
+        parts.append("Returns:\n" + _section_item(": " + entry["returns"]))
+    return "\n\n".join(parts + [TORCH_SECTIONS_ORIGIN]) if parts else ""
+
+
+def _add_torch_sections(path, namespace, sections):
+    """Append torch's sections to the docstrings of the members of ``namespace`` (rendered as
+    ``path.name``) and of its classes' members (``path.name.member``), where a docstring has
+    none of its own."""
+    for name, member in namespace.members.items():
+        target = resolved(member)
+        if target is None:
+            continue
+        _append_sections(target, sections.get(f"{path}.{name}"))
+        if target.is_class:
+            for child_name, child in target.members.items():
+                child_target = resolved(child)
+                if child_target is not None:
+                    _append_sections(child_target, sections.get(f"{path}.{name}.{child_name}"))
+
+
+def _append_sections(obj, entry):
+    """Append ``entry``'s sections (torch_doc_sections.json) to ``obj``'s docstring."""
+    doc = obj.docstring
+    # (an object reached by two paths gets them once: the first makes them its own)
+    if not entry or doc is None or OWN_SECTIONS.search(doc.value):
+        return
+    # the parameters the page shows, which can differ from the runtime signature the JSON
+    # was made from (a wrapper's, where griffe read the wrapped function)
+    try:
+        parameters = {p.name.lstrip("*") for p in obj.parameters}
+    except (AttributeError, KeyError):
+        parameters = set()
+    text = torch_sections_text(entry, parameters)
+    if text:
+        doc.value = doc.value.rstrip() + "\n\n" + text
+
+
 class RuntimeNames(griffe.Extension):
     def on_package(self, *, pkg, loader, **kwargs):
         if pkg.name != "numbagrad":
@@ -172,6 +244,9 @@ class RuntimeNames(griffe.Extension):
             names = self.complete(documented, runtime_object(path))
             if documented.is_module:
                 documented.exports = names
+        sections = json.loads(TORCH_SECTIONS.read_text())
+        for path in NAMESPACES:
+            _add_torch_sections(path, resolved(loader.modules_collection[path]), sections)
         seen = set()
         for path in NAMESPACES:
             _link_torch_names(resolved(loader.modules_collection[path]), seen)
