@@ -311,9 +311,19 @@ class Tensor:
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
                                 f"of type {type(value).__name__}")
             if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size")
             if value.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype "
+                    f"'{_CPP_TYPE.get(value.dtype.scalar_name, value.dtype.scalar_name)}' to a "
+                    f"tensor with grad_dtype '{self.dtype.scalar_name}'. The gradient must match "
+                    "the tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
+                    "tensor's grad_dtype attribute with a specific dtype, or None to allow any "
+                    "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its "
+                    "gradient may break downstream systems that assume they match.")
         self._grad = value
 
     def retain_grad(self):
@@ -390,7 +400,12 @@ class Tensor:
         Same as ``torch.Tensor.detach_``.
         """
         if self._base is not None and self._base._tape is not None:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self._rebase(None, -1)
         self._requires_grad = False
         return self
@@ -627,6 +642,12 @@ def _replaced(t, old_shape):
 # set by ops/record.py (the layer that records): record a tensor's current values as its
 # new node, over its old one (record.refresh)
 refresh_hook = None
+
+
+# the C++ type names torch's messages give a dtype (its TypeMeta name)
+_CPP_TYPE = {"Float": "float", "Double": "double", "Half": "c10::Half",
+             "BFloat16": "c10::BFloat16", "Long": "long int", "Int": "int", "Short": "short int",
+             "Char": "signed char", "Byte": "unsigned char", "Bool": "bool"}
 
 
 def _note_alias(t):

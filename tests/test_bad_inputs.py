@@ -290,10 +290,6 @@ _OWN_MESSAGE = {
     "addmm_1d_mat": "mat1",
     "grad_no_inputs": "grad requires non-empty inputs",
     "grad_int_input": "does not require grad",
-    "saved_input_modified": "modified by an inplace operation",
-    "detach_inplace_view": "Can't detach views in-place",
-    "set_grad_wrong_shape": "assigned grad",
-    "set_grad_wrong_dtype": "assigned grad",
     "conv2d_bad_padding_mode": "padding_mode",  # (torch prints a set: its order varies)
     "F_conv2d_dilation_zero": "dilation",
     "module_register_plain_tensor": "parameter 'w'",

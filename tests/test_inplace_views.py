@@ -219,3 +219,20 @@ def test_changes_through_data_as_torch(name):
         loss.backward()
         return _grad(x), round(loss.item(), 10)
     same_as_torch(run)
+
+
+@pytest.mark.parametrize("value", ["wrong_size", "wrong_dtype", "wrong_int_dtype"])
+def test_assigning_a_wrong_grad_is_torchs_error(value):
+    def run(lib):
+        x = lib.ones(2, 3, requires_grad=True)
+        x.grad = {"wrong_size": lambda: lib.zeros(3),
+                  "wrong_dtype": lambda: lib.zeros(2, 3, dtype=lib.float64),
+                  "wrong_int_dtype": lambda: lib.zeros(2, 3, dtype=lib.int32)}[value]()
+    same_as_torch(run)
+
+
+def test_detaching_a_view_in_place_is_torchs_error():
+    def run(lib):
+        y = lib.ones(2, 3, requires_grad=True) * 1
+        y[0].detach_()
+    same_as_torch(run)
