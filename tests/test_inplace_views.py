@@ -236,3 +236,30 @@ def test_detaching_a_view_in_place_is_torchs_error():
         y = lib.ones(2, 3, requires_grad=True) * 1
         y[0].detach_()
     same_as_torch(run)
+
+
+def test_compiled_function_changing_a_value_outside_its_graph_runs_eagerly():
+    """The replay would recompute the node from before the change: the trace says so and
+    later calls run eagerly, with eager's (torch's) values."""
+    import numbagrad as ng
+    import numbagrad.func  # noqa: F401
+
+    def f(x):
+        y = x * 2
+        y.detach().add_(1)
+        return (y * y).sum()
+
+    def eager(a):
+        x = ng.tensor(a, requires_grad=True)
+        v = f(x)
+        v.backward()
+        return v.item(), x.grad.numpy()
+    vg = ng.compile(ng.func.value_and_grad(f))
+    with pytest.warns(UserWarning, match="changed outside the graph"):
+        vg(np.linspace(-1, 1, 6))
+    for k in range(3):
+        a = np.linspace(-1, 1, 6) + 0.1 * k
+        value, grad = vg(a)
+        want_value, want_grad = eager(a)
+        assert np.isclose(float(value), want_value)
+        np.testing.assert_allclose(np.asarray(grad), want_grad)

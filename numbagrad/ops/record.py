@@ -352,6 +352,9 @@ def refresh(t):
     (torch's tensor keeps its grad_fn there; the node's savers raise, as torch's.)"""
     r = record(BY_NAME["as_strided"], t._array(), (t,),
                view_map(np.shape(t._data), _identity))
+    if _guards.tracing:  # the replay recomputes the node from the old one: not these values
+        trace_guards.opaque(r, (t,), "a tensor changed outside the graph (in place under "
+                                     "no_grad, or through detach() or .data)")
     t._rebase(r._tape, r._node)
 
 
