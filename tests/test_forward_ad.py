@@ -307,20 +307,22 @@ def test_tangents_are_recorded_for_reverse_mode(name):
         np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
 
 
-def test_tangents_of_other_ops_carry_no_partial_graph():
+def test_tangents_of_other_ops_carry_torchs_graph():
     """Where numbagrad's tangent rule is not written in recorded ops (cumsum's comes from its
-    derivative), the tangent has no graph, nor has any tangent computed from it: a backward
-    through it raises rather than returning part of the gradient."""
-    fa = ng.autograd.forward_ad
-    x = ng.tensor([[0.3, -1.2], [0.7, 2.0]], dtype=ng.float64, requires_grad=True)
-    w = ng.tensor([[1.0, 0.5], [-0.5, 2.0]], dtype=ng.float64, requires_grad=True)
-    with fa.dual_level():
-        d = fa.make_dual(x, ng.ones(2, 2, dtype=ng.float64, requires_grad=True))
-        y = ((d.cumsum(0) @ w).sin() * w).sum()
-        tangent = fa.unpack_dual(y).tangent
-    assert tangent.grad_fn is None and not tangent.requires_grad
-    with pytest.raises(RuntimeError, match="does not require grad"):
+    derivative), the tangent still has a graph (the double-vjp fallback), and a backward
+    through it and everything computed from it gives torch's gradients."""
+    def run(lib):
+        fa = lib.autograd.forward_ad
+        x = lib.tensor([[0.3, -1.2], [0.7, 2.0]], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([[1.0, 0.5], [-0.5, 2.0]], dtype=lib.float64, requires_grad=True)
+        t0 = lib.ones(2, 2, dtype=lib.float64, requires_grad=True)
+        with fa.dual_level():
+            d = fa.make_dual(x, t0)
+            y = ((d.cumsum(0) @ w).sin() * w).sum()
+            tangent = fa.unpack_dual(y).tangent
         tangent.backward()
+        return [np.round(g.numpy(), 10).tolist() for g in (x.grad, w.grad, t0.grad)]
+    same_as_torch(run)
 
 
 _OVER_REVERSE = {
@@ -356,3 +358,62 @@ def test_forward_over_reverse(name):
     np.testing.assert_allclose(fn, ft, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(an, at, rtol=1e-12, atol=1e-14)
     assert nn_ == nt
+
+
+# ops with no tangent rule written in recorded ops: their tangent gets a graph through the
+# double-vjp fallback, and a loss on it differentiates as torch's
+GRAPHED_FALLBACK = {
+    "cumsum": lambda lib, x: x.cumsum(0),
+    "norm": lambda lib, x: x.norm(),
+    "vector_norm_dim": lambda lib, x: lib.linalg.vector_norm(x, dim=1),
+    "prod": lambda lib, x: x.prod(1),
+    "var": lambda lib, x: x.var(1),
+    "max_dim": lambda lib, x: x.max(1)[0],
+    "cummax": lambda lib, x: x.cummax(1)[0],
+    "sort": lambda lib, x: x.sort(1)[0],
+}
+_X = [[1., 2.5, 3.], [0.4, -1.5, 6.]]
+_W = [[0.3, -0.2, 0.5], [1., 0.7, -0.4]]
+
+
+def _loss_on_tangent(lib, f, x_data=_X):
+    fa = lib.autograd.forward_ad
+    x = lib.tensor(x_data, dtype=lib.float64, requires_grad=True)
+    w = lib.tensor(_W, dtype=lib.float64, requires_grad=True)
+    with fa.dual_level():
+        t = fa.unpack_dual(f(lib, fa.make_dual(x, w * 2))).tangent
+        value = np.round(t.detach().numpy(), 10).tolist()
+        t.sin().sum().backward()
+    return value, np.round(x.grad.numpy(), 8).tolist(), np.round(w.grad.numpy(), 8).tolist()
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHED_FALLBACK))
+def test_tangent_of_an_op_without_a_recorded_rule_has_torchs_graph(name):
+    same_as_torch(lambda lib: _loss_on_tangent(lib, GRAPHED_FALLBACK[name]))
+
+
+def test_layer_norm_tangent_graph_matches_finite_differences():
+    """torch 2.13's layer_norm tangent differentiates to other values in x (its forward
+    formula is not differentiated through the normalization); numbagrad's match finite
+    differences, and the tangent itself and the w gradient match torch."""
+    def f(lib, x):
+        return lib.nn.functional.layer_norm(x, (3,))
+    ours, theirs = _loss_on_tangent(ng, f), _loss_on_tangent(torch, f)
+    assert ours[0] == theirs[0] and ours[2] == theirs[2]
+    x0, eps = np.array(_X), 1e-6
+    numeric = np.zeros_like(x0)
+    for i in np.ndindex(x0.shape):
+        e = np.zeros_like(x0)
+        e[i] = eps
+        hi = np.sin(_loss_tangent_value(f, x0 + e)).sum()
+        lo = np.sin(_loss_tangent_value(f, x0 - e)).sum()
+        numeric[i] = (hi - lo) / (2 * eps)
+    np.testing.assert_allclose(ours[1], numeric, rtol=1e-5, atol=1e-7)
+
+
+def _loss_tangent_value(f, x_data):
+    fa = ng.autograd.forward_ad
+    with fa.dual_level():
+        d = fa.make_dual(ng.tensor(x_data, dtype=ng.float64),
+                         ng.tensor(np.array(_W) * 2, dtype=ng.float64))
+        return fa.unpack_dual(f(ng, d)).tangent.numpy()

@@ -235,10 +235,12 @@ def _propagate(op, out, inputs, iat, fat):
                 # so reverse mode can differentiate it (a loss on a tangent)
                 tangent = _output_tangent(op, result, inputs, tangents, iat, fat)
             else:
-                with grad_mode.no_grad():
-                    tangent = _output_tangent(op, out, inputs, tangents, iat, fat)
-                if tangent is not None and _needs_graph(inputs, tangents):
-                    _detached.add(tangent)  # computed without a graph where one was due
+                tangent = _graphed_fallback(op, out, inputs, tangents, iat, fat)
+                if tangent is _NO_GRAPH:
+                    with grad_mode.no_grad():
+                        tangent = _output_tangent(op, out, inputs, tangents, iat, fat)
+                    if tangent is not None and _needs_graph(inputs, tangents):
+                        _detached.add(tangent)  # computed without a graph where one was due
             if tangent is not None:
                 dt = _dtypes.from_numpy_dtype(np.asarray(out).dtype)
                 if tangent.dtype != dt:
@@ -247,6 +249,43 @@ def _propagate(op, out, inputs, iat, fat):
         return result
     finally:
         _record_mod.forward_hook = _propagate
+
+
+_NO_GRAPH = object()
+
+
+def _graphed_fallback(op, out, inputs, tangents, iat, fat):
+    """J @ tangents with a graph, for an op with no tangent rule written in recorded ops
+    (cumsum, norms, convolutions...) whose tangent is due one: the double-vjp trick on a
+    recording of the op over the inputs, u -> <J^T u, t> differentiated in u, every step
+    with create_graph. _NO_GRAPH
+    where no graph is due, or an input's tangent has none, or the op is a custom Function."""
+    if op.python or not _needs_graph(inputs, tangents) or \
+            any(t is not None and t in _detached for t in tangents):
+        return _NO_GRAPH
+    live = [k for k, t in enumerate(tangents) if t is not None]
+    with grad_mode.enable_grad():
+        # each live input through a node of its own (a view, or a fresh leaf where it does
+        # not require grad): the gradients below are then the op's partial derivatives,
+        # not totals through inputs computed from one another (layer_norm(x, w, w * 0.5))
+        shadow = list(inputs)
+        for k in live:
+            x = inputs[k]
+            shadow[k] = view(x, tuple(x.shape)) if x._requires_grad else \
+                _make(x._data).requires_grad_(True)
+        y = _record_mod.record(op, out, shadow, iat, fat)
+        u = _make(np.zeros(np.shape(out), np.asarray(out).dtype)).requires_grad_(True)
+        grads = api.grad(y, [shadow[k] for k in live], grad_outputs=u, create_graph=True,
+                         allow_unused=True)
+        total = None
+        for k, g in zip(live, grads):
+            if g is not None:
+                term = _sum(g * to_dtype(tangents[k], g.dtype))
+                total = term if total is None else total + term
+        if total is None or not total.requires_grad:
+            return None  # the output does not depend on the tangents' inputs
+        (jt,) = api.grad(total, [u], create_graph=True, allow_unused=True)
+    return jt
 
 
 def _needs_graph(inputs, tangents):
