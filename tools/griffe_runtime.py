@@ -118,6 +118,26 @@ def _attribute_doc(cls, name):
     return None
 
 
+def member_doc(cls, name):
+    """The docstring ``cls.name`` shows: its own, or for an override without one
+    (``forward``, a distribution's ``log_prob``) the one it overrides, as ``help()`` does;
+    looked up along the MRO by name, since methods made by factories have qualified names
+    getdoc cannot follow. None when there is none."""
+    for base in cls.__mro__:
+        value = vars(base).get(name)
+        if isinstance(value, (types.FunctionType, property, staticmethod, classmethod,
+                              types.MemberDescriptorType)):
+            # (its own __doc__: inspect.getdoc would reach object.__init__'s; a slot's is
+            # in the class's __slots__ dict, where pydoc reads it)
+            doc = getattr(value, "__func__", value).__doc__
+            if isinstance(value, types.MemberDescriptorType) and \
+                    isinstance(vars(base).get("__slots__"), dict):
+                doc = base.__slots__.get(name)
+            if isinstance(doc, str) and doc:
+                return inspect.cleandoc(doc)
+    return None
+
+
 TORCH_DOCS = "https://docs.pytorch.org/docs/2.13/"
 # torch's pages that document a namespace's names on one page, by anchor
 _ONE_PAGE = {"torch.nn.init.": "nn.init.html", "torch.special.": "special.html",
@@ -307,24 +327,9 @@ class RuntimeNames(griffe.Extension):
             _shorten_value(member)
 
     def inherit_docstring(self, member, cls, name):
-        """An override without a docstring of its own (``forward``, a distribution's
-        ``log_prob``) shows the one it overrides, as ``help()`` does; looked up along the MRO by
-        name, since methods made by factories have qualified names getdoc cannot follow."""
-        doc = None
-        for base in cls.__mro__:
-            value = vars(base).get(name)
-            if isinstance(value, (types.FunctionType, property, staticmethod, classmethod,
-                                  types.MemberDescriptorType)):
-                # (its own __doc__: inspect.getdoc would reach object.__init__'s; a slot's is
-                # in the class's __slots__ dict, where pydoc reads it)
-                doc = getattr(value, "__func__", value).__doc__
-                if isinstance(value, types.MemberDescriptorType) and \
-                        isinstance(vars(base).get("__slots__"), dict):
-                    doc = base.__slots__.get(name)
-                if isinstance(doc, str) and doc:
-                    doc = inspect.cleandoc(doc)
-                    break
-                doc = None
+        """An override without a docstring of its own shows the one it overrides
+        (``member_doc``); a constant or class attribute, its "Attributes:" entry."""
+        doc = member_doc(cls, name)
         if not doc and not callable(getattr(cls, name, None)):
             doc = _attribute_doc(cls, name)
         self.set_docstring(member, doc)
