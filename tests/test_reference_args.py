@@ -281,3 +281,28 @@ def test_a_namesake_of_another_kind_or_without_a_common_parameter_gives_nothing(
     assert list(_build(monkeypatch, ("numbagrad.nn.softmax", Softmax, NN),
                        ("numbagrad.nn.flatten", flatten_input, NN))) == \
         ["numbagrad.nn.softmax", "numbagrad.nn.flatten"]
+
+
+def test_an_in_place_version_takes_only_the_arguments_of_the_one_it_refers_to(monkeypatch):
+    class Tensor:
+        def eq(self, other):
+            """See :func:`torch.eq`."""
+
+        def eq_(self, other):
+            """In-place version of :meth:`~Tensor.eq`."""
+
+    def eq(input, other):
+        """Compares.
+
+        Args:
+            other (Tensor): the tensor to compare
+
+        Returns:
+            A boolean tensor
+        """
+
+    torch = {"torch.eq": eq, "torch.Tensor.eq": Tensor.eq, "torch.Tensor.eq_": Tensor.eq_}
+    monkeypatch.setattr(generator, "torch_object", torch.get)
+    other = {"other": ("Tensor", "the tensor to compare")}
+    assert generator.torch_sections("torch.Tensor.eq") == (other, "A boolean tensor")
+    assert generator.torch_sections("torch.Tensor.eq_") == (other, "")

@@ -235,7 +235,8 @@ def parameters(obj, method):
 
 def torch_sections(name, hops=5):
     """``sections`` of the docstring of torch's ``name``, or when it has none, of the function
-    it refers to (a few references deep: ``Tensor.add_`` to ``Tensor.add`` to ``torch.add``).
+    it refers to (a few references deep: ``Tensor.add_`` to ``Tensor.add`` to ``torch.add``;
+    only the arguments from an in-place version's out-of-place one).
     A function of ``torch`` without a docstring (``torch.masked_fill``) is documented as the
     Tensor method of its name."""
     doc = getattr(torch_object(name), "__doc__", None)
@@ -253,7 +254,12 @@ def torch_sections(name, hops=5):
         target = f"torch.{target}"
     elif not target.startswith("torch."):  # (a name in the referring one's namespace)
         target = f"{name.rsplit('.', 1)[0]}.{target}"
-    return torch_sections(target, hops - 1)
+    documented, returns = torch_sections(target, hops - 1)
+    # (the out-of-place function's return value is not the in-place one's: ``eq`` gives a
+    # boolean tensor, ``eq_`` its own tensor changed)
+    if see.group(0).lstrip().startswith("In-place"):
+        returns = ""
+    return documented, returns
 
 
 def entry(obj, method, torch_name):
