@@ -9,9 +9,10 @@ documented namespace from the imported object (``__all__``, else ``dir`` without
 runtime value, with its runtime docstring; the same for the members of the classes there.
 It also marks which members are public (the runtime's names, nothing a module merely
 imports) and drops classes' underscore members, and appends to an entry that says "Same as
-``torch.x``" the "Args:" and "Returns:" sections of torch's documentation, from
-tools/torch_doc_sections.json (written by tools/torch_doc_sections.py, so that building the
-docs needs no torch). mkdocs.yml loads it in mkdocstrings' python handler (``extensions``).
+``torch.x``", or else has a namesake in torch (``torch.nn.Linear``), the "Args:" and
+"Returns:" sections of torch's documentation, from tools/torch_doc_sections.json (written by
+tools/torch_doc_sections.py, so that building the docs needs no torch). mkdocs.yml loads it
+in mkdocstrings' python handler (``extensions``).
 """
 
 import importlib
