@@ -9,9 +9,10 @@ documented namespace from the imported object (``__all__``, else ``dir`` without
 runtime value, with its runtime docstring; the same for the members of the classes there.
 It also marks which members are public (the runtime's names, nothing a module merely
 imports) and drops classes' underscore members, and appends to an entry that says "Same as
-``torch.x``" the "Args:" and "Returns:" sections of torch's documentation, from
-tools/torch_doc_sections.json (written by tools/torch_doc_sections.py, so that building the
-docs needs no torch). mkdocs.yml loads it in mkdocstrings' python handler (``extensions``).
+``torch.x``", or else has a namesake in torch (``torch.nn.Linear``), the "Args:" and
+"Returns:" sections of torch's documentation, from tools/torch_doc_sections.json (written by
+tools/torch_doc_sections.py, so that building the docs needs no torch). mkdocs.yml loads it
+in mkdocstrings' python handler (``extensions``).
 """
 
 import importlib
@@ -115,6 +116,26 @@ def _attribute_doc(cls, name):
         if entry:
             doc = " ".join(entry)
             return doc[0].upper() + doc[1:]
+    return None
+
+
+def member_doc(cls, name):
+    """The docstring ``cls.name`` shows: its own, or for an override without one
+    (``forward``, a distribution's ``log_prob``) the one it overrides, as ``help()`` does;
+    looked up along the MRO by name, since methods made by factories have qualified names
+    getdoc cannot follow. None when there is none."""
+    for base in cls.__mro__:
+        value = vars(base).get(name)
+        if isinstance(value, (types.FunctionType, property, staticmethod, classmethod,
+                              types.MemberDescriptorType)):
+            # (its own __doc__: inspect.getdoc would reach object.__init__'s; a slot's is
+            # in the class's __slots__ dict, where pydoc reads it)
+            doc = getattr(value, "__func__", value).__doc__
+            if isinstance(value, types.MemberDescriptorType) and \
+                    isinstance(vars(base).get("__slots__"), dict):
+                doc = base.__slots__.get(name)
+            if isinstance(doc, str) and doc:
+                return inspect.cleandoc(doc)
     return None
 
 
@@ -307,24 +328,9 @@ class RuntimeNames(griffe.Extension):
             _shorten_value(member)
 
     def inherit_docstring(self, member, cls, name):
-        """An override without a docstring of its own (``forward``, a distribution's
-        ``log_prob``) shows the one it overrides, as ``help()`` does; looked up along the MRO by
-        name, since methods made by factories have qualified names getdoc cannot follow."""
-        doc = None
-        for base in cls.__mro__:
-            value = vars(base).get(name)
-            if isinstance(value, (types.FunctionType, property, staticmethod, classmethod,
-                                  types.MemberDescriptorType)):
-                # (its own __doc__: inspect.getdoc would reach object.__init__'s; a slot's is
-                # in the class's __slots__ dict, where pydoc reads it)
-                doc = getattr(value, "__func__", value).__doc__
-                if isinstance(value, types.MemberDescriptorType) and \
-                        isinstance(vars(base).get("__slots__"), dict):
-                    doc = base.__slots__.get(name)
-                if isinstance(doc, str) and doc:
-                    doc = inspect.cleandoc(doc)
-                    break
-                doc = None
+        """An override without a docstring of its own shows the one it overrides
+        (``member_doc``); a constant or class attribute, its "Attributes:" entry."""
+        doc = member_doc(cls, name)
         if not doc and not callable(getattr(cls, name, None)):
             doc = _attribute_doc(cls, name)
         self.set_docstring(member, doc)

@@ -1,6 +1,10 @@
 """Write tools/torch_doc_sections.json: for each public numbagrad entry whose docstring says
 "Same as ``torch.X``", the arguments and return value torch 2.13's docstring of ``torch.X``
-documents, for the API reference to show (tools/griffe_runtime.py renders them).
+documents, for the API reference to show (tools/griffe_runtime.py renders them). An entry
+whose docstring says no such thing takes them from torch's object at its own path
+(``numbagrad.nn.Linear`` from ``torch.nn.Linear``; a class's constructor arguments from the
+class's docstring), when that is of its kind (both classes or both functions) and documents
+one of the parameters numbagrad's has.
 
 usage: python tools/torch_doc_sections.py   (torch 2.13 importable, from the repository root)
 
@@ -9,9 +13,10 @@ the reference renders (``numbagrad.add``, ``numbagrad.Tensor.add``, ``numbagrad.
 to ``{"args": [[name, type, description], ...], "returns": text}``. Only the parameters
 numbagrad's own signature has are kept, in its order, and only what torch writes: a
 parameter torch does not document, or a section torch does not have, is left out. Entries
-whose docstring has Args or Returns of its own, and those whose signature cannot be read,
-are skipped. The text is torch's with its reST made Markdown (roles as code, directives such
-as ``.. note::`` dropped).
+without a docstring, those whose docstring (for a method without one, the one it overrides,
+which the reference shows) has Args or Returns of its own, and those whose signature cannot
+be read, are skipped. The text is torch's with its reST made Markdown (roles as code,
+directives such as ``.. note::`` dropped).
 """
 
 import inspect
@@ -22,7 +27,7 @@ import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from griffe_runtime import NAMESPACES, OWN_SECTIONS, public_names, runtime_object  # noqa: E402
+from griffe_runtime import NAMESPACES, OWN_SECTIONS, member_doc, public_names, runtime_object  # noqa: E402
 
 OUT = Path(__file__).resolve().with_name("torch_doc_sections.json")
 
@@ -50,19 +55,29 @@ _LIST_ITEM = re.compile(r"^(?:[-*+]|\d+\.)\s")
 
 
 def entries():
-    """(dotted path, object, whether a method) for each public entry the reference renders:
-    the names of each documented namespace and the own members of the classes there."""
+    """(dotted path, object, whether a method, owner) for each public entry the reference
+    renders: the names of each documented namespace (owned by it) and the own members of the
+    classes there."""
     for space in NAMESPACES:
         runtime = runtime_object(space)
         method = inspect.isclass(runtime)
         for name in public_names(runtime):
             value = getattr(runtime, name)
-            yield f"{space}.{name}", value, method and _is_method(runtime, name)
+            yield f"{space}.{name}", value, method and _is_method(runtime, name), runtime
             if inspect.isclass(value) and f"{space}.{name}" not in NAMESPACES:
                 for member in vars(value):
                     if not member.startswith("_"):
                         yield (f"{space}.{name}.{member}", getattr(value, member, None),
-                               _is_method(value, member))
+                               _is_method(value, member), value)
+
+
+def docstrings(obj, owner, name):
+    """``obj``'s own docstring and the one the reference shows for it (for a method without
+    one, the one it overrides), each None when there is none."""
+    own = getattr(obj, "__doc__", None)
+    own = own if isinstance(own, str) and own.strip() else None
+    shown = own or (member_doc(owner, name) if inspect.isclass(owner) else None)
+    return own, shown
 
 
 def _is_method(cls, name):
@@ -220,7 +235,8 @@ def parameters(obj, method):
 
 def torch_sections(name, hops=5):
     """``sections`` of the docstring of torch's ``name``, or when it has none, of the function
-    it refers to (a few references deep: ``Tensor.add_`` to ``Tensor.add`` to ``torch.add``).
+    it refers to (a few references deep: ``Tensor.add_`` to ``Tensor.add`` to ``torch.add``;
+    only the arguments from an in-place version's out-of-place one).
     A function of ``torch`` without a docstring (``torch.masked_fill``) is documented as the
     Tensor method of its name."""
     doc = getattr(torch_object(name), "__doc__", None)
@@ -238,7 +254,12 @@ def torch_sections(name, hops=5):
         target = f"torch.{target}"
     elif not target.startswith("torch."):  # (a name in the referring one's namespace)
         target = f"{name.rsplit('.', 1)[0]}.{target}"
-    return torch_sections(target, hops - 1)
+    documented, returns = torch_sections(target, hops - 1)
+    # (the out-of-place function's return value is not the in-place one's: ``eq`` gives a
+    # boolean tensor, ``eq_`` its own tensor changed)
+    if see.group(0).lstrip().startswith("In-place"):
+        returns = ""
+    return documented, returns
 
 
 def entry(obj, method, torch_name):
@@ -256,14 +277,37 @@ def entry(obj, method, torch_name):
     return {"args": args, "returns": returns} if args or returns else None
 
 
+def namesake(path, obj):
+    """The name of torch's object at numbagrad's ``path`` (``numbagrad.optim.SGD``:
+    ``torch.optim.SGD``) when there is one of ``obj``'s kind, both classes or both functions;
+    else None."""
+    name = "torch" + path.removeprefix("numbagrad")
+    theirs = torch_object(name)
+    if not callable(theirs) or inspect.isclass(theirs) != inspect.isclass(obj):
+        return None
+    return name
+
+
 def build():
     data = {}
-    for path, obj, method in entries():
-        doc = getattr(obj, "__doc__", None) if callable(obj) else None
-        same = _SAME_AS.search(doc) if isinstance(doc, str) else None
-        if same is None or OWN_SECTIONS.search(doc):
+    for path, obj, method, owner in entries():
+        if not callable(obj):
             continue
-        found = entry(obj, method, same.group(1))
+        own, shown = docstrings(obj, owner, path.rsplit(".", 1)[1])
+        # (without a docstring the reference has nothing to add torch's sections to)
+        if shown is None or OWN_SECTIONS.search(shown):
+            continue
+        # (only an entry's own "Same as" names its torch function: an override's inherited
+        # one, "Same as ``torch.nn.Module.forward``", names the base's, its namesake its own)
+        same = _SAME_AS.search(own) if own else None
+        if same:
+            found = entry(obj, method, same.group(1))
+        else:
+            name = namesake(path, obj)
+            found = entry(obj, method, name) if name else None
+            # (a namesake documenting none of numbagrad's parameters may be another thing
+            # of the same name: its return value is not taken either)
+            found = found if found and found["args"] else None
         if found:
             data[path] = found
     return data
