@@ -263,3 +263,17 @@ def test_compiled_function_changing_a_value_outside_its_graph_runs_eagerly():
         want_value, want_grad = eager(a)
         assert np.isclose(float(value), want_value)
         np.testing.assert_allclose(np.asarray(grad), want_grad)
+
+
+def test_modified_error_in_anomaly_mode_has_torchs_hint():
+    def run(lib):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (anomaly mode's own warnings)
+            with lib.autograd.detect_anomaly():
+                x = lib.tensor([1., 2.], requires_grad=True)
+                y = x * 2
+                z = y * y
+                y.add_(1)
+                z.sum().backward()
+    same_as_torch(run)

@@ -647,12 +647,15 @@ def dirty_message(tape, i):
             # torch names the forward op here: ExpBackward0 -> Exp
             name = re.sub(r"Backward\d*$", "", producer or "")
             source = f", which is output 0 of {name}," if producer else ""
+            hint = ("the backtrace further above shows the operation that failed to compute "
+                    "its gradient. The variable in question was changed in there or anywhere "
+                    "later. Good luck!") if anomaly.state.enabled else (
+                "enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
             return (
                 "one of the variables needed for gradient computation has been modified by "
                 f"an inplace operation: [{desc}]{source} is at version {version}; expected "
-                f"version {expected} instead. Hint: enable anomaly detection to find the "
-                "operation that failed to compute its gradient, with "
-                "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+                f"version {expected} instead. Hint: {hint}"
             )
     return "one of the variables needed for gradient computation has been modified by an " \
            "inplace operation"
