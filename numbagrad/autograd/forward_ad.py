@@ -273,19 +273,7 @@ def _graphed_fallback(op, out, inputs, tangents, iat, fat):
             x = inputs[k]
             shadow[k] = view(x, tuple(x.shape)) if x._requires_grad else \
                 _make(x._data).requires_grad_(True)
-        y = _record_mod.record(op, out, shadow, iat, fat)
-        u = _make(np.zeros(np.shape(out), np.asarray(out).dtype)).requires_grad_(True)
-        grads = api.grad(y, [shadow[k] for k in live], grad_outputs=u, create_graph=True,
-                         allow_unused=True)
-        total = None
-        for k, g in zip(live, grads):
-            if g is not None:
-                term = _sum(g * to_dtype(tangents[k], g.dtype))
-                total = term if total is None else total + term
-        if total is None or not total.requires_grad:
-            return None  # the output does not depend on the tangents' inputs
-        (jt,) = api.grad(total, [u], create_graph=True, allow_unused=True)
-    return jt
+        return _double_vjp(op, out, shadow, tangents, iat, fat, live, keep_graph=True)
 
 
 def _needs_graph(inputs, tangents):
@@ -526,17 +514,24 @@ def _jvp_through_vjp(op, out, inputs, tangents, iat, fat, live):
             if k in live:
                 leaf.requires_grad_(True)
             leaves.append(leaf)
-        y = _record_mod.record(op, out, leaves, iat, fat)
-        u = _make(np.ones(np.shape(out), np.asarray(out).dtype)).requires_grad_(True)
-        grads = api.grad(y, [leaves[k] for k in live], grad_outputs=u, create_graph=True,
-                         allow_unused=True)
-        total = None
-        for k, g in zip(live, grads):
-            if g is None:
-                continue
+        return _double_vjp(op, out, leaves, tangents, iat, fat, live, keep_graph=False)
+
+
+def _double_vjp(op, out, operands, tangents, iat, fat, live, keep_graph):
+    """J @ tangents of ``op`` recorded over ``operands`` (the ``live`` ones require grad):
+    its differentiable vjp at a cotangent u, then <vjp(u), tangents> differentiated in u
+    (linear in u: any u gives J @ tangents); ``keep_graph``: that last step keeps its graph
+    too. None where the output does not depend on the live operands."""
+    y = _record_mod.record(op, out, operands, iat, fat)
+    u = _make(np.ones(np.shape(out), np.asarray(out).dtype)).requires_grad_(True)
+    grads = api.grad(y, [operands[k] for k in live], grad_outputs=u, create_graph=True,
+                     allow_unused=True)
+    total = None
+    for k, g in zip(live, grads):
+        if g is not None:
             term = _sum(g * to_dtype(tangents[k], g.dtype))
             total = term if total is None else total + term
-        if total is None or not total.requires_grad:
-            return None
-        (jt,) = api.grad(total, [u], allow_unused=True)
+    if total is None or not total.requires_grad:
+        return None
+    (jt,) = api.grad(total, [u], create_graph=keep_graph, allow_unused=True)
     return jt
