@@ -419,19 +419,22 @@ def _bump_version(t):
     use records their new values (record.refresh, tape.source). A ``.data`` alias writes
     its change into the recorded values instead (tensor.WriteThrough)."""
     t._vc[0] += 1
-    marks = []
+    marks = []  # (tape, node, producer, tensor described, the tensor named in the message)
     if t._tape is not None:
         producer = OPS[t._tape.code(t._node)].grad_fn
-        marks.append((t._tape, t._node, producer, t))
+        marks.append((t._tape, t._node, producer, t, weakref.ref(t)))
     _sources_changed(t, marks)
     for owner in _sharing_memory(t):
         if owner._tape is not None:
             producer = OPS[owner._tape.code(owner._node)].grad_fn
             # (no tensor: torch names the op the owner came from, not its refreshed node)
-            marks.append((owner._tape, owner._node, producer, owner, True))
+            marks.append((owner._tape, owner._node, producer, owner, _no_tensor))
         else:
             _sources_changed(owner, marks)
-    for tp, node, producer, x, *as_recorded in marks:
+    for entry in t._vc[1:]:
+        if type(entry) is WriteThrough:
+            entry.write()
+    for tp, node, producer, x, named in marks:
         prev = tp.dirty.get(node)
         expected = prev[3] if prev else t._vc[0] - 1
         # the counter itself, not its value: later bumps (the source link is gone after the
@@ -439,8 +442,7 @@ def _bump_version(t):
         # tensor's description is formatted only if that message is ever raised (an
         # optimizer step bumps every parameter, and almost never sees the message); the
         # tensor itself, weakly, for the node it is the output of when the message is made
-        tp.dirty[node] = ((x.dtype, x._data.shape), t._vc, producer, expected,
-                          _no_tensor if as_recorded else weakref.ref(x))
+        tp.dirty[node] = ((x.dtype, x._data.shape), t._vc, producer, expected, named)
 
 
 def _sources_changed(t, marks):
@@ -449,7 +451,7 @@ def _sources_changed(t, marks):
     for ref in getattr(t, "_captured_by", None) or ():
         tp = ref()
         if tp is not None and id(t) in tp.sources:
-            marks.append((tp, tp.sources.pop(id(t)), None, t))
+            marks.append((tp, tp.sources.pop(id(t)), None, t, weakref.ref(t)))
     t._captured_by = None
 
 
@@ -458,8 +460,7 @@ def _sharing_memory(t):
     those an alias was taken of (registered on the shared counter by Tensor.detach, .data)."""
     out = [] if t._base is None else [t._base]
     for ref in t._vc[1:]:
-        if type(ref) is WriteThrough:
-            ref.write()
+        if type(ref) is WriteThrough:  # (a .data alias: written through, in _bump_version)
             continue
         owner = ref()
         if owner is not None and owner is not t and owner is not t._base and owner._requires_grad:
