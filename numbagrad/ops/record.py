@@ -147,7 +147,7 @@ def record_0d(op, out, a, b, fat=()):
             if not a._requires_grad:
                 return _make(out)
             tape = ta if ta is not None else current_tape()
-            if not tape.sweeps and not (tape.dirty and ta is tape and a._node in tape.dirty):
+            if not tape.sweeps and not (tape.dirty and _stale(tape, a, None)):
                 try:
                     na = a._node if ta is tape else tape.source(a)
                     return _make(out, tape, tape.push_0d(op.code, out, na, -1, fat))
@@ -248,7 +248,7 @@ def scalar_graph_op(op, forward):
         if kind is _F64_SCALAR:
             if tape is not None and not tape.sweeps and forward_hook is None and \
                     _grad.enabled and not _anomaly.enabled and not (
-                        tape.dirty and a._node in tape.dirty):
+                        tape.dirty and _stale(tape, a, None)):
                 out = forward(x, *fat)
                 try:
                     return _make(out, tape, tape.push_0d(code, out, a._node, -1, fat))
