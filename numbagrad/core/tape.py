@@ -9,8 +9,13 @@ go into an ``Arena`` (a NumPy buffer grown by doubling and reused by the next ta
 
 Values: a node with fewer than ``BIG`` elements (and all of whose operands are small too) has
 its value copied, as float64, into the ``val`` arena, and is differentiated inside the serial
-sweep. Larger nodes keep a reference to their NumPy array (``big_val``) and are differentiated
-by their op's parallel kernel, called from Python between segments of the sweep.
+sweep. The copy is late: a node's offset is handed out at once and its array kept, and the
+kept arrays are written in one ``np.concatenate`` every 64 arrays or when the arena is read
+(NumPy's overhead per call, not the bytes, was most of a small array's copy). Those arrays
+are the tensors' own memory: a change in place before the copy is one the sweep's
+saved-value checks raise on (the version counters), as they would have anyway. Larger nodes
+keep a reference to their NumPy array (``big_val``) and are differentiated by their op's
+parallel kernel, called from Python between segments of the sweep.
 Everything an @njit forward kernel needs to recompute a node is recorded (op code, argument
 nodes, shapes, attributes, and the values of source nodes), so a tape can be replayed.
 """
@@ -67,8 +72,10 @@ class Arena:
     faults, several times the op. Here a tape that dies hands its buffer to the next one
     (``_spare``), so a training loop's arena is written in place, step after step."""
 
-    # cells: a memoryview of buf, for one number at a time (a tenth of NumPy's item assignment)
-    __slots__ = ("buf", "n", "cells")
+    # cells: a memoryview of buf, for one number at a time (a tenth of NumPy's item assignment);
+    # n: the values given offsets; pending: the arrays of the last of those, from offset
+    # start, not yet written into buf (flush)
+    __slots__ = ("buf", "n", "cells", "pending", "start")
 
     def __init__(self):
         try:
@@ -77,15 +84,30 @@ class Arena:
             self.buf = np.empty(_ARENA_START)
         self.cells = memoryview(self.buf)
         self.n = 0
+        self.pending = []
+        self.start = 0
 
     def __len__(self):
         return self.n
 
     def array(self):
         """The values as a float64 array (a view: valid until the arena grows)."""
+        if self.pending:
+            self.flush()
         return self.buf[:self.n]
 
+    def flush(self):
+        """Write the pending arrays into their places, flattened in C order, as float64."""
+        n = self.n
+        if n > len(self.buf):
+            self._grow(n)
+        # (unsafe: what assigning each array into its slice did, float16 and all)
+        np.concatenate(self.pending, axis=None, out=self.buf[self.start:n], casting="unsafe")
+        self.pending = []
+
     def append(self, x):
+        if self.pending:
+            self.flush()
         n = self.n
         if n == len(self.buf):
             self._grow(n + 1)
@@ -104,7 +126,8 @@ class Arena:
                 buf = np.empty(size)
         else:
             buf = np.empty(size)
-        buf[:self.n] = self.buf[:self.n]
+        written = self.start if self.pending else self.n
+        buf[:written] = self.buf[:written]
         self.buf = buf
         self.cells = memoryview(buf)
 
@@ -112,6 +135,7 @@ class Arena:
         """Hand the buffer on for reuse, if nothing views it (the tape is dying)."""
         buf = self.buf
         self.cells = None  # (it holds a reference to buf)
+        self.pending = []
         if _spare is None:  # interpreter shutdown: module globals are already cleared
             return
         # references: this attribute, the local name, getrefcount's argument; a NumPy view
@@ -125,6 +149,8 @@ class Arena:
 
 
 _ARENA_START = 1024
+# pending arrays written at once (Arena.flush): while they are still in cache
+_FLUSH_AT = 64
 _SPARE_MAX = 4  # buffers kept for new tapes (list append/pop: atomic across threads)
 _SPARE_LARGEST = 1 << 23  # 64 MB: a larger arena is let go
 _spare = []
@@ -217,15 +243,12 @@ class Tape:
             voff = val.n
             if size == 1:
                 val.append(float(value) if shape == () else float(value.reshape(-1)[0]))
-            elif size:  # Arena.extend, inline: this is every array op's path
-                end = voff + size
-                if end > len(val.buf):
-                    val._grow(end)
-                if value.flags.c_contiguous:
-                    val.buf[voff:end] = value.reshape(-1)
-                else:  # (a transposed view: one strided copy, not a C-ordered copy first)
-                    val.buf[voff:end].reshape(value.shape)[...] = value
-                val.n = end
+            elif size:  # (as in push_array)
+                pending = val.pending
+                if not pending:
+                    val.start = voff
+                pending.append(value)
+                val.n = voff + size
         self_args = self.args
         nargs = len(args)
         shapes = self.shapes
@@ -260,6 +283,8 @@ class Tape:
                              FLAG_NEEDS_GRAD | FLAG_BIG)
         node = len(nodes) // NODE_FIELDS
         val = self.val
+        if val.pending:
+            val.flush()
         voff = val.n
         if voff == len(val.buf):
             val._grow(voff + 1)
@@ -288,18 +313,17 @@ class Tape:
             return -1
         val = self.val
         voff = val.n
-        end = voff + size
-        if end > len(val.buf):
-            val._grow(end)
+        pending = val.pending
+        if not pending:
+            val.start = voff
+        elif len(pending) >= _FLUSH_AT:
+            val.flush()
+            val.start = voff
+            pending = val.pending
+        pending.append(value)  # (copied by Arena.flush)
+        val.n = voff + size
         shape = value.shape
         ndim = len(shape)
-        if ndim == 1:  # any strides: one copy
-            val.buf[voff:end] = value
-        elif value.flags.c_contiguous:
-            val.buf[voff:end] = value.reshape(-1)
-        else:  # (as in push())
-            val.buf[voff:end].reshape(shape)[...] = value
-        val.n = end
         shapes = self.shapes
         self_args = self.args
         record = _NODE.pack(code, voff, size, FLAG_NEEDS_GRAD | f32, len(self_args) >> 3,
@@ -419,7 +443,7 @@ class Tape:
         base = node * NODE_FIELDS
         voff, size = self.nodes[base + F_VOFF], self.nodes[base + F_SIZE]
         if size == np.size(data):
-            self.val.buf[voff:voff + size] = np.asarray(data, np.float64).reshape(-1)
+            self.val.array()[voff:voff + size] = np.asarray(data, np.float64).reshape(-1)
 
     def records(self):
         """The node records as an (n, NODE_FIELDS) int64 array: a copy (a NumPy view would
