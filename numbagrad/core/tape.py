@@ -126,7 +126,7 @@ class Arena:
                 buf = np.empty(size)
         else:
             buf = np.empty(size)
-        written = self.start if self.pending else self.n
+        written = min(self.start if self.pending else self.n, len(self.buf))
         buf[:written] = self.buf[:written]
         self.buf = buf
         self.cells = memoryview(buf)
