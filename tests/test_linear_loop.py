@@ -116,3 +116,27 @@ def _unsaved_view(lib):
         x.mul_(2)
     z.sum().backward()
     return np.round(x.grad.numpy(), 10).tolist()
+
+
+def test_large_arena_kept_for_the_next_step_and_let_go_when_idle(monkeypatch):
+    monkeypatch.setattr(tape_mod, "_SPARE_LARGEST", 4096)
+    monkeypatch.setattr(tape_mod, "_last_large", 0)
+    monkeypatch.setattr(tape_mod, "_large", [])
+    monkeypatch.setattr(tape_mod, "_spare", [])
+    x0 = RNG.standard_normal(3000)
+
+    def step(n):
+        x = ng.tensor(x0, requires_grad=True)
+        y = x
+        for _ in range(n):
+            y = ng.sin(y) * 1.5
+        y.sum().backward()
+        return x.grad.numpy().copy()
+    g = step(40)
+    assert len(tape_mod._large) == 1
+    kept = id(tape_mod._large[0])  # (not a reference: that would keep it from reuse)
+    np.testing.assert_array_equal(step(40), g)  # on the kept buffer, the same gradient
+    assert len(tape_mod._large) == 1 and id(tape_mod._large[0]) == kept
+    for _ in range(tape_mod._LARGE_IDLE_MAX + 1):  # small graphs: the buffer is let go
+        (ng.tensor([1.0, 2.0], requires_grad=True) * 2).sum().backward()
+    assert tape_mod._large == []

@@ -116,14 +116,25 @@ class Arena:
 
     def _grow(self, need):
         size = max(need, 2 * len(self.buf))
+        buf = None
         if need < _last_large:
             # a loop whose tapes outgrow the spares: straight to the size the last one
-            # reached, not doubling into fresh memory a dozen times (pages are touched
-            # only as they are written)
+            # reached, not doubling into fresh memory a dozen times; into the last one's
+            # own buffer if it was kept (fresh pages cost the kernel's zeroing, page by page)
             try:
-                buf = np.empty(_last_large)
-            except MemoryError:  # (the hint is only a hint)
-                buf = np.empty(size)
+                buf = _large.pop()
+            except IndexError:
+                pass
+            else:
+                global _large_idle
+                _large_idle = 0
+                if len(buf) < need:
+                    buf = None
+            if buf is None:
+                try:
+                    buf = np.empty(_last_large)
+                except MemoryError:  # (the hint is only a hint)
+                    buf = np.empty(size)
         else:
             buf = np.empty(size)
         written = min(self.start if self.pending else self.n, len(self.buf))
@@ -140,11 +151,19 @@ class Arena:
             return
         # references: this attribute, the local name, getrefcount's argument; a NumPy view
         # anywhere would add its own
+        global _large_idle
         if len(buf) > _SPARE_LARGEST:
             global _last_large
             _last_large = self.n + (self.n >> 3)
-        elif len(_spare) < _SPARE_MAX and _ARENA_START < len(buf) and \
-                sys.getrefcount(buf) == 3:
+            if len(buf) <= _LARGE_MAX and sys.getrefcount(buf) == 3:
+                _large[:] = [buf]
+                _large_idle = 0
+            return
+        if _large:  # kept for the next large tape; let go after tapes that did not need it
+            _large_idle += 1
+            if _large_idle > _LARGE_IDLE_MAX:
+                _large.clear()
+        if len(_spare) < _SPARE_MAX and _ARENA_START < len(buf) and sys.getrefcount(buf) == 3:
             _spare.append(buf)
 
 
@@ -157,6 +176,16 @@ _spare = []
 # the values the last tape too large for a spare held, and an eighth more: the size a tape
 # that outgrows its spare grows to at once
 _last_large = 0
+# The last such tape's buffer, kept for the next one (a training loop's tapes): at most one,
+# of at most an eighth of the machine's memory, let go once this many tapes died without
+# taking it
+_large = []
+_large_idle = 0
+_LARGE_IDLE_MAX = 8
+try:
+    _LARGE_MAX = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 8 // 8
+except (ValueError, OSError, AttributeError):  # (no sysconf: a fixed 256 MB of values)
+    _LARGE_MAX = 1 << 25
 
 
 class Tape:
