@@ -56,6 +56,13 @@ _current_level = -1
 _tangents = {}
 # (tape serial, node) -> tangent of the tensor recorded there, while a level is active
 _node_tangents = {}
+# while jacfwd carries its columns' tangents as one batch (forward_ad_batched.py): the batch
+# size, and the rule giving an op's batch of tangents
+batch_size = batched_rule = None
+
+
+class UnbatchableError(Exception):
+    """A pass cannot carry its tangents as one batch (forward_ad_batched.py)."""
 
 
 # ---- levels ----------------------------------------------------------------------------------
@@ -161,6 +168,8 @@ def set_tangent(t, tangent):
 
 def tangent(t):
     """``t``'s tangent at the current level, or None."""
+    if batch_size is not None:  # (see unpack_dual)
+        raise UnbatchableError
     return _get_tangent(t) if _current_level >= 0 else None
 
 
@@ -216,6 +225,8 @@ def unpack_dual(tensor, *, level=None):
     tangent (None when it has none at this level, or no level is active)."""
     if _current_level < 0 or (level is not None and level != _current_level):
         return UnpackedDualTensor(tensor, None)
+    if batch_size is not None:  # (the function reads a tangent: one column at a time)
+        raise UnbatchableError
     tangent = _get_tangent(tensor)
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
@@ -230,7 +241,9 @@ def _propagate(op, out, inputs, iat, fat):
     try:
         result = _record_mod.record(op, out, inputs, iat, fat)
         if any(t is not None for t in tangents) and np.asarray(out).dtype.kind == "f":
-            if _differentiable(op, inputs, tangents, iat):
+            if batched_rule is not None:
+                tangent = batched_rule(op, out, inputs, tangents, iat, fat)
+            elif _differentiable(op, inputs, tangents, iat):
                 # as torch: the tangent's own ops are recorded (through the recorded result),
                 # so reverse mode can differentiate it (a loss on a tangent)
                 tangent = _output_tangent(op, result, inputs, tangents, iat, fat)

@@ -43,7 +43,7 @@ import threading
 import numpy as np
 
 from .. import autograd, dtypes
-from ..autograd import forward_ad
+from ..autograd import forward_ad, forward_ad_batched
 from ..core.grad_mode import enable_grad, is_grad_enabled
 from ..factories import as_tensor, from_numpy, tensor, zeros, zeros_like
 from ..ops.shape import stack
@@ -610,9 +610,62 @@ class _InnerTransformError(Exception):
 
 
 def _jacobian_forward(func, call, has_aux):
-    """jacfwd's Jacobian by forward mode: for each element of each differentiated leaf, f run
-    with that leaf dual, its tangent the one-hot basis vector; each output's tangent is the
-    Jacobian's column."""
+    """jacfwd's Jacobian by forward mode: all its columns in one pass, each leaf dual with a
+    batch of tangents (one one-hot basis vector per element of all the leaves); where that
+    pass cannot be batched (forward_ad_batched.py), one pass per column."""
+    try:
+        return _jacobian_batched(func, call, has_aux)
+    except forward_ad.UnbatchableError:
+        return _jacobian_by_columns(func, call, has_aux)
+
+
+def _jacobian_batched(func, call, has_aux):
+    leaves = call.diff_leaves
+    sizes = [x.numel() for x in leaves]
+    n = sum(sizes)
+    if n == 0:
+        raise forward_ad.UnbatchableError  # (the per-column path makes the empty Jacobian)
+    with _inside_transform(), enable_grad(), forward_ad.dual_level(), \
+            forward_ad_batched.batched(n):
+        duals, start = [], 0
+        for x, size in zip(leaves, sizes):
+            basis = np.zeros((n, size), x.dtype.np)
+            basis[np.arange(start, start + size), np.arange(size)] = 1
+            start += size
+            duals.append(forward_ad_batched.make_dual(
+                x.detach(), from_numpy(basis.reshape((n, *x.shape)))))
+        entered = _nesting.entered
+        out, aux = _split_aux(func(*call.with_leaves(duals)), has_aux, _JVP_STR)
+        if _nesting.entered != entered:
+            raise forward_ad.UnbatchableError  # (a transform inside f: see _InnerTransformError)
+        flat_out, out_spec = _tree_flatten(out)
+        _check_tensor_outputs(flat_out, _JVP_STR)
+        tangents = [forward_ad_batched.tangent(o) for o in flat_out]
+        flat_out = [forward_ad._without_hook(lambda o: o.detach(), o) for o in flat_out]
+    per_output = []
+    for o, t in zip(flat_out, tangents):
+        blocks, start = [], 0
+        for x, size in zip(leaves, sizes):
+            shape = tuple(o.shape) + tuple(x.shape)
+            if t is None:
+                blocks.append(zeros(shape, dtype=x.dtype))
+            else:
+                # rows start..start+size of the batch are this leaf's columns: (size, *out)
+                # -> (*out, size) -> (*out, *x.shape), in the leaf's dtype (as reverse mode)
+                cols = np.moveaxis(np.asarray(t._data)[start:start + size], 0, -1)
+                blocks.append(from_numpy(np.ascontiguousarray(cols).reshape(shape)).to(
+                    x.dtype))
+            start += size
+        per_output.append(call.per_input(blocks))
+    jac = _tree_unflatten(per_output, out_spec)
+    if has_aux:
+        return jac, call.value(aux)
+    return jac
+
+
+def _jacobian_by_columns(func, call, has_aux):
+    """One forward pass per element of each differentiated leaf, that leaf dual with the
+    one-hot basis vector as tangent; each output's tangent is the Jacobian's column."""
     leaves = call.diff_leaves
     columns = None  # per output: per leaf: the tangents, one per element of the leaf
     out = aux = None
