@@ -112,7 +112,9 @@ def test_graph_due_or_tangent_read_falls_back_to_columns(monkeypatch):
         w = lib.tensor(W[0], requires_grad=True)
         results.append(lib.func.jacfwd(lambda x, w=w: (w * x).sin())(lib.tensor(X)))
     assert columns == [1]
-    np.testing.assert_allclose(results[0].numpy(), results[1].detach().numpy(), rtol=1e-10)
+    assert results[0].requires_grad and results[1].requires_grad
+    np.testing.assert_allclose(results[0].detach().numpy(), results[1].detach().numpy(),
+                               rtol=1e-10)
 
     def reads_tangent(x):
         ng.autograd.forward_ad.unpack_dual(x)
@@ -120,3 +122,51 @@ def test_graph_due_or_tangent_read_falls_back_to_columns(monkeypatch):
     j = ng.func.jacfwd(reads_tangent)(ng.tensor(X))
     assert columns == [1, 1]
     np.testing.assert_array_equal(j.numpy(), 2 * np.eye(3))
+
+
+@pytest.mark.parametrize("name", ["grad", "jacrev", "jacfwd", "vjp", "jvp", "hessian"])
+def test_closed_over_weights_keep_their_graph(name):
+    """A transform of a function using a module's weights (closed over, requiring grad)
+    returns results with a graph to them, as torch's: a loss on a derivative trains the
+    weights (physics-informed networks). Without such a tensor, or under no_grad, none."""
+    def run(lib, closed=True, outer_grad=True):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 2))
+        for p, a in zip(model.parameters(), _weights()):
+            p.data = lib.tensor(a)
+        if not closed:
+            model.requires_grad_(False)
+        x = lib.tensor(X)
+
+        def f(v):
+            out = model(v.reshape(1, 3)).reshape(2)
+            return out.sum() if name in ("grad", "hessian") else out
+        ctx = torch.enable_grad() if outer_grad else torch.no_grad()
+        nctx = ng.enable_grad() if outer_grad else ng.no_grad()
+        with (ctx if lib is torch else nctx):
+            if name == "vjp":
+                r = lib.func.vjp(f, x)[1](lib.ones(2))[0]
+            elif name == "jvp":
+                r = lib.func.jvp(f, (x,), (lib.tensor(X[::-1].copy()),))[1]
+            else:
+                r = getattr(lib.func, name)(f)(x)
+        if not r.requires_grad:
+            return r.detach().numpy(), None
+        (r ** 2).sum().backward()
+        return r.detach().numpy(), [None if p.grad is None else p.grad.numpy()
+                                    for p in model.parameters()]
+
+    for kw in ({}, {"closed": False}, {"outer_grad": False}):
+        ours, theirs = run(ng, **kw), run(torch, **kw)
+        np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-10, atol=1e-12)
+        assert (ours[1] is None) == (theirs[1] is None), kw
+        if theirs[1] is not None:
+            for a, b in zip(ours[1], theirs[1]):
+                assert (a is None) == (b is None)
+                if b is not None:
+                    np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def _weights():
+    rng = np.random.default_rng(3)
+    return [rng.standard_normal(s) * 0.5 for s in ((4, 3), (4,), (2, 4), (2,))]

@@ -81,6 +81,8 @@ def _roots(tensors, grad_tensors, inputs, on_leaf_root, as_tensors=False):
                                    f"torch.Size({list(np.shape(t._data))}).")
             if as_tensors:
                 g = seed if isinstance(seed, Tensor) else _make(g)
+                if g._data.dtype != t._data.dtype:  # torch's engine takes the output's dtype
+                    g = to_dtype(g, t.dtype)
         if t._tape is None:  # the output is a leaf: its gradient is the seed itself
             if inputs is None or any(x is t for x in inputs):
                 on_leaf_root(t, g)

@@ -48,6 +48,7 @@ from ..core.grad_mode import enable_grad, is_grad_enabled
 from ..factories import as_tensor, from_numpy, tensor, zeros, zeros_like
 from ..ops.shape import stack
 from ..tensor import Tensor
+from .closures import mark_made, reaches_other_leaf
 
 __all__ = ["grad", "grad_and_value", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd",
            "hessian"]
@@ -168,12 +169,13 @@ def _make_differentiable(x):
         if x.requires_grad:
             # keep the history: an outer transform (or autograd) differentiates through us
             return x.view_as(x)
-        return x.detach().requires_grad_()
+        return mark_made(x.detach().requires_grad_())
     if isinstance(x, (np.ndarray, np.generic)):
-        return from_numpy(np.array(x)).requires_grad_()  # a copy: the caller's array is theirs
+        # a copy: the caller's array is theirs
+        return mark_made(from_numpy(np.array(x)).requires_grad_())
     if isinstance(x, float):
         # Python floats are doubles: float64 keeps them exact
-        return tensor(x, dtype=dtypes.float64, requires_grad=True)
+        return mark_made(tensor(x, dtype=dtypes.float64, requires_grad=True))
     raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
 
 
@@ -201,6 +203,7 @@ class _Call:
         # nested in another transform, or under autograd: the results must be differentiable
         self.create_graph = _nesting.depth > 0 or (
             is_grad_enabled() and any(t.requires_grad for t in tensors))
+        self.grad_enabled = is_grad_enabled()  # (the caller's: the transform enables its own)
         argnums = _wrap_argnums(argnums, len(args))
         # the differentiated part of the arguments, as torch's _slice_argnums(as_tuple=False):
         # all of them (argnums None), one argument (int) or a tuple of them
@@ -224,6 +227,15 @@ class _Call:
         self._argnums, self._positions, self._given = argnums, positions, args
         self.args = self.with_leaves(self.diff_leaves)
         self.kwargs = _tree_map(_numpy_arg if self.numpy_mode else (lambda x: x), kwargs)
+
+    def closed_over(self, outputs):
+        """After ``func`` ran: where its ``outputs`` depend on a tensor that requires grad
+        other than the differentiated leaves (a module's weights), the results keep their
+        graph to it, as torch's."""
+        if not self.keep_graph and self.grad_enabled and \
+                reaches_other_leaf(outputs, self.diff_leaves):
+            self.keep_graph = self.create_graph = True
+        return self.create_graph
 
     def with_leaves(self, leaves):
         """The arguments with ``leaves`` in the differentiated places."""
@@ -327,7 +339,8 @@ def _grad_and_value_impl(func, argnums, has_aux, args, kwargs):
                                "to return a scalar Tensor, got tensor with "
                                f"{output.dim()} dims. Maybe you wanted to "
                                "use the vjp or jacrev APIs instead?")
-        flat_grad = _autograd_grad((output,), call.diff_leaves, create_graph=call.create_graph)
+        flat_grad = _autograd_grad((output,), call.diff_leaves,
+                                   create_graph=call.closed_over((output,)))
     grads = call.per_input(flat_grad)
     if has_aux:
         return grads, (call.value(output), call.value(aux))
@@ -405,6 +418,7 @@ def _vjp_with_argnums(func, *primals, argnums=None, has_aux=False):
         primals_out, aux = _split_aux(func(*call.args), has_aux, "vjp(f, *primals)")
         flat_out, out_spec = _tree_flatten(primals_out)
         _check_tensor_outputs(flat_out, "vjp(f, *primals)")
+        call.closed_over(flat_out)
         for o in flat_out:
             if not o.is_floating_point():
                 raise RuntimeError("vjp(f, ...): All outputs of f must be "
@@ -470,6 +484,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         out, aux = _split_aux(func(*args), has_aux, _JVP_STR)
         flat_out, out_spec = _tree_flatten(out)
         _check_tensor_outputs(flat_out, _JVP_STR)
+        call.closed_over(flat_out)
         if strict and not all(o.requires_grad for o in flat_out):
             raise RuntimeError("jvp(f, primals, tangents, strict=True): "
                                "The output of f is independent of "
@@ -531,6 +546,7 @@ def _jacobian(func, args, argnums, has_aux, api):
                     raise RuntimeError("vjp(f, ...): All outputs of f must be "
                                        "floating-point or complex Tensors, got Tensor "
                                        f"with dtype {o.dtype}")
+        call.closed_over(flat_out)
         per_output = []
         for o in flat_out:
             blocks = _output_blocks(o, call.diff_leaves, call.create_graph)
@@ -640,6 +656,8 @@ def _jacobian_batched(func, call, has_aux):
             raise forward_ad.UnbatchableError  # (a transform inside f: see _InnerTransformError)
         flat_out, out_spec = _tree_flatten(out)
         _check_tensor_outputs(flat_out, _JVP_STR)
+        if call.closed_over(flat_out):  # (the Jacobian keeps a graph: column by column)
+            raise forward_ad.UnbatchableError
         tangents = [forward_ad_batched.tangent(o) for o in flat_out]
         flat_out = [forward_ad._without_hook(lambda o: o.detach(), o) for o in flat_out]
     per_output = []
@@ -685,6 +703,7 @@ def _jacobian_by_columns(func, call, has_aux):
                         raise _InnerTransformError
                     flat_out, out_spec = _tree_flatten(out)
                     _check_tensor_outputs(flat_out, _JVP_STR)
+                    call.closed_over(flat_out)
                     tangents = [_forward_tangent(o) for o in flat_out]
                     out = [forward_ad.unpack_dual(o).primal for o in flat_out]
                 if columns is None:
