@@ -321,9 +321,10 @@ def _output_tangent(op, out, inputs, tangents, iat, fat):
     return _jvp_by_op_vjp(op, out, inputs, tangents, iat, fat)
 
 
-def _elementwise_jvp(op, out, inputs, tangents, iat, fat):
+def _elementwise_jvp(op, out, inputs, tangents, iat, fat, widen=None, lead=()):
     """``out``: the op's value, or its recorded result (a Tensor: the derivative is then
-    recorded through it)."""
+    recorded through it). ``widen``: how a tangent takes the output's shape (broadcast by
+    default); ``lead``: the tangents' leading batch dims, if any (forward_ad_batched.py)."""
     y = _as_tensor(out)
     out = y._data
     shape = np.shape(out)
@@ -337,10 +338,14 @@ def _elementwise_jvp(op, out, inputs, tangents, iat, fat):
         t = tangents[k]
         if t is None or formula is None:
             continue
-        g = t if tuple(t.shape) == shape else expand(t, *shape)
+        if widen is not None:
+            g = widen(t)
+        else:
+            g = t if tuple(t.shape) == shape else expand(t, *shape)
         r = formula_function(formula)(g, a, b, y, f0, f1, m)
         if not isinstance(r, Tensor):  # a constant derivative (sign: 0)
-            r = _make(np.broadcast_to(np.asarray(r, np.asarray(out).dtype), shape).copy())
+            r = _make(np.broadcast_to(np.asarray(r, np.asarray(out).dtype),
+                                      (*lead, *shape)).copy())
         total = r if total is None else total + r
     return total
 

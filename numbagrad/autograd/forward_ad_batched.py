@@ -13,8 +13,7 @@ import contextlib
 import numpy as np
 
 from ..core import grad_mode
-from ..ops.vjp import formula_function
-from ..tensor import Tensor, _make
+from ..tensor import _make
 from . import forward_ad
 from .forward_ad import UnbatchableError
 
@@ -71,25 +70,12 @@ def _broadcast(t, shape, n):
 
 
 def _elementwise(op, out, inputs, tangents, iat, fat, n):
-    y = _make(out)
     shape = np.shape(out)
-    a = inputs[0] if len(inputs) > 0 else None
-    b = inputs[1] if len(inputs) > 1 else None
-    f0 = fat[0] if len(fat) > 0 else None
-    f1 = fat[1] if len(fat) > 1 else None
-    m = np.asarray(iat, bool).reshape(shape) if len(iat) else None
-    total = None
-    for k, formula in enumerate(op.grads):
-        t = tangents[k]
-        if t is None or formula is None:
-            continue
-        r = formula_function(formula)(_broadcast(t, shape, n), a, b, y, f0, f1, m)
-        if not isinstance(r, Tensor):  # a constant derivative (sign: 0)
-            r = _make(np.zeros((n, *shape), np.asarray(out).dtype))
-        if tuple(r.shape) != (n, *shape):
-            raise UnbatchableError
-        total = r if total is None else total + r
-    return total
+    r = forward_ad._elementwise_jvp(op, out, inputs, tangents, iat, fat,
+                                    widen=lambda t: _broadcast(t, shape, n), lead=(n,))
+    if r is not None and tuple(r.shape) != (n, *shape):
+        raise UnbatchableError
+    return r
 
 
 def _product_terms(inputs, tangents, first, second):

@@ -547,11 +547,15 @@ def _jacobian(func, args, argnums, has_aux, api):
                                        "floating-point or complex Tensors, got Tensor "
                                        f"with dtype {o.dtype}")
         call.closed_over(flat_out)
-        per_output = []
-        for o in flat_out:
-            blocks = _output_blocks(o, call.diff_leaves, call.create_graph)
-            per_output.append(call.per_input(blocks))
-    jac = _tree_unflatten(per_output, out_spec)
+        per_output = [_output_blocks(o, call.diff_leaves, call.create_graph)
+                      for o in flat_out]
+    return _jacobian_result(call, per_output, out_spec, has_aux, aux)
+
+
+def _jacobian_result(call, per_output, out_spec, has_aux, aux):
+    """The Jacobian from its blocks (per output: one per differentiated leaf), in the
+    structure of the outputs and of the differentiated arguments; with aux if asked."""
+    jac = _tree_unflatten([call.per_input(blocks) for blocks in per_output], out_spec)
     if has_aux:
         return jac, call.value(aux)
     return jac
@@ -674,11 +678,8 @@ def _jacobian_batched(func, call, has_aux):
                 blocks.append(from_numpy(np.ascontiguousarray(cols).reshape(shape)).to(
                     x.dtype))
             start += size
-        per_output.append(call.per_input(blocks))
-    jac = _tree_unflatten(per_output, out_spec)
-    if has_aux:
-        return jac, call.value(aux)
-    return jac
+        per_output.append(blocks)
+    return _jacobian_result(call, per_output, out_spec, has_aux, aux)
 
 
 def _jacobian_by_columns(func, call, has_aux):
@@ -728,11 +729,8 @@ def _jacobian_by_columns(func, call, has_aux):
             # (*out, n) -> (*out, *x.shape); a column of another dtype takes the leaf's, as
             # the reverse mode's gradient has it
             blocks.append(stack(cols, dim=-1).reshape(shape).to(x.dtype))
-        per_output.append(call.per_input(blocks))
-    jac = _tree_unflatten(per_output, out_spec)
-    if has_aux:
-        return jac, call.value(aux)
-    return jac
+        per_output.append(blocks)
+    return _jacobian_result(call, per_output, out_spec, has_aux, aux)
 
 
 def hessian(func, argnums=0):
