@@ -9,7 +9,9 @@ otherwise. Prints a markdown table: per tree, the median of the rounds' figures 
 range, and this checkout's ratio to the earlier one.
 
 The cold workloads (``cold_*``) run each process on new empty caches, as on a new machine;
-``import_numbagrad`` times the import alone (warm caches).
+``import_numbagrad`` times the import alone (warm caches);
+``warm_compiled_logreg_first_call`` the first call of a compiled logistic regression's
+value_and_grad in a fresh process, its kernels in the (warm) caches.
 
 Run: python bench/compare_commits.py 0723ab6 [--rounds 3] [--only eager_scalar_backward,...]
 """
@@ -45,7 +47,7 @@ def best_of(fn, calls, repeat=5):
 # name -> (unit, scale to that unit, threads, code printing one figure in seconds); the
 # COLD ones run without the prelude, each process on new empty caches (a new machine)
 COLD = {"cold_seed_backward", "cold_compiled_rosenbrock_first_call"}
-RAW = COLD | {"import_numbagrad"}
+RAW = COLD | {"import_numbagrad", "warm_compiled_logreg_first_call"}
 WORKLOADS = {
     "import_numbagrad": ("s", 1, 1, """
         import time
@@ -74,6 +76,21 @@ WORKLOADS = {
         x = np.random.default_rng(0).standard_normal(1000)
         t0 = time.perf_counter()
         vg(x)
+        print(time.perf_counter() - t0)
+    """),
+    "warm_compiled_logreg_first_call": ("s", 1, 1, """
+        import time
+        import numpy as np
+        import numbagrad as ng
+        import numbagrad.func
+        rng = np.random.default_rng(0)
+        X, y = rng.standard_normal((200, 5)), (rng.random(200) > 0.5).astype(np.float64)
+        def nll(w, X, y):
+            z = X @ w
+            return (ng.nn.functional.softplus(z) - y * z).mean()
+        vg = ng.compile(ng.func.value_and_grad(nll))
+        t0 = time.perf_counter()
+        vg(np.zeros(5), X, y)
         print(time.perf_counter() - t0)
     """),
     "eager_scalar_backward": ("ns/op", 1e9, 1, """
