@@ -274,3 +274,25 @@ def test_lazy_batchnorm3d(kw):
     tol = 1e-10 if "dtype" in kw else 1e-4
     for a, b in zip([*ours[4:7], *ours[7]], [*theirs[4:7], *theirs[7]]):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4), (2, 3, 4, 2)])
+def test_softmax_family_without_dim_takes_torchs_implicit_dim(shape):
+    """nn.Softmax(), nn.LogSoftmax(), nn.Softmin() and F.softmax/log_softmax/softmin without
+    ``dim``: torch's deprecated implicit choice (dim 0 of a 0-, 1- or 3-d input, else 1) and
+    its warning, not the whole tensor."""
+    import warnings
+    x = np.arange(int(np.prod(shape)), dtype=float).reshape(shape) / 7
+    results = {}
+    for lib in (ng, torch):
+        t = lib.tensor(x)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            outs = [lib.nn.Softmax()(t), lib.nn.LogSoftmax()(t), lib.nn.Softmin()(t),
+                    lib.nn.functional.softmax(t), lib.nn.functional.log_softmax(t),
+                    lib.nn.functional.softmin(t)]
+        results[lib] = ([o.numpy() for o in outs],
+                        sorted({str(w.message) for w in caught if "Implicit" in str(w.message)}))
+    for a, b in zip(results[ng][0], results[torch][0]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert results[ng][1] == results[torch][1] and results[ng][1]

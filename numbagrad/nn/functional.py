@@ -13,6 +13,8 @@ from ..ops import activations_api as _act
 from ..ops import pointwise as _pw
 from ..ops import spatial_misc as _spm
 from ..ops.activations_api import *  # noqa: F401,F403
+from ..ops.activations_api import functional_log_softmax as log_softmax  # noqa: F401
+from ..ops.activations_api import functional_softmax as softmax  # noqa: F401
 from ..ops.attention_ops import *  # noqa: F401,F403
 from ..ops.conv_functional import (  # noqa: F401
     adaptive_avg_pool2d,
@@ -44,7 +46,6 @@ from ..ops.pointwise import gelu, sigmoid, softplus, tanh  # noqa: F401
 from ..ops.pointwise import torch_layout as _torch_layout
 from ..ops.pointwise import unary as _unary
 from ..ops.record import record as _record
-from ..ops.reduce import log_softmax, softmax  # noqa: F401
 from ..ops.registry import BY_NAME as _BY_NAME
 from ..ops.shape import permute as _permute
 from ..ops.shape import reshape as _reshape

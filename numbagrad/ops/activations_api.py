@@ -7,6 +7,8 @@ Derivatives pin torch's conventions at the kinks: hardsigmoid's is 0 at +-3, har
 uses x / 3 + 0.5 on [-3, 3], the shrinks and threshold pass nothing at the bounds.
 """
 
+import warnings
+
 import numpy as np
 
 from ..core import torch_rng
@@ -16,7 +18,7 @@ from .pointwise import abs as _abs
 from .pointwise import clamp, unary
 from .pointwise import tanh as _tanh
 from .record import record
-from .reduce import softmax
+from .reduce import log_softmax, softmax
 from .registry import BY_NAME, Sample, defop
 from .shape import chunk, reshape
 
@@ -209,11 +211,45 @@ def glu(input, dim=-1):  # noqa: A002
     return a * unary("sigmoid", b)
 
 
+def _implicit_dim(name, ndim, stacklevel):
+    """torch's deprecated choice of a dim for softmax and its kin called without one, with
+    its warning."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
+                  "call to include dim=X as an argument.", stacklevel=stacklevel + 1)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
 def softmin(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
     """softmax(-x, dim)."""
     if dim is None:
-        dim = 0 if input.ndim in (0, 1, 3) else 1  # torch's deprecated implicit choice
+        dim = _implicit_dim("softmin", input.ndim, _stacklevel)
     return softmax(-input, dim, dtype=dtype) if dtype is not None else softmax(-input, dim)
+
+
+def functional_softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
+    """Softmax along ``dim``: ``exp(x)`` normalized to sum to 1 (without ``dim``, torch's
+    deprecated implicit choice: dim 0 of a 0-, 1- or 3-d input, else 1, with its warning).
+
+    Same as ``torch.nn.functional.softmax``.
+    """
+    if dim is None:
+        dim = _implicit_dim("softmax", input.ndim, _stacklevel)
+    return softmax(input, dim, dtype)
+
+
+def functional_log_softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
+    """The logarithm of the softmax along ``dim`` (without ``dim``, torch's deprecated
+    implicit choice, as ``softmax``).
+
+    Same as ``torch.nn.functional.log_softmax``.
+    """
+    if dim is None:
+        dim = _implicit_dim("log_softmax", input.ndim, _stacklevel)
+    return log_softmax(input, dim, dtype)
+
+
+functional_softmax.__name__ = functional_softmax.__qualname__ = "softmax"
+functional_log_softmax.__name__ = functional_log_softmax.__qualname__ = "log_softmax"
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
