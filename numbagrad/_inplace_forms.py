@@ -2,12 +2,14 @@
 bound on Tensor after numbagrad/_methods.py; and forward AD's hand-over of an in-place op's
 tangent, which wraps _methods' ``_inplace``."""
 
+import inspect
+
 import numpy as np
 
 from . import _methods, creation, dtypes, pointwise_extra, predicates
 from .autograd import forward_ad
 from .core import grad_mode
-from .core.docs import documented, inplace_doc
+from .core.docs import documented, forwarded_args, inplace_doc
 from .ops import (
     elementwise_extra,
     linalg,
@@ -49,7 +51,7 @@ Tensor.argmin = reduce.numpy_aliases(Tensor.argmin, "argmin")
 def _inplace_form(fn):
     def op(self, *args, **kw):
         return _inplace(self, lambda s: fn(s, *args, **kw))
-    return documented(op, inplace_doc(fn.__name__), fn.__name__ + "_")
+    return documented(op, inplace_doc(fn.__name__, forwards=fn), fn.__name__ + "_")
 
 
 for _fn in (shape_scatter.scatter, shape_scatter.scatter_add, shape_scatter.scatter_reduce,
@@ -76,7 +78,8 @@ def _view_inplace(make_view, name):
             self._rebase(view._tape, view._node)
             self._requires_grad = True
         return self
-    return documented(op, inplace_doc(name), name + "_")
+    return documented(op, inplace_doc(name) + "\n\n" + forwarded_args(make_view, None),
+                      name + "_")
 
 
 Tensor.squeeze_ = _view_inplace(shape_inplace.squeezed, "squeeze")
@@ -115,7 +118,7 @@ def _inplace_fill(fill):
     def method(self, *args, **kwargs):
         return _inplace(self, fill(self, *args, **kwargs))
     method.__name__ = fill.__name__
-    method.__doc__ = fill.__doc__
+    method.__doc__ = inspect.cleandoc(fill.__doc__) + "\n\n" + forwarded_args(fill, "kwargs")
     return method
 
 
@@ -158,7 +161,7 @@ def _inplace_method(fn, name):
 
     def op(self, *args, **kw):
         return _inplace(self, lambda s: compute(s, args, kw))
-    return documented(op, inplace_doc(name[:-1]), name)
+    return documented(op, inplace_doc(name[:-1], forwards=fn), name)
 
 
 _MATH_INPLACE = {

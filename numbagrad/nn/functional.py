@@ -105,6 +105,11 @@ def elu(input, alpha=1.0, inplace=False):  # noqa: A002
     """Element-wise ELU: ``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere.
 
     Same as ``torch.nn.functional.elu``.
+
+    Args:
+        input: the input tensor.
+        alpha: the ``alpha`` of the formula (default 1.0).
+        inplace: if True, write the result into ``input`` and return it (default False).
     """
     return _inplace(input, _elu, alpha) if inplace else _elu(input, alpha)
 
@@ -119,6 +124,12 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
     """Element-wise ``x`` clamped to [min_val, max_val].
 
     Same as ``torch.nn.functional.hardtanh``.
+
+    Args:
+        input: the input tensor.
+        min_val: the lower end of the range (default -1.0).
+        max_val: the upper end of the range (default 1.0); not below ``min_val``.
+        inplace: if True, write the result into ``input`` and return it (default False).
     """
     if inplace:
         return _inplace(input, _hardtanh, min_val, max_val)
@@ -129,6 +140,10 @@ def mish(input, inplace=False):  # noqa: A002
     """Element-wise Mish, ``x * tanh(softplus(x))``.
 
     Same as ``torch.nn.functional.mish``.
+
+    Args:
+        input: the input tensor.
+        inplace: if True, write the result into ``input`` and return it (default False).
     """
     return _inplace(input, lambda s: _unary("mish", s)) if inplace else _unary("mish", input)
 
@@ -137,6 +152,10 @@ def relu6(input, inplace=False):  # noqa: A002
     """min(max(x, 0), 6), as torch's hardtanh(x, 0, 6).
 
     Same as ``torch.nn.functional.relu6``.
+
+    Args:
+        input: the input tensor.
+        inplace: if True, write the result into ``input`` and return it (default False).
     """
     return _inplace(input, _act.relu6) if inplace else _act.relu6(input)
 
@@ -145,6 +164,10 @@ def selu(input, inplace=False):  # noqa: A002
     """scale * elu(x, alpha) with the self-normalizing constants.
 
     Same as ``torch.nn.functional.selu``.
+
+    Args:
+        input: the input tensor.
+        inplace: if True, write the result into ``input`` and return it (default False).
     """
     return _inplace(input, _act.selu) if inplace else _act.selu(input)
 
@@ -153,6 +176,11 @@ def celu(input, alpha=1.0, inplace=False):  # noqa: A002
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
 
     Same as ``torch.nn.functional.celu``.
+
+    Args:
+        input: the input tensor.
+        alpha: the ``alpha`` of the formula (default 1.0).
+        inplace: if True, write the result into ``input`` and return it (default False).
     """
     return _inplace(input, _act.celu, alpha) if inplace else _act.celu(input, alpha)
 
@@ -169,6 +197,10 @@ def hardswish(input, inplace=False):  # noqa: A002
     """x * relu6(x + 3) / 6.
 
     Same as ``torch.nn.functional.hardswish``.
+
+    Args:
+        input: the input tensor.
+        inplace: if True, write the result into ``input`` and return it (default False).
     """
     return _inplace(input, _act.hardswish) if inplace else _act.hardswish(input)
 
@@ -177,6 +209,12 @@ def threshold(input, threshold, value, inplace=False):  # noqa: A002
     """x where x > threshold, else value.
 
     Same as ``torch.nn.functional.threshold``.
+
+    Args:
+        input: the input tensor.
+        threshold: the elements above it are kept.
+        value: what replaces the others.
+        inplace: if True, write the result into ``input`` and return it (default False).
     """
     if inplace:
         return _inplace(input, _act.threshold, threshold, value)

@@ -9,6 +9,7 @@ returns the tensor. Random draws come from ``generator`` (a ``numbagrad.Generato
 order (orthogonal_'s QR may differ from torch's LAPACK in the last bits).
 """
 
+import inspect
 import math
 import warnings
 
@@ -402,7 +403,11 @@ def _make_deprecate(meth):
                       f"`nn.init.{new_name}`.", FutureWarning, stacklevel=2)
         return meth(*args, **kwargs)
 
-    deprecated_init.__doc__ = f"{old_name}(...): deprecated, use {new_name}."
+    names = ", ".join(f"``{n}``" for n in inspect.signature(meth).parameters)
+    deprecated_init.__doc__ = (
+        f"{old_name}(...): deprecated, use {new_name}.\n\n"
+        f"Args:\n    *args: passed on to ``{new_name}``, whose parameters are {names}.\n"
+        f"    **kwargs: passed on to it by name.")
     deprecated_init.__name__ = old_name
     return deprecated_init
 

@@ -143,11 +143,48 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
+# what the constructor arguments of the activation modules below mean, by name (one module's
+# own meaning, as "Threshold.threshold", first)
+_ACTIVATION_ARGS = {
+    "inplace": "if True, ``forward`` overwrites its input with the result and returns it.",
+    "alpha": "the ``alpha`` of the formula above.",
+    "negative_slope": "the slope for negative inputs.",
+    "approximate": "``'none'`` for the exact GELU, ``'tanh'`` for its tanh approximation.",
+    "beta": "the ``beta`` of the formula above.",
+    "threshold": "where ``beta * x`` exceeds it, the output is ``x`` itself.",
+    "Threshold.threshold": "the elements above it are kept.",
+    "value": "what replaces the elements not above ``threshold``.",
+    "min_val": "the lower end of the range.",
+    "max_val": "the upper end of the range.",
+    "dim": "the dimension along which it applies (None: over all the elements at once).",
+    "Softmin.dim": "the dimension along which it applies (None: torch's legacy choice, 0 "
+                   "for 0-, 1- and 3-dimensional input, else 1).",
+    "GLU.dim": "the dimension split into halves.",
+    "lambd": "the half-width of the interval around 0.",
+}
+
+
+def _activation_args(name, params, defaults):
+    """The "Args:" section of an activation module's docstring: ``params`` (with
+    ``defaults``, None for a required one), which its ``*args, **kwargs`` take in order or by
+    name."""
+    lines = []
+    for k, default in zip(params, defaults):
+        text = _ACTIVATION_ARGS.get(f"{name}.{k}", _ACTIVATION_ARGS[k])
+        if default is not None:
+            text = f"{text[:-1]} (default ``{default!r}``)."
+        lines.append(f"    {k}: {text}")
+    return "Args:\n" + "\n".join(lines)
+
+
 def _activation(name, fn, doc, params=(), defaults=(), fmt=None, inplace_fn=None):
     """An activation module class that ``doc`` describes: ``params`` are its constructor
     arguments (torch's names and defaults), passed to ``fn`` as keywords; ``fmt`` formats the
     extra repr; ``inplace_fn`` (same arguments) runs instead when ``inplace`` is set."""
     names = tuple(k for k in params if k != "inplace")
+    doc = torch_doc(doc, f"torch.nn.{name}")
+    if params:
+        doc += "\n\n" + _activation_args(name, params, defaults)
 
     def __init__(self, *args, **kwargs):  # noqa: N807 - becomes the class's __init__
         Module.__init__(self)
@@ -175,7 +212,7 @@ def _activation(name, fn, doc, params=(), defaults=(), fmt=None, inplace_fn=None
 
     return type(name, (Module,), {"__init__": __init__, "forward": forward,
                                   "extra_repr": extra_repr, "__module__": __name__,
-                                  "__doc__": torch_doc(doc, f"torch.nn.{name}")})
+                                  "__doc__": doc})
 
 
 def _with_inplace(fmt):
