@@ -156,9 +156,8 @@ _ACTIVATION_ARGS = {
     "value": "what replaces the elements not above ``threshold``.",
     "min_val": "the lower end of the range.",
     "max_val": "the upper end of the range.",
-    "dim": "the dimension along which it applies (None: over all the elements at once).",
-    "Softmin.dim": "the dimension along which it applies (None: torch's legacy choice, 0 "
-                   "for 0-, 1- and 3-dimensional input, else 1).",
+    "dim": "the dimension along which it applies (None: torch's deprecated implicit "
+           "choice, 0 for 0-, 1- and 3-dimensional input, else 1, with its warning).",
     "GLU.dim": "the dimension split into halves.",
     "lambd": "the half-width of the interval around 0.",
 }
