@@ -48,10 +48,19 @@ Tensor.argmin = reduce.numpy_aliases(Tensor.argmin, "argmin")
 # ---- shape: in-place forms ----------------------------------------------------------------
 
 
+def _no_out(name, kw):
+    """torch's TypeError for ``out=`` given to an in-place form (which writes into self)."""
+    if "out" in kw:
+        raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+
+
 def _inplace_form(fn):
+    name = fn.__name__ + "_"
+
     def op(self, *args, **kw):
+        _no_out(name, kw)
         return _inplace(self, lambda s: fn(s, *args, **kw))
-    return documented(op, inplace_doc(fn.__name__, forwards=fn), fn.__name__ + "_")
+    return documented(op, inplace_doc(fn.__name__, forwards=fn), name)
 
 
 for _fn in (shape_scatter.scatter, shape_scatter.scatter_add, shape_scatter.scatter_reduce,
@@ -160,6 +169,7 @@ def _inplace_method(fn, name):
         return fn(_old_self(s), *args, **kw)
 
     def op(self, *args, **kw):
+        _no_out(name, kw)
         return _inplace(self, lambda s: compute(s, args, kw))
     return documented(op, inplace_doc(name[:-1], forwards=fn), name)
 

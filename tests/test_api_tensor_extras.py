@@ -500,3 +500,18 @@ def test_replace_all_batch_norm_modules_matches_torch():
         return out is model, [(m.running_mean, m.running_var, m.num_batches_tracked,
                                m.track_running_stats) for m in bns]
     same_as_torch(fn)
+
+
+@pytest.mark.parametrize("call", [
+    "x.abs_(out=o)", "x.sin_(out=o)", "x.clamp_min_(0.5, out=o)", "x.addcmul_(x, x, out=o)",
+    "x.tril_(0, out=o)", "x.index_fill_(0, lib.tensor([0]), 2.0, out=o)"])
+def test_in_place_forms_refuse_out(call):
+    """An in-place form writes into self: ``out=`` is torch's TypeError, and neither tensor
+    changes."""
+    for lib in (ng, torch):
+        x = lib.ones(2, 2) * 0.25
+        o = lib.zeros(2, 2)
+        # (torch's abs_ and sin_ say they take no keyword arguments: ours name out=)
+        with pytest.raises(TypeError, match="out" if lib is ng else ""):
+            eval(call, {"x": x, "o": o, "lib": lib})  # noqa: S307 - the test's own calls
+        assert x.tolist() == [[0.25, 0.25], [0.25, 0.25]] and o.tolist() == [[0, 0], [0, 0]]
