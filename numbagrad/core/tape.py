@@ -105,6 +105,20 @@ class Arena:
         np.concatenate(self.pending, axis=None, out=self.buf[self.start:n], casting="unsafe")
         self.pending = []
 
+    def keep(self, value, size):
+        """Give array ``value`` of ``size`` elements the next offsets, its copy pending
+        (written with the others, 64 at a time, by flush)."""
+        pending = self.pending
+        n = self.n
+        if not pending:
+            self.start = n
+        elif len(pending) >= _FLUSH_AT:
+            self.flush()
+            self.start = n
+            pending = self.pending
+        pending.append(value)
+        self.n = n + size
+
     def append(self, x):
         if self.pending:
             self.flush()
@@ -272,12 +286,8 @@ class Tape:
             voff = val.n
             if size == 1:
                 val.append(float(value) if shape == () else float(value.reshape(-1)[0]))
-            elif size:  # (as in push_array)
-                pending = val.pending
-                if not pending:
-                    val.start = voff
-                pending.append(value)
-                val.n = voff + size
+            elif size:
+                val.keep(value, size)
         self_args = self.args
         nargs = len(args)
         shapes = self.shapes
@@ -343,14 +353,14 @@ class Tape:
             return -1
         val = self.val
         voff = val.n
-        pending = val.pending
+        pending = val.pending  # Arena.keep, inline: this is every array op's path
         if not pending:
             val.start = voff
         elif len(pending) >= _FLUSH_AT:
             val.flush()
             val.start = voff
             pending = val.pending
-        pending.append(value)  # (copied by Arena.flush)
+        pending.append(value)
         val.n = voff + size
         shape = value.shape
         ndim = len(shape)
