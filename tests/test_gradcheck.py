@@ -95,11 +95,12 @@ def test_forward_ad_mismatch_is_torchs_error(fast_mode):
     np.testing.assert_allclose(numbers, their_numbers, rtol=1e-12, atol=0)
 
 
-def test_gradgradcheck_forward_over_reverse_matches_torch():
+@pytest.mark.parametrize("mode", ["check_fwd_over_rev", "check_batched_grad"])
+def test_gradgradcheck_modes_match_torch(mode):
     def run(lib):
         lib.manual_seed(0)
         return CHECK2[lib](lambda a, b: (a * b.sin()).tanh().sum(1),
-                           (t64(lib, X), t64(lib, Y)), check_fwd_over_rev=True)
+                           (t64(lib, X), t64(lib, Y)), **{mode: True})
     assert same(run) is True
 
 
@@ -110,14 +111,6 @@ def test_batched_grad_check_passes_where_torch_passes(name):
     def run(lib):
         lib.manual_seed(0)
         return CHECK[lib](fn(lib), inputs(lib), check_batched_grad=True)
-    assert same(run) is True
-
-
-def test_gradgradcheck_batched_grad_matches_torch():
-    def run(lib):
-        lib.manual_seed(0)
-        return CHECK2[lib](lambda a, b: (a * b.sin()).tanh().sum(1),
-                           (t64(lib, X), t64(lib, Y)), check_batched_grad=True)
     assert same(run) is True
 
 
