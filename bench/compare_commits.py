@@ -183,6 +183,18 @@ WORKLOADS = {
             (ng.tanh(x * w + b) * ng.exp(-x * x) + 0.5 * (w - b) ** 2).sum().backward()
         print(best_of(step, 5))
     """),
+    "eager_lstmcell_loop": ("ms", 1e3, 1, """
+        rng = np.random.default_rng(0)
+        xs = ng.tensor(rng.standard_normal((999, 97, 51)) * 0.1)
+        cell = ng.nn.LSTMCell(51, 51).double()
+        def step():
+            cell.zero_grad()
+            h = c = ng.zeros(97, 51, dtype=ng.float64)
+            for t in range(999):
+                h, c = cell(xs[t], (h, c))
+            (h * h).sum().backward()
+        print(best_of(step, 1, repeat=3))
+    """),
     "eager_mlp_step": ("ms", 1e3, 1, """
         rng = np.random.default_rng(0)
         model = ng.nn.Sequential(ng.nn.Linear(784, 256), ng.nn.ReLU(), ng.nn.Linear(256, 256),

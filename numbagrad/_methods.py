@@ -9,6 +9,7 @@ from . import creation, dtypes
 from .autograd import api
 from .core import grad_mode, trace_guards
 from .core.docs import documented, inplace_doc, torch_doc
+from .core.tape import DIRTY_FOR_ALL
 from .ops import (
     index,
     linalg,
@@ -362,6 +363,9 @@ def _inplace(self, compute):
     if recording and base is not None and base._tape is None and base._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
+    # the nodes from here on are the in-place op's: their reads of self's old value are
+    # saved before the change (torch saves a clone), not reads of a value changed since
+    since = len(self._tape) if self._tape is not None else None
     result = compute(self)
     if result.dtype is not self.dtype and not np.can_cast(result._data.dtype, self._data.dtype,
                                                            "same_kind"):
@@ -374,11 +378,13 @@ def _inplace(self, compute):
             isinstance(base._data, np.ndarray):
         return _inplace_through_view(self, base, result)
     data = self._data
+    if since is not None and self._tape.val.pending:
+        self._tape.val.flush()  # (the old value may be a pending array: this very memory)
     if isinstance(data, np.ndarray):
         np.copyto(data, result._data, casting="unsafe")
     else:
         self._data = np.asarray(result._data).astype(data.dtype)[()]
-    _bump_version(self)
+    _bump_version(self, since)
     if result._tape is not None:
         self._rebase(result._tape, result._node)
         self._requires_grad = True
@@ -412,8 +418,10 @@ def _inplace_through_view(view, base, result):
     return view
 
 
-def _bump_version(t):
-    """Mark the nodes whose recorded value ``t`` was: backward through a saver then fails.
+def _bump_version(t, since=None):
+    """Mark the nodes whose recorded value ``t`` was: backward through a saver then fails
+    (one recorded before node ``since`` of ``t``'s tape: the in-place op's own nodes, from
+    ``since`` on, read the value before the change).
     The tensors sharing ``t``'s memory in a graph (the base of a view, the tensor a
     detach() alias was taken of) have changed too: their nodes are marked, and their next
     use records their new values (record.refresh, tape.source). A ``.data`` alias writes
@@ -422,27 +430,28 @@ def _bump_version(t):
     marks = []  # (tape, node, producer, tensor described, the tensor named in the message)
     if t._tape is not None:
         producer = OPS[t._tape.code(t._node)].grad_fn
-        marks.append((t._tape, t._node, producer, t, weakref.ref(t)))
+        marks.append((t._tape, t._node, producer, t, weakref.ref(t), since))
     _sources_changed(t, marks)
     for owner in _sharing_memory(t):
         if owner._tape is not None:
             producer = OPS[owner._tape.code(owner._node)].grad_fn
             # (no tensor: torch names the op the owner came from, not its refreshed node)
-            marks.append((owner._tape, owner._node, producer, owner, _no_tensor))
+            marks.append((owner._tape, owner._node, producer, owner, _no_tensor, None))
         else:
             _sources_changed(owner, marks)
     for entry in t._vc[1:]:
         if type(entry) is WriteThrough:
             entry.write()
-    for tp, node, producer, x, named in marks:
+    for tp, node, producer, x, named, exempt in marks:
         prev = tp.dirty.get(node)
         expected = prev[3] if prev else t._vc[0] - 1
+        exempt = prev[5] if prev else DIRTY_FOR_ALL if exempt is None else exempt
         # the counter itself, not its value: later bumps (the source link is gone after the
         # first) must still show in the message, as torch reports the current version; the
         # tensor's description is formatted only if that message is ever raised (an
         # optimizer step bumps every parameter, and almost never sees the message); the
         # tensor itself, weakly, for the node it is the output of when the message is made
-        tp.dirty[node] = ((x.dtype, x._data.shape), t._vc, producer, expected, named)
+        tp.dirty[node] = ((x.dtype, x._data.shape), t._vc, producer, expected, named, exempt)
 
 
 def _sources_changed(t, marks):
@@ -451,7 +460,7 @@ def _sources_changed(t, marks):
     for ref in getattr(t, "_captured_by", None) or ():
         tp = ref()
         if tp is not None and id(t) in tp.sources:
-            marks.append((tp, tp.sources.pop(id(t)), None, t, weakref.ref(t)))
+            marks.append((tp, tp.sources.pop(id(t)), None, t, weakref.ref(t), None))
     t._captured_by = None
 
 

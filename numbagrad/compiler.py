@@ -524,6 +524,7 @@ def _record_trace(func, flat, spec, fullgraph=False):
     leaves and the output."""
     tape = tape_mod.Tape()
     tape.big = sys.maxsize  # every value in the arena: replay never leaves Numba
+    tape.keep_all = True  # (the replay's arena holds every value, read or not)
     tape.pinned = True
     tape.traced_casts = []
     tape.guards = trace_guards.Guards(strict=fullgraph)

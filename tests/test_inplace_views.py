@@ -267,3 +267,28 @@ def test_modified_error_in_anomaly_mode_has_torchs_hint():
                 y.add_(1)
                 z.sum().backward()
     same_as_torch(run)
+
+
+IN_PLACE_READS = {  # in-place ops whose derivative reads the value they change
+    "mul_": lambda s, a, b: s.mul_(b),
+    "mul_twice": lambda s, a, b: (s.mul_(b), s.mul_(a)),
+    "div_": lambda s, a, b: s.div_(b),
+    "pow_": lambda s, a, b: s.pow_(b),
+    "saved_before": lambda s, a, b: (s * b, s.mul_(b))[0],  # an earlier saver fails
+    "exp_then_mul_": lambda s, a, b: s.exp_().mul_(2.0),  # exp_'s saved result changed
+}
+
+
+@pytest.mark.parametrize("change", IN_PLACE_READS, ids=list(IN_PLACE_READS))
+def test_an_in_place_op_reads_the_value_before_its_change(change):
+    """torch saves the value an in-place op's derivative reads before changing it (a clone):
+    that op's backward works; an earlier op that saved the value fails."""
+    def run(lib):
+        a = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([4.0, 5.0, 0.5], dtype=lib.float64, requires_grad=True)
+        s = a + b
+        extra = IN_PLACE_READS[change](s, a, b)
+        loss = s.sum() + (extra.sum() if isinstance(extra, type(s)) else 0.0)
+        loss.backward()
+        return loss.item(), _grad(a), _grad(b)
+    same_as_torch(run)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
+from numbagrad.core import tape as tape_mod
 
 
 @pytest.fixture
@@ -21,7 +22,12 @@ def fast_switching():
 
 
 @pytest.mark.parametrize("shape", [(), (16,)])
-def test_recording_while_another_thread_runs_backward(shape, fast_switching):
+@pytest.mark.parametrize("late", [False, True], ids=["written", "unwritten"])
+def test_recording_while_another_thread_runs_backward(shape, late, fast_switching, monkeypatch):
+    """(``unwritten``: values no derivative reads are left out of the arena, as large ones
+    are: a backward places them while the recorder writes them.)"""
+    if late:
+        monkeypatch.setattr(tape_mod, "_LATE_MIN", 2)
     for _ in range(50):
         x = ng.tensor(np.full(shape, 0.5), requires_grad=True)
         y = (x * x).sum()

@@ -93,7 +93,7 @@ def _check_saved(tape, i, op, argn, needs):
         raise anomaly.sweep_error(FREED_MSG, tape, i)
     checked = ([i] if "y" in reads else []) + \
         [a for k, a in enumerate(argn) if f"x{k}" in reads]
-    if any(a in tape.dirty for a in checked):
+    if any(a in tape.dirty and tape.dirty[a][5] > i for a in checked):
         raise anomaly.sweep_error(dirty_message(tape, i), tape, i)
 
 

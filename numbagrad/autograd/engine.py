@@ -42,7 +42,7 @@ _F64 = np.dtype(np.float64)
 # (read-only stand-ins for a tape's empty buffers)
 _NO_INTS = np.empty(0, np.int64)
 _NO_FLOATS = np.empty(0)
-_NO_DIRT = np.empty(0, np.uint8)
+_NO_DIRT = np.empty(0, np.int64)
 _EMPTIES = {}  # dtype -> an empty array: the kernels' stand-in for what they do not read
 _PLANS = {}  # (op code, which inputs need a gradient) -> _node_plan's answer
 # a reached node needing a gradient with one of these flags is one the sweep hands to Python
@@ -204,8 +204,10 @@ class _Run:
         self.shapes = np.frombuffer(tape.shapes, np.int64) if tape.shapes else _NO_INTS
         self.iat = np.frombuffer(tape.iat, np.int64) if tape.iat else _NO_INTS
         self.fat = np.frombuffer(tape.fat, np.float64) if tape.fat else _NO_FLOATS
-        self.val = tape.val.array()
-        self.adj = np.zeros(len(self.val))
+        if tape.unwritten_nodes:
+            tape.place_unwritten()
+        self.val = tape.val.array()  # (shorter than the arena's n: no value was placed)
+        self.adj = np.zeros(len(tape.val))
         self.big_adj = {}
         self.spare = []  # adjoints of big nodes already differentiated, for reuse
         # an adjoint handed to both operands of an add, as torch shares one gradient tensor:
@@ -222,11 +224,12 @@ class _Run:
         # the per-node saved-value checks only matter once something was freed or modified
         self.check = tape.any_freed or bool(tape.dirty)
         # (read by the sweep only with check, which is when it is filled)
-        self.dirty = np.zeros(n, np.uint8) if self.check else _NO_DIRT
+        # per node: the first node that may read its value (0: any), as tape.dirty's entries
+        self.dirty = np.zeros(n, np.int64) if self.check else _NO_DIRT
         if tape.dirty and tape.view_nodes:
             _dirty_views(tape)
-        for node in tape.dirty:
-            self.dirty[node] = 1
+        for node, entry in tape.dirty.items():
+            self.dirty[node] = entry[5]
         if not retain:
             tape.any_freed = True
 
@@ -476,7 +479,7 @@ class _Run:
         if s.reads:
             if self.freed[i]:
                 raise anomaly.sweep_error(FREED_MSG, tape, i)
-            if tape.dirty and any(self.dirty[a] for a in s.checked):
+            if tape.dirty and any(self.dirty[a] > i for a in s.checked):
                 raise anomaly.sweep_error(self.dirty_message(i), tape, i)
         dt = s.dt
         g = self.adjoint(i, dt)
@@ -621,8 +624,8 @@ def _dirty_views(tape):
     for v in tape.view_nodes:  # in recording order: a view of a view follows its base
         base = tape.arg_nodes(v)[0]
         if v not in dirty and base in dirty:
-            (dtype, _), counter, _, expected, _ = dirty[base]
-            dirty[v] = ((dtype, tape.shape_of(v)), counter, "AsStrided", expected, _gone)
+            (dtype, _), counter, _, expected, _, exempt = dirty[base]
+            dirty[v] = ((dtype, tape.shape_of(v)), counter, "AsStrided", expected, _gone, exempt)
 
 
 def _gone():
@@ -632,8 +635,8 @@ def _gone():
 def dirty_message(tape, i):
     """torch's message for a saved value of node ``i`` changed in place since."""
     for node in (i, *tape.arg_nodes(i)):
-        if node in tape.dirty:
-            (dtype, shape), counter, producer, expected, tensor = tape.dirty[node]
+        if node in tape.dirty and tape.dirty[node][5] > i:
+            (dtype, shape), counter, producer, expected, tensor, _ = tape.dirty[node]
             tensor = tensor()
             if node != i and tensor is not None and tensor._base is not None:
                 producer = "AsStrided"  # a view changed since: torch regenerates its grad_fn

@@ -15,6 +15,7 @@ Attributes:
     FLAG_NEEDS_GRAD: the bit of a node's ``flags`` field set when the node needs a gradient.
     FLAG_BIG: the bit set when the node's value is an array of its own, not in the arena.
     FLAG_F32: the bit set when the node's value is float32.
+    FLAG_UNWRITTEN: the bit set when no derivative reads the node's value: not kept.
 """
 
 from typing import NamedTuple
@@ -23,14 +24,14 @@ import numpy as np
 
 from .. import dtypes
 from ..core import tape as tape_mod
-from ..core.tape import FLAG_BIG, FLAG_F32, FLAG_NEEDS_GRAD
+from ..core.tape import FLAG_BIG, FLAG_F32, FLAG_NEEDS_GRAD, FLAG_UNWRITTEN
 from ..ops.registry import BRIDGE, CONST, LEAF
 from ..tensor import AccumulateGrad, GradFn
 
 Node = GradFn  # torch.autograd.graph.Node: the base class of every grad_fn
 
 __all__ = ["Node", "TensorMeta", "node_metadata", "input_metadata", "tape_arrays",
-           "NODE_FIELD_NAMES", "FLAG_NEEDS_GRAD", "FLAG_BIG", "FLAG_F32"]
+           "NODE_FIELD_NAMES", "FLAG_NEEDS_GRAD", "FLAG_BIG", "FLAG_F32", "FLAG_UNWRITTEN"]
 
 # Public names of the columns of ``tape_arrays(t)["nodes"]``, in column order
 NODE_FIELD_NAMES = tape_mod.FIELD_NAMES
@@ -119,8 +120,10 @@ def tape_arrays(tensor):
     NODE_FIELD_NAMES) are its columns. ``args``, ``shapes``, ``iat`` (int64) and ``fat``
     (float64) are the CSR arrays the ``*_ptr``/``n*`` columns index; ``val`` is the float64
     value arena ``voff`` indexes (-1: a big node, whose value is a NumPy array of its own);
-    ``root`` is the tensor's node. The ``flags`` column's bits are FLAG_NEEDS_GRAD, FLAG_BIG
-    and FLAG_F32 (a float32 value). A leaf has no tape: it raises ValueError.
+    ``root`` is the tensor's node. The ``flags`` column's bits are FLAG_NEEDS_GRAD, FLAG_BIG,
+    FLAG_F32 (a float32 value) and FLAG_UNWRITTEN (a value no derivative reads: not kept;
+    its ``voff`` is -2, or the place a backward gave its adjoint, NaN in ``val``). A leaf
+    has no tape: it raises ValueError.
     """
     tape = tensor._tape
     if tape is None:
@@ -133,7 +136,11 @@ def tape_arrays(tensor):
     out["shapes"] = _frozen(tape.shapes, np.int64)
     out["iat"] = _frozen(tape.iat, np.int64)
     out["fat"] = _frozen(tape.fat, np.float64)
-    out["val"] = _frozen(tape.val.array(), np.float64)
+    val = tape.val.array().copy()
+    for i in np.flatnonzero(out["flags"] & FLAG_UNWRITTEN).tolist():
+        if out["voff"][i] >= 0:  # (a place a backward gave its adjoint)
+            val[out["voff"][i]:out["voff"][i] + out["size"][i]] = np.nan
+    out["val"] = _read_only(val)
     out["root"] = np.int64(tensor._node)
     return out
 

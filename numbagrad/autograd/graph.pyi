@@ -7,6 +7,7 @@ from numbagrad.grad_fn import GradFn
 FLAG_BIG: int
 FLAG_F32: int
 FLAG_NEEDS_GRAD: int
+FLAG_UNWRITTEN: int
 NODE_FIELD_NAMES: Any
 def input_metadata(node: Any) -> Any: ...
 def node_metadata(node: Any) -> Any: ...

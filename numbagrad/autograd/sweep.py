@@ -104,10 +104,10 @@ def sweep(tables, flat_row, arity, saves, nodes, args, shapes, iat, fat, val, ad
             if s != 0:
                 if freed[i]:
                     return FREED, i, 0
-                if (s & 8) and dirty[i]:
+                if (s & 8) and dirty[i] > i:
                     return DIRTY, i, 0
                 for q in range(3):
-                    if (s >> q) & 1 and dirty[args[p + q]]:
+                    if (s >> q) & 1 and dirty[args[p + q]] > i:
                         return DIRTY, i, 0
         row = reverse_row(tables, flat_row, nodes, args, i, nargs)
         address = tables[row, nodes[i, 0]]

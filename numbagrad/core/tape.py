@@ -5,7 +5,8 @@ Every node (a leaf, a constant or an op's output) is one row of ``NODE_FIELDS`` 
 Numba sweep reads the whole graph without touching a Python object. ``array.array`` is
 used for recording because appending to it costs about what appending to a list does, and
 ``np.frombuffer`` hands it to Numba without a copy; the values, appended in large pieces,
-go into an ``Arena`` (a NumPy buffer grown by doubling and reused by the next tape).
+go into an ``Arena`` (core/arena.py: a NumPy buffer grown by doubling and reused by the
+next tape).
 
 Values: a node with fewer than ``BIG`` elements (and all of whose operands are small too) has
 its value copied, as float64, into the ``val`` arena, and is differentiated inside the serial
@@ -13,7 +14,11 @@ sweep. The copy is late: a node's offset is handed out at once and its array kep
 kept arrays are written in one ``np.concatenate`` every 64 arrays or when the arena is read
 (NumPy's overhead per call, not the bytes, was most of a small array's copy). Those arrays
 are the tensors' own memory: a change in place before the copy is one the sweep's
-saved-value checks raise on (the version counters), as they would have anyway. Larger nodes
+saved-value checks raise on (the version counters), as they would have anyway. A large value
+no derivative reads (an add's, a view's, a matrix product's: most of a training step's) is
+not written (FLAG_UNWRITTEN) and has no offset (UNSET): an op recorded later that reads it
+writes it then (``Tape.need``), else a backward gives it the place its adjoint needs,
+after every written value (``Tape.place_unwritten``). Larger nodes
 keep a reference to their NumPy array (``big_val``) and are differentiated by their op's
 parallel kernel, called from Python between segments of the sweep.
 Everything an @njit forward kernel needs to recompute a node is recorded (op code, argument
@@ -29,6 +34,8 @@ import weakref
 from array import array
 
 import numpy as np
+
+from .arena import _FLUSH_AT, Arena
 
 # Op codes of the source nodes, the first records of the op table (ops/registry.py)
 LEAF_CODE, CONST_CODE, BRIDGE_CODE = 0, 1, 2
@@ -51,6 +58,12 @@ FLAG_HOOK = 4  # gradient hooks registered: the sweep hands the node to Python
 # The value's dtype is float32 (the arena holds float64 copies; create_graph rebuilds the
 # node's Tensor in its own dtype from this bit)
 FLAG_F32 = 8
+# The value is not in the arena: no derivative recorded so far reads it (its voff is UNSET
+# until a backward gives its adjoint a place)
+FLAG_UNWRITTEN = 16
+UNSET = -2
+# a tape.dirty entry's first exempt node when no node is exempt
+DIRTY_FOR_ALL = 1 << 62
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _NO_INTS = np.empty(0, np.int64)
@@ -64,142 +77,16 @@ GRAD_FN_NAMES = []
 BIG = int(os.environ.get("NUMBAGRAD_BIG_THRESHOLD", 32768))
 
 
-class Arena:
-    """A tape's float64 value arena: a NumPy buffer grown by doubling, with its length.
-
-    Not an ``array.array``: that grows by ~6% per resize, into fresh memory, so appending a
-    (64, 256) activation (128 KB) to a growing arena cost 50-130 us of copies and page
-    faults, several times the op. Here a tape that dies hands its buffer to the next one
-    (``_spare``), so a training loop's arena is written in place, step after step."""
-
-    # cells: a memoryview of buf, for one number at a time (a tenth of NumPy's item assignment);
-    # n: the values given offsets; pending: the arrays of the last of those, from offset
-    # start, not yet written into buf (flush)
-    __slots__ = ("buf", "n", "cells", "pending", "start")
-
-    def __init__(self):
-        try:
-            self.buf = _spare.pop()  # atomic: two threads never get one buffer
-        except IndexError:
-            self.buf = np.empty(_ARENA_START)
-        self.cells = memoryview(self.buf)
-        self.n = 0
-        self.pending = []
-        self.start = 0
-
-    def __len__(self):
-        return self.n
-
-    def array(self):
-        """The values as a float64 array (a view: valid until the arena grows)."""
-        if self.pending:
-            self.flush()
-        return self.buf[:self.n]
-
-    def flush(self):
-        """Write the pending arrays into their places, flattened in C order, as float64."""
-        n = self.n
-        if n > len(self.buf):
-            self._grow(n)
-        # (unsafe: what assigning each array into its slice did, float16 and all)
-        np.concatenate(self.pending, axis=None, out=self.buf[self.start:n], casting="unsafe")
-        self.pending = []
-
-    def keep(self, value, size):
-        """Give array ``value`` of ``size`` elements the next offsets, its copy pending
-        (written with the others, 64 at a time, by flush)."""
-        pending = self.pending
-        n = self.n
-        if not pending:
-            self.start = n
-        elif len(pending) >= _FLUSH_AT:
-            self.flush()
-            self.start = n
-            pending = self.pending
-        pending.append(value)
-        self.n = n + size
-
-    def append(self, x):
-        if self.pending:
-            self.flush()
-        n = self.n
-        if n == len(self.buf):
-            self._grow(n + 1)
-        self.cells[n] = x
-        self.n = n + 1
-
-    def _grow(self, need):
-        size = max(need, 2 * len(self.buf))
-        buf = None
-        if need < _last_large:
-            # a loop whose tapes outgrow the spares: straight to the size the last one
-            # reached, not doubling into fresh memory a dozen times; into the last one's
-            # own buffer if it was kept (fresh pages cost the kernel's zeroing, page by page)
-            try:
-                buf = _large.pop()
-            except IndexError:
-                pass
-            else:
-                global _large_idle
-                _large_idle = 0
-                if len(buf) < need:
-                    buf = None
-            if buf is None:
-                try:
-                    buf = np.empty(_last_large)
-                except MemoryError:  # (the hint is only a hint)
-                    buf = np.empty(size)
-        else:
-            buf = np.empty(size)
-        written = min(self.start if self.pending else self.n, len(self.buf))
-        buf[:written] = self.buf[:written]
-        self.buf = buf
-        self.cells = memoryview(buf)
-
-    def release(self):
-        """Hand the buffer on for reuse, if nothing views it (the tape is dying)."""
-        buf = self.buf
-        self.cells = None  # (it holds a reference to buf)
-        self.pending = []
-        if _spare is None:  # interpreter shutdown: module globals are already cleared
-            return
-        # references: this attribute, the local name, getrefcount's argument; a NumPy view
-        # anywhere would add its own
-        global _large_idle
-        if len(buf) > _SPARE_LARGEST:
-            global _last_large
-            _last_large = self.n + (self.n >> 3)
-            if len(buf) <= _LARGE_MAX and sys.getrefcount(buf) == 3:
-                _large[:] = [buf]
-                _large_idle = 0
-            return
-        if _large:  # kept for the next large tape; let go after tapes that did not need it
-            _large_idle += 1
-            if _large_idle > _LARGE_IDLE_MAX:
-                _large.clear()
-        if len(_spare) < _SPARE_MAX and _ARENA_START < len(buf) and sys.getrefcount(buf) == 3:
-            _spare.append(buf)
-
-
-_ARENA_START = 1024
-# pending arrays written at once (Arena.flush): while they are still in cache
-_FLUSH_AT = 64
-_SPARE_MAX = 4  # buffers kept for new tapes (list append/pop: atomic across threads)
-_SPARE_LARGEST = 1 << 23  # 64 MB: a larger arena is let go
-_spare = []
-# the values the last tape too large for a spare held, and an eighth more: the size a tape
-# that outgrows its spare grows to at once
-_last_large = 0
-# The last such tape's buffer, kept for the next one (a training loop's tapes): at most one,
-# of at most an eighth of the machine's memory, let go once this many tapes died without
-# taking it
-_large = []
-_large_idle = 0
-_LARGE_IDLE_MAX = 8
-try:
-    _LARGE_MAX = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 8 // 8
-except (ValueError, OSError, AttributeError):  # (no sysconf: a fixed 256 MB of values)
-    _LARGE_MAX = 1 << 25
+# held while a value not written is written or placed (Tape.need, Tape.place_unwritten): a
+# recorder and another thread's backward may reach one node at once
+_placing = threading.Lock()
+# Bits of what an op's derivative reads (ops/registry.py OpDef.value_reads): operand 0, 1,
+# 2, its output
+READ_X0, READ_X1, READ_X2, READ_Y = 1, 2, 4, 8
+# Values smaller than this are written even if nothing reads them: leaving one unwritten
+# (and writing it when an op reads it) costs about what writing it does
+# (at least 2: a one-element value may be a scalar graph's operand, which is always written)
+_LATE_MIN = max(2, int(os.environ.get("NUMBAGRAD_LATE_MIN", 2048)))
 
 
 class Tape:
@@ -208,7 +95,7 @@ class Tape:
                  "serial", "bridges", "hooks", "functions", "names", "sites", "transposes",
                  "linear_t", "view_nodes", "big", "pinned", "traced_casts", "guards", "sweeps",
                  "node_objects", "node_metadata", "node_post_hooks", "output_of", "blas", "has_big",
-                 "__weakref__")
+                 "keep_all", "unwritten_nodes", "has_unwritten", "__weakref__")
 
     def __init__(self):
         self.nodes = array("q")
@@ -221,7 +108,10 @@ class Tape:
         self.sources = {}  # id(tensor) -> node, for leaves and constant tensors
         self.source_refs = []  # keeps those tensors alive so their ids stay unique
         self.leaves = []  # (node, tensor) of the leaves that require grad
-        self.dirty = {}  # node -> (tensor description, version) of values changed in place
+        # node -> (tensor description, version counter, producer, expected version, the
+        # tensor, first exempt node) of values changed in place: a node reading one fails
+        # unless it is the exempt one or later (the in-place op's own: DIRTY_FOR_ALL, none)
+        self.dirty = {}
         self.freed = None  # uint8 per node once a backward has freed its saved values
         self.any_freed = False
         self.retained = {}  # node -> tensor that called retain_grad()
@@ -247,6 +137,10 @@ class Tape:
         # Nodes of at least this many elements keep their own array (see BIG). A tape traced
         # for compiled replay sets it out of reach: replay keeps every value in the arena.
         self.big = BIG
+        # every value written, read or not (a tape traced for compiled replay)
+        self.keep_all = False
+        self.unwritten_nodes = []  # nodes recorded UNSET (place_unwritten)
+        self.has_unwritten = False  # a node was recorded FLAG_UNWRITTEN (ever)
         self.has_big = False  # a node has FLAG_BIG (until then no operand's flag is read)
         # pinned: current_tape() keeps handing out this tape (a trace in progress)
         self.pinned = False
@@ -271,8 +165,10 @@ class Tape:
         if val is not None:
             val.release()
 
-    def push(self, code, value, size, shape, args, iat, fat, flags):
-        """Append one node; returns its index. ``value`` is the NumPy value (array or scalar)."""
+    def push(self, code, value, size, shape, args, iat, fat, flags, reads=READ_Y):
+        """Append one node; returns its index. ``value`` is the NumPy value (array or scalar);
+        ``reads``: the READ_* bits of the op (as push_array's: without READ_Y, a large value
+        is a hole)."""
         nodes = self.nodes
         node = len(nodes) // NODE_FIELDS
         if flags & FLAG_BIG:
@@ -286,8 +182,11 @@ class Tape:
             voff = val.n
             if size == 1:
                 val.append(float(value) if shape == () else float(value.reshape(-1)[0]))
-            elif size:
+            elif reads & READ_Y or size < _LATE_MIN or self.keep_all:
                 val.keep(value, size)
+            else:
+                voff = UNSET
+                flags |= FLAG_UNWRITTEN
         self_args = self.args
         nargs = len(args)
         shapes = self.shapes
@@ -309,6 +208,9 @@ class Tape:
         if len(fat):
             self.fat.extend(fat)
         nodes.frombytes(record)
+        if flags & FLAG_UNWRITTEN:  # (after the record: a backward's place_unwritten reads it)
+            self.unwritten_nodes.append(node)
+            self.has_unwritten = True
         return node
 
     def push_0d(self, code, value, a, b, fat):
@@ -325,7 +227,7 @@ class Tape:
         if val.pending:
             val.flush()
         voff = val.n
-        if voff == len(val.buf):
+        if voff >= len(val.buf):
             val._grow(voff + 1)
         val.cells[voff] = value
         val.n = voff + 1
@@ -340,11 +242,13 @@ class Tape:
         nodes.frombytes(record)  # last, as in push()
         return node
 
-    def push_array(self, code, value, a, b, iat, fat, f32):
+    def push_array(self, code, value, a, b, iat, fat, f32, reads):
         """push() of an array (or NumPy scalar) result of op ``code`` on node ``a`` (and
         ``b``, or -1), with int and float attributes ``iat`` and ``fat`` (tuples): an array
-        op's node, in fewer steps. Returns -1, pushing nothing, where push() is needed (a
-        big value or operand, no element)."""
+        op's node, in fewer steps. ``reads``: the op's READ_* bits (its derivative reads
+        its output: the value is written; else, of _LATE_MIN elements or more, not: need).
+        The operands it reads are the caller's to write (need). Returns -1, pushing
+        nothing, where push() is needed (a big value or operand, no element)."""
         nodes = self.nodes
         size = value.size
         if size >= self.big or not size or self.has_big and (
@@ -353,20 +257,25 @@ class Tape:
             return -1
         val = self.val
         voff = val.n
-        pending = val.pending  # Arena.keep, inline: this is every array op's path
-        if not pending:
-            val.start = voff
-        elif len(pending) >= _FLUSH_AT:
-            val.flush()
-            val.start = voff
-            pending = val.pending
-        pending.append(value)
-        val.n = voff + size
+        flags = FLAG_NEEDS_GRAD | f32
+        if reads & READ_Y or size < _LATE_MIN or self.keep_all:
+            pending = val.pending  # Arena.keep, inline: this is every array op's path
+            if not pending:
+                val.start = voff
+            elif len(pending) >= _FLUSH_AT:
+                val.flush()
+                val.start = voff
+                pending = val.pending
+            pending.append(value)
+            val.n = voff + size
+        else:
+            voff = UNSET
+            flags |= FLAG_UNWRITTEN
         shape = value.shape
         ndim = len(shape)
         shapes = self.shapes
         self_args = self.args
-        record = _NODE.pack(code, voff, size, FLAG_NEEDS_GRAD | f32, len(self_args) >> 3,
+        record = _NODE.pack(code, voff, size, flags, len(self_args) >> 3,
                             1 if b < 0 else 2, ndim, len(shapes), len(self.iat), len(iat),
                             len(self.fat), len(fat), -1)
         if ndim:
@@ -378,7 +287,49 @@ class Tape:
             self.fat.extend(fat)
         node = len(nodes) // NODE_FIELDS
         nodes.frombytes(record)  # last, as in push()
+        if flags & FLAG_UNWRITTEN:
+            self.unwritten_nodes.append(node)
+            self.has_unwritten = True
         return node
+
+    def need(self, node, data):
+        """An op recorded now reads ``node``'s value, ``data`` (its tensor's array): write it
+        if it was not (after the others if it has no place yet)."""
+        base = node * NODE_FIELDS
+        nodes = self.nodes
+        if not nodes[base + F_FLAGS] & FLAG_UNWRITTEN:
+            return
+        with _placing:  # (a backward in another thread may be placing it)
+            flags = nodes[base + F_FLAGS]
+            if flags & FLAG_UNWRITTEN:
+                voff = nodes[base + F_VOFF]
+                if voff == UNSET:
+                    nodes[base + F_VOFF] = self.val.n
+                    self.val.keep(data, nodes[base + F_SIZE])
+                else:
+                    self.val.write_at(voff, data)
+                nodes[base + F_FLAGS] = flags & ~FLAG_UNWRITTEN
+
+    def place_unwritten(self):
+        """Give each node recorded UNSET and still so the place its adjoint needs, after
+        every value written so far (a backward's arrays span it; its values stay unwritten)."""
+        with _placing:
+            nodes, val = self.nodes, self.val
+            if val.pending:
+                val.flush()
+            n = val.n
+            for node in self.unwritten_nodes:
+                base = node * NODE_FIELDS
+                if nodes[base + F_VOFF] == UNSET:
+                    nodes[base + F_VOFF] = n
+                    n += nodes[base + F_SIZE]
+            self.unwritten_nodes = []
+            val.placed += n - val.n
+            val.n = n
+
+    def unwritten(self, node):
+        """Whether ``node``'s value was never written (no derivative read it)."""
+        return bool(self.nodes[node * NODE_FIELDS + F_FLAGS] & FLAG_UNWRITTEN)
 
     def source(self, t):
         """The node of a leaf or constant tensor on this tape, creating it on first use."""
@@ -464,10 +415,14 @@ class Tape:
 
     def value(self, node):
         """``node``'s value in its shape: a big node's own array, else a copy of its arena
-        values in ``float_dtype(node)``."""
+        values in ``float_dtype(node)``. A value no derivative reads was not kept: a
+        RuntimeError names the node."""
         big = self.big_value(node)
         if big is not None:
             return big
+        if self.unwritten(node):
+            raise RuntimeError(f"numbagrad: the value of node {node} ({self.grad_fn_name(node)}) "
+                               f"was not kept: no derivative reads it")
         base = node * NODE_FIELDS
         voff, size = self.nodes[base + F_VOFF], self.nodes[base + F_SIZE]
         return self.val.array()[voff:voff + size].astype(self.float_dtype(node)).reshape(
@@ -482,7 +437,7 @@ class Tape:
             return
         base = node * NODE_FIELDS
         voff, size = self.nodes[base + F_VOFF], self.nodes[base + F_SIZE]
-        if size == np.size(data):
+        if size == np.size(data) and not self.nodes[base + F_FLAGS] & FLAG_UNWRITTEN:
             self.val.array()[voff:voff + size] = np.asarray(data, np.float64).reshape(-1)
 
     def records(self):

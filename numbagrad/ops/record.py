@@ -13,7 +13,12 @@ from ..core.tape import (
     FLAG_BIG,
     FLAG_F32,
     FLAG_NEEDS_GRAD,
+    FLAG_UNWRITTEN,
     NODE_FIELDS,
+    READ_X0,
+    READ_X1,
+    READ_X2,
+    READ_Y,
     current_tape,
     fresh_tape,
 )
@@ -103,6 +108,11 @@ def record(op, out, inputs, iat=(), fat=()):
                 a = tape.bridge(t)
             args.append(a)
             argflags |= nodes[a * NODE_FIELDS + F_FLAGS]
+        if argflags & FLAG_UNWRITTEN:  # the operands its derivative reads are written
+            reads = op.value_reads
+            for k, (t, a) in enumerate(zip(inputs, args)):
+                if reads == _READ_ALL or k < 3 and reads >> k & 1:
+                    tape.need(a, t._data)
         flags = FLAG_NEEDS_GRAD | (FLAG_BIG if size >= tape.big or argflags & FLAG_BIG else 0) | \
             (FLAG_F32 if out.dtype is _F32 else 0)
         if fat and flags & FLAG_F32 and op.elementwise and op.rounds_once:
@@ -110,7 +120,7 @@ def record(op, out, inputs, iat=(), fat=()):
             # multiplies by float32(0.8)); recorded so, the replay's float64 formula rounds its
             # one result to eager's, and the backward uses the factor eager applied
             fat = tuple(float(np.float32(f)) for f in fat)
-        node = tape.push(op.code, out, size, shape, args, iat, fat, flags)
+        node = tape.push(op.code, out, size, shape, args, iat, fat, flags, op.value_reads)
         if op.blas_inner is not None and not tape.blas:
             k = op.blas_inner
             tape.blas = k < 0 or size * inputs[k]._data.shape[-1] >= BLAS_THREADS_MIN
@@ -194,10 +204,16 @@ def record_array(op, out, a, b=None, iat=(), fat=()):
     f32 = FLAG_F32 if out.dtype is _F32 else 0
     if fat and f32 and op.elementwise and op.rounds_once:  # (as in record())
         fat = tuple(float(np.float32(f)) for f in fat)
+    reads = op.value_reads
     try:
         na = a._node if a._tape is tape else tape.source(a)
         nb = -1 if b is None else b._node if b._tape is tape else tape.source(b)
-        node = tape.push_array(op.code, out, na, nb, iat, fat, f32)
+        if tape.has_unwritten and reads & _READ_XS:  # the operands its derivative reads
+            if reads & READ_X0:
+                tape.need(na, a._data)
+            if reads & READ_X1 and nb >= 0:
+                tape.need(nb, b._data)
+        node = tape.push_array(op.code, out, na, nb, iat, fat, f32, reads)
     except BufferError:  # (see record())
         return _on_new_tape(tape, op, out, (a,) if b is None else (a, b), iat, fat)
     if node < 0:
@@ -265,6 +281,9 @@ def scalar_graph_op(op, forward):
     return two, one
 
 
+# the operand bits of tape.READ_*; all of them: a Python or variadic op's, which reads all
+_READ_XS = READ_X0 | READ_X1
+_READ_ALL = READ_X0 | READ_X1 | READ_X2 | READ_Y
 _F64_SCALAR = np.float64  # (a 0-d op result's type; views and leaves hold 0-d arrays)
 # what record_array takes: arrays, and the NumPy scalars a whole reduction gives
 _ARRAY_TYPES = frozenset((np.ndarray, np.float64, np.float32))

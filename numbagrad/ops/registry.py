@@ -129,6 +129,17 @@ class OpDef:
     def elementwise(self):
         return self.grads is not None
 
+    @cached_property
+    def value_reads(self):
+        """What any of the op's derivatives reads, as the tape's READ_* bits: the values the
+        tape must keep (core/tape.py: a value none reads stays a hole)."""
+        if self.python or self.arity == -1:  # (Python's derivatives may read anything)
+            return tape.READ_X0 | tape.READ_X1 | tape.READ_X2 | tape.READ_Y
+        names = set(self.reads())
+        return sum(bit for name, bit in (("x0", tape.READ_X0), ("x1", tape.READ_X1),
+                                          ("x2", tape.READ_X2), ("y", tape.READ_Y))
+                   if name in names)
+
     def docstring(self, torch_name=None, note=None):
         """The docstring of the public function made from this op: ``doc``, then torch's
         function (``torch.<torch>`` unless ``torch_name`` is given) and an optional note."""
