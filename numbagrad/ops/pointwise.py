@@ -145,6 +145,10 @@ def torch_order(shape, arrays):
     the operands' strides, the first operand deciding, broadcast dims ignored); None for C
     order. ``.view`` of the result then fails or succeeds as it does in torch."""
     nd = len(shape)
+    if len(arrays) == 1 and arrays[0].ndim == nd and nd:
+        st = arrays[0].strides  # strides falling outermost to innermost: the sort keeps C
+        if st[-1] > 0 and all(s0 > s1 for s0, s1 in zip(st, st[1:])):  # order (a chunk)
+            return None
     strides = []
     for a in arrays:
         lead = nd - a.ndim
