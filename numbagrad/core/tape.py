@@ -182,7 +182,7 @@ class Tape:
             voff = val.n
             if size == 1:
                 val.append(float(value) if shape == () else float(value.reshape(-1)[0]))
-            elif reads & READ_Y or size < _LATE_MIN or self.keep_all:
+            elif size < _LATE_MIN or reads & READ_Y or self.keep_all:
                 val.keep(value, size)
             else:
                 voff = UNSET
@@ -258,7 +258,7 @@ class Tape:
         val = self.val
         voff = val.n
         flags = FLAG_NEEDS_GRAD | f32
-        if reads & READ_Y or size < _LATE_MIN or self.keep_all:
+        if size < _LATE_MIN or reads & READ_Y or self.keep_all:
             pending = val.pending  # Arena.keep, inline: this is every array op's path
             if not pending:
                 val.start = voff
