@@ -92,6 +92,12 @@ def _roots(tensors, grad_tensors, inputs, on_leaf_root, as_tensors=False):
     return roots, seeds
 
 
+# the seed of a one-element output's implicit gradient, by its dtype (read, never written)
+_ONES = {np.dtype(dt): np.array(1, dt) for dt in (np.float64, np.float32)}
+for _seed in _ONES.values():
+    _seed.flags.writeable = False
+
+
 @anomaly.raised_at_user_call
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """torch.autograd.backward: accumulate d(sum of tensors * grad_tensors)/d(leaf) into .grad.
@@ -104,6 +110,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         tensor([3., 3.])
     """
 
+    if type(tensors) is Tensor and grad_tensors is None and inputs is None and \
+            not create_graph and tensors._tape is not None and tensors._base is None and \
+            tensors._requires_grad:
+        seed = _ONES.get(tensors._data.dtype) if tensors._data.size == 1 else None
+        if seed is not None:  # a loss's backward(): _roots' checks, in fewer steps
+            engine.run_backward((tensors,), (seed,), bool(retain_graph), None)
+            return
     tensors = _as_tuple(tensors)
     if retain_graph is None:
         retain_graph = create_graph

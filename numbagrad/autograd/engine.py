@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _blas
 from .._threads import fit_threads
-from ..core.grad_mode import no_grad
+from ..core import grad_mode
 from ..core.tape import (
     F_BIG,
     F_CODE,
@@ -587,7 +587,7 @@ class _Run:
         shape = tape.shape_of(i)
         g = self.adjoint(i)
         dtype = np.float32 if self.nodes[i, F_FLAGS] & FLAG_F32 else np.float64
-        with no_grad():
+        with grad_mode.no_grad():
             try:
                 grads = call.backward(_make(g.reshape(shape).astype(dtype)),
                                       [tape.shape_of(a) for a in argn])
@@ -671,20 +671,32 @@ def run_backward(roots, grads, retain_graph, inputs, collect=None):
 
     A graph may span several tapes (bridge nodes stand for tensors of older tapes). Tapes are
     swept newest first, so every bridge's adjoint is complete before it seeds its tape."""
-    with no_grad():  # as torch's engine: hooks and custom backwards record nothing
+    mode = grad_mode.state  # as torch's engine: hooks and custom backwards record nothing
+    enabled, mode.enabled = mode.enabled, False  # (no_grad() without its object)
+    try:
         _run_backward(roots, grads, retain_graph, inputs, collect)
+    finally:
+        mode.enabled = enabled
 
 
 def _run_backward(roots, grads, retain_graph, inputs, collect):
     pending = {}  # tape serial -> (tape, [(node, flat gradient)])
-    for t, g in zip(roots, grads):
-        pending.setdefault(t._tape.serial, (t._tape, []))[1].append((t._node, g))
-    while pending:
+    if len(roots) == 1:  # (a loss's backward: one tape to start from)
+        tape, seeds = roots[0]._tape, [(roots[0]._node, grads[0])]
+    else:
+        for t, g in zip(roots, grads):
+            pending.setdefault(t._tape.serial, (t._tape, []))[1].append((t._node, g))
         tape, seeds = pending.pop(max(pending))
+    while True:
         if tape.has_big or tape.blas:  # (the rest of the sweep runs on this thread alone)
             fit_threads()
-        with _blas.one_thread(tape.blas):
+            with _blas.one_thread(tape.blas):
+                _sweep_tape(tape, seeds, pending, retain_graph, inputs, collect)
+        else:
             _sweep_tape(tape, seeds, pending, retain_graph, inputs, collect)
+        if not pending:
+            return
+        tape, seeds = pending.pop(max(pending))
 
 
 def _sweep_tape(tape, seeds, pending, retain_graph, inputs, collect):
