@@ -86,18 +86,19 @@ def getitem(x, index):
 def _row_slice(x, data, index):
     """``x[index]``, rows ``a:b`` of C-ordered ``data``, as SLICE's view: its map (start,
     then the view's strides, in elements) read from the view itself."""
-    basic = (index, Ellipsis)
-    out = data[basic]
+    out = data[index]  # (rows of a C-ordered array: index alone, no Ellipsis, is the view)
     if x._requires_grad and grad_mode.state.enabled:
         item = data.itemsize
+        strides = out.strides
         # (NumPy starts an empty view where its base starts)
         start = index.indices(data.shape[0])[0] * (data.size // data.shape[0]) \
             if out.size else 0
-        iat = (start, *[st // item for st in out.strides])
+        iat = (start, strides[0] // item) if len(strides) == 1 else \
+            (start, *[st // item for st in strides])
     else:
         iat = ()  # not recorded: no map needed
     t = record_array(SLICE, out, x, None, iat)
-    note_view(t, x, lambda a: a[basic])
+    note_view(t, x, lambda a: a[index, ...])
     return t
 
 
