@@ -29,6 +29,13 @@ def is_same_size(input, other):  # noqa: A002
     """Whether two tensors have the same shape.
 
     Same as ``torch.is_same_size``.
+
+    Args:
+        input: a tensor (the tensor itself, as a method).
+        other: the tensor to compare with.
+
+    Returns:
+        A Python bool.
     """
     need_tensor(input, "is_same_size")
     need_tensor(other, "is_same_size", "other", 2)

@@ -342,6 +342,13 @@ class Tensor:
         """Call ``hook(grad)`` when this tensor's gradient is computed; a non-None return value
         replaces the gradient. Returns a handle whose ``remove()`` unregisters it.
 
+        Args:
+            hook: a callable taking the gradient tensor and returning None or a tensor to
+                use instead. The tensor must require grad.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+
         Examples:
             >>> import numbagrad as torch
             >>> x = torch.tensor([1., 2.], requires_grad=True)
@@ -363,7 +370,15 @@ class Tensor:
 
     def register_post_accumulate_grad_hook(self, hook):
         """Call ``hook(tensor)`` after a backward has accumulated into this leaf's ``.grad``
-        (optimizers step parameters from such hooks). Returns a removable handle."""
+        (optimizers step parameters from such hooks). Returns a removable handle.
+
+        Args:
+            hook: a callable taking this tensor; its return value is ignored. The tensor
+                must be a leaf that requires grad.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+        """
         if self._tape is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")

@@ -160,7 +160,15 @@ def softshrink(input, lambd=0.5):  # noqa: A002
 
 
 def hardshrink(input, lambd=0.5):  # noqa: A002
-    """x where |x| > lambd, else 0."""
+    """x where |x| > lambd, else 0.
+
+    Args:
+        input: a floating-point tensor (the tensor itself, as a method).
+        lambd: the threshold (default 0.5).
+
+    Returns:
+        A new tensor of ``input``'s shape.
+    """
     _float_only(input, "hardshrink_cpu")
     return unary("hardshrink", input, float(lambd))
 
@@ -176,7 +184,16 @@ def threshold(input, threshold, value, inplace=False):  # noqa: A002
 
 
 def prelu(input, weight):  # noqa: A002
-    """x where positive, else weight * x; a weight of n > 1 values is per channel (dim 1)."""
+    """x where positive, else weight * x; a weight of n > 1 values is per channel (dim 1).
+
+    Args:
+        input: the input tensor (the tensor itself, as a method).
+        weight: a 0-d or 1-D tensor of ``input``'s dtype: one slope, or one per channel
+            (``input.shape[1]`` values).
+
+    Returns:
+        A new tensor of ``input``'s shape.
+    """
     n = weight.numel()
     if weight.ndim > 1:
         raise RuntimeError("prelu: Expected `weight` to be a scalar or 1D tensor, but got: "

@@ -161,6 +161,13 @@ def clamp_min(input, min):  # noqa: A002
     """Element-wise ``max(input, min)``: ``clamp`` with a lower bound only.
 
     Same as ``torch.clamp_min``.
+
+    Args:
+        input: the tensor to clamp (the tensor itself, as a method).
+        min: the lower bound, a number or a tensor broadcastable with ``input``.
+
+    Returns:
+        A new tensor of ``input``'s shape.
     """
     need_tensor(input, "clamp_min")
     return _one_sided("clamp_min", input, min, "clamp_min_tensor")
@@ -170,6 +177,13 @@ def clamp_max(input, max):  # noqa: A002
     """Element-wise ``min(input, max)``: ``clamp`` with an upper bound only.
 
     Same as ``torch.clamp_max``.
+
+    Args:
+        input: the tensor to clamp (the tensor itself, as a method).
+        max: the upper bound, a number or a tensor broadcastable with ``input``.
+
+    Returns:
+        A new tensor of ``input``'s shape.
     """
     need_tensor(input, "clamp_max")
     return _one_sided("clamp_max", input, max, "clamp_max_tensor")

@@ -75,6 +75,14 @@ def swapaxes(input, axis0, axis1):
     """``x`` with the dimensions ``axis0`` and ``axis1`` swapped.
 
     Same as ``torch.swapaxes`` (alias ``swapdims``).
+
+    Args:
+        input: the input tensor (the tensor itself, as a method).
+        axis0: the first dimension.
+        axis1: the second dimension.
+
+    Returns:
+        A view of ``input``: ``transpose(input, axis0, axis1)``.
     """
     return transpose(input, axis0, axis1)
 
@@ -397,6 +405,14 @@ def nonzero(input, *, as_tuple=False):
     """The indices of the nonzero elements: one row each, or a tuple of index tensors.
 
     Same as ``torch.nonzero``.
+
+    Args:
+        input: the input tensor (the tensor itself, as a method).
+        as_tuple: if True, return one 1-D index tensor per dimension (default False).
+
+    Returns:
+        An int64 tensor of shape (number of nonzeros, ``input.ndim``), or with ``as_tuple``
+        a tuple of ``input.ndim`` int64 tensors.
     """
     data = np.asarray(input._array())
     if as_tuple:
