@@ -295,6 +295,10 @@ class Sequential(Module):
         torch.Size([5, 1])
         >>> model[1]
         ReLU()
+
+    Args:
+        *args: the modules in order, registered as "0", "1", ...; or one OrderedDict of
+            name to module, registered under its names.
     """
 
     def __init__(self, *args):
@@ -307,6 +311,14 @@ class Sequential(Module):
                 self.add_module(str(i), m)
 
     def forward(self, input):  # noqa: A002
+        """Run the modules in order on ``input``.
+
+        Args:
+            input: the first module's input (any value the first module takes).
+
+        Returns:
+            The last module's output; ``input`` itself when there are no modules.
+        """
         for m in self._modules.values():
             input = m(input)
         return input
@@ -345,7 +357,14 @@ class Sequential(Module):
         return self
 
     def extend(self, modules):
-        """Add the modules of an iterable at the end; returns self."""
+        """Add the modules of an iterable at the end; returns self.
+
+        Args:
+            modules: an iterable of modules, appended in order.
+
+        Returns:
+            This container.
+        """
         for m in modules:
             self.append(m)
         return self
@@ -394,7 +413,14 @@ class ModuleList(Module):
         return self
 
     def extend(self, modules):
-        """Add the modules of an iterable at the end; returns self."""
+        """Add the modules of an iterable at the end; returns self.
+
+        Args:
+            modules: an iterable of modules, appended in order.
+
+        Returns:
+            This container.
+        """
         for m in modules:
             self.append(m)
         return self
