@@ -118,7 +118,14 @@ def celu(input, alpha=1.0, inplace=False):  # noqa: A002
 
 
 def softsign(input):  # noqa: A002
-    """x / (1 + |x|), composed as torch composes it (DivBackward0)."""
+    """x / (1 + |x|), composed as torch composes it (DivBackward0).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of ``input``'s shape.
+    """
     return input / (_abs(input) + 1)
 
 
@@ -135,13 +142,27 @@ def hardswish(input, inplace=False):  # noqa: A002
 
 
 def logsigmoid(input):  # noqa: A002
-    """log(sigmoid(x)), stable for large |x|."""
+    """log(sigmoid(x)), stable for large |x|.
+
+    Args:
+        input: a floating-point tensor.
+
+    Returns:
+        A tensor of ``input``'s shape.
+    """
     _float_only(input, "log_sigmoid_cpu")
     return unary("logsigmoid", input)
 
 
 def tanhshrink(input):  # noqa: A002
-    """x - tanh(x), composed as torch composes it (SubBackward0)."""
+    """x - tanh(x), composed as torch composes it (SubBackward0).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of ``input``'s shape.
+    """
     return input - _tanh(input)
 
 
@@ -153,7 +174,15 @@ def _check_lambd(lambd, dtype):
 
 
 def softshrink(input, lambd=0.5):  # noqa: A002
-    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+    """x - lambd above lambd, x + lambd below -lambd, else 0.
+
+    Args:
+        input: a floating-point tensor.
+        lambd: the threshold, not negative (default 0.5).
+
+    Returns:
+        A tensor of ``input``'s shape.
+    """
     _float_only(input, "softshrink_check")
     _check_lambd(lambd, input.dtype)
     return unary("softshrink", input, float(lambd))
@@ -259,6 +288,16 @@ def functional_log_softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa:
     implicit choice, as ``softmax``).
 
     Same as ``torch.nn.functional.log_softmax``.
+
+    Args:
+        input: the input tensor.
+        dim: the dimension along which the softmax is taken (default None: the implicit,
+            deprecated choice, with its warning).
+        _stacklevel: the stack level of that warning (default 3).
+        dtype: if given, ``input`` is cast to this dtype first (default None).
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     if dim is None:
         dim = _implicit_dim("log_softmax", input.ndim, _stacklevel)
