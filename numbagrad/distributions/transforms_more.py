@@ -476,6 +476,17 @@ class CorrCholeskyTransform(_Elementwise):
         return (t.log1p() - (-t).log1p()) / 2
 
     def log_abs_det_jacobian(self, x, y, intermediates=None):
+        """``log |dy/dx|`` of the map from ``x`` to the Cholesky factor ``y`` (on the
+        flattened strict lower triangle, as the spaces' dimensions differ).
+
+        Args:
+            x: the unconstrained input, (..., d * (d - 1) / 2).
+            y: its output, ``T(x)``, (..., d, d).
+            intermediates: accepted for torch's signature and unused (default None).
+
+        Returns:
+            A tensor of shape ``x.shape[:-1]``.
+        """
         # of x and y's flattened strict lower triangle (the spaces' dimensions differ)
         y1m_cumsum_tril = tril_matrix_to_vec(1 - (y * y).cumsum(-1), diag=-2)
         stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
