@@ -46,6 +46,12 @@ def is_signed(input):  # noqa: A002
     """Whether the tensor's dtype is a signed type (floats and signed integers).
 
     Same as ``torch.is_signed``.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A Python bool.
     """
     need_tensor(input, "is_signed")
     return bool(input.dtype.is_signed)

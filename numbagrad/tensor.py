@@ -140,6 +140,9 @@ class Tensor:
         """The number of elements.
 
         Same as ``torch.Tensor.numel``; ``nelement`` is an alias.
+
+        Returns:
+            An int.
         """
         return int(self._data.size)
 

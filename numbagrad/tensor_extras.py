@@ -280,6 +280,12 @@ def detach_(input):  # noqa: A002 - torch's keyword names
     """Detach ``input`` from its graph in place.
 
     Same as ``torch.detach_``.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        ``input`` itself, now a leaf that does not require grad.
     """
     return input.detach_()
 
@@ -339,6 +345,12 @@ def get_device(input):  # noqa: A002 - torch's keyword names
     """-1: tensors live on the CPU.
 
     Same as ``torch.get_device``.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        -1.
     """
     return input.get_device()
 
@@ -499,6 +511,10 @@ def set_anomaly_enabled(enabled, check_nan=True):
     """Switch anomaly detection on or off.
 
     Same as ``torch.set_anomaly_enabled``.
+
+    Args:
+        enabled: whether anomaly detection is on.
+        check_nan: whether a backward producing NaN raises (default True).
     """
     set_detect_anomaly(enabled, check_nan)
 

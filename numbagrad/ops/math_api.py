@@ -94,6 +94,12 @@ def frac(input):  # noqa: A002
     """Element-wise fractional part, ``input - trunc(input)``.
 
     Same as ``torch.frac``.
+
+    Args:
+        input: a floating-point tensor.
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     need_tensor(input, "frac")
     if not input.dtype.is_floating_point:
@@ -472,7 +478,10 @@ def _inplace_function(name):
         return getattr(input, name)(*args, **kw)
     fn.__name__ = name
     fn.__doc__ = torch_doc(f"``x.{name}(...)`` as a function: ``{name}(x, ...)`` changes ``x`` "
-                           "in place.", f"torch.{name}")
+                           "in place.", f"torch.{name}") + (
+        f"\n\nArgs:\n    input: the tensor to change.\n    *args: the positional arguments "
+        f"of ``Tensor.{name}``.\n    **kw: its keyword arguments.\n\nReturns:\n    ``input`` "
+        "itself, changed in place.")
     return fn
 
 

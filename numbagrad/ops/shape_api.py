@@ -142,6 +142,12 @@ def atleast_1d(*tensors):
     """Each tensor given, with a dimension added if it is 0-d.
 
     Same as ``torch.atleast_1d``.
+
+    Args:
+        *tensors: tensors, or one sequence of them.
+
+    Returns:
+        One tensor when one is given, else a tuple of them.
     """
     return _atleast(1, tensors)
 
@@ -150,6 +156,12 @@ def atleast_2d(*tensors):
     """Each tensor given, with leading dimensions added up to two.
 
     Same as ``torch.atleast_2d``.
+
+    Args:
+        *tensors: tensors, or one sequence of them.
+
+    Returns:
+        One tensor when one is given, else a tuple of them.
     """
     return _atleast(2, tensors)
 
@@ -158,6 +170,12 @@ def atleast_3d(*tensors):
     """Each tensor given, with dimensions added up to three.
 
     Same as ``torch.atleast_3d``.
+
+    Args:
+        *tensors: tensors, or one sequence of them.
+
+    Returns:
+        One tensor when one is given, else a tuple of them.
     """
     return _atleast(3, tensors)
 
@@ -345,6 +363,12 @@ def broadcast_shapes(*shapes):
     """The shape that tensors of the given shapes broadcast to, a ``Size``.
 
     Same as ``torch.broadcast_shapes``.
+
+    Args:
+        *shapes: shapes (tuples, lists or Size) or ints, each one dimension.
+
+    Returns:
+        The broadcast shape, a Size.
     """
     given = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes]
     if any(k < 0 for s in given for k in s):
@@ -426,6 +450,12 @@ def argwhere(input):
     """The indices of the nonzero elements, one row per element.
 
     Same as ``torch.argwhere``.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        An int64 tensor of shape (number of nonzeros, ``input.ndim``).
     """
     return nonzero(input)
 
@@ -442,6 +472,12 @@ def detach(input):
     """``x.detach()``: the same values outside the graph.
 
     Same as ``torch.detach``.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor sharing ``input``'s data, not requiring grad.
     """
     return input.detach()
 
