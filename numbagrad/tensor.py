@@ -45,7 +45,15 @@ class Tensor:
 
     def __init__(self, *args, device=None, size=None, **unexpected):
         """torch's legacy constructor: ``Tensor(data)`` in the default dtype, ``Tensor(*sizes)``
-        uninitialized, ``Tensor(other)`` an alias of ``other`` (numbagrad/creation_legacy.py)."""
+        uninitialized, ``Tensor(other)`` an alias of ``other`` (numbagrad/creation_legacy.py).
+
+        Args:
+            *args: nothing (an empty tensor), one sequence or NumPy array of values, ints
+                or a Size (the shape), or one tensor (to alias).
+            device: the device; only the CPU (default None).
+            size: the shape, instead of positional sizes (default None).
+            **unexpected: no other keyword is accepted (any raises TypeError).
+        """
         if unexpected:
             raise invalid_legacy_arguments(args, unexpected)
         made = legacy_constructor(args, device, size)
