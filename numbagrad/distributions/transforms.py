@@ -195,7 +195,7 @@ class PowerTransform(Transform):
     """y = x ** exponent on the positive reals.
 
     Args:
-    exponent: the exponent, a number or a tensor (broadcast with the input).
+        exponent: the exponent, a number or a tensor (broadcast with the input).
         cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
             numbagrad computes every call anew.
     """

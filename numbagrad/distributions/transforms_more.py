@@ -242,9 +242,9 @@ class CatTransform(Transform):
     """``tseq[i]`` applied to the i-th block (of ``lengths[i]`` along ``dim``), concatenated.
 
     Args:
-    tseq: a sequence of Transforms.
-    dim: the dimension the blocks lie along (default 0).
-    lengths: the length of each block along ``dim`` (default None: 1 each).
+        tseq: a sequence of Transforms.
+        dim: the dimension the blocks lie along (default 0).
+        lengths: the length of each block along ``dim`` (default None: 1 each).
         cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
             numbagrad computes every call anew.
     """
@@ -325,8 +325,8 @@ class StackTransform(Transform):
     """``tseq[i]`` applied to the i-th slice along ``dim``, stacked.
 
     Args:
-    tseq: a sequence of Transforms, one per slice.
-    dim: the dimension the slices lie along (default 0).
+        tseq: a sequence of Transforms, one per slice.
+        dim: the dimension the slices lie along (default 0).
         cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
             numbagrad computes every call anew.
     """
