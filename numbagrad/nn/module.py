@@ -146,6 +146,10 @@ class Module:
         """The computation of the module, which subclasses define; calling the module runs it.
 
         Same as ``torch.nn.Module.forward``.
+
+        Args:
+            *args: the module's inputs, as the subclass's ``forward`` takes them.
+            **kwargs: its keyword inputs.
         """
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   '"forward" function')
