@@ -91,7 +91,7 @@ class Linear(Module):
             self.bias._array()[...] = _uniform(self.bias.shape, bound, self.bias.dtype)
 
     def forward(self, input):  # noqa: A002
-        """``input @ weight.T + bias``.
+        """``input @ weight.T + bias`` (no bias for a layer made with ``bias=False``).
 
         Args:
             input: (*, in_features).
@@ -175,7 +175,8 @@ class Dropout(Module):
             input: the input tensor.
 
         Returns:
-            A tensor of ``input``'s shape (``input`` itself when ``inplace``).
+            A tensor of ``input``'s shape (``input`` itself in eval mode, or when
+            ``inplace``).
         """
         return F.dropout(input, self.p, self.training, self.inplace)
 

@@ -124,10 +124,10 @@ class ConvTranspose1d(_ConvTransposeNd):
         Args:
             input: (N, in_channels, *spatial) or unbatched (in_channels, *spatial),
                 with 1 spatial dimension.
-            output_size: the wanted spatial size of the output (its last 1 entry
-                count; leading batch and channel sizes may be included), which picks the
-                output padding; it must lie within the sizes the stride allows. Default
-                None: the layer's ``output_padding``.
+            output_size: the wanted size of the output: its spatial sizes, maybe after the
+                input's leading (batch and) channel sizes; it picks the output padding and
+                must lie within the sizes the stride allows. Default None: the layer's
+                ``output_padding``.
 
         Returns:
             (N, out_channels, *spatial out), or without N for unbatched input.
@@ -151,10 +151,10 @@ class ConvTranspose2d(_ConvTransposeNd):
         Args:
             input: (N, in_channels, *spatial) or unbatched (in_channels, *spatial),
                 with 2 spatial dimensions.
-            output_size: the wanted spatial size of the output (its last 2 entries
-                count; leading batch and channel sizes may be included), which picks the
-                output padding; it must lie within the sizes the stride allows. Default
-                None: the layer's ``output_padding``.
+            output_size: the wanted size of the output: its spatial sizes, maybe after the
+                input's leading (batch and) channel sizes; it picks the output padding and
+                must lie within the sizes the stride allows. Default None: the layer's
+                ``output_padding``.
 
         Returns:
             (N, out_channels, *spatial out), or without N for unbatched input.
@@ -178,10 +178,10 @@ class ConvTranspose3d(_ConvTransposeNd):
         Args:
             input: (N, in_channels, *spatial) or unbatched (in_channels, *spatial),
                 with 3 spatial dimensions.
-            output_size: the wanted spatial size of the output (its last 3 entries
-                count; leading batch and channel sizes may be included), which picks the
-                output padding; it must lie within the sizes the stride allows. Default
-                None: the layer's ``output_padding``.
+            output_size: the wanted size of the output: its spatial sizes, maybe after the
+                input's leading (batch and) channel sizes; it picks the output padding and
+                must lie within the sizes the stride allows. Default None: the layer's
+                ``output_padding``.
 
         Returns:
             (N, out_channels, *spatial out), or without N for unbatched input.
