@@ -107,6 +107,13 @@ def result_type(a, b):
     """The dtype an arithmetic operation on ``a`` and ``b`` (tensors or numbers) gives.
 
     Same as ``torch.result_type``.
+
+    Args:
+        a: a tensor or a number.
+        b: a tensor or a number.
+
+    Returns:
+        A dtype.
     """
     def kind(x):
         if isinstance(x, Tensor):

@@ -165,7 +165,14 @@ def set_blas_threads(n):
             ...  # NumPy's and SciPy's BLAS on one thread here
 
     While one of numbagrad's own calls holds the pools at one thread (see numbagrad/_blas.py),
-    the change takes effect when that call ends."""
+    the change takes effect when that call ends.
+
+    Args:
+        n: a positive int, None, or a dict from an earlier call (see above).
+
+    Returns:
+        The counts before the call, a ``BlasThreads`` dict {library path: threads}.
+    """
     if n is not None and not isinstance(n, dict):
         if isinstance(n, bool) or not isinstance(n, int):
             raise TypeError(f"set_blas_threads(): n must be an int, None or a dict from a "

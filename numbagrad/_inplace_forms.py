@@ -136,7 +136,15 @@ for _name, _fill in creation.INPLACE_FILLS.items():
 
 
 def _apply_(self, fn):
-    """``fn`` on each element (Python numbers in, a number out), written back in place."""
+    """``fn`` on each element (Python numbers in, a number out), written back in place.
+
+    Args:
+        fn: a callable taking one Python number and returning a real number; the results
+            are cast to this tensor's dtype. The tensor must not require grad.
+
+    Returns:
+        This tensor, changed in place.
+    """
     if self._requires_grad:
         raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
                            "var.detach().apply_() instead.")

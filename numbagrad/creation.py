@@ -51,6 +51,13 @@ def promote_types(type1, type2):
     """The dtype an operation on the two dtypes gives, by torch's promotion rules.
 
     Same as ``torch.promote_types``.
+
+    Args:
+        type1: a dtype.
+        type2: a dtype.
+
+    Returns:
+        The promoted dtype.
     """
     _need_dtype("promote_types", 1, "type1", type1)
     _need_dtype("promote_types", 2, "type2", type2)
@@ -94,7 +101,12 @@ def _short(x):
 
 
 class finfo:  # noqa: N801 - named as torch.finfo
-    """Machine limits of a floating dtype (the default dtype if none is given)."""
+    """Machine limits of a floating dtype (the default dtype if none is given).
+
+    Args:
+        type: a floating-point dtype (default None: the default dtype); anything else
+            raises TypeError.
+    """
 
     # bfloat16's limits (8 exponent bits as float32, 8 significand bits)
     _BF16 = {"bits": 16, "eps": 2.0 ** -7, "max": 3.3895313892515355e+38,
@@ -132,7 +144,11 @@ class finfo:  # noqa: N801 - named as torch.finfo
 
 
 class iinfo:  # noqa: N801 - named as torch.iinfo
-    """Limits of an integer dtype."""
+    """Limits of an integer dtype.
+
+    Args:
+        type: an integer dtype other than bool; anything else raises TypeError.
+    """
 
     def __init__(self, type):  # noqa: A002
         if type is dtypes.bool_:
@@ -159,6 +175,10 @@ def set_num_threads(int):  # noqa: A002 - torch's argument name
     """Set the number of threads of the parallel (Numba) kernels, at most the pool's size.
 
     Same as ``torch.set_num_threads``.
+
+    Args:
+        int: the number of threads, a positive int; capped at Numba's pool size
+            (``NUMBA_NUM_THREADS``).
     """
     if not hasattr(int, "__index__") or int <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
@@ -259,7 +279,8 @@ def _no_complex(name):
         raise TypeError(f"numbagrad: torch.{name} makes a complex tensor, and numbagrad has no "
                         "complex dtypes; keep the real and imaginary parts as two real tensors")
     return documented(refuse, f"Raise TypeError: ``torch.{name}`` makes a complex tensor, and "
-                      "numbagrad has no complex dtypes.", name)
+                      "numbagrad has no complex dtypes.\n\nArgs:\n    *args: accepted and "
+                      "ignored: any call raises.\n    **kwargs: the same.", name)
 
 
 complex = _no_complex("complex")  # noqa: A001 - torch's name

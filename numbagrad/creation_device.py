@@ -11,7 +11,14 @@ DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "idee
 
 class device:  # noqa: N801 - named as torch.device
     """A device description, as torch's: ``device("cpu")``, ``device("cpu", 0)``,
-    ``device("cuda:1")`` (describing a CUDA device is allowed; putting data on it is not)."""
+    ``device("cuda:1")`` (describing a CUDA device is allowed; putting data on it is not).
+
+    Args:
+        type: a string naming the device type, maybe with an index (``"cpu"``,
+            ``"cuda:1"``), or a device to copy; a bare int raises RuntimeError (no
+            accelerator).
+        index: the device index, not negative, when ``type`` has none (default None).
+    """
 
     __slots__ = ("_type", "_index")
 

@@ -61,7 +61,16 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layo
 
 
 def new(self, *args, device=None):
-    """The legacy ``Tensor.new``: the legacy constructor of this tensor's dtype."""
+    """The legacy ``Tensor.new``: the legacy constructor of this tensor's dtype.
+
+    Args:
+        *args: what the legacy constructor takes (``torch.FloatTensor(...)``): sizes, a
+            sequence of values, or nothing for an empty tensor.
+        device: the device; only the CPU (default None).
+
+    Returns:
+        A new tensor of this tensor's dtype.
+    """
     return _LEGACY_TYPES[f"{self.dtype.scalar_name}Tensor"](*args, device=device)
 
 
@@ -97,6 +106,19 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
     """This tensor in another dtype (a copy when the dtype changes or ``copy=True``).
 
     Same as ``torch.Tensor.to``; the only device is the CPU.
+
+    Args:
+        *args: a dtype, a device (a string, int or device) or a tensor whose dtype to take,
+            positionally.
+        dtype: the target dtype (default None: keep this tensor's).
+        device: the target device; only the CPU (default None).
+        non_blocking: accepted for torch's signature and ignored.
+        copy: if True, return a copy even when nothing changes (default False).
+        memory_format: accepted for torch's signature and ignored.
+
+    Returns:
+        This tensor itself when neither the dtype changes nor ``copy`` is set, else a new
+        tensor.
     """
     for a in args:
         if isinstance(a, dtypes.dtype):
@@ -129,6 +151,12 @@ def pin_memory(self, device=None):
     """Raise torch's error for a machine without an accelerator, which numbagrad never uses.
 
     Same as ``torch.Tensor.pin_memory`` without a GPU.
+
+    Args:
+        device: accepted for torch's signature and ignored.
+
+    Raises:
+        RuntimeError: always.
     """
     raise RuntimeError("Cannot access accelerator device when none is available.")
 
@@ -199,7 +227,15 @@ def _nbytes(self):
 
 def resize_(self, *size):
     """Reshape in place to ``size``, keeping the leading elements (new ones are zero here;
-    torch leaves them uninitialized)."""
+    torch leaves them uninitialized).
+
+    Args:
+        *size: the new shape, as integers or one tuple, list or Size. The tensor must not
+            require grad.
+
+    Returns:
+        This tensor, changed in place.
+    """
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     size = factories._int_sizes(_sizes(size))
@@ -340,6 +376,12 @@ def _is_pinned(self, device=None):
     """Always False: numbagrad never pins memory.
 
     Same as ``torch.Tensor.is_pinned``.
+
+    Args:
+        device: accepted for torch's signature and ignored.
+
+    Returns:
+        False.
     """
     return False
 

@@ -66,6 +66,17 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, layout=Non
     """A 0-d tensor of the number ``s``, in the default float dtype unless ``dtype`` is given.
 
     Same as ``torch.scalar_tensor``.
+
+    Args:
+        s: a number (or a one-element tensor, whose value is taken).
+        dtype: the dtype (default None: the default float dtype).
+        device: the device; only the CPU (default None).
+        requires_grad: whether the tensor requires grad (default False).
+        layout: accepted for torch's signature and ignored (default None).
+        pin_memory: accepted for torch's signature and ignored (default False).
+
+    Returns:
+        A 0-d tensor.
     """
     if isinstance(s, Tensor):
         s = s.item()

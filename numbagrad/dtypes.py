@@ -8,7 +8,18 @@ import numpy as np
 class dtype:  # noqa: N801 - named as torch.dtype
     """The element type of a tensor (``numbagrad.float32``, ...), over a NumPy dtype.
 
-    Same as ``torch.dtype``.
+    Same as ``torch.dtype``. The dtypes are made once, in this module; the arguments are
+    its own.
+
+    Args:
+        name: the type's name (``'float32'``).
+        np_dtype: the NumPy dtype that holds the values (None for bfloat16).
+        is_floating_point: whether the type is a floating-point type.
+        rank: its position in the promotion order within its kind.
+        scalar_name: torch's ScalarType name (``'Float'``).
+        c_name: the C++ type name (``'float'``).
+        itemsize: the size of one element in bytes (default None: the NumPy dtype's).
+        abbr: the short name torch's reprs use (``'f32'``; default "").
     """
 
     __slots__ = {"name": "The type's name (``'float32'``).",

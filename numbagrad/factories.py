@@ -85,6 +85,12 @@ def from_numpy(arr):
         >>> a[0] = 5.
         >>> t
         tensor([5., 2.], dtype=torch.float64)
+
+    Args:
+        arr: a NumPy array.
+
+    Returns:
+        A tensor of ``arr``'s shape and dtype, sharing its memory.
     """
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
@@ -209,6 +215,10 @@ class Generator:
 
     Attributes:
         DEFAULT_SEED: the seed of a new Generator (torch's).
+
+    Args:
+        device: the device, "cpu" or one naming the CPU (default "cpu"); a CUDA device
+            raises RuntimeError.
     """
 
     DEFAULT_SEED = torch_rng.DEFAULT_SEED  # torch's seed of a new Generator

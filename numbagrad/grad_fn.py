@@ -29,7 +29,14 @@ def none_position(code, n):
 
 
 class GradFn:
-    """A node of the graph: ``name()``, ``next_functions``, ``metadata`` and node hooks."""
+    """A node of the graph: ``name()``, ``next_functions``, ``metadata`` and node hooks.
+
+    Nodes are reached through ``tensor.grad_fn`` rather than made directly.
+
+    Args:
+        tape: the tape the node is recorded on.
+        node: the node's index on that tape.
+    """
 
     __slots__ = ("_tape", "_node", "__weakref__")
 
@@ -88,7 +95,15 @@ class GradFn:
 
     def register_prehook(self, hook):
         """Call ``hook(grad_outputs)`` before this node's derivative runs; a returned tuple
-        replaces the gradients. Returns a removable handle."""
+        replaces the gradients. Returns a removable handle.
+
+        Args:
+            hook: a callable taking the tuple of the gradients of the node's outputs and
+                returning None or a tuple to use instead.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+        """
         def on_grad(grad):
             result = hook((grad,))
             return None if result is None else result[0]
@@ -96,7 +111,15 @@ class GradFn:
 
     def register_hook(self, hook):
         """Call ``hook(grad_inputs, grad_outputs)`` after this node's derivative ran; a
-        returned tuple replaces ``grad_inputs``. Returns a removable handle."""
+        returned tuple replaces ``grad_inputs``. Returns a removable handle.
+
+        Args:
+            hook: a callable taking (grad_inputs, grad_outputs), tuples, and returning None
+                or a tuple to use as the gradients of the inputs.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+        """
         tape, node = self._tape, self._node
         if tape.node_post_hooks is None:
             tape.node_post_hooks = {}

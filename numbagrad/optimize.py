@@ -54,6 +54,20 @@ def minimize(fun, x0, args=(), method=None, *, compile=True, **kwargs):  # noqa:
     has) means ``fun`` returns ``(value, gradient)`` on NumPy arrays itself: it goes to scipy
     as it is. Returns scipy's ``OptimizeResult``.
 
+    Args:
+        fun: the objective, called as ``fun(x, *args)`` with ``x`` a float64 Tensor of
+            ``x0``'s shape; returns a scalar Tensor (or, as said above, ``(value,
+            gradient)`` on arrays).
+        x0: the starting point (an array-like, made float64).
+        args: extra arguments of ``fun`` (a tuple, or one value) (default ()).
+        method: scipy's method name (default None: scipy's choice).
+        compile: whether the derivatives come from ``numbagrad.compile``d transforms
+            (default True) or the eager ones (False).
+        **kwargs: passed to ``scipy.optimize.minimize`` unchanged (except ``jac``).
+
+    Returns:
+        scipy's ``OptimizeResult``.
+
     Examples:
         >>> import numbagrad as torch
         >>> import numpy as np
@@ -122,7 +136,20 @@ def least_squares(fun, x0, args=(), *, compile=True, **kwargs):  # noqa: A002
     The Jacobian is built from whichever of its sides is smaller: n Jacobian-vector products
     (columns, each the reverse mode of a reverse mode) when there are fewer parameters than
     residuals, otherwise m vector-Jacobian products (rows). Other keyword arguments go to
-    scipy unchanged. Returns scipy's ``OptimizeResult``."""
+    scipy unchanged. Returns scipy's ``OptimizeResult``.
+
+    Args:
+        fun: the residuals, called as ``fun(x, *args)`` with ``x`` a float64 Tensor of
+            ``x0``'s shape; returns a 1-D Tensor. It may not be given ``jac``.
+        x0: the starting point (an array-like, made float64).
+        args: extra arguments of ``fun`` (a tuple, or one value) (default ()).
+        compile: whether the derivatives come from ``numbagrad.compile``d transforms
+            (default True) or the eager ones (False).
+        **kwargs: passed to ``scipy.optimize.least_squares`` unchanged.
+
+    Returns:
+        scipy's ``OptimizeResult``.
+    """
     import scipy.optimize  # on first use: it takes ~0.35 s to import
 
     if "jac" in kwargs:

@@ -29,6 +29,13 @@ def is_same_size(input, other):  # noqa: A002
     """Whether two tensors have the same shape.
 
     Same as ``torch.is_same_size``.
+
+    Args:
+        input: a tensor (the tensor itself, as a method).
+        other: the tensor to compare with.
+
+    Returns:
+        A Python bool.
     """
     need_tensor(input, "is_same_size")
     need_tensor(other, "is_same_size", "other", 2)
@@ -39,6 +46,12 @@ def is_signed(input):  # noqa: A002
     """Whether the tensor's dtype is a signed type (floats and signed integers).
 
     Same as ``torch.is_signed``.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A Python bool.
     """
     need_tensor(input, "is_signed")
     return bool(input.dtype.is_signed)

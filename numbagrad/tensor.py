@@ -45,7 +45,15 @@ class Tensor:
 
     def __init__(self, *args, device=None, size=None, **unexpected):
         """torch's legacy constructor: ``Tensor(data)`` in the default dtype, ``Tensor(*sizes)``
-        uninitialized, ``Tensor(other)`` an alias of ``other`` (numbagrad/creation_legacy.py)."""
+        uninitialized, ``Tensor(other)`` an alias of ``other`` (numbagrad/creation_legacy.py).
+
+        Args:
+            *args: nothing (an empty tensor), one sequence or NumPy array of values, ints
+                or a Size (the shape), or one tensor (to alias).
+            device: the device; only the CPU (default None).
+            size: the shape, instead of positional sizes (default None).
+            **unexpected: no other keyword is accepted (any raises TypeError).
+        """
         if unexpected:
             raise invalid_legacy_arguments(args, unexpected)
         made = legacy_constructor(args, device, size)
@@ -140,6 +148,9 @@ class Tensor:
         """The number of elements.
 
         Same as ``torch.Tensor.numel``; ``nelement`` is an alias.
+
+        Returns:
+            An int.
         """
         return int(self._data.size)
 
@@ -342,6 +353,13 @@ class Tensor:
         """Call ``hook(grad)`` when this tensor's gradient is computed; a non-None return value
         replaces the gradient. Returns a handle whose ``remove()`` unregisters it.
 
+        Args:
+            hook: a callable taking the gradient tensor and returning None or a tensor to
+                use instead. The tensor must require grad.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+
         Examples:
             >>> import numbagrad as torch
             >>> x = torch.tensor([1., 2.], requires_grad=True)
@@ -363,7 +381,15 @@ class Tensor:
 
     def register_post_accumulate_grad_hook(self, hook):
         """Call ``hook(tensor)`` after a backward has accumulated into this leaf's ``.grad``
-        (optimizers step parameters from such hooks). Returns a removable handle."""
+        (optimizers step parameters from such hooks). Returns a removable handle.
+
+        Args:
+            hook: a callable taking this tensor; its return value is ignored. The tensor
+                must be a leaf that requires grad.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+        """
         if self._tape is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")

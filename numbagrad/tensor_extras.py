@@ -112,6 +112,15 @@ def split_with_sizes(input, split_sizes, dim=0):  # noqa: A002 - torch's keyword
     """``input`` split along ``dim`` into pieces of the listed sizes.
 
     Same as ``torch.split_with_sizes``.
+
+    Args:
+        input: the tensor to split (the tensor itself, as a method).
+        split_sizes: the sizes of the pieces, a sequence of ints summing to
+            ``input.shape[dim]``.
+        dim: the dimension to split along (default 0).
+
+    Returns:
+        A tuple of tensors, views of ``input``.
     """
     return split(input, list(split_sizes), dim)
 
@@ -145,6 +154,18 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):  # no
     ("prod", "mean", "amax" or "amin") into its slices ``index`` names.
 
     Same as ``torch.index_reduce``.
+
+    Args:
+        input: the tensor reduced into.
+        dim: the dimension along which ``index`` picks slices.
+        index: a 1-D int32/int64 tensor, one entry per slice of ``source`` along ``dim``.
+        source: the tensor whose slices are reduced in; ``input``'s dtype.
+        reduce: "prod", "mean", "amax" or "amin".
+        include_self: whether ``input``'s own values take part in the reduction
+            (default True).
+
+    Returns:
+        A new tensor of ``input``'s shape.
     """
     if reduce not in _FIRST:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
@@ -238,7 +259,18 @@ def _index_reduce_rule(ctx, grads):
 
 Tensor.index_reduce = lambda self, dim, index, source, reduce, *, include_self=True: \
     index_reduce(self, dim, index, source, reduce, include_self=include_self)
-Tensor.index_reduce.__doc__ = "See :func:`index_reduce`."
+Tensor.index_reduce.__doc__ = """See :func:`index_reduce`.
+
+Args:
+    dim: the dimension along which ``index`` picks slices.
+    index: a 1-D int32/int64 tensor, one entry per slice of ``source`` along ``dim``.
+    source: the tensor whose slices are reduced in; this tensor's dtype.
+    reduce: "prod", "mean", "amax" or "amin".
+    include_self: whether this tensor's own values take part in the reduction (default True).
+
+Returns:
+    A new tensor of this tensor's shape.
+"""
 # (computed on a clone of self when recording: the rule reads self's old value)
 Tensor.index_reduce_ = _inplace_method(index_reduce, "index_reduce_")
 
@@ -248,6 +280,12 @@ def detach_(input):  # noqa: A002 - torch's keyword names
     """Detach ``input`` from its graph in place.
 
     Same as ``torch.detach_``.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        ``input`` itself, now a leaf that does not require grad.
     """
     return input.detach_()
 
@@ -307,6 +345,12 @@ def get_device(input):  # noqa: A002 - torch's keyword names
     """-1: tensors live on the CPU.
 
     Same as ``torch.get_device``.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        -1.
     """
     return input.get_device()
 
@@ -337,6 +381,12 @@ def _resize(self, *sizes):
     torch's ResizeBackward.
 
     Same as ``torch.Tensor.resize`` (deprecated: it warns).
+
+    Args:
+        *sizes: the new shape, as integers or one tuple or list.
+
+    Returns:
+        A new tensor of shape ``sizes``.
     """
     warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
@@ -348,6 +398,12 @@ def _resize_as(self, tensor):
     """This tensor's elements in the shape of ``tensor``, recorded as torch's ResizeBackward.
 
     Same as ``torch.Tensor.resize_as`` (deprecated: it warns).
+
+    Args:
+        tensor: the tensor whose shape the result takes.
+
+    Returns:
+        A new tensor of ``tensor``'s shape.
     """
     warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
     return Resize.apply(self, tuple(tensor.shape))
@@ -361,6 +417,12 @@ def _as_subclass(self, cls):
     attached to its graph.
 
     Same as ``torch.Tensor.as_subclass``.
+
+    Args:
+        cls: a subclass of Tensor (or Tensor itself); anything else raises TypeError.
+
+    Returns:
+        A new tensor object of class ``cls`` aliasing this tensor's data.
     """
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
@@ -449,6 +511,10 @@ def set_anomaly_enabled(enabled, check_nan=True):
     """Switch anomaly detection on or off.
 
     Same as ``torch.set_anomaly_enabled``.
+
+    Args:
+        enabled: whether anomaly detection is on.
+        check_nan: whether a backward producing NaN raises (default True).
     """
     set_detect_anomaly(enabled, check_nan)
 

@@ -55,6 +55,15 @@ def draw(tensor_or_tensors, params=None, show_constants=True, layout="auto"):
     leaves, inputs or outputs it contains. ``show_constants``: also draw the inputs that need
     no gradient (``next_functions`` lists them as None). ``layout``: "auto" (``dot`` when
     installed, else the pure-Python layout), "dot" or "python".
+
+    Args:
+        tensor_or_tensors: a Tensor or a sequence of Tensors, the graph's outputs.
+        params: a mapping name -> Tensor naming the tensors it contains (default None).
+        show_constants: whether to draw the inputs that need no gradient (default True).
+        layout: "auto", "dot" or "python" (default "auto").
+
+    Returns:
+        A ``GraphPicture``.
     """
     if layout not in ("auto", "dot", "python"):
         raise ValueError(f"layout must be 'auto', 'dot' or 'python', not {layout!r}")
@@ -147,7 +156,13 @@ def _dot_quote(*lines):
 
 class GraphPicture:
     """What ``draw`` returns: Jupyter shows it through ``_repr_svg_``; ``source`` is the
-    Graphviz DOT text, ``save(path)`` writes the SVG (or the DOT text for .dot / .gv)."""
+    Graphviz DOT text, ``save(path)`` writes the SVG (or the DOT text for .dot / .gv).
+
+    Args:
+        boxes: the graph's boxes (``draw`` makes them), in node order.
+        edges: the (from, to) pairs of box indices.
+        layout: "auto", "dot" or "python", as for ``draw`` (default "auto").
+    """
 
     def __init__(self, boxes, edges, layout="auto"):
         self.boxes = tuple(boxes)
@@ -197,7 +212,14 @@ class GraphPicture:
         return self.svg()
 
     def save(self, path):
-        """Write the picture to ``path``: SVG, or DOT for a ``.dot``/``.gv`` path."""
+        """Write the picture to ``path``: SVG, or DOT for a ``.dot``/``.gv`` path.
+
+        Args:
+            path: the file to write (a string or a Path), as UTF-8 text.
+
+        Returns:
+            The path, a ``pathlib.Path``.
+        """
         path = Path(path)
         text = self.source if path.suffix in (".dot", ".gv") else self.svg()
         path.write_text(text, encoding="utf-8")
@@ -212,7 +234,15 @@ def tape_table(tensor, params=None):
     """The tape records ``tensor`` depends on, in tape order (the sweep visits them in
     reverse): node index, op code, op name, grad_fn name, argument nodes, shape, dtype,
     needs-grad flag, and the leaf's name from ``params`` (name -> Tensor) when known.
-    A leaf tensor has no tape: the table is empty."""
+    A leaf tensor has no tape: the table is empty.
+
+    Args:
+        tensor: the Tensor whose records to list.
+        params: a mapping name -> Tensor naming the leaves (default None).
+
+    Returns:
+        A ``TapeTable``.
+    """
     if not isinstance(tensor, Tensor):
         raise TypeError(f"expected a Tensor, got {type(tensor).__name__}")
     rows = []
@@ -261,6 +291,10 @@ class TapeTable:
 
     Attributes:
         max_rows: longer tables show their first and last ``max_rows // 2`` rows.
+
+    Args:
+        rows: the rows, tuples (node, code, op, grad_fn, args, shape, dtype, needs_grad,
+            name) as ``tape_table`` makes them.
     """
 
     max_rows = 60  # longer tables show their first and last 30 rows, as pandas does

@@ -306,3 +306,12 @@ def test_an_in_place_version_takes_only_the_arguments_of_the_one_it_refers_to(mo
     other = {"other": ("Tensor", "the tensor to compare")}
     assert generator.torch_sections("torch.Tensor.eq") == (other, "A boolean tensor")
     assert generator.torch_sections("torch.Tensor.eq_") == (other, "")
+
+
+def test_an_inherited_docstring_keeps_its_args_only_when_the_override_has_them():
+    doc = ("Runs.\n\nArgs:\n    *args: the inputs.\n    **kwargs: the keyword inputs.\n"
+           "        (more)\n\nReturns:\n    What it returns.")
+    assert runtime.without_foreign_args(doc, {"self", "args", "kwargs"}) == doc
+    assert runtime.without_foreign_args(doc, {"self", "input", "hx"}) == \
+        "Runs.\n\nReturns:\n    What it returns."
+    assert runtime.without_foreign_args("Runs.", {"input"}) == "Runs."

@@ -139,6 +139,27 @@ def member_doc(cls, name):
     return None
 
 
+_ARGS_ITEM = re.compile(r"^ {4}\*{0,2}(\w+)(?: \([^)]*\))?:")
+
+
+def without_foreign_args(doc, parameters):
+    """``doc`` (cleaned) without its "Args:" section when that section names a parameter not
+    in ``parameters``: an override that shows its base's docstring (``Module.forward``'s
+    ``*args`` for ``forward(input, hx)``) would otherwise list the base's arguments as its
+    own."""
+    lines = doc.split("\n")
+    if "Args:" not in lines:
+        return doc
+    start = lines.index("Args:")
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t"):
+        end += 1
+    names = {m.group(1) for m in map(_ARGS_ITEM.match, lines[start + 1:end]) if m}
+    if names <= set(parameters):
+        return doc
+    return "\n".join(lines[:start] + lines[end:]).strip()
+
+
 TORCH_DOCS = "https://docs.pytorch.org/docs/2.13/"
 # torch's pages that document a namespace's names on one page, by anchor
 _ONE_PAGE = {"torch.nn.init.": "nn.init.html", "torch.special.": "special.html",
@@ -329,8 +350,11 @@ class RuntimeNames(griffe.Extension):
 
     def inherit_docstring(self, member, cls, name):
         """An override without a docstring of its own shows the one it overrides
-        (``member_doc``); a constant or class attribute, its "Attributes:" entry."""
+        (``member_doc``), less an "Args:" section naming parameters the override does not
+        have; a constant or class attribute, its "Attributes:" entry."""
         doc = member_doc(cls, name)
+        if doc and member.is_function:
+            doc = without_foreign_args(doc, {p.name.lstrip("*") for p in member.parameters})
         if not doc and not callable(getattr(cls, name, None)):
             doc = _attribute_doc(cls, name)
         self.set_docstring(member, doc)

@@ -78,7 +78,12 @@ def enter_dual_level():
 
 
 def exit_dual_level(*, level=None):
-    """Exit the level ``level`` (the current one by default): every tangent is dropped."""
+    """Exit the level ``level`` (the current one by default): every tangent is dropped.
+
+    Args:
+        level: the level to exit; it must be the current one (default None: the current
+            one).
+    """
     global _current_level
     if level is None:
         level = _current_level
@@ -197,7 +202,17 @@ def _without_hook(fn, *args):
 
 # ---- make_dual / unpack_dual -----------------------------------------------------------------
 def make_dual(tensor, tangent, *, level=None):
-    """A view of ``tensor`` carrying ``tangent`` at the current forward AD level."""
+    """A view of ``tensor`` carrying ``tangent`` at the current forward AD level.
+
+    Args:
+        tensor: the primal, a floating-point Tensor.
+        tangent: a floating-point Tensor of ``tensor``'s shape.
+        level: the forward AD level; it must be the current one (default None: the
+            current one). A level must have been entered.
+
+    Returns:
+        The dual tensor, a view of ``tensor``.
+    """
     if _current_level < 0:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
                            "make sure to enter_dual_level() first.")
@@ -222,7 +237,16 @@ def make_dual(tensor, tangent, *, level=None):
 
 def unpack_dual(tensor, *, level=None):
     """``UnpackedDualTensor(primal, tangent)``: a view of ``tensor`` without tangent, and the
-    tangent (None when it has none at this level, or no level is active)."""
+    tangent (None when it has none at this level, or no level is active).
+
+    Args:
+        tensor: the tensor to unpack.
+        level: the forward AD level (default None: the current one); another level than
+            the current one gives no tangent.
+
+    Returns:
+        An ``UnpackedDualTensor`` named tuple (primal, tangent).
+    """
     if _current_level < 0 or (level is not None and level != _current_level):
         return UnpackedDualTensor(tensor, None)
     if batch_size is not None:  # (the function reads a tangent: one column at a time)

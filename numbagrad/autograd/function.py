@@ -40,7 +40,12 @@ class FunctionCtx:
         self.needs_input_grad = ()
 
     def save_for_backward(self, *tensors):
-        """Keep tensors for ``backward`` (read back as ``ctx.saved_tensors``)."""
+        """Keep tensors for ``backward`` (read back as ``ctx.saved_tensors``).
+
+        Args:
+            *tensors: Tensors or None; anything else raises TypeError. A later call
+                replaces them.
+        """
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError("save_for_backward can only save variables, but argument 0 is "
@@ -56,17 +61,30 @@ class FunctionCtx:
         return tuple(s.tensor() if isinstance(s, _SavedOutput) else s for s in self._saved)
 
     def mark_non_differentiable(self, *tensors):
-        """Declare outputs that get no gradient (their grad in ``backward`` is zeros)."""
+        """Declare outputs that get no gradient (their grad in ``backward`` is zeros).
+
+        Args:
+            *tensors: outputs of ``forward`` (the objects it returns).
+        """
         self._non_differentiable.update(id(t) for t in tensors)
 
     def mark_dirty(self, *tensors):
-        """Declare inputs that ``forward`` modified in place."""
+        """Declare inputs that ``forward`` modified in place.
+
+        Args:
+            *tensors: the modified inputs; accepted for torch's API and otherwise unused
+                (the outputs are recorded as new values anyway).
+        """
         # accepted for torch compatibility: the outputs are recorded as new values anyway
         pass
 
     def set_materialize_grads(self, value):
         """Whether ``backward`` gets zeros (True, the default) or None for outputs that
-        received no gradient."""
+        received no gradient.
+
+        Args:
+            value: True for zeros, False for None (made a bool).
+        """
         self.materialize_grads = bool(value)
 
 
@@ -183,20 +201,45 @@ class Function:
     @staticmethod
     def forward(ctx, *args, **kwargs):
         """The computation, on Tensors; subclasses define it (with ``ctx`` first, or without
-        it when ``setup_context`` is defined)."""
+        it when ``setup_context`` is defined).
+
+        Args:
+            ctx: the context to save what ``backward`` needs on (absent when the subclass
+                defines ``setup_context``).
+            *args: the arguments given to ``apply``.
+            **kwargs: the keyword arguments given to ``apply``.
+
+        Returns:
+            The output: a Tensor or a tuple of values.
+        """
         raise NotImplementedError("You must implement the forward function for custom "
                                   "autograd.Function.")
 
     @staticmethod
     def setup_context(ctx, inputs, output):
         """Save what ``backward`` needs on ``ctx`` from the inputs and the output; subclasses
-        whose ``forward`` takes no ``ctx`` define it."""
+        whose ``forward`` takes no ``ctx`` define it.
+
+        Args:
+            ctx: the context to save on.
+            inputs: the tuple of arguments given to ``apply``.
+            output: what ``forward`` returned.
+        """
         raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
         """The gradients of the inputs from the gradients of the outputs (one per input;
-        None for an input that needs none); subclasses define it."""
+        None for an input that needs none); subclasses define it.
+
+        Args:
+            ctx: the context ``forward`` or ``setup_context`` saved into.
+            *grad_outputs: one gradient per output of ``forward``.
+
+        Returns:
+            One gradient (a Tensor or None) per input of ``forward``, a tuple when there
+            are several.
+        """
         raise NotImplementedError("You must implement either the backward or vjp method for "
                                   "your custom autograd.Function to use it with backward mode "
                                   "AD.")
@@ -206,7 +249,17 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run the function on ``args``: ``forward`` without recording, then one node whose
-        backward is this class's ``backward``; returns ``forward``'s outputs."""
+        backward is this class's ``backward``; returns ``forward``'s outputs.
+
+        Args:
+            *args: ``forward``'s arguments (after ``ctx``); gradients flow to the Tensors
+                among them that require grad.
+            **kwargs: ``forward``'s keyword arguments.
+
+        Returns:
+            ``forward``'s output, a Tensor or a tuple; its Tensors are new ones, recorded
+            as the node's outputs when an input requires grad.
+        """
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         separate = cls.setup_context is not Function.setup_context

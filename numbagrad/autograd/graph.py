@@ -80,7 +80,15 @@ def record_metadata(tape, node, sources=None):
 
 def node_metadata(node):
     """TensorMeta of what ``node`` (a grad_fn, or an AccumulateGrad) produced; for an
-    AccumulateGrad that is its leaf."""
+    AccumulateGrad that is its leaf.
+
+    Args:
+        node: a grad_fn (``tensor.grad_fn``) or an AccumulateGrad; anything else raises
+            TypeError.
+
+    Returns:
+        A TensorMeta (shape, dtype, requires_grad, tensor).
+    """
     if not isinstance(node, GradFn):
         raise TypeError(f"expected a grad_fn (numbagrad.autograd.graph.Node), got "
                         f"{type(node).__name__}")
@@ -92,7 +100,14 @@ def node_metadata(node):
 
 
 def input_metadata(node):
-    """One TensorMeta per input of ``node``, in the order of ``node.next_functions``."""
+    """One TensorMeta per input of ``node``, in the order of ``node.next_functions``.
+
+    Args:
+        node: a grad_fn (``tensor.grad_fn``); an AccumulateGrad has no inputs.
+
+    Returns:
+        A tuple of TensorMeta, empty for an AccumulateGrad.
+    """
     if isinstance(node, AccumulateGrad):
         return ()
     tape = node._tape
@@ -124,6 +139,12 @@ def tape_arrays(tensor):
     FLAG_F32 (a float32 value) and FLAG_UNWRITTEN (a value no derivative reads: not kept;
     its ``voff`` is -2, or the place a backward gave its adjoint, NaN in ``val``). A leaf
     has no tape: it raises ValueError.
+
+    Args:
+        tensor: a recorded (non-leaf) tensor.
+
+    Returns:
+        A dict from the names above to read-only NumPy arrays.
     """
     tape = tensor._tape
     if tape is None:

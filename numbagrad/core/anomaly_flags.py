@@ -58,7 +58,11 @@ class set_detect_anomaly:  # noqa: N801 - torch's name
 
 
 class detect_anomaly:  # noqa: N801 - torch's name
-    """Context manager (and decorator) enabling anomaly detection inside its block."""
+    """Context manager (and decorator) enabling anomaly detection inside its block.
+
+    Args:
+        check_nan: whether a backward that produces NaN raises (default True).
+    """
 
     def __init__(self, check_nan=True):
         self.check_nan = check_nan

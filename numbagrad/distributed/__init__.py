@@ -43,7 +43,15 @@ __all__ = ["value_and_grad", "DistributedValueAndGrad", "DataParallel", "map_min
 
 def split(*arrays: np.ndarray, n: int) -> list:
     """Split arrays along their first axis into ``n`` shards of nearly equal rows: a list of
-    arrays for one array, else a list of tuples (the row blocks of each array together)."""
+    arrays for one array, else a list of tuples (the row blocks of each array together).
+
+    Args:
+        *arrays: array-likes with the same number of rows.
+        n: the number of shards, between 1 and the number of rows.
+
+    Returns:
+        A list of ``n`` arrays, or of ``n`` tuples of arrays.
+    """
     if not arrays:
         raise TypeError("split() needs at least one array")
     arrays = [np.asarray(a) for a in arrays]
@@ -65,6 +73,12 @@ class DistributedValueAndGrad:
     Attributes:
         returns_value_and_grad: True: calls return the value and the gradient together
             (``numbagrad.optimize.minimize`` reads it).
+
+    Args:
+        f: ``f(params, shard)``, returning the shard's scalar part of the sum.
+        data_shards: the data, as for ``value_and_grad``.
+        client: a Dask Client or a scheduler address (default None: the default client,
+            else a local cluster numbagrad starts).
     """
 
     returns_value_and_grad = True  # what numbagrad.optimize.minimize looks for
@@ -126,7 +140,17 @@ def value_and_grad(f, data_shards, client=None) -> DistributedValueAndGrad:
     to the workers once; a Dask array, or a tuple of Dask arrays with the same row chunks (one
     shard per block of rows); or a list of Dask futures. ``f`` is compiled with
     ``numbagrad.compile`` on each worker, once per worker process and shard, with the shard's
-    data built into the trace (a call copies only the parameters)."""
+    data built into the trace (a call copies only the parameters).
+
+    Args:
+        f: ``f(params, shard)``, returning the shard's scalar part of the sum.
+        data_shards: the data, as said above.
+        client: a Dask Client or a scheduler address (default None: the default client,
+            else a local cluster numbagrad starts).
+
+    Returns:
+        A ``DistributedValueAndGrad``.
+    """
     return DistributedValueAndGrad(f, data_shards, client)
 
 
@@ -140,7 +164,16 @@ class DataParallel:
     ``reduction="mean"``: ``loss_fn`` returns the mean over its part, and parts are weighted by
     their rows, so the result equals one process's mean loss over the whole batch (to
     rounding); ``"sum"``: parts are added. Buffers the forward updates on the workers (batch
-    norm's running statistics) are not sent back, and each part draws its own dropout masks."""
+    norm's running statistics) are not sent back, and each part draws its own dropout masks.
+
+    Args:
+        module: the nn.Module trained; its parameters receive the gradients.
+        loss_fn: ``loss_fn(module, *part)``, returning the scalar loss of a part.
+        client: a Dask Client or a scheduler address (default None: the default client,
+            else a local cluster numbagrad starts).
+        n_parts: how many parts a batch is split into (default None: one per worker).
+        reduction: "mean" or "sum", as above (default "mean").
+    """
 
     def __init__(self, module, loss_fn, client=None, *, n_parts=None, reduction="mean"):
         if reduction not in ("mean", "sum"):
@@ -152,7 +185,15 @@ class DataParallel:
         self.remote = _cluster.Sent(self.client, (module, loss_fn), "module and loss")
 
     def backward(self, *batch) -> float:
-        """Fill ``.grad`` with the gradient of the batch's loss; returns the loss (a float)."""
+        """Fill ``.grad`` with the gradient of the batch's loss; returns the loss (a float).
+
+        Args:
+            *batch: arrays or Tensors with the same number of rows, split into parts by
+                rows.
+
+        Returns:
+            The batch's loss, a float.
+        """
         arrays = [b.detach().numpy() if isinstance(b, Tensor) else np.asarray(b) for b in batch]
         rows = len(arrays[0])
         parts = split(*arrays, n=min(self.n_parts, rows))
@@ -183,7 +224,16 @@ class DataParallel:
 
     def train(self, batches, optimizer, *, progress: bool = True) -> list[float]:
         """For each batch (a tuple of arrays or Tensors): ``zero_grad()``, ``backward``,
-        ``step()``. Returns the losses; ``progress`` shows a bar over the steps."""
+        ``step()``. Returns the losses; ``progress`` shows a bar over the steps.
+
+        Args:
+            batches: an iterable of batches, each a tuple of arrays or Tensors.
+            optimizer: the optimizer of the module's parameters.
+            progress: whether to show a progress bar (default True).
+
+        Returns:
+            The list of the batches' losses, floats.
+        """
         total = len(batches) if hasattr(batches, "__len__") else None
         bar = _cluster.progress_bar(total, "training steps", progress)
         losses = []
@@ -206,7 +256,23 @@ def map_minimize(f, x0s, args_list=None, client=None, *, method=None,
     """``numbagrad.optimize.minimize(f, x0s[i], args_list[i], method, **kwargs)`` for every
     problem i, across the cluster; returns scipy's ``OptimizeResult``s in order. ``f`` is
     compiled once per worker process and its traces reused across that worker's problems;
-    ``progress`` shows a bar over the problems."""
+    ``progress`` shows a bar over the problems.
+
+    Args:
+        f: the objective, as for ``numbagrad.optimize.minimize``.
+        x0s: the starting points, one per problem.
+        args_list: the extra arguments of each problem (tuples, or single values), as many
+            as ``x0s`` (default None: none).
+        client: a Dask Client or a scheduler address (default None: the default client,
+            else a local cluster numbagrad starts).
+        method: scipy's method name (default None: scipy's choice).
+        compile: as for ``numbagrad.optimize.minimize`` (default True).
+        progress: whether to show a progress bar (default True).
+        **kwargs: passed to ``numbagrad.optimize.minimize`` for every problem.
+
+    Returns:
+        The list of scipy ``OptimizeResult``s, in the order of ``x0s``.
+    """
     client = _cluster.get_client(client)
     _cluster.check_workers(client)
     x0s = [np.asarray(x, np.float64) for x in x0s]

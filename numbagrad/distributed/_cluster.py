@@ -47,7 +47,17 @@ def local_client(n_workers=None, threads_per_worker=1, **cluster_kwargs):
 
     The cluster speaks TLS with credentials made for it and held only in this process's
     memory (Dask's ``security=True``): its scheduler and workers listen on local ports, and
-    without them anyone on the machine could connect and run code as this user."""
+    without them anyone on the machine could connect and run code as this user.
+
+    Args:
+        n_workers: the number of worker processes (default None: one per core this process
+            may use).
+        threads_per_worker: Numba's threads in each worker (default 1).
+        **cluster_kwargs: passed to ``LocalCluster`` (over numbagrad's defaults).
+
+    Returns:
+        A ``dask.distributed.Client``.
+    """
     # the CPUs this process may run on (affinity, cgroup quota), not os.cpu_count()'s machine
     n_workers = n_workers or cpu_count()
     # set before the spawn: a worker has imported Numba before Nanny's env applies

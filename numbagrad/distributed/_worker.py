@@ -38,7 +38,14 @@ class Pickled:
 
 class WorkerError(RuntimeError):
     """A user function raised on a worker: the message names the shard, part or problem, the
-    worker's address, and carries the worker's traceback."""
+    worker's address, and carries the worker's traceback.
+
+    Args:
+        what: what raised (a shard, part or problem, named).
+        worker: the worker's address.
+        error: the error raised there.
+        remote_traceback: the worker's traceback, as text.
+    """
 
     def __init__(self, what, worker, error, remote_traceback):
         self.what, self.worker, self.error = what, worker, error

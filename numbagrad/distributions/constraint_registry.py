@@ -52,7 +52,26 @@ class ConstraintRegistry:
 
 
 biject_to = ConstraintRegistry()
+biject_to.__doc__ = """A bijective transform from unconstrained space onto a constraint.
+
+Args:
+    constraint: a Constraint (``constraints.positive``...) of a registered type; others
+        raise NotImplementedError.
+
+Returns:
+    A Transform whose codomain is ``constraint``.
+"""
 transform_to = ConstraintRegistry()
+transform_to.__doc__ = """A transform from unconstrained space into a constraint (not always
+bijective).
+
+Args:
+    constraint: a Constraint (``constraints.simplex``...) of a registered type; others
+        raise NotImplementedError.
+
+Returns:
+    A Transform whose codomain is ``constraint``.
+"""
 
 
 @biject_to.register(constraints.real)

@@ -63,7 +63,14 @@ class GeneralizedPareto(Distribution):
         return -self.scale.log() - where(eq_zero, z, where_nonzero)
 
     def log_survival_function(self, value):
-        """The log of ``1 - cdf(value)``."""
+        """The log of ``1 - cdf(value)``.
+
+        Args:
+            value: a tensor broadcastable with ``batch_shape``.
+
+        Returns:
+            A tensor of the broadcast shape.
+        """
         if self._validate_args:
             self._validate_sample(value)
         z = self._z(value)
@@ -71,7 +78,14 @@ class GeneralizedPareto(Distribution):
         return where(eq_zero, -z, -(safe_conc * z).log1p() / safe_conc)
 
     def log_cdf(self, value):
-        """The log of the cumulative distribution function at ``value``."""
+        """The log of the cumulative distribution function at ``value``.
+
+        Args:
+            value: a tensor broadcastable with ``batch_shape``.
+
+        Returns:
+            A tensor of the broadcast shape.
+        """
         return (-self.log_survival_function(value).exp()).log1p()
 
     def cdf(self, value):
@@ -157,7 +171,15 @@ def _rejection_sample(loc, concentration, proposal_r, x):
 
 class VonMises(Distribution):
     """VonMises(loc, concentration): the circular normal; angles are taken modulo 2 pi, the
-    mean and variance are the circular ones."""
+    mean and variance are the circular ones.
+
+    Args:
+        loc: the mean angle, in radians (a number or a tensor).
+        concentration: the concentration, positive (a number or a tensor; broadcast with
+            ``loc``).
+        validate_args: whether to check the arguments and samples (default None: the
+            global setting).
+    """
 
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
     support = constraints.real
@@ -245,7 +267,14 @@ class LogisticNormal(TransformedDistribution):
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):
     """OneHotCategorical whose rsample passes the gradient of probs straight through the
-    one-hot draw (Bengio et al., 2013)."""
+    one-hot draw (Bengio et al., 2013).
+
+    Args:
+        probs: the event probabilities, (..., K) (or give ``logits``).
+        logits: the event log-odds, (..., K) (or give ``probs``).
+        validate_args: whether to check the arguments and samples (default None: the
+            global setting).
+    """
 
     has_rsample = True
 

@@ -68,7 +68,17 @@ class Distribution:
 
     def expand(self, batch_shape, _instance=None):
         """A distribution of the same kind with its parameters broadcast to ``batch_shape``
-        (views, no copies)."""
+        (views, no copies).
+
+        Args:
+            batch_shape: the new batch shape (a tuple, list or Size), which the current
+                one broadcasts to.
+            _instance: an instance to fill in rather than a new one (for subclasses'
+                ``expand``; default None).
+
+        Returns:
+            The expanded distribution.
+        """
         raise NotImplementedError
 
     @property
@@ -113,36 +123,90 @@ class Distribution:
 
     def sample(self, sample_shape=()):
         """Draw ``sample_shape`` samples (of shape ``sample_shape + batch_shape + event_shape``)
-        without a gradient."""
+        without a gradient.
+
+        Args:
+            sample_shape: the shape of the batch of draws (a tuple, list or Size; default
+                (): one draw per parameter set).
+
+        Returns:
+            A tensor of shape ``sample_shape + batch_shape + event_shape``.
+        """
         with no_grad():
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
         """Draw ``sample_shape`` samples with the reparameterization trick: the draws are
-        differentiable functions of the parameters."""
+        differentiable functions of the parameters.
+
+        Args:
+            sample_shape: the shape of the batch of draws (a tuple, list or Size; default
+                (): one draw per parameter set).
+
+        Returns:
+            A tensor of shape ``sample_shape + batch_shape + event_shape``.
+        """
         raise NotImplementedError
 
     def sample_n(self, n):
-        """``n`` samples: ``sample((n,))`` (deprecated, as in torch)."""
+        """``n`` samples: ``sample((n,))`` (deprecated, as in torch).
+
+        Args:
+            n: the number of draws.
+
+        Returns:
+            A tensor of shape ``(n,) + batch_shape + event_shape``.
+        """
         warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
                       FutureWarning, stacklevel=2)
         return self.sample(Size((n,)))
 
     def log_prob(self, value):
-        """The log of the density (or mass) at ``value``."""
+        """The log of the density (or mass) at ``value``.
+
+        Args:
+            value: a tensor whose trailing dimensions are ``event_shape``, broadcastable
+                with ``batch_shape + event_shape``.
+
+        Returns:
+            A tensor of the broadcast shape without the event dimensions.
+        """
         raise NotImplementedError
 
     def cdf(self, value):
-        """The cumulative distribution function at ``value``."""
+        """The cumulative distribution function at ``value``.
+
+        Args:
+            value: a tensor broadcastable with ``batch_shape``.
+
+        Returns:
+            The probabilities, of the broadcast shape.
+        """
         raise NotImplementedError
 
     def icdf(self, value):
-        """The inverse of the cumulative distribution function at ``value``."""
+        """The inverse of the cumulative distribution function at ``value``.
+
+        Args:
+            value: probabilities in [0, 1], broadcastable with ``batch_shape``.
+
+        Returns:
+            The quantiles, of the broadcast shape.
+        """
         raise NotImplementedError
 
     def enumerate_support(self, expand=True):
         """Every value of a discrete support, along a new first dim (broadcast over
-        ``batch_shape`` when ``expand``)."""
+        ``batch_shape`` when ``expand``).
+
+        Args:
+            expand: whether to broadcast the values over ``batch_shape`` (default True);
+                False leaves size-1 batch dimensions.
+
+        Returns:
+            A tensor of shape ``(n,) + batch_shape + event_shape``, n the support's size
+            (size-1 batch dimensions without ``expand``).
+        """
         raise NotImplementedError
 
     def entropy(self):

@@ -10,7 +10,14 @@ __all__ = ["ExponentialFamily"]
 
 
 class ExponentialFamily(Distribution):
-    """Base of the exponential-family distributions (Normal, Gamma, Bernoulli ...)."""
+    """Base of the exponential-family distributions (Normal, Gamma, Bernoulli ...).
+
+    Args:
+        batch_shape: the shape of the independent parameter sets (default ()).
+        event_shape: the shape of one draw (default ()).
+        validate_args: whether to check the arguments and samples (default None: the
+            global setting).
+    """
 
     @property
     def _natural_params(self):

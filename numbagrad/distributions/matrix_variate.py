@@ -164,6 +164,16 @@ class Wishart(ExponentialFamily):
         return chol @ chol.mT
 
     def rsample(self, sample_shape=(), max_try_correction=None):
+        """Draw ``sample_shape`` samples by the Bartlett decomposition, redrawing singular
+        ones (with a warning).
+
+        Args:
+            sample_shape: the shape of the batch of draws (a tuple, list or Size; default ()).
+            max_try_correction: how many times to redraw singular samples (default None: 10).
+
+        Returns:
+            A tensor of shape ``sample_shape + batch_shape + event_shape``.
+        """
         if max_try_correction is None:
             max_try_correction = 10
         sample_shape = Size(sample_shape)

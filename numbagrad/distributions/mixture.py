@@ -88,10 +88,29 @@ class MixtureSameFamily(Distribution):
         return mean_cond_var + var_cond_mean
 
     def cdf(self, x):
+        """The mixture's cumulative distribution function at ``x``: the components' CDFs
+        weighted by the mixture probabilities.
+
+        Args:
+            x: a tensor broadcastable with ``batch_shape``.
+
+        Returns:
+            The probabilities, of the broadcast shape.
+        """
         cdf_x = self.component_distribution.cdf(self._pad(x))
         return (cdf_x * self.mixture_distribution.probs).sum(-1)
 
     def log_prob(self, x):
+        """The log density of the mixture at ``x``: the log-sum-exp over the components of
+        their log densities plus the log mixture weights.
+
+        Args:
+            x: a tensor whose trailing dimensions are ``event_shape``, broadcastable with
+                ``batch_shape + event_shape``.
+
+        Returns:
+            A tensor of the broadcast shape without the event dimensions.
+        """
         if self._validate_args:
             self._validate_sample(x)
         log_prob_x = self.component_distribution.log_prob(self._pad(x))

@@ -73,15 +73,38 @@ class Transform:
         raise NotImplementedError
 
     def log_abs_det_jacobian(self, x, y):
-        """``log |dy/dx|`` at ``x`` (with ``y = T(x)``)."""
+        """``log |dy/dx|`` at ``x`` (with ``y = T(x)``).
+
+        Args:
+            x: the input of the transform.
+            y: its output, ``T(x)``.
+
+        Returns:
+            The log of the absolute determinant of the Jacobian, per element (summed over
+            the transform's ``event_dim`` trailing dimensions, where it has them).
+        """
         raise NotImplementedError
 
     def forward_shape(self, shape):
-        """The shape of ``T(x)`` for an ``x`` of ``shape``."""
+        """The shape of ``T(x)`` for an ``x`` of ``shape``.
+
+        Args:
+            shape: the input's shape.
+
+        Returns:
+            The output's shape.
+        """
         return shape
 
     def inverse_shape(self, shape):
-        """The shape of ``T.inv(y)`` for a ``y`` of ``shape``."""
+        """The shape of ``T.inv(y)`` for a ``y`` of ``shape``.
+
+        Args:
+            shape: the output's shape.
+
+        Returns:
+            The input's shape.
+        """
         return shape
 
     def __repr__(self):

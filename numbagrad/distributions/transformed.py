@@ -101,7 +101,14 @@ class Independent(Distribution):
 
 class TransformedDistribution(Distribution):
     """The distribution of ``transforms`` applied, in order, to draws of
-    ``base_distribution``; log_prob by the change of variables."""
+    ``base_distribution``; log_prob by the change of variables.
+
+    Args:
+        base_distribution: the distribution drawn from.
+        transforms: a Transform or a list of Transforms.
+        validate_args: whether to check the arguments and samples (default None: the
+            global setting).
+    """
 
     arg_constraints = {}
 
@@ -258,7 +265,15 @@ def _as_tensor(value, like):
 
 
 class ExpRelaxedCategorical(Distribution):
-    """log of a RelaxedOneHotCategorical draw (Gumbel-softmax scores in log space)."""
+    """log of a RelaxedOneHotCategorical draw (Gumbel-softmax scores in log space).
+
+    Args:
+        temperature: the relaxation temperature, positive.
+        probs: the event probabilities, (..., K) (or give ``logits``).
+        logits: the event log-odds, (..., K) (or give ``probs``).
+        validate_args: whether to check the arguments and samples (default None: the
+            global setting).
+    """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.real_vector

@@ -42,7 +42,12 @@ __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform"
 
 
 class ExpTransform(Transform):
-    """y = exp(x)."""
+    """y = exp(x).
+
+    Args:
+        cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
+            numbagrad computes every call anew.
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -65,7 +70,12 @@ class ExpTransform(Transform):
 
 
 class SigmoidTransform(Transform):
-    """y = sigmoid(x), kept inside (0, 1)."""
+    """y = sigmoid(x), kept inside (0, 1).
+
+    Args:
+        cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
+            numbagrad computes every call anew.
+    """
 
     domain = constraints.real
     codomain = constraints.unit_interval
@@ -159,7 +169,12 @@ class AffineTransform(Transform):
 
 
 class AbsTransform(Transform):
-    """y = |x| (not bijective: the half distributions supply their own log_prob)."""
+    """y = |x| (not bijective: the half distributions supply their own log_prob).
+
+    Args:
+        cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
+            numbagrad computes every call anew.
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -177,7 +192,13 @@ class AbsTransform(Transform):
 
 
 class PowerTransform(Transform):
-    """y = x ** exponent on the positive reals."""
+    """y = x ** exponent on the positive reals.
+
+    Args:
+        exponent: the exponent, a number or a tensor (broadcast with the input).
+        cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
+            numbagrad computes every call anew.
+    """
 
     domain = constraints.positive
     codomain = constraints.positive

@@ -21,6 +21,14 @@ __all__ = ["TanhTransform", "SoftplusTransform", "SoftmaxTransform", "StickBreak
            "CumulativeDistributionTransform", "CorrCholeskyTransform", "identity_transform"]
 
 identity_transform = ComposeTransform([])
+identity_transform.__doc__ = """The identity transform, ``y = x`` (a ComposeTransform of no parts).
+
+Args:
+    x: the input tensor.
+
+Returns:
+    ``x``.
+"""
 
 
 class _Elementwise(Transform):
@@ -33,7 +41,12 @@ class _Elementwise(Transform):
 
 
 class TanhTransform(_Elementwise):
-    """y = tanh(x)."""
+    """y = tanh(x).
+
+    Args:
+        cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
+            numbagrad computes every call anew.
+    """
 
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
@@ -53,7 +66,12 @@ class TanhTransform(_Elementwise):
 
 
 class SoftplusTransform(_Elementwise):
-    """y = log(1 + exp(x))."""
+    """y = log(1 + exp(x)).
+
+    Args:
+        cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
+            numbagrad computes every call anew.
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -71,7 +89,12 @@ class SoftplusTransform(_Elementwise):
 
 
 class SoftmaxTransform(_Elementwise):
-    """Unconstrained vectors to the simplex by softmax (not bijective: no jacobian)."""
+    """Unconstrained vectors to the simplex by softmax (not bijective: no jacobian).
+
+    Args:
+        cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
+            numbagrad computes every call anew.
+    """
 
     domain = constraints.real_vector
     codomain = constraints.simplex
@@ -98,7 +121,12 @@ def _clipped_sigmoid(x):
 
 class StickBreakingTransform(_Elementwise):
     """Vectors of length K to the K+1 simplex by stick breaking; the offsets make zero map to
-    the simplex's centre."""
+    the simplex's centre.
+
+    Args:
+        cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
+            numbagrad computes every call anew.
+    """
 
     domain = constraints.real_vector
     codomain = constraints.simplex
@@ -135,7 +163,12 @@ class StickBreakingTransform(_Elementwise):
 
 class LowerCholeskyTransform(_Elementwise):
     """Square matrices to lower-triangular ones with a positive diagonal (the strict lower
-    triangle kept, the diagonal exponentiated); not bijective."""
+    triangle kept, the diagonal exponentiated); not bijective.
+
+    Args:
+        cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
+            numbagrad computes every call anew.
+    """
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
@@ -148,7 +181,12 @@ class LowerCholeskyTransform(_Elementwise):
 
 
 class PositiveDefiniteTransform(_Elementwise):
-    """Square matrices to positive-definite ones: L L^T of LowerCholeskyTransform's L."""
+    """Square matrices to positive-definite ones: L L^T of LowerCholeskyTransform's L.
+
+    Args:
+        cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
+            numbagrad computes every call anew.
+    """
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
@@ -201,7 +239,15 @@ def _check_size(x, dim, length, name, what="length"):
 
 
 class CatTransform(Transform):
-    """``tseq[i]`` applied to the i-th block (of ``lengths[i]`` along ``dim``), concatenated."""
+    """``tseq[i]`` applied to the i-th block (of ``lengths[i]`` along ``dim``), concatenated.
+
+    Args:
+        tseq: a sequence of Transforms.
+        dim: the dimension the blocks lie along (default 0).
+        lengths: the length of each block along ``dim`` (default None: 1 each).
+        cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
+            numbagrad computes every call anew.
+    """
 
     def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
         if not all(isinstance(t, Transform) for t in tseq):
@@ -276,7 +322,14 @@ class CatTransform(Transform):
 
 
 class StackTransform(Transform):
-    """``tseq[i]`` applied to the i-th slice along ``dim``, stacked."""
+    """``tseq[i]`` applied to the i-th slice along ``dim``, stacked.
+
+    Args:
+        tseq: a sequence of Transforms, one per slice.
+        dim: the dimension the slices lie along (default 0).
+        cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
+            numbagrad computes every call anew.
+    """
 
     def __init__(self, tseq, dim=0, cache_size=0):
         if not all(isinstance(t, Transform) for t in tseq):
@@ -452,7 +505,12 @@ class CumulativeDistributionTransform(Transform):
 
 class CorrCholeskyTransform(_Elementwise):
     """Unconstrained vectors of length D(D-1)/2 to Cholesky factors of D x D correlation
-    matrices: tanh onto (-1, 1), then stick breaking on the squares row by row (Stan's)."""
+    matrices: tanh onto (-1, 1), then stick breaking on the squares row by row (Stan's).
+
+    Args:
+        cache_size: 0 or 1, as torch's (anything else raises ValueError); stored only:
+            numbagrad computes every call anew.
+    """
 
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
@@ -476,6 +534,17 @@ class CorrCholeskyTransform(_Elementwise):
         return (t.log1p() - (-t).log1p()) / 2
 
     def log_abs_det_jacobian(self, x, y, intermediates=None):
+        """``log |dy/dx|`` of the map from ``x`` to the Cholesky factor ``y`` (on the
+        flattened strict lower triangle, as the spaces' dimensions differ).
+
+        Args:
+            x: the unconstrained input, (..., d * (d - 1) / 2).
+            y: its output, ``T(x)``, (..., d, d).
+            intermediates: accepted for torch's signature and unused (default None).
+
+        Returns:
+            A tensor of shape ``x.shape[:-1]``.
+        """
         # of x and y's flattened strict lower triangle (the spaces' dimensions differ)
         y1m_cumsum_tril = tril_matrix_to_vec(1 - (y * y).cumsum(-1), diag=-2)
         stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)

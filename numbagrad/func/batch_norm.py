@@ -10,6 +10,12 @@ def replace_all_batch_norm_modules_(root):
     Returns ``root``.
 
     Same as ``torch.func.replace_all_batch_norm_modules_``.
+
+    Args:
+        root: the module whose BatchNorm modules (its own ``modules()``) change.
+
+    Returns:
+        ``root`` itself.
     """
     for module in root.modules():
         if isinstance(module, _BatchNorm) and module.track_running_stats:

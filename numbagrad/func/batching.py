@@ -170,7 +170,16 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
 
 def stack_module_state(models):
     """(params, buffers): each name's tensors of the models stacked on a new first dim; the
-    stacked parameters are new leaves requiring grad where the originals did."""
+    stacked parameters are new leaves requiring grad where the originals did.
+
+    Args:
+        models: a non-empty iterable of modules of one class, all in training or all in
+            eval mode.
+
+    Returns:
+        A tuple (params, buffers) of dicts from each name to a tensor of shape
+        (len(models), *the original shape).
+    """
     models = list(models)
     if not models:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")

@@ -388,6 +388,18 @@ def value_and_grad(func, argnums=0, has_aux=False):
     """JAX's value_and_grad (torch has none): a function returning ``(value, gradient)``, or
     ``((value, aux), gradient)`` with ``has_aux``; the reverse order of grad_and_value.
 
+    Args:
+        func: the function to differentiate; it returns a scalar (0-d) tensor, or with
+            ``has_aux`` a pair (scalar, aux).
+        argnums: the position of the argument to differentiate with respect to, or a
+            tuple of positions (default 0), as for ``grad``.
+        has_aux: whether ``func`` returns (value, aux) (default False).
+
+    Returns:
+        A function of ``func``'s arguments returning (value, gradient), or
+        ((value, aux), gradient); the gradient has the differentiated argument's
+        structure (a tuple of them for a tuple ``argnums``).
+
     Examples:
         >>> import numbagrad as torch
         >>> import numpy as np

@@ -54,6 +54,15 @@ class PReLU(Module):
         self.weight.data.fill_(self.init)
 
     def forward(self, input):  # noqa: A002 - torch's names
+        """``prelu`` of ``input`` with this layer's learned slope(s).
+
+        Args:
+            input: the input tensor; with more than one slope, its dimension 1 has
+                ``num_parameters`` channels.
+
+        Returns:
+            A tensor of ``input``'s shape.
+        """
         return F.prelu(input, self.weight)
 
     def extra_repr(self):
@@ -64,9 +73,21 @@ class Softmax2d(Module):
     """Softmax over the channels of (N, C, H, W) or (C, H, W) input, at each location.
 
     Same as ``torch.nn.Softmax2d``.
+
+    Args:
+        *args: none are accepted (any raises TypeError): the module has no settings.
+        **kwargs: none are accepted either.
     """
 
     def forward(self, input):  # noqa: A002
+        """The softmax over the channel dimension (-3) at each location.
+
+        Args:
+            input: (N, C, H, W) or (C, H, W).
+
+        Returns:
+            A tensor of ``input``'s shape.
+        """
         if input.ndim not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D "
                              f"instead")

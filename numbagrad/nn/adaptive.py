@@ -58,6 +58,16 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             h2o.reset_parameters()
 
     def forward(self, input_, target_):
+        """The log-probability of each row's target class, and the loss.
+
+        Args:
+            input_: the features, (N, in_features), or (in_features) unbatched.
+            target_: class indices in [0, n_classes), (N), or () unbatched.
+
+        Returns:
+            A named tuple (output, loss); output holds each row's target log-probability, (N) or
+            (); loss is the mean of ``-output``.
+        """
         if target_.ndim == 1:
             if input_.shape[0] != target_.shape[0]:
                 raise RuntimeError("Input and target should have the same size in the batch "

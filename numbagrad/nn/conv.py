@@ -105,6 +105,15 @@ class Conv1d(_ConvNd):
     _n = 1
 
     def forward(self, input):  # noqa: A002 - torch's names
+        """``conv1d`` of ``input`` with this layer's weight, bias and settings.
+
+        Args:
+            input: (N, in_channels, *spatial) or unbatched (in_channels, *spatial),
+                with 1 spatial dimension.
+
+        Returns:
+            (N, out_channels, *spatial out), or without N for unbatched input.
+        """
         return _conv.conv1d(input, self.weight, self.bias, self.stride, self.padding,
                             self.dilation, self.groups)
 
@@ -119,6 +128,15 @@ class Conv2d(_ConvNd):
     _n = 2
 
     def forward(self, input):  # noqa: A002
+        """``conv2d`` of ``input`` with this layer's weight, bias and settings.
+
+        Args:
+            input: (N, in_channels, *spatial) or unbatched (in_channels, *spatial),
+                with 2 spatial dimensions.
+
+        Returns:
+            (N, out_channels, *spatial out), or without N for unbatched input.
+        """
         return _conv.conv2d(input, self.weight, self.bias, self.stride, self.padding,
                             self.dilation, self.groups)
 
@@ -140,6 +158,14 @@ class MaxPool2d(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input):  # noqa: A002
+        """``max_pool2d`` of ``input`` with this layer's settings.
+
+        Args:
+            input: (N, C, H, W) or (C, H, W).
+
+        Returns:
+            The pooled tensor; with ``return_indices``, a pair (pooled, indices).
+        """
         return _conv.max_pool2d(input, self.kernel_size, self.stride, self.padding,
                                 self.dilation, ceil_mode=self.ceil_mode,
                                 return_indices=self.return_indices)
@@ -166,6 +192,14 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input):  # noqa: A002
+        """``avg_pool2d`` of ``input`` with this layer's settings.
+
+        Args:
+            input: (N, C, H, W) or (C, H, W).
+
+        Returns:
+            The pooled tensor.
+        """
         return _conv.avg_pool2d(input, self.kernel_size, self.stride, self.padding,
                                 self.ceil_mode, self.count_include_pad, self.divisor_override)
 
@@ -184,6 +218,14 @@ class AdaptiveAvgPool2d(Module):
         self.output_size = output_size
 
     def forward(self, input):  # noqa: A002
+        """``adaptive_avg_pool2d`` of ``input`` to this layer's ``output_size``.
+
+        Args:
+            input: (N, C, H, W) or (C, H, W).
+
+        Returns:
+            The pooled tensor, of spatial size ``output_size``.
+        """
         return _conv.adaptive_avg_pool2d(input, self.output_size)
 
     def extra_repr(self):

@@ -70,6 +70,12 @@ class CrossMapLRN2d(Module):
     layer computes it.
 
     Same as ``torch.nn.CrossMapLRN2d``.
+
+    Args:
+        size: the number of neighbouring channels in each channel's window.
+        alpha: the multiplicative factor of the window's sum of squares (default 1e-4).
+        beta: the exponent (default 0.75).
+        k: the additive constant (default 1).
     """
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
@@ -77,6 +83,14 @@ class CrossMapLRN2d(Module):
         self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
 
     def forward(self, input):  # noqa: A002
+        """Local response normalization of ``input`` across channels, with this layer's settings.
+
+        Args:
+            input: (N, C, H, W).
+
+        Returns:
+            A tensor of ``input``'s shape.
+        """
         return _CrossMapLRN2dFunction.apply(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):

@@ -154,5 +154,16 @@ class CTCLoss(_Loss):
         self.zero_infinity = zero_infinity
 
     def forward(self, log_probs, targets, input_lengths, target_lengths):
+        """The CTC loss: ``ctc_loss`` with this module's settings.
+
+        Args:
+            log_probs: log-probabilities (log_softmax over classes), (T, N, C) or (T, C) unbatched.
+            targets: the target sequences (no blanks), (N, S) padded, or concatenated 1-D.
+            input_lengths: the length of each input sequence, (N) (each at most T).
+            target_lengths: the length of each target sequence, (N).
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each sample.
+        """
         return ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                         self.reduction, self.zero_infinity)

@@ -71,6 +71,13 @@ def relu(input, inplace=False):  # noqa: A002
     """Element-wise ReLU, ``max(x, 0)``.
 
     Same as ``torch.nn.functional.relu`` (``inplace=True``: ``input.relu_()``).
+
+    Args:
+        input: the input tensor.
+        inplace: if True, write the result into ``input`` and return it (default False).
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     return input.relu_() if inplace else _pw.relu(input)
 
@@ -79,6 +86,14 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002
     """Element-wise ``x`` where positive, else ``negative_slope * x``.
 
     Same as ``torch.nn.functional.leaky_relu``.
+
+    Args:
+        input: the input tensor.
+        negative_slope: the slope for negative inputs (default 0.01).
+        inplace: if True, write the result into ``input`` and return it (default False).
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     if inplace:
         return _inplace(input, _pw.leaky_relu, negative_slope)
@@ -89,6 +104,13 @@ def silu(input, inplace=False):  # noqa: A002
     """Element-wise SiLU (swish), ``x * sigmoid(x)``.
 
     Same as ``torch.nn.functional.silu``.
+
+    Args:
+        input: the input tensor.
+        inplace: if True, write the result into ``input`` and return it (default False).
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     if inplace:
         return _inplace(input, lambda s: _unary("silu", s))
@@ -249,6 +271,16 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):  
     U(lower, upper) (torch's random stream); otherwise by the middle slope.
 
     Same as ``torch.nn.functional.rrelu``.
+
+    Args:
+        input: the input tensor.
+        lower: the lowest random slope (default 1/8).
+        upper: the highest random slope (default 1/3).
+        training: random slopes if True, else the middle slope (default False).
+        inplace: if True, write the result into ``input`` and return it (default False).
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     if inplace:
         return _inplace(input, _rrelu, lower, upper, training)
@@ -256,43 +288,110 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):  
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):  # noqa: A002
-    """In-place :func:`rrelu`. Same as ``torch.nn.functional.rrelu_``."""
+    """In-place :func:`rrelu`. Same as ``torch.nn.functional.rrelu_``.
+
+    Args:
+        input: the input tensor.
+        lower: the lowest random slope (default 1/8).
+        upper: the highest random slope (default 1/3).
+        training: random slopes if True, else the middle slope (default False).
+        generator: the Generator the slopes are drawn from (default None: the global one).
+
+    Returns:
+        ``input`` itself, changed in place.
+    """
     return _inplace(input, _rrelu, lower, upper, training, generator)
 
 
 # torch's F.<name>_: the in-place forms
 def relu_(input):  # noqa: A002
-    """In-place :func:`relu`. Same as ``torch.nn.functional.relu_``."""
+    """In-place :func:`relu`. Same as ``torch.nn.functional.relu_``.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        ``input`` itself, changed in place.
+    """
     return input.relu_()
 
 
 def elu_(input, alpha=1.0):  # noqa: A002
-    """In-place :func:`elu`. Same as ``torch.nn.functional.elu_``."""
+    """In-place :func:`elu`. Same as ``torch.nn.functional.elu_``.
+
+    Args:
+        input: the input tensor.
+        alpha: the ``alpha`` of elu (default 1.0).
+
+    Returns:
+        ``input`` itself, changed in place.
+    """
     return _inplace(input, _elu, alpha)
 
 
 def leaky_relu_(input, negative_slope=0.01):  # noqa: A002
-    """In-place :func:`leaky_relu`. Same as ``torch.nn.functional.leaky_relu_``."""
+    """In-place :func:`leaky_relu`. Same as ``torch.nn.functional.leaky_relu_``.
+
+    Args:
+        input: the input tensor.
+        negative_slope: the slope for negative inputs (default 0.01).
+
+    Returns:
+        ``input`` itself, changed in place.
+    """
     return _inplace(input, _pw.leaky_relu, negative_slope)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):  # noqa: A002
-    """In-place :func:`hardtanh`. Same as ``torch.nn.functional.hardtanh_``."""
+    """In-place :func:`hardtanh`. Same as ``torch.nn.functional.hardtanh_``.
+
+    Args:
+        input: the input tensor.
+        min_val: the lower end of the range (default -1.0).
+        max_val: the upper end of the range (default 1.0).
+
+    Returns:
+        ``input`` itself, changed in place.
+    """
     return _inplace(input, _hardtanh, min_val, max_val)
 
 
 def threshold_(input, threshold, value):  # noqa: A002
-    """In-place :func:`threshold`. Same as ``torch.nn.functional.threshold_``."""
+    """In-place :func:`threshold`. Same as ``torch.nn.functional.threshold_``.
+
+    Args:
+        input: the input tensor.
+        threshold: the elements above it are kept.
+        value: what replaces the other elements.
+
+    Returns:
+        ``input`` itself, changed in place.
+    """
     return _inplace(input, _act.threshold, threshold, value)
 
 
 def celu_(input, alpha=1.0):  # noqa: A002
-    """In-place :func:`celu`. Same as ``torch.nn.functional.celu_``."""
+    """In-place :func:`celu`. Same as ``torch.nn.functional.celu_``.
+
+    Args:
+        input: the input tensor.
+        alpha: the ``alpha`` of celu (default 1.0).
+
+    Returns:
+        ``input`` itself, changed in place.
+    """
     return _inplace(input, _act.celu, alpha)
 
 
 def selu_(input):  # noqa: A002
-    """In-place :func:`selu`. Same as ``torch.nn.functional.selu_``."""
+    """In-place :func:`selu`. Same as ``torch.nn.functional.selu_``.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        ``input`` itself, changed in place.
+    """
     return _inplace(input, _act.selu)
 
 
@@ -338,6 +437,15 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):  # noqa: A002
     """Dropout that keeps the mean and variance of SELU activations (in training).
 
     Same as ``torch.nn.functional.alpha_dropout``.
+
+    Args:
+        input: the input tensor.
+        p: the probability of dropping an element (default 0.5).
+        training: whether to apply it; False (the default) returns ``input`` as it is.
+        inplace: if True, write the result into ``input`` and return it (default False).
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     if inplace:
         return _dropout_inplace(_spm.alpha_dropout, input, p, training)
@@ -357,7 +465,16 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):  # noqa:
 def linear(input, weight, bias=None):  # noqa: A002 - torch's names
     """torch's F.linear: addmm for 2-d input with a bias (AddmmBackward0); for other inputs,
     the same on the rows folded, then a view, or matmul then the bias added in place (as
-    torch chooses); matmul without a bias."""
+    torch chooses); matmul without a bias.
+
+    Args:
+        input: (*, in_features).
+        weight: (out_features, in_features).
+        bias: (out_features), or None for none (default None).
+
+    Returns:
+        ``input @ weight.T + bias``, of shape (*, out_features).
+    """
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
@@ -406,7 +523,17 @@ def _dropout(input, p, training):  # noqa: A002
 
 
 def bilinear(input1, input2, weight, bias=None):
-    """y[n, o] = sum_ij x1[n, i] W[o, i, j] x2[n, j] (+ b[o]), as matrix products."""
+    """y[n, o] = sum_ij x1[n, i] W[o, i, j] x2[n, j] (+ b[o]), as matrix products.
+
+    Args:
+        input1: (*, in1).
+        input2: (*, in2), with ``input1``'s leading dimensions.
+        weight: (out, in1, in2).
+        bias: (out), or None for none (default None).
+
+    Returns:
+        A tensor of shape (*, out).
+    """
     out_f, in1, in2 = weight.shape
     for k, x, n in ((1, input1, in1), (2, input2, in2)):  # else a reshape error naming neither
         if x.ndim == 0 or x.shape[-1] != n:

@@ -54,6 +54,16 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # n
     """Power-average pooling over a 1-D signal: ``(sum of x ** p over each window) ** (1 / p)``.
 
     Same as ``torch.nn.functional.lp_pool1d``.
+
+    Args:
+        input: (N, C, *spatial) or (C, *spatial), with 1 spatial dimension.
+        norm_type: the power p (inf: max pooling of the absolute values).
+        kernel_size: the window size, an int or 1-tuple.
+        stride: the window step (default None: ``kernel_size``).
+        ceil_mode: whether to round the output size up rather than down (default False).
+
+    Returns:
+        The pooled tensor.
     """
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1, avg_pool1d, max_pool1d)
 
@@ -62,6 +72,16 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # n
     """Power-average pooling over a 2-D signal: ``(sum of x ** p over each window) ** (1 / p)``.
 
     Same as ``torch.nn.functional.lp_pool2d``.
+
+    Args:
+        input: (N, C, *spatial) or (C, *spatial), with 2 spatial dimensions.
+        norm_type: the power p (inf: max pooling of the absolute values).
+        kernel_size: the window size, an int or 2-tuple.
+        stride: the window step (default None: ``kernel_size``).
+        ceil_mode: whether to round the output size up rather than down (default False).
+
+    Returns:
+        The pooled tensor.
     """
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2, avg_pool2d, max_pool2d)
 
@@ -70,6 +90,16 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # n
     """Power-average pooling over a 3-D signal: ``(sum of x ** p over each window) ** (1 / p)``.
 
     Same as ``torch.nn.functional.lp_pool3d``.
+
+    Args:
+        input: (N, C, *spatial) or (C, *spatial), with 3 spatial dimensions.
+        norm_type: the power p (inf: max pooling of the absolute values).
+        kernel_size: the window size, an int or 3-tuple.
+        stride: the window step (default None: ``kernel_size``).
+        ceil_mode: whether to round the output size up rather than down (default False).
+
+    Returns:
+        The pooled tensor.
     """
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3, avg_pool3d, max_pool3d)
 
@@ -136,6 +166,19 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0,  # noqa: A
     """Partial inverse of ``max_pool1d``: the values at their indices, zeros elsewhere.
 
     Same as ``torch.nn.functional.max_unpool1d``.
+
+    Args:
+        input: the pooled values, (N, C, *spatial) or (C, *spatial).
+        indices: the flat positions ``max_pool1d(..., return_indices=True)`` gave, of
+            ``input``'s shape.
+        kernel_size: the pooling's window size, an int or 1-tuple.
+        stride: the pooling's step (default None: ``kernel_size``).
+        padding: the pooling's padding (default 0).
+        output_size: the spatial size of the result (default None: the size the pooling
+        parameters give); the batch and channel sizes may be included.
+
+    Returns:
+        A tensor with ``input``'s values at ``indices`` and zeros elsewhere.
     """
     k, s, p = _unpool_args(kernel_size, stride, padding, 1)
     size = _unpool_output_size(input, k, s, p, output_size)
@@ -149,6 +192,19 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0,  # noqa: A
     """Partial inverse of ``max_pool2d``: the values at their indices, zeros elsewhere.
 
     Same as ``torch.nn.functional.max_unpool2d``.
+
+    Args:
+        input: the pooled values, (N, C, *spatial) or (C, *spatial).
+        indices: the flat positions ``max_pool2d(..., return_indices=True)`` gave, of
+            ``input``'s shape.
+        kernel_size: the pooling's window size, an int or 2-tuple.
+        stride: the pooling's step (default None: ``kernel_size``).
+        padding: the pooling's padding (default 0).
+        output_size: the spatial size of the result (default None: the size the pooling
+        parameters give); the batch and channel sizes may be included.
+
+    Returns:
+        A tensor with ``input``'s values at ``indices`` and zeros elsewhere.
     """
     k, s, p = _unpool_args(kernel_size, stride, padding, 2)
     size = _unpool_output_size(input, k, s, p, output_size)
@@ -160,6 +216,19 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0,  # noqa: A
     """Partial inverse of ``max_pool3d``: the values at their indices, zeros elsewhere.
 
     Same as ``torch.nn.functional.max_unpool3d``.
+
+    Args:
+        input: the pooled values, (N, C, *spatial) or (C, *spatial).
+        indices: the flat positions ``max_pool3d(..., return_indices=True)`` gave, of
+            ``input``'s shape.
+        kernel_size: the pooling's window size, an int or 3-tuple.
+        stride: the pooling's step (default None: ``kernel_size``).
+        padding: the pooling's padding (default 0).
+        output_size: the spatial size of the result (default None: the size the pooling
+        parameters give); the batch and channel sizes may be included.
+
+    Returns:
+        A tensor with ``input``'s values at ``indices`` and zeros elsewhere.
     """
     k, s, p = _unpool_args(kernel_size, stride, padding, 3)
     size = _unpool_output_size(input, k, s, p, output_size)

@@ -44,6 +44,14 @@ class Identity(Module):
         super().__init__()
 
     def forward(self, input):  # noqa: A002 - torch's names
+        """``input`` itself, unchanged.
+
+        Args:
+            input: the input tensor.
+
+        Returns:
+            ``input``.
+        """
         return input
 
 
@@ -83,6 +91,14 @@ class Linear(Module):
             self.bias._array()[...] = _uniform(self.bias.shape, bound, self.bias.dtype)
 
     def forward(self, input):  # noqa: A002
+        """``input @ weight.T + bias`` (no bias for a layer made with ``bias=False``).
+
+        Args:
+            input: (*, in_features).
+
+        Returns:
+            A tensor of shape (*, out_features).
+        """
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
@@ -101,6 +117,14 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input):  # noqa: A002
+        """``input`` with the dimensions ``start_dim`` to ``end_dim`` flattened into one.
+
+        Args:
+            input: the input tensor.
+
+        Returns:
+            A tensor (a view where possible).
+        """
         return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self):
@@ -118,6 +142,14 @@ class Unflatten(Module):
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
     def forward(self, input):  # noqa: A002
+        """``input`` with the dimension ``dim`` split into ``unflattened_size``.
+
+        Args:
+            input: the input tensor.
+
+        Returns:
+            A tensor (a view where possible).
+        """
         return unflatten(input, self.dim, self.unflattened_size)
 
     def extra_repr(self):
@@ -137,6 +169,15 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input):  # noqa: A002
+        """``dropout`` of ``input``: applied in training mode, the identity in eval mode.
+
+        Args:
+            input: the input tensor.
+
+        Returns:
+            A tensor of ``input``'s shape (``input`` itself in eval mode, or when
+            ``inplace``).
+        """
         return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self):
@@ -184,6 +225,9 @@ def _activation(name, fn, doc, params=(), defaults=(), fmt=None, inplace_fn=None
     doc = torch_doc(doc, f"torch.nn.{name}")
     if params:
         doc += "\n\n" + _activation_args(name, params, defaults)
+    else:
+        doc += ("\n\nArgs:\n    *args: ignored: the module has no settings.\n"
+                "    **kwargs: set as attributes of the module, which reads none of them.")
 
     def __init__(self, *args, **kwargs):  # noqa: N807 - becomes the class's __init__
         Module.__init__(self)
@@ -203,6 +247,11 @@ def _activation(name, fn, doc, params=(), defaults=(), fmt=None, inplace_fn=None
         def forward(self, input):  # noqa: A002
             kw = {k: getattr(self, k) for k in names}
             return inplace_fn(input, **kw) if self.inplace else fn(input, **kw)
+
+    forward.__doc__ = (
+        f"Apply {name} to ``input``{', in place when ``inplace`` is set' if inplace_fn else ''}."
+        "\n\nArgs:\n    input: the input tensor.\n\nReturns:\n    The result"
+        f"{' (``input`` itself when applied in place)' if inplace_fn else ''}.")
 
     def extra_repr(self):
         if fmt is not None:
@@ -295,6 +344,10 @@ class Sequential(Module):
         torch.Size([5, 1])
         >>> model[1]
         ReLU()
+
+    Args:
+        *args: the modules in order, registered as "0", "1", ...; or one OrderedDict of
+            name to module, registered under its names.
     """
 
     def __init__(self, *args):
@@ -307,6 +360,14 @@ class Sequential(Module):
                 self.add_module(str(i), m)
 
     def forward(self, input):  # noqa: A002
+        """Run the modules in order on ``input``.
+
+        Args:
+            input: the first module's input (any value the first module takes).
+
+        Returns:
+            The last module's output; ``input`` itself when there are no modules.
+        """
         for m in self._modules.values():
             input = m(input)
         return input
@@ -345,7 +406,14 @@ class Sequential(Module):
         return self
 
     def extend(self, modules):
-        """Add the modules of an iterable at the end; returns self."""
+        """Add the modules of an iterable at the end; returns self.
+
+        Args:
+            modules: an iterable of modules, appended in order.
+
+        Returns:
+            This container.
+        """
         for m in modules:
             self.append(m)
         return self
@@ -394,7 +462,14 @@ class ModuleList(Module):
         return self
 
     def extend(self, modules):
-        """Add the modules of an iterable at the end; returns self."""
+        """Add the modules of an iterable at the end; returns self.
+
+        Args:
+            modules: an iterable of modules, appended in order.
+
+        Returns:
+            This container.
+        """
         for m in modules:
             self.append(m)
         return self

@@ -27,6 +27,11 @@ class UninitializedParameter(Parameter):
     torch's refuses any use instead).
 
     Same as ``torch.nn.UninitializedParameter``.
+
+    Args:
+        requires_grad: whether the parameter requires grad (default True).
+        device: accepted for torch's signature and ignored.
+        dtype: its dtype (default None: the default dtype).
     """
 
     __slots__ = ()
@@ -58,6 +63,12 @@ class UninitializedBuffer(Tensor):
     gives it one and makes it a ``Tensor`` (shape (0,) until then, as UninitializedParameter).
 
     Same as ``torch.nn.UninitializedBuffer``.
+
+    Args:
+        requires_grad: whether the buffer requires grad (default False).
+        device: accepted for torch's signature and ignored.
+        dtype: its dtype (default None: the default dtype).
+        persistent: accepted for torch's signature and ignored here.
     """
 
     __slots__ = ()
@@ -110,7 +121,11 @@ class LazyLinear(_LazyMixin, Linear):
             self.bias = UninitializedParameter(dtype=dtype)
 
     def initialize_parameters(self, input):  # noqa: A002
-        """Give the parameters their shapes from the first input (called by the first forward)."""
+        """Give the parameters their shapes from the first input (called by the first forward).
+
+        Args:
+            input: the first input; its last dimension becomes ``in_features``.
+        """
         if self.has_uninitialized_params():
             self.in_features = int(input.shape[-1])
             self.weight.materialize((self.out_features, self.in_features))

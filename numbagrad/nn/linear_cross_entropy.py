@@ -35,6 +35,16 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         self.options = options
 
     def forward(self, input, target):  # noqa: A002
+        """The cross entropy of ``self.linear``'s logits of ``input``, as ``linear_cross_entropy``.
+
+        Args:
+            input: the features, (..., in_features).
+            target: class indices in [0, num_classes) (positions ``ignore_index`` names are
+                skipped).
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each sample.
+        """
         linear_weight = self.linear.weight.reshape(
             (self.num_classes, *self.out_features, self.linear.in_features))
         linear_bias = self.linear.bias.reshape((self.num_classes, *self.out_features)) \

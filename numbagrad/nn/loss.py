@@ -30,6 +30,16 @@ class L1Loss(_Loss):
     """
 
     def forward(self, input, target):  # noqa: A002 - torch's names
+        """``F.l1_loss`` with this module's settings.
+
+        Args:
+            input: the predictions.
+            target: the targets, of ``input``'s shape.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            element, of ``input``'s shape.
+        """
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
@@ -46,6 +56,16 @@ class MSELoss(_Loss):
     """
 
     def forward(self, input, target):  # noqa: A002
+        """``F.mse_loss`` with this module's settings.
+
+        Args:
+            input: the predictions.
+            target: the targets, of ``input``'s shape.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            element, of ``input``'s shape.
+        """
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
@@ -60,6 +80,16 @@ class SmoothL1Loss(_Loss):
         self.beta = beta
 
     def forward(self, input, target):  # noqa: A002
+        """``F.smooth_l1_loss`` with this module's settings.
+
+        Args:
+            input: the predictions.
+            target: the targets, of ``input``'s shape.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            element, of ``input``'s shape.
+        """
         return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
@@ -76,6 +106,16 @@ class HuberLoss(_Loss):
         self.delta = delta
 
     def forward(self, input, target):  # noqa: A002
+        """``F.huber_loss`` with this module's settings.
+
+        Args:
+            input: the predictions.
+            target: the targets, of ``input``'s shape.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            element, of ``input``'s shape.
+        """
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
@@ -86,6 +126,16 @@ class BCELoss(_WeightedLoss):
     """
 
     def forward(self, input, target):  # noqa: A002
+        """``F.binary_cross_entropy`` with this module's settings.
+
+        Args:
+            input: probabilities in [0, 1].
+            target: the targets in [0, 1], of ``input``'s shape.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            element, of ``input``'s shape.
+        """
         return F.binary_cross_entropy(input, target, weight=self.weight,
                                       reduction=self.reduction)
 
@@ -103,6 +153,16 @@ class BCEWithLogitsLoss(_Loss):
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):  # noqa: A002
+        """``F.binary_cross_entropy_with_logits`` with this module's settings.
+
+        Args:
+            input: logits (the loss applies the sigmoid).
+            target: the targets in [0, 1], of ``input``'s shape.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            element, of ``input``'s shape.
+        """
         return F.binary_cross_entropy_with_logits(input, target, self.weight,
                                                   pos_weight=self.pos_weight,
                                                   reduction=self.reduction)
@@ -120,6 +180,16 @@ class NLLLoss(_WeightedLoss):
         self.ignore_index = ignore_index
 
     def forward(self, input, target):  # noqa: A002
+        """``F.nll_loss`` with this module's settings.
+
+        Args:
+            input: log-probabilities, (N, C) or (N, C, d1, ...), or (C) unbatched.
+            target: class indices in [0, C), (N) or (N, d1, ...), or () unbatched.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            sample.
+        """
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
 
@@ -137,6 +207,17 @@ class CrossEntropyLoss(_WeightedLoss):
         self.label_smoothing = label_smoothing
 
     def forward(self, input, target):  # noqa: A002
+        """``F.cross_entropy`` with this module's settings.
+
+        Args:
+            input: unnormalized logits, (N, C) or (N, C, d1, ...), or (C) unbatched.
+            target: class indices in [0, C) of shape (N) or (N, d1, ...), or class
+                probabilities of ``input``'s shape.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            sample.
+        """
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
@@ -152,4 +233,14 @@ class KLDivLoss(_Loss):
         self.log_target = log_target
 
     def forward(self, input, target):  # noqa: A002
+        """``F.kl_div`` with this module's settings.
+
+        Args:
+            input: log-probabilities.
+            target: probabilities (log-probabilities with ``log_target``), of ``input``'s shape.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            element, of ``input``'s shape.
+        """
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)

@@ -19,6 +19,17 @@ class MarginRankingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input1, input2, target):
+        """``F.margin_ranking_loss`` with this module's settings.
+
+        Args:
+            input1: the first scores.
+            input2: the second scores, of ``input1``'s shape.
+            target: 1 where ``input1`` should rank higher, -1 where ``input2`` should.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            element, of ``input1``'s shape.
+        """
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
                                      reduction=self.reduction)
 
@@ -34,6 +45,16 @@ class HingeEmbeddingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input, target):  # noqa: A002 - torch's names
+        """``F.hinge_embedding_loss`` with this module's settings.
+
+        Args:
+            input: the distances or scores.
+            target: 1 or -1 per element, of ``input``'s shape.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            element, of ``input``'s shape.
+        """
         return F.hinge_embedding_loss(input, target, margin=self.margin,
                                       reduction=self.reduction)
 
@@ -45,6 +66,16 @@ class SoftMarginLoss(_Loss):
     """
 
     def forward(self, input, target):  # noqa: A002
+        """``F.soft_margin_loss`` with this module's settings.
+
+        Args:
+            input: the predictions.
+            target: 1 or -1 per element, of ``input``'s shape.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            element, of ``input``'s shape.
+        """
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
@@ -55,6 +86,16 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
     """
 
     def forward(self, input, target):  # noqa: A002
+        """``F.multilabel_soft_margin_loss`` with this module's settings.
+
+        Args:
+            input: logits, (N, C) or (C).
+            target: 0 or 1 per class, of ``input``'s shape.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            sample.
+        """
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
                                              reduction=self.reduction)
 
@@ -70,6 +111,17 @@ class CosineEmbeddingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input1, input2, target):
+        """``F.cosine_embedding_loss`` with this module's settings.
+
+        Args:
+            input1: the first embeddings, (N, D) or (D).
+            input2: the second embeddings, of ``input1``'s shape.
+            target: 1 (should be similar) or -1 (dissimilar) per pair, (N) or ().
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            sample.
+        """
         return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
                                        reduction=self.reduction)
 
@@ -89,6 +141,17 @@ class TripletMarginLoss(_Loss):
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
 
     def forward(self, anchor, positive, negative):
+        """``F.triplet_margin_loss`` with this module's settings.
+
+        Args:
+            anchor: the anchor embeddings, (N, D) or (D).
+            positive: embeddings that should be near the anchors, of ``anchor``'s shape.
+            negative: embeddings that should be far from them, of ``anchor``'s shape.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            sample.
+        """
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
                                      eps=self.eps, swap=self.swap, reduction=self.reduction)
 
@@ -110,6 +173,17 @@ class TripletMarginWithDistanceLoss(_Loss):
         self.margin, self.swap = margin, swap
 
     def forward(self, anchor, positive, negative):
+        """``F.triplet_margin_with_distance_loss`` with this module's settings.
+
+        Args:
+            anchor: the anchor embeddings.
+            positive: embeddings that should be near the anchors.
+            negative: embeddings that should be far from them.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            sample.
+        """
         return F.triplet_margin_with_distance_loss(
             anchor, positive, negative, distance_function=self.distance_function,
             margin=self.margin, swap=self.swap, reduction=self.reduction)
@@ -122,6 +196,16 @@ class MultiLabelMarginLoss(_Loss):
     """
 
     def forward(self, input, target):  # noqa: A002
+        """``F.multilabel_margin_loss`` with this module's settings.
+
+        Args:
+            input: scores, (N, C) or (C).
+            target: class indices of ``input``'s shape, each row's targets first, ended by -1.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            sample.
+        """
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
@@ -129,6 +213,13 @@ class NLLLoss2d(NLLLoss):
     """``NLLLoss`` under its deprecated name (constructing one warns, as torch's).
 
     Same as ``torch.nn.NLLLoss2d``.
+
+    Args:
+        weight: a weight per class, a 1-D tensor of C values (default None: all 1).
+        size_average: deprecated; with ``reduce``, sets ``reduction`` (default None).
+        ignore_index: a target value that counts for nothing (default -100).
+        reduce: deprecated; with ``size_average``, sets ``reduction`` (default None).
+        reduction: 'mean', 'sum' or 'none' (default 'mean').
     """
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -151,6 +242,16 @@ class PoissonNLLLoss(_Loss):
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input, target):
+        """``F.poisson_nll_loss`` with this module's settings.
+
+        Args:
+            log_input: the predicted rates (their logarithms when ``log_input`` is set).
+            target: Poisson-distributed counts, of ``log_input``'s shape.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            element, of ``log_input``'s shape.
+        """
         return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
                                   eps=self.eps, reduction=self.reduction)
 
@@ -166,6 +267,19 @@ class GaussianNLLLoss(_Loss):
         self.full, self.eps = full, eps
 
     def forward(self, input, target, var):  # noqa: A002
+        """``F.gaussian_nll_loss`` with this module's settings.
+
+        Args:
+            input: the predicted means.
+            target: the samples, of ``input``'s shape.
+            var: the predicted variances (non-negative): of ``input``'s shape, or that
+                shape without its last dimension or with one dimension of size 1; or a
+                float.
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            element, of ``input``'s shape.
+        """
         return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
                                    reduction=self.reduction)
 
@@ -184,6 +298,16 @@ class MultiMarginLoss(_WeightedLoss):
         self.p, self.margin = p, margin
 
     def forward(self, input, target):  # noqa: A002
+        """``F.multi_margin_loss`` with this module's settings.
+
+        Args:
+            input: scores, (N, C) or (C).
+            target: class indices in [0, C), (N) or ().
+
+        Returns:
+            A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
+            sample.
+        """
         return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
                                    weight=self.weight, reduction=self.reduction)
 

@@ -118,6 +118,11 @@ class Module:
         )
         >>> [name for name, _ in net.named_parameters()]
         ['fc.weight', 'fc.bias']
+
+    Args:
+        *args: none are accepted (any raises TypeError); a subclass's ``__init__`` takes
+            its own arguments and calls ``super().__init__()``.
+        **kwargs: none are accepted either.
     """
 
     training: bool
@@ -141,6 +146,10 @@ class Module:
         """The computation of the module, which subclasses define; calling the module runs it.
 
         Same as ``torch.nn.Module.forward``.
+
+        Args:
+            *args: the module's inputs, as the subclass's ``forward`` takes them.
+            **kwargs: its keyword inputs.
         """
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   '"forward" function')
@@ -428,6 +437,15 @@ class Module:
         """Cast the floating-point parameters and buffers to a dtype; devices must be the CPU.
 
         Same as ``torch.nn.Module.to``.
+
+        Args:
+            *args: a dtype, and/or a device (a string, int or device), positionally; any
+                device must be the CPU.
+            **kwargs: ``dtype=`` and ``device=`` the same way; other keywords are ignored.
+
+        Returns:
+            This module, its floating-point parameters and buffers cast when a dtype is
+            given.
         """
         dtype = kwargs.get("dtype")
         if kwargs.get("device") is not None:

@@ -115,6 +115,15 @@ class RReLU(Module):
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
     def forward(self, input):  # noqa: A002
+        """``rrelu`` of ``input``: random negative slopes in [lower, upper] in training, their mean
+        in eval mode.
+
+        Args:
+            input: the input tensor.
+
+        Returns:
+            A tensor of ``input``'s shape (``input`` itself when ``inplace``).
+        """
         return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self):
@@ -133,6 +142,14 @@ class ChannelShuffle(Module):
         self.groups = groups
 
     def forward(self, input):  # noqa: A002
+        """``channel_shuffle`` of ``input`` in this layer's ``groups``.
+
+        Args:
+            input: (N, C, *) with C divisible by ``groups``.
+
+        Returns:
+            A tensor of ``input``'s shape.
+        """
         return F.channel_shuffle(input, self.groups)
 
     def extra_repr(self):

@@ -47,6 +47,15 @@ class Embedding(Module):
                    **kw)
 
     def forward(self, input):  # noqa: A002 - torch's names
+        """The rows of this layer's weight that ``input`` indexes (a layer with ``max_norm``,
+        ``scale_grad_by_freq`` or ``sparse`` set raises NotImplementedError).
+
+        Args:
+            input: an integer tensor of indices in [0, num_embeddings), of any shape.
+
+        Returns:
+            A tensor of shape (*input.shape, embedding_dim).
+        """
         return _norm.embedding(input, self.weight, self.padding_idx, self.max_norm,
                                self.norm_type, self.scale_grad_by_freq, self.sparse)
 
@@ -83,6 +92,14 @@ class LayerNorm(Module):
             self.register_parameter("bias", None)
 
     def forward(self, input):  # noqa: A002
+        """``layer_norm`` of ``input`` over its last dimensions (``normalized_shape``).
+
+        Args:
+            input: a tensor whose trailing dimensions are ``normalized_shape``.
+
+        Returns:
+            A tensor of ``input``'s shape.
+        """
         return _norm.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):

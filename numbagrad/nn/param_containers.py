@@ -22,7 +22,12 @@ def _size(t):
 
 
 class ParameterList(Module):
-    """A list of parameters, registered under the names "0", "1", ..."""
+    """A list of parameters, registered under the names "0", "1", ...
+
+    Args:
+        values: an iterable of initial values (default None: empty); Tensors become
+            Parameters, other values are stored as they are.
+    """
 
     def __init__(self, values=None):
         super().__init__()
@@ -90,7 +95,12 @@ class ParameterList(Module):
 
 
 class ParameterDict(Module):
-    """A dict of parameters, registered under their keys."""
+    """A dict of parameters, registered under their keys.
+
+    Args:
+        parameters: the initial entries (default None: empty), a mapping or an iterable of
+            (name, value) pairs; Tensors become Parameters.
+    """
 
     def __init__(self, parameters=None):
         super().__init__()

@@ -53,6 +53,22 @@ class RNNBase(Module):
     """The base of ``RNN``, ``LSTM`` and ``GRU``: stacked, maybe bidirectional recurrent layers.
 
     Same as ``torch.nn.RNNBase``.
+
+    Args:
+        mode: "RNN_TANH", "RNN_RELU", "LSTM" or "GRU".
+        input_size: the number of features of each input step.
+        hidden_size: the number of features of the hidden state (a positive int).
+        num_layers: the number of stacked layers (default 1).
+        bias: whether the layers have biases ``bias_ih`` and ``bias_hh`` (default True).
+        batch_first: whether batched input and output are (batch, seq, feature) rather
+            than (seq, batch, feature) (default False).
+        dropout: the probability of dropout on the outputs of every layer but the last, in
+            training (default 0.0).
+        bidirectional: whether each layer also runs backwards (default False).
+        proj_size: the size each layer's hidden state is projected to (``weight_hr``),
+            below ``hidden_size`` (default 0: no projection).
+        device: the device; only the CPU (default None).
+        dtype: the parameters' dtype (default None: the default dtype).
     """
 
     def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
@@ -191,6 +207,19 @@ class RNNBase(Module):
         return output, stack(h_last, 0), stack(c_last, 0) if cs else None
 
     def forward(self, input, hx=None):  # noqa: A002, C901 - torch's names; one entry point
+        """Run the layers over the sequence ``input`` from the initial state ``hx``.
+
+        Args:
+            input: (seq, batch, input_size), (batch, seq, input_size) with ``batch_first``, or
+                (seq, input_size) unbatched; or a PackedSequence.
+            hx: the initial hidden state, (num_layers * directions, batch, proj_size or
+                hidden_size), without the batch dimension for unbatched input; for LSTM a
+                pair (h_0, c_0), c_0 with hidden_size features. Default None: zeros.
+
+        Returns:
+            A pair (output, h_n), for LSTM (output, (h_n, c_n)); output holds the last layer's
+            hidden state at every step (a PackedSequence for packed input).
+        """
         lstm = self.mode == "LSTM"
         directions = 2 if self.bidirectional else 1
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size

@@ -87,6 +87,16 @@ class Conv3d(_ConvNd):
         self.padding_mode = padding_mode
 
     def forward(self, input):
+        """``conv3d`` of ``input`` with this layer's weight, bias and settings
+        (its ``padding_mode``'s padding first).
+
+        Args:
+            input: (N, in_channels, *spatial) or unbatched (in_channels, *spatial),
+                with 3 spatial dimensions.
+
+        Returns:
+            (N, out_channels, *spatial out), or without N for unbatched input.
+        """
         if self.padding_mode == "zeros":
             return _sp.conv3d(input, self.weight, self.bias, self.stride, self.padding,
                               self.dilation, self.groups)
@@ -109,6 +119,19 @@ class ConvTranspose1d(_ConvTransposeNd):
     _n = 1
 
     def forward(self, input, output_size=None):
+        """``conv_transpose1d`` of ``input`` with this layer's weight, bias and settings.
+
+        Args:
+            input: (N, in_channels, *spatial) or unbatched (in_channels, *spatial),
+                with 1 spatial dimension.
+            output_size: the wanted size of the output: its spatial sizes, maybe after the
+                input's leading (batch and) channel sizes; it picks the output padding and
+                must lie within the sizes the stride allows. Default None: the layer's
+                ``output_padding``.
+
+        Returns:
+            (N, out_channels, *spatial out), or without N for unbatched input.
+        """
         return _conv.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
                                       self._output_padding(input, output_size), self.groups,
                                       self.dilation)
@@ -123,6 +146,19 @@ class ConvTranspose2d(_ConvTransposeNd):
     _n = 2
 
     def forward(self, input, output_size=None):
+        """``conv_transpose2d`` of ``input`` with this layer's weight, bias and settings.
+
+        Args:
+            input: (N, in_channels, *spatial) or unbatched (in_channels, *spatial),
+                with 2 spatial dimensions.
+            output_size: the wanted size of the output: its spatial sizes, maybe after the
+                input's leading (batch and) channel sizes; it picks the output padding and
+                must lie within the sizes the stride allows. Default None: the layer's
+                ``output_padding``.
+
+        Returns:
+            (N, out_channels, *spatial out), or without N for unbatched input.
+        """
         return _conv.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
                                       self._output_padding(input, output_size), self.groups,
                                       self.dilation)
@@ -137,6 +173,19 @@ class ConvTranspose3d(_ConvTransposeNd):
     _n = 3
 
     def forward(self, input, output_size=None):
+        """``conv_transpose3d`` of ``input`` with this layer's weight, bias and settings.
+
+        Args:
+            input: (N, in_channels, *spatial) or unbatched (in_channels, *spatial),
+                with 3 spatial dimensions.
+            output_size: the wanted size of the output: its spatial sizes, maybe after the
+                input's leading (batch and) channel sizes; it picks the output padding and
+                must lie within the sizes the stride allows. Default None: the layer's
+                ``output_padding``.
+
+        Returns:
+            (N, out_channels, *spatial out), or without N for unbatched input.
+        """
         return _sp.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
                                     self._output_padding(input, output_size), self.groups,
                                     self.dilation)
@@ -199,6 +248,14 @@ class AvgPool1d(Module):
         self.count_include_pad = count_include_pad
 
     def forward(self, input):
+        """``avg_pool1d`` of ``input`` with this layer's settings.
+
+        Args:
+            input: (N, C, L) or (C, L).
+
+        Returns:
+            The pooled tensor.
+        """
         return _sp.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                               self.count_include_pad)
 
@@ -210,6 +267,14 @@ class AvgPool3d(AvgPool2d):
     """AvgPool2d's arguments and repr, over three spatial dims."""
 
     def forward(self, input):
+        """``avg_pool3d`` of ``input`` with this layer's settings.
+
+        Args:
+            input: (N, C, D, H, W) or (C, D, H, W).
+
+        Returns:
+            The pooled tensor.
+        """
         return _sp.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                               self.count_include_pad, self.divisor_override)
 
@@ -380,6 +445,14 @@ class Upsample(Module):
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input):
+        """``interpolate`` of ``input`` with this layer's size or scale factor and mode.
+
+        Args:
+            input: (N, C, *spatial) with 1 to 3 spatial dimensions.
+
+        Returns:
+            The resized tensor.
+        """
         return _sp.interpolate(input, self.size, self.scale_factor, self.mode,
                                self.align_corners,
                                recompute_scale_factor=self.recompute_scale_factor)
@@ -423,6 +496,14 @@ class PixelShuffle(Module):
         self.upscale_factor = upscale_factor
 
     def forward(self, input):
+        """``pixel_shuffle`` of ``input`` by this layer's ``upscale_factor`` r.
+
+        Args:
+            input: (*, C * r * r, H, W).
+
+        Returns:
+            A tensor of shape (*, C, H * r, W * r).
+        """
         return _sp.pixel_shuffle(input, self.upscale_factor)
 
     def extra_repr(self):
@@ -440,6 +521,14 @@ class PixelUnshuffle(Module):
         self.downscale_factor = downscale_factor
 
     def forward(self, input):
+        """``pixel_unshuffle`` of ``input`` by this layer's ``downscale_factor`` r.
+
+        Args:
+            input: (*, C, H * r, W * r).
+
+        Returns:
+            A tensor of shape (*, C * r * r, H, W).
+        """
         return _sp.pixel_unshuffle(input, self.downscale_factor)
 
     def extra_repr(self):
@@ -458,6 +547,15 @@ class Fold(Module):
         self.dilation, self.padding, self.stride = dilation, padding, stride
 
     def forward(self, input):
+        """``fold`` of ``input``'s sliding blocks into a tensor of ``output_size``.
+
+        Args:
+            input: (N, C * prod(kernel_size), L) or unbatched (C * prod(kernel_size), L), L the
+                number of blocks.
+
+        Returns:
+            (N, C, *output_size), or without N for unbatched input.
+        """
         return _sp.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
                         self.stride)
 
@@ -478,6 +576,14 @@ class Unfold(Module):
         self.dilation, self.padding, self.stride = dilation, padding, stride
 
     def forward(self, input):
+        """``unfold`` of ``input`` into its sliding blocks.
+
+        Args:
+            input: (N, C, H, W) or unbatched (C, H, W).
+
+        Returns:
+            (N, C * prod(kernel_size), L), L the number of blocks; without N for unbatched input.
+        """
         return _sp.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self):

@@ -44,6 +44,14 @@ class GroupNorm(Module):
             self.register_parameter("bias", None)
 
     def forward(self, input):
+        """``group_norm`` of ``input`` with this layer's groups, affine parameters and eps.
+
+        Args:
+            input: (N, num_channels, *).
+
+        Returns:
+            A tensor of ``input``'s shape.
+        """
         return _sp.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
@@ -135,6 +143,14 @@ class RMSNorm(Module):
             self.register_parameter("weight", None)
 
     def forward(self, x):
+        """``rms_norm`` of ``x`` over its last dimensions (``normalized_shape``).
+
+        Args:
+            x: a tensor whose trailing dimensions are ``normalized_shape``.
+
+        Returns:
+            A tensor of ``x``'s shape.
+        """
         return _sp.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self):
@@ -153,6 +169,14 @@ class LocalResponseNorm(Module):
         self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
 
     def forward(self, input):
+        """``local_response_norm`` of ``input`` with this layer's settings.
+
+        Args:
+            input: (N, C, *), at least 3-D.
+
+        Returns:
+            A tensor of ``input``'s shape.
+        """
         return _sp.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
@@ -233,6 +257,15 @@ class CosineSimilarity(Module):
         self.dim, self.eps = dim, eps
 
     def forward(self, x1, x2):
+        """``cosine_similarity`` of ``x1`` and ``x2`` along this layer's ``dim``.
+
+        Args:
+            x1: a tensor.
+            x2: a tensor broadcastable with ``x1``.
+
+        Returns:
+            The similarities, the broadcast shape without ``dim``.
+        """
         return _sp.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
@@ -247,6 +280,16 @@ class PairwiseDistance(Module):
         self.norm, self.eps, self.keepdim = p, eps, keepdim
 
     def forward(self, x1, x2):
+        """``pairwise_distance`` of ``x1`` and ``x2``: the p-norm of ``x1 - x2 + eps`` along
+        the last dimension.
+
+        Args:
+            x1: (N, D) or (D).
+            x2: of ``x1``'s shape, or broadcastable with it.
+
+        Returns:
+            (N), or () for 1-D inputs; the last dimension is kept as size 1 with ``keepdim``.
+        """
         return _sp.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 

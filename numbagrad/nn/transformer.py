@@ -320,7 +320,16 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
         """A (sz, sz) float mask with -inf above the diagonal and 0 elsewhere (each
-        position sees itself and earlier ones)."""
+        position sees itself and earlier ones).
+
+        Args:
+            sz: the sequence length.
+            device: accepted for torch's signature and ignored (default None).
+            dtype: the mask's floating-point dtype (default None: the default dtype).
+
+        Returns:
+            A (sz, sz) tensor.
+        """
         return _generate_square_subsequent_mask(sz, device, dtype)
 
     def _reset_parameters(self):

@@ -118,7 +118,14 @@ def celu(input, alpha=1.0, inplace=False):  # noqa: A002
 
 
 def softsign(input):  # noqa: A002
-    """x / (1 + |x|), composed as torch composes it (DivBackward0)."""
+    """x / (1 + |x|), composed as torch composes it (DivBackward0).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of ``input``'s shape.
+    """
     return input / (_abs(input) + 1)
 
 
@@ -135,13 +142,27 @@ def hardswish(input, inplace=False):  # noqa: A002
 
 
 def logsigmoid(input):  # noqa: A002
-    """log(sigmoid(x)), stable for large |x|."""
+    """log(sigmoid(x)), stable for large |x|.
+
+    Args:
+        input: a floating-point tensor.
+
+    Returns:
+        A tensor of ``input``'s shape.
+    """
     _float_only(input, "log_sigmoid_cpu")
     return unary("logsigmoid", input)
 
 
 def tanhshrink(input):  # noqa: A002
-    """x - tanh(x), composed as torch composes it (SubBackward0)."""
+    """x - tanh(x), composed as torch composes it (SubBackward0).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of ``input``'s shape.
+    """
     return input - _tanh(input)
 
 
@@ -153,14 +174,30 @@ def _check_lambd(lambd, dtype):
 
 
 def softshrink(input, lambd=0.5):  # noqa: A002
-    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+    """x - lambd above lambd, x + lambd below -lambd, else 0.
+
+    Args:
+        input: a floating-point tensor.
+        lambd: the threshold, not negative (default 0.5).
+
+    Returns:
+        A tensor of ``input``'s shape.
+    """
     _float_only(input, "softshrink_check")
     _check_lambd(lambd, input.dtype)
     return unary("softshrink", input, float(lambd))
 
 
 def hardshrink(input, lambd=0.5):  # noqa: A002
-    """x where |x| > lambd, else 0."""
+    """x where |x| > lambd, else 0.
+
+    Args:
+        input: a floating-point tensor (the tensor itself, as a method).
+        lambd: the threshold (default 0.5).
+
+    Returns:
+        A new tensor of ``input``'s shape.
+    """
     _float_only(input, "hardshrink_cpu")
     return unary("hardshrink", input, float(lambd))
 
@@ -176,7 +213,16 @@ def threshold(input, threshold, value, inplace=False):  # noqa: A002
 
 
 def prelu(input, weight):  # noqa: A002
-    """x where positive, else weight * x; a weight of n > 1 values is per channel (dim 1)."""
+    """x where positive, else weight * x; a weight of n > 1 values is per channel (dim 1).
+
+    Args:
+        input: the input tensor (the tensor itself, as a method).
+        weight: a 0-d or 1-D tensor of ``input``'s dtype: one slope, or one per channel
+            (``input.shape[1]`` values).
+
+    Returns:
+        A new tensor of ``input``'s shape.
+    """
     n = weight.numel()
     if weight.ndim > 1:
         raise RuntimeError("prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
@@ -242,6 +288,16 @@ def functional_log_softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa:
     implicit choice, as ``softmax``).
 
     Same as ``torch.nn.functional.log_softmax``.
+
+    Args:
+        input: the input tensor.
+        dim: the dimension along which the softmax is taken (default None: the implicit,
+            deprecated choice, with its warning).
+        _stacklevel: the stack level of that warning (default 3).
+        dtype: if given, ``input`` is cast to this dtype first (default None).
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     if dim is None:
         dim = _implicit_dim("log_softmax", input.ndim, _stacklevel)

@@ -203,6 +203,14 @@ def rsub(input, other, *, alpha=1):  # noqa: A002
     """``other - alpha * input``: subtraction with the operands swapped.
 
     Same as ``torch.rsub``.
+
+    Args:
+        input: the input tensor.
+        other: a tensor or a number, broadcastable with ``input``.
+        alpha: the multiplier of ``input`` (default 1).
+
+    Returns:
+        ``other - alpha * input``, of the broadcast shape and promoted dtype.
     """
     need_tensor(input, "rsub")
     dt = _promote(input, other)
@@ -224,6 +232,13 @@ def fill(input, value):  # noqa: A002
     """A tensor of ``input``'s shape and dtype filled with ``value`` (a number or a 0-d tensor).
 
     Same as ``torch.fill``: differentiable in a tensor ``value``.
+
+    Args:
+        input: the input tensor. Its shape and dtype are the result's.
+        value: a number or a 0-d tensor.
+
+    Returns:
+        A new tensor.
     """
     need_tensor(input, "fill")
     if isinstance(value, Tensor) and value.ndim:

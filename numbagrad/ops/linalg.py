@@ -173,6 +173,13 @@ def dot(input, b):
     """The dot product of two 1-D tensors.
 
     Same as ``torch.dot``.
+
+    Args:
+        input: a 1-D tensor (the tensor itself, as a method).
+        b: a 1-D tensor of the same length and dtype.
+
+    Returns:
+        A 0-d tensor, the sum of the elementwise products.
     """
     if input.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {b.ndim}D tensors")

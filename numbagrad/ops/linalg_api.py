@@ -37,6 +37,12 @@ def det(input):
     """The determinant of (each) square matrix.
 
     Same as ``torch.det``: torch.linalg.det is the same but takes its argument as ``A``.
+
+    Args:
+        input: a (batch of) square matrix, (*, n, n).
+
+    Returns:
+        The determinant(s), (*).
     """
     return _linalg_det(input)
 

@@ -380,6 +380,12 @@ def matrix_exp(input):
     """The matrix exponential of (each) square matrix.
 
     Same as ``torch.linalg.matrix_exp`` (also ``torch.matrix_exp``).
+
+    Args:
+        input: a (batch of) square matrix, (*, n, n).
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     check_square(input, "linalg.matrix_exp")
     from scipy.linalg import expm  # lazily: SciPy's import is not free

@@ -188,6 +188,16 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):  # noqa: N803 - torch's keyword 
     """The diagonals of (each) matrix: torch.diagonal with dims -2, -1 by default.
 
     Same as ``torch.linalg.diagonal``.
+
+    Args:
+        A: a tensor of at least 2 dimensions.
+        offset: which diagonal: 0 the main one, positive above it, negative below
+            (default 0).
+        dim1: the first dimension of the matrices (default -2).
+        dim2: the second dimension of the matrices (default -1).
+
+    Returns:
+        A view of ``A`` without ``dim1`` and ``dim2``, the diagonal as its last dimension.
     """
     return _diagonal(A, offset, dim1, dim2)
 

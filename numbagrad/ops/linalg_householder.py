@@ -54,6 +54,14 @@ def orgqr(input, input2):  # noqa: A002 - torch's keyword names
     hold (geqrf's).
 
     Same as ``torch.orgqr``: torch.linalg.householder_product.
+
+    Args:
+        input: a (batch of) (m, n) tensor holding the Householder reflectors below its
+            diagonal (the tensor itself, as a method).
+        input2: the (batch of) k scales tau of the reflectors, k <= n.
+
+    Returns:
+        A (batch of) (m, n) tensor, the first n columns of Q.
     """
     return householder_product(input, input2)
 

@@ -370,6 +370,13 @@ def kron(input, other):  # noqa: A002 - torch's keyword names
     """The Kronecker product of two tensors.
 
     Same as ``torch.kron``.
+
+    Args:
+        input: a tensor (the tensor itself, as a method).
+        other: a tensor; the one with fewer dimensions gets leading size-1 dimensions.
+
+    Returns:
+        A tensor whose size along each dimension is the product of the two sizes there.
     """
     nd = max(input.ndim, other.ndim)
     a = reshape(input, *([1] * (nd - input.ndim)), *input.shape)

@@ -54,7 +54,14 @@ def _inv_rule(ctx, grads):
 
 
 def inverse(input):
-    """torch.inverse (linalg.inv under its own name in errors)."""
+    """torch.inverse (linalg.inv under its own name in errors).
+
+    Args:
+        input: a (batch of) invertible square matrix, (*, n, n).
+
+    Returns:
+        The inverse(s), of ``input``'s shape.
+    """
     return inv(input)
 
 
@@ -97,6 +104,12 @@ def slogdet(input):
     """The sign and the log of the absolute value of the determinant, as ``(sign, logabsdet)``.
 
     Same as ``torch.slogdet``.
+
+    Args:
+        input: a (batch of) square matrix, (*, n, n).
+
+    Returns:
+        A named tuple (sign, logabsdet), each of shape (*).
     """
     return _slogdet(input, "linalg.slogdet", SlogdetResult)
 

@@ -102,7 +102,24 @@ def _pairwise_distance(x1, x2, p, eps):
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
-    """mean(max(0, margin + d(anchor, positive) - d(anchor, negative)))."""
+    """mean(max(0, margin + d(anchor, positive) - d(anchor, negative))).
+
+    Args:
+        anchor: the anchor embeddings, (N, D) or (D).
+        positive: embeddings that should be near the anchors, of ``anchor``'s shape.
+        negative: embeddings that should be far from them, of ``anchor``'s shape.
+        margin: the wanted gap between the two distances (default 1.0).
+        p: the order of the pairwise distance's norm (default 2).
+        eps: added to the differences before the norm (default 1e-6).
+        swap: if True, use the smaller of d(anchor, negative) and d(positive, negative)
+            (default False).
+        size_average: deprecated; with ``reduce``, sets ``reduction`` (default None).
+        reduce: deprecated; with ``size_average``, sets ``reduction`` (default None).
+        reduction: 'mean', 'sum' or 'none' (default 'mean').
+
+    Returns:
+        A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each sample.
+    """
     reduction = _legacy(size_average, reduce, reduction)
     dims = (anchor.ndim, positive.ndim, negative.ndim)
     if len(set(dims)) != 1:
@@ -234,6 +251,20 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     ``d`` (``pairwise_distance`` by default).
 
     Same as ``torch.nn.functional.triplet_margin_with_distance_loss``.
+
+    Args:
+        anchor: the anchor embeddings.
+        positive: embeddings that should be near the anchors.
+        negative: embeddings that should be far from them; all three have as many dimensions.
+        distance_function: a callable of two tensors giving their distances (default None:
+            ``pairwise_distance`` with p=2).
+        margin: the wanted gap between the two distances, positive (default 1.0).
+        swap: if True, use the smaller of d(anchor, negative) and d(positive, negative)
+            (default False).
+        reduction: 'mean', 'sum' or 'none' (default 'mean').
+
+    Returns:
+        A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each sample.
     """
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")

@@ -94,6 +94,12 @@ def frac(input):  # noqa: A002
     """Element-wise fractional part, ``input - trunc(input)``.
 
     Same as ``torch.frac``.
+
+    Args:
+        input: a floating-point tensor.
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     need_tensor(input, "frac")
     if not input.dtype.is_floating_point:
@@ -161,6 +167,13 @@ def clamp_min(input, min):  # noqa: A002
     """Element-wise ``max(input, min)``: ``clamp`` with a lower bound only.
 
     Same as ``torch.clamp_min``.
+
+    Args:
+        input: the tensor to clamp (the tensor itself, as a method).
+        min: the lower bound, a number or a tensor broadcastable with ``input``.
+
+    Returns:
+        A new tensor of ``input``'s shape.
     """
     need_tensor(input, "clamp_min")
     return _one_sided("clamp_min", input, min, "clamp_min_tensor")
@@ -170,6 +183,13 @@ def clamp_max(input, max):  # noqa: A002
     """Element-wise ``min(input, max)``: ``clamp`` with an upper bound only.
 
     Same as ``torch.clamp_max``.
+
+    Args:
+        input: the tensor to clamp (the tensor itself, as a method).
+        max: the upper bound, a number or a tensor broadcastable with ``input``.
+
+    Returns:
+        A new tensor of ``input``'s shape.
     """
     need_tensor(input, "clamp_max")
     return _one_sided("clamp_max", input, max, "clamp_max_tensor")
@@ -458,7 +478,10 @@ def _inplace_function(name):
         return getattr(input, name)(*args, **kw)
     fn.__name__ = name
     fn.__doc__ = torch_doc(f"``x.{name}(...)`` as a function: ``{name}(x, ...)`` changes ``x`` "
-                           "in place.", f"torch.{name}")
+                           "in place.", f"torch.{name}") + (
+        f"\n\nArgs:\n    input: the tensor to change.\n    *args: the positional arguments "
+        f"of ``Tensor.{name}``.\n    **kw: its keyword arguments.\n\nReturns:\n    ``input`` "
+        "itself, changed in place.")
     return fn
 
 

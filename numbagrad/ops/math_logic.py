@@ -183,7 +183,15 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A0
 
 
 def equal(input, other):  # noqa: A002
-    """True when both have the same shape and elements (a Python bool)."""
+    """True when both have the same shape and elements (a Python bool).
+
+    Args:
+        input: a tensor (the tensor itself, as a method).
+        other: the tensor to compare with.
+
+    Returns:
+        A Python bool; False for different shapes.
+    """
     need_tensor(input, "equal")
     need_tensor(other, "equal", "other", 2)
     if tuple(input.shape) != tuple(other.shape):

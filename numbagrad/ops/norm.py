@@ -135,6 +135,17 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # n
     """Layer normalization over the last dimensions ``normalized_shape``.
 
     Same as ``torch.nn.functional.layer_norm``.
+
+    Args:
+        input: a tensor whose trailing dimensions are ``normalized_shape``.
+        normalized_shape: the shape of the trailing dimensions normalized over (an int or a
+            sequence).
+        weight: the scale, of shape ``normalized_shape``, or None for 1 (default None).
+        bias: the shift, of shape ``normalized_shape``, or None for 0 (default None).
+        eps: added to the variance (default 1e-5).
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         tuple(normalized_shape)
@@ -268,6 +279,21 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
     """Batch normalization over the channels (dimension 1), with batch or running statistics.
 
     Same as ``torch.nn.functional.batch_norm``.
+
+    Args:
+        input: (N, C, *), at least 2-D.
+        running_mean: the running means per channel, (C), or None; updated in place in
+            training.
+        running_var: the running variances per channel, (C), or None; updated likewise.
+        weight: the scale per channel, (C), or None for 1 (default None).
+        bias: the shift per channel, (C), or None for 0 (default None).
+        training: whether to normalize with the batch's statistics (and update the running
+            ones) rather than the running ones (default False).
+        momentum: the weight of the new batch in the running statistics (default 0.1).
+        eps: added to the variance (default 1e-5).
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     if training and input.ndim >= 2 and input.numel() // input.shape[1] <= 1:
         # F's own check: torch.batch_norm normalizes a single value per channel

@@ -453,6 +453,14 @@ def log_softmax(input, dim, dtype=None):
     """The logarithm of the softmax along ``dim``, computed stably.
 
     Same as ``torch.log_softmax``.
+
+    Args:
+        input: the input tensor (the tensor itself, as a method).
+        dim: the dimension along which the softmax is taken.
+        dtype: if given, ``input`` is cast to this dtype first (default None).
+
+    Returns:
+        A new tensor of ``input``'s shape.
     """
     return _softmax(input, dim, dtype, True)
 

@@ -139,6 +139,12 @@ def trace(input):
     """The sum of the main diagonal of a matrix.
 
     Same as ``torch.trace``.
+
+    Args:
+        input: a 2-D tensor.
+
+    Returns:
+        A 0-d tensor; integer input sums as int64.
     """
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")

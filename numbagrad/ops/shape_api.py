@@ -75,6 +75,14 @@ def swapaxes(input, axis0, axis1):
     """``x`` with the dimensions ``axis0`` and ``axis1`` swapped.
 
     Same as ``torch.swapaxes`` (alias ``swapdims``).
+
+    Args:
+        input: the input tensor (the tensor itself, as a method).
+        axis0: the first dimension.
+        axis1: the second dimension.
+
+    Returns:
+        A view of ``input``: ``transpose(input, axis0, axis1)``.
     """
     return transpose(input, axis0, axis1)
 
@@ -134,6 +142,12 @@ def atleast_1d(*tensors):
     """Each tensor given, with a dimension added if it is 0-d.
 
     Same as ``torch.atleast_1d``.
+
+    Args:
+        *tensors: tensors, or one sequence of them.
+
+    Returns:
+        One tensor when one is given, else a tuple of them.
     """
     return _atleast(1, tensors)
 
@@ -142,6 +156,12 @@ def atleast_2d(*tensors):
     """Each tensor given, with leading dimensions added up to two.
 
     Same as ``torch.atleast_2d``.
+
+    Args:
+        *tensors: tensors, or one sequence of them.
+
+    Returns:
+        One tensor when one is given, else a tuple of them.
     """
     return _atleast(2, tensors)
 
@@ -150,6 +170,12 @@ def atleast_3d(*tensors):
     """Each tensor given, with dimensions added up to three.
 
     Same as ``torch.atleast_3d``.
+
+    Args:
+        *tensors: tensors, or one sequence of them.
+
+    Returns:
+        One tensor when one is given, else a tuple of them.
     """
     return _atleast(3, tensors)
 
@@ -337,6 +363,12 @@ def broadcast_shapes(*shapes):
     """The shape that tensors of the given shapes broadcast to, a ``Size``.
 
     Same as ``torch.broadcast_shapes``.
+
+    Args:
+        *shapes: shapes (tuples, lists or Size) or ints, each one dimension.
+
+    Returns:
+        The broadcast shape, a Size.
     """
     given = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes]
     if any(k < 0 for s in given for k in s):
@@ -397,6 +429,14 @@ def nonzero(input, *, as_tuple=False):
     """The indices of the nonzero elements: one row each, or a tuple of index tensors.
 
     Same as ``torch.nonzero``.
+
+    Args:
+        input: the input tensor (the tensor itself, as a method).
+        as_tuple: if True, return one 1-D index tensor per dimension (default False).
+
+    Returns:
+        An int64 tensor of shape (number of nonzeros, ``input.ndim``), or with ``as_tuple``
+        a tuple of ``input.ndim`` int64 tensors.
     """
     data = np.asarray(input._array())
     if as_tuple:
@@ -410,6 +450,12 @@ def argwhere(input):
     """The indices of the nonzero elements, one row per element.
 
     Same as ``torch.argwhere``.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        An int64 tensor of shape (number of nonzeros, ``input.ndim``).
     """
     return nonzero(input)
 
@@ -426,6 +472,12 @@ def detach(input):
     """``x.detach()``: the same values outside the graph.
 
     Same as ``torch.detach``.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor sharing ``input``'s data, not requiring grad.
     """
     return input.detach()
 

@@ -183,6 +183,12 @@ def adjoint(input):
     """The transpose of the last two dimensions (the conjugate transpose: tensors are real).
 
     Same as ``torch.adjoint``.
+
+    Args:
+        input: a tensor of at least 2 dimensions.
+
+    Returns:
+        A view with the last two dimensions swapped.
     """
     if input.ndim < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "

@@ -75,6 +75,16 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """The ``p``-norm distance between the rows of ``x1`` and ``x2``.
 
     Same as ``torch.nn.functional.pairwise_distance``.
+
+    Args:
+        x1: (N, D) or (D).
+        x2: of ``x1``'s shape, or broadcastable with it.
+        p: the norm's order (default 2.0).
+        eps: added to ``x1 - x2`` before the norm (default 1e-6).
+        keepdim: whether to keep the last dimension, as size 1 (default False).
+
+    Returns:
+        The distances along the last dimension, (N) or ().
     """
     dim = max(x1.ndim, x2.ndim)
     return _norm(x1 - x2 + eps, p, dim - 1 if dim else None, keepdim=keepdim)

@@ -31,6 +31,16 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     """Group normalization: statistics over groups of channels, per sample.
 
     Same as ``torch.nn.functional.group_norm``.
+
+    Args:
+        input: (N, C, *), at least 2-D.
+        num_groups: the number of groups; it divides C.
+        weight: the scale per channel, (C), or None for 1 (default None).
+        bias: the shift per channel, (C), or None for 0 (default None).
+        eps: added to the variance (default 1e-5).
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     x, groups = input, int(num_groups)
     if x.ndim < 2:
@@ -90,7 +100,24 @@ def _group_norm_vjp(ctx, g):
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-05):
     """torch's composition: batch norm of the input seen as one sample of N * C channels,
-    the running statistics averaged over the batch, the result viewed back."""
+    the running statistics averaged over the batch, the result viewed back.
+
+    Args:
+        input: (N, C, *spatial), with more than one spatial element when
+            ``use_input_stats``.
+        running_mean: the running means per channel, (C), or None (default None); updated
+            in place when ``use_input_stats``.
+        running_var: the running variances per channel, (C), or None (default None).
+        weight: the scale per channel, (C), or None for 1 (default None).
+        bias: the shift per channel, (C), or None for 0 (default None).
+        use_input_stats: whether to normalize with each sample's own statistics rather
+            than the running ones (default True).
+        momentum: the weight of the new statistics in the running ones (default 0.1).
+        eps: added to the variance (default 1e-5).
+
+    Returns:
+        A tensor of ``input``'s shape.
+    """
     x = input
     if use_input_stats:
         spatial = int(np.prod(x.shape[2:])) if x.ndim > 2 else 1
@@ -117,6 +144,16 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """Each channel divided by a power of the sum of squares of its ``size`` neighbours.
 
     Same as ``torch.nn.functional.local_response_norm``.
+
+    Args:
+        input: (N, C, *), at least 3-D.
+        size: the number of neighbouring channels summed over.
+        alpha: the multiplicative factor (default 1e-4).
+        beta: the exponent (default 0.75).
+        k: the additive constant (default 1.0).
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     x = input
     dim = x.ndim
@@ -145,6 +182,16 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     """Root-mean-square normalization over the last dimensions ``normalized_shape``.
 
     Same as ``torch.nn.functional.rms_norm``.
+
+    Args:
+        input: a tensor whose trailing dimensions are ``normalized_shape``.
+        normalized_shape: the shape of the trailing dimensions normalized over (an int or a
+            sequence).
+        weight: the scale, of shape ``normalized_shape``, or None for 1 (default None).
+        eps: added to the mean square (default None: the dtype's machine epsilon).
+
+    Returns:
+        A tensor of ``input``'s shape.
     """
     x = input
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \

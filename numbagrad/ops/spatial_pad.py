@@ -247,6 +247,16 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
     """The sliding local blocks of a batch of images, as columns.
 
     Same as ``torch.nn.functional.unfold``.
+
+    Args:
+        input: (N, C, H, W) or unbatched (C, H, W).
+        kernel_size: the block size, an int or a pair.
+        dilation: the spacing of a block's elements (default 1).
+        padding: the implicit zero padding on both sides (default 0).
+        stride: the step between blocks (default 1).
+
+    Returns:
+        (N, C * prod(kernel_size), L), or without N for unbatched input.
     """
     x = input
     if x.ndim not in (3, 4):
@@ -270,6 +280,18 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
     """Sliding local blocks (columns) summed back into a batch of images: the inverse of ``unfold``.
 
     Same as ``torch.nn.functional.fold``.
+
+    Args:
+        input: (N, C * prod(kernel_size), L) or unbatched (C * prod(kernel_size), L), L the
+            number of blocks.
+        output_size: the spatial size (H, W) of the result, an int or a pair.
+        kernel_size: the block size, an int or a pair.
+        dilation: the spacing of a block's elements (default 1).
+        padding: the implicit zero padding on both sides (default 0).
+        stride: the step between blocks (default 1).
+
+    Returns:
+        (N, C, H, W), or (C, H, W) for unbatched input; overlapping values summed.
     """
     x = input
     if x.ndim not in (2, 3):

@@ -119,7 +119,15 @@ def const(value, dtype):
 
 
 def unbroadcast(t, shape):
-    """Sum ``t`` down to ``shape`` (the adjoint of broadcasting ``shape`` to ``t.shape``)."""
+    """Sum ``t`` down to ``shape`` (the adjoint of broadcasting ``shape`` to ``t.shape``).
+
+    Args:
+        t: a tensor (a gradient of the broadcast shape).
+        shape: a shape that broadcasts to ``t.shape``.
+
+    Returns:
+        A tensor of ``shape``; ``t`` itself when its shape already is ``shape``.
+    """
     shape = tuple(shape)
     if t._data.shape == shape:
         return t
@@ -142,7 +150,16 @@ def unbroadcast_array(a, shape):
 
 def expand_kept(g, kept, shape):
     """A reduction's upstream gradient ``g`` (any keepdim) broadcast back over ``shape``:
-    ``kept`` is the input's shape with the reduced dims as 1."""
+    ``kept`` is the input's shape with the reduced dims as 1.
+
+    Args:
+        g: the reduction's output gradient, with or without the reduced dims.
+        kept: the input's shape with the reduced dims as 1.
+        shape: the input's shape.
+
+    Returns:
+        A tensor of ``shape`` (an expanded view).
+    """
     return expand(reshape(g, tuple(kept)), *shape) if shape else reshape(g, ())
 
 

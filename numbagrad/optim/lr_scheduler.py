@@ -145,7 +145,13 @@ class LRScheduler:
         raise NotImplementedError
 
     def step(self, epoch=None):
-        """Step the scheduler (call it after the optimizer's step)."""
+        """Step the scheduler (call it after the optimizer's step).
+
+        Args:
+            epoch: deprecated (it warns): the epoch to set ``last_epoch`` to, the rates then
+                from the closed form where the scheduler has one (default None: the next
+                epoch).
+        """
         # Raise a warning if old pattern is detected
         # https://github.com/pytorch/pytorch/issues/20124
         if self._step_count == 1:
@@ -486,7 +492,12 @@ class SequentialLR(_SchedulerList, LRScheduler):
 
     def recursive_undo(self, sched=None):
         """Step the schedulers back once (their construction stepped them), recursively
-        through nested ones."""
+        through nested ones.
+
+        Args:
+            sched: the scheduler to undo (default None: this SequentialLR, that is all of
+                its schedulers).
+        """
         scheds = self if sched is None else sched
         if hasattr(scheds, "_schedulers"):
             for s in scheds._schedulers:
@@ -621,7 +632,14 @@ class ReduceLROnPlateau(LRScheduler):
         self.num_bad_epochs = 0
 
     def step(self, metrics, epoch=None):
-        """Perform a step with the monitored metric's value."""
+        """Perform a step with the monitored metric's value.
+
+        Args:
+            metrics: the monitored quantity this epoch (a number or a 0-d tensor); after
+                more than ``patience`` epochs without improvement the rates are reduced.
+            epoch: deprecated (it warns): the epoch to set ``last_epoch`` to (default None:
+                the next epoch).
+        """
         # convert `metrics` to float, in case it's a zero-dim Tensor
         current = float(metrics)
         if epoch is None:
@@ -694,7 +712,12 @@ class ReduceLROnPlateau(LRScheduler):
         self.threshold_mode = threshold_mode
 
     def load_state_dict(self, state_dict):
-        """Restore the scheduler's state from ``state_dict``."""
+        """Restore the scheduler's state from ``state_dict``.
+
+        Args:
+            state_dict: a dict from ``state_dict()``; its entries become the scheduler's
+                attributes.
+        """
         self.__dict__.update(state_dict)
         self._init_is_better(mode=self.mode, threshold=self.threshold,
                              threshold_mode=self.threshold_mode)
@@ -726,6 +749,13 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 for base_lr in self.base_lrs]
 
     def step(self, epoch=None):
+        """Step the scheduler (call it after the optimizer's step), restarting the cosine
+        when ``T_cur`` reaches ``T_i``.
+
+        Args:
+            epoch: the epoch to move to, possibly fractional (``epoch + i / iters`` within an
+                epoch), non-negative; default None: the next epoch.
+        """
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:

@@ -213,7 +213,16 @@ class Optimizer:
     @staticmethod
     def profile_hook_step(func):
         """Wrap a ``step`` method so that it runs its hooks and shows in the profiler as
-        ``Optimizer.step#<class>.step``."""
+        ``Optimizer.step#<class>.step``.
+
+        Args:
+            func: the ``step`` function, called as ``func(self, *args, **kwargs)``.
+
+        Returns:
+            The wrapper: it runs the global and the optimizer's step pre-hooks (which may
+            replace the arguments), ``func``, then the post-hooks, and returns ``func``'s
+            result.
+        """
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             self, *_ = args

@@ -169,7 +169,14 @@ class ConcatDataset(Dataset):
 
     @staticmethod
     def cumsum(sequence):
-        """The running totals of the datasets' lengths (where each one's indices end)."""
+        """The running totals of the datasets' lengths (where each one's indices end).
+
+        Args:
+            sequence: the datasets (anything with a length), in order.
+
+        Returns:
+            A list of ints, one per dataset.
+        """
         r, s = [], 0
         for e in sequence:
             n = len(e)
@@ -290,6 +297,14 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
+    """The indices 0, 1, ..., len(data_source) - 1, in order.
+
+    Same as ``torch.utils.data.SequentialSampler``.
+
+    Args:
+        data_source: the dataset (anything with a length).
+    """
+
     def __init__(self, data_source):
         self.data_source = data_source
 

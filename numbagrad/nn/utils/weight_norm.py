@@ -109,7 +109,20 @@ class SpectralNorm:
 def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
     """Divide ``module.<name>`` by its largest singular value, estimated by power iteration
     (one step per training forward): registers ``<name>_orig`` and buffers ``<name>_u``,
-    ``<name>_v``."""
+    ``<name>_v``.
+
+    Args:
+        module: the module whose parameter is normalized.
+        name: the parameter's name (default 'weight').
+        n_power_iterations: power-iteration steps per training forward, positive
+            (default 1).
+        eps: the epsilon of the vector normalizations (default 1e-12).
+        dim: the dimension of the output channels (default None: 1 for ConvTranspose
+            modules, else 0).
+
+    Returns:
+        ``module``, changed in place.
+    """
     if n_power_iterations <= 0:
         raise ValueError("Expected n_power_iterations to be positive, but got "
                          f"n_power_iterations={n_power_iterations}")
