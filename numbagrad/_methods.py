@@ -340,7 +340,13 @@ Tensor.long = _cast_to(dtypes.int64, "long")
 Tensor.int = _cast_to(dtypes.int32, "int")
 Tensor.bool = _cast_to(dtypes.bool_, "bool")
 Tensor.type_as = documented(lambda self, other: pointwise.to_dtype(self, other.dtype), torch_doc(
-    "This tensor in ``other``'s dtype: ``self.to(other.dtype)``.", "torch.Tensor.type_as"))
+    "This tensor in ``other``'s dtype: ``self.to(other.dtype)``.", "torch.Tensor.type_as") + """
+
+Args:
+    other: the tensor whose dtype the result takes.
+
+Returns:
+    This tensor itself if its dtype is already ``other``'s, else a copy in that dtype.""")
 Tensor.cpu = lambda self: self
 # numbagrad's inference_mode is no_grad and makes no inference tensors: none ever is one
 Tensor.is_inference = documented(lambda self: False, torch_doc(
@@ -500,6 +506,12 @@ def _fill_(self, value):
     """Fill this tensor with ``value`` (a number or a 0-d tensor) in place.
 
     Same as ``torch.Tensor.fill_``.
+
+    Args:
+        value: the number (or 0-d tensor) every element takes, cast to this tensor's dtype.
+
+    Returns:
+        This tensor.
     """
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -517,7 +529,13 @@ Tensor.clip_ = Tensor.clamp_
 Tensor.masked_fill_ = documented(lambda self, mask, value: _inplace(
     self, lambda s: pointwise.masked_fill(s, mask, value)), inplace_doc("masked_fill"))
 Tensor.pow_ = documented(lambda self, e: _inplace(self, lambda s: pointwise.pow(s, e)),
-                         inplace_doc("pow"))
+                         inplace_doc("pow") + """
+
+Args:
+    e: the exponent, a number or a tensor broadcastable to this tensor's shape.
+
+Returns:
+    This tensor, each element raised to the power ``e``.""")
 Tensor.exp_ = documented(lambda self: _inplace(self, lambda s: pointwise.unary("exp", s)),
                          inplace_doc("exp"))
 Tensor.relu_ = documented(lambda self: _inplace(self, lambda s: pointwise.unary("relu", s)),

@@ -16,6 +16,14 @@ class RNNCellBase(Module):
     drawn from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)).
 
     Same as ``torch.nn.RNNCellBase``.
+
+    Args:
+        input_size: the number of features of an input.
+        hidden_size: the number of features of the hidden state.
+        bias: whether the cell has the biases ``bias_ih`` and ``bias_hh``.
+        num_chunks: the number of gates (1 for RNNCell, 3 for GRUCell, 4 for LSTMCell).
+        device: accepted for torch's signature; numbagrad runs on the CPU.
+        dtype: the parameters' dtype (the default dtype if None).
     """
 
     def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
@@ -80,6 +88,15 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):  # noqa: A002
+        """One step.
+
+        Args:
+            input: ``(batch, input_size)`` or ``(input_size,)``.
+            hx: the hidden state, ``(batch, hidden_size)`` or ``(hidden_size,)``; zeros if None.
+
+        Returns:
+            The next hidden state, of ``hx``'s shape.
+        """
         if self.nonlinearity not in ("tanh", "relu"):  # torch checks it here, not in __init__
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         hx = self._zeros(input) if hx is None else hx
@@ -97,6 +114,15 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input, hx=None):  # noqa: A002
+        """One step.
+
+        Args:
+            input: ``(batch, input_size)`` or ``(input_size,)``.
+            hx: the hidden state, ``(batch, hidden_size)`` or ``(hidden_size,)``; zeros if None.
+
+        Returns:
+            The next hidden state, of ``hx``'s shape.
+        """
         hx = self._zeros(input) if hx is None else hx
         i, h = self._gates_of(input, hx)
         d = i.ndim - 1
@@ -118,6 +144,16 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input, hx=None):  # noqa: A002
+        """One step.
+
+        Args:
+            input: ``(batch, input_size)`` or ``(input_size,)``.
+            hx: the pair ``(h, c)`` of hidden and cell states, each ``(batch, hidden_size)``
+                or ``(hidden_size,)``; zeros if None.
+
+        Returns:
+            The next ``(h, c)``, each of the states' shape.
+        """
         if hx is None:
             hx = (self._zeros(input), self._zeros(input))
         h, c = hx
@@ -145,6 +181,15 @@ class Bilinear(Module):
             self.register_parameter("bias", None)
 
     def forward(self, input1, input2):
+        """``x1^T A x2 + b`` for each pair of rows.
+
+        Args:
+            input1: ``(..., in1_features)``.
+            input2: ``(..., in2_features)``, the same leading shape.
+
+        Returns:
+            ``(..., out_features)``.
+        """
         return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self):

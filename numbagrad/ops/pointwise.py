@@ -227,7 +227,16 @@ def _bool_unary(name, x):
 
 def unary(name, x, *fattrs):
     """Call the elementwise op ``name`` of the op table on ``x`` (with its float attributes
-    ``fattrs``), recorded as that op's node."""
+    ``fattrs``), recorded as that op's node.
+
+    Args:
+        name: the op's name in the table (``defop``'s first argument).
+        x: the input tensor.
+        *fattrs: the op's float attributes, in its formula's order.
+
+    Returns:
+        The op's result, a new tensor recorded on ``x``'s graph when ``x`` requires grad.
+    """
     op = BY_NAME[name]
     d = x._data
     dt = d.dtype
@@ -255,7 +264,17 @@ def _refuses_half(kernel):
 
 
 def binary(name, a, b):
-    """``a`` is a Tensor; ``b`` a Tensor or a Python number."""
+    """Call the elementwise two-operand op ``name`` of the op table on ``a`` and ``b``,
+    broadcast and promoted as torch does, recorded as that op's node.
+
+    Args:
+        name: the op's name in the table (``defop``'s first argument).
+        a: a tensor.
+        b: a tensor or a Python number.
+
+    Returns:
+        The op's result, a new tensor recorded when either operand requires grad.
+    """
     da = a._data
     if type(da) is _F64_SCALAR or (da.dtype is _F64 and da.shape == ()):
         ops = _SCALAR_GRAPH_OPS.get(name)
@@ -494,6 +513,13 @@ def gelu(x, approximate="none"):
     """Element-wise GELU, ``x * Phi(x)`` (``approximate="tanh"``: its tanh approximation).
 
     Same as ``torch.nn.functional.gelu``.
+
+    Args:
+        x: the input tensor.
+        approximate: ``"none"`` (the exact form, with erf) or ``"tanh"``.
+
+    Returns:
+        A new tensor of ``x``'s shape.
     """
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
@@ -504,6 +530,14 @@ def softplus(x, beta=1.0, threshold=20.0):
     """Element-wise softplus, ``log(1 + exp(beta * x)) / beta``; ``x`` beyond ``threshold``.
 
     Same as ``torch.nn.functional.softplus``.
+
+    Args:
+        x: the input tensor.
+        beta: the scale of ``x`` inside the exponential (default 1).
+        threshold: where ``beta * x`` exceeds it, the result is ``x`` itself (default 20).
+
+    Returns:
+        A new tensor of ``x``'s shape.
     """
     return unary("softplus", x, float(beta), float(threshold))
 
@@ -525,7 +559,20 @@ def _unary_fn(name):
     fn.__name__ = name
     # (silu is a method here; torch has it in nn.functional only)
     fn.__doc__ = BY_NAME[name].docstring("torch.nn.functional.silu" if name == "silu" else None)
+    if name in _ARGS_OF_OWN:  # (torch documents no arguments for these two)
+        fn.__doc__ += _ARGS_OF_OWN[name]
     return fn
+
+
+_ARGS_OF_OWN = {name: f"""
+
+Args:
+    input: the tensor (the tensor itself, as a method).
+    out: a tensor to write the result into (its shape and dtype are kept).
+
+Returns:
+    A new tensor of ``input``'s shape: {what}.""" for name, what in (
+    ("relu", "``max(input, 0)``"), ("silu", "``input * sigmoid(input)``"))}
 
 
 UNARY_PUBLIC = ("neg", "erf", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sin", "cos",

@@ -58,7 +58,18 @@ def replay_value(op, inputs, out_size, dtype, iat=(), fat=()):
 
 def record(op, out, inputs, iat=(), fat=()):
     """Wrap ``out`` (the op's NumPy value) in a Tensor, recording ``op`` when any input
-    requires grad and grad mode is on. ``inputs`` are Tensors in the op's argument order."""
+    requires grad and grad mode is on.
+
+    Args:
+        op: the op's OpDef (``defop``'s result).
+        out: the op's value, a NumPy array or scalar, computed by the caller.
+        inputs: the op's input Tensors, in its argument order.
+        iat: the op's int attributes (a tuple, or an int64 array for index maps).
+        fat: the op's float attributes.
+
+    Returns:
+        A Tensor of ``out``, on the graph when it is recorded.
+    """
 
     if forward_hook is not None:
         return forward_hook(op, out, inputs, iat, fat)

@@ -64,6 +64,12 @@ _ONE_ROUNDING_CALLS = {"abs", "min", "max", "sgn", "sqrt", "floor", "rint"}
 class Sample:
     """One generated-test case: input shapes, keyword arguments, and the call expression.
 
+    Args:
+        shapes: the shapes of the inputs ``x0``, ``x1``...
+        kw: keyword arguments of the call.
+        call: a Python expression over ``lib`` (numbagrad or torch), ``x0``.. and ``kw``;
+            None calls ``lib.<torch name>(x0, .., **kw)``.
+
     Attributes:
         shapes: the shapes of the inputs ``x0``, ``x1``...
         kw: keyword arguments of the call.
@@ -212,7 +218,18 @@ BY_NAME: dict[str, OpDef] = {}
 
 
 def defop(name, grad_fn, arity, **kw):
-    """Declare an op; returns its OpDef whose ``code`` is the op code on the tape."""
+    """Declare an op; returns its OpDef whose ``code`` is the op code on the tape.
+
+    Args:
+        name: the op's unique name (its public function's, for table ops).
+        grad_fn: torch's name of the op's node (``MulBackward0``), shown as ``grad_fn``.
+        arity: the number of tensor inputs (-1: variadic, 0: a source).
+        **kw: the rest of the op's record (OpDef's fields: ``fwd`` and ``grads`` formulas
+            for an elementwise op, ``kernel``, ``replay``, ``saves``, ``samples``...).
+
+    Returns:
+        The op's OpDef.
+    """
     if name in BY_NAME:
         raise ValueError(f"op {name!r} declared twice")
     op = OpDef(name=name, grad_fn=grad_fn, arity=arity, code=len(OPS), **kw)
@@ -225,7 +242,14 @@ def defop(name, grad_fn, arity, **kw):
 
 
 def vjp_rule(*ops):
-    """Attach the decorated function as the differentiable derivative of ``ops``."""
+    """Attach the decorated function as the differentiable derivative of ``ops``.
+
+    Args:
+        *ops: the OpDefs (``defop``'s results) whose derivative it is.
+
+    Returns:
+        A decorator returning the function unchanged.
+    """
     def attach(fn):
         for op in ops:
             op.vjp = fn

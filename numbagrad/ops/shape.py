@@ -161,6 +161,14 @@ def view(x, *args, size=None):
     """This tensor's elements in another shape, sharing memory; fails where that needs a copy.
 
     Same as ``torch.Tensor.view``.
+
+    Args:
+        x: the tensor (the tensor itself, as a method).
+        *args: the new shape, as ints or one tuple; one entry may be -1 (inferred).
+        size: the new shape as a keyword, instead of ``*args``.
+
+    Returns:
+        A view of ``x`` in the new shape (its changes are ``x``'s).
     """
     shape = _infer(_shape_args(args if size is None else (size,)), x.numel())
     data = x._array()
@@ -362,6 +370,13 @@ def broadcast_to(input, size):
     """``x`` broadcast to ``shape``: ``x.expand(shape)``.
 
     Same as ``torch.broadcast_to``.
+
+    Args:
+        input: the tensor to broadcast.
+        size: the shape to broadcast to (-1 keeps a dimension's size).
+
+    Returns:
+        A view of ``input`` in that shape (broadcast dimensions have stride 0).
     """
     return expand(input, size=size)
 
@@ -491,6 +506,15 @@ def repeat(x, *sizes, repeats=None):
     """``x`` tiled ``sizes[i]`` times along each dimension ``i``.
 
     Same as ``torch.Tensor.repeat``.
+
+    Args:
+        x: the tensor (the tensor itself, as a method).
+        *sizes: how many times to repeat along each dimension, as ints or one tuple; at
+            least ``x.ndim`` of them (extra leading ones add dimensions).
+        repeats: the same as a keyword, instead of ``*sizes``.
+
+    Returns:
+        A new tensor (a copy, not a view).
     """
     sizes = _sizes_argument("repeat", "repeats", sizes, repeats)
     if len(sizes) < x.ndim:
