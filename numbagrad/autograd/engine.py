@@ -224,7 +224,7 @@ class _Run:
         # the per-node saved-value checks only matter once something was freed or modified
         self.check = tape.any_freed or bool(tape.dirty)
         # (read by the sweep only with check, which is when it is filled)
-        # per node: the first node that may read its value (0: any), as tape.dirty's entries
+        # per node changed in place: the nodes below this one fail reading it (0: none do)
         self.dirty = np.zeros(n, np.int64) if self.check else _NO_DIRT
         if tape.dirty and tape.view_nodes:
             _dirty_views(tape)

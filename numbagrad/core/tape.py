@@ -168,7 +168,7 @@ class Tape:
     def push(self, code, value, size, shape, args, iat, fat, flags, reads=READ_Y):
         """Append one node; returns its index. ``value`` is the NumPy value (array or scalar);
         ``reads``: the READ_* bits of the op (as push_array's: without READ_Y, a large value
-        is a hole)."""
+        is not written)."""
         nodes = self.nodes
         node = len(nodes) // NODE_FIELDS
         if flags & FLAG_BIG:
