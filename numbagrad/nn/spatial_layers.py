@@ -48,6 +48,25 @@ class _ConvTransposeNd(_ConvNd):
         fan_in = self.out_channels // self.groups * math.prod(self.kernel_size)
         return 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
 
+    def forward(self, input, output_size=None):
+        """The layer's transposed convolution (``_fn``) of ``input`` with its weight, bias and
+        settings.
+
+        Args:
+            input: (N, in_channels, *spatial) or unbatched (in_channels, *spatial), with the
+                layer's number of spatial dimensions.
+            output_size: the wanted size of the output: its spatial sizes, maybe after the
+                input's leading (batch and) channel sizes; it picks the output padding and
+                must lie within the sizes the stride allows. Default None: the layer's
+                ``output_padding``.
+
+        Returns:
+            (N, out_channels, *spatial out), or without N for unbatched input.
+        """
+        return type(self)._fn(input, self.weight, self.bias, self.stride, self.padding,
+                              self._output_padding(input, output_size), self.groups,
+                              self.dilation)
+
     def _output_padding(self, input, output_size):
         if output_size is None:
             return self.output_padding
@@ -117,24 +136,7 @@ class ConvTranspose1d(_ConvTransposeNd):
     """
 
     _n = 1
-
-    def forward(self, input, output_size=None):
-        """``conv_transpose1d`` of ``input`` with this layer's weight, bias and settings.
-
-        Args:
-            input: (N, in_channels, *spatial) or unbatched (in_channels, *spatial),
-                with 1 spatial dimension.
-            output_size: the wanted size of the output: its spatial sizes, maybe after the
-                input's leading (batch and) channel sizes; it picks the output padding and
-                must lie within the sizes the stride allows. Default None: the layer's
-                ``output_padding``.
-
-        Returns:
-            (N, out_channels, *spatial out), or without N for unbatched input.
-        """
-        return _conv.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
-                                      self._output_padding(input, output_size), self.groups,
-                                      self.dilation)
+    _fn = staticmethod(_conv.conv_transpose1d)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
@@ -144,24 +146,7 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
 
     _n = 2
-
-    def forward(self, input, output_size=None):
-        """``conv_transpose2d`` of ``input`` with this layer's weight, bias and settings.
-
-        Args:
-            input: (N, in_channels, *spatial) or unbatched (in_channels, *spatial),
-                with 2 spatial dimensions.
-            output_size: the wanted size of the output: its spatial sizes, maybe after the
-                input's leading (batch and) channel sizes; it picks the output padding and
-                must lie within the sizes the stride allows. Default None: the layer's
-                ``output_padding``.
-
-        Returns:
-            (N, out_channels, *spatial out), or without N for unbatched input.
-        """
-        return _conv.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                      self._output_padding(input, output_size), self.groups,
-                                      self.dilation)
+    _fn = staticmethod(_conv.conv_transpose2d)
 
 
 class ConvTranspose3d(_ConvTransposeNd):
@@ -171,24 +156,7 @@ class ConvTranspose3d(_ConvTransposeNd):
     """
 
     _n = 3
-
-    def forward(self, input, output_size=None):
-        """``conv_transpose3d`` of ``input`` with this layer's weight, bias and settings.
-
-        Args:
-            input: (N, in_channels, *spatial) or unbatched (in_channels, *spatial),
-                with 3 spatial dimensions.
-            output_size: the wanted size of the output: its spatial sizes, maybe after the
-                input's leading (batch and) channel sizes; it picks the output padding and
-                must lie within the sizes the stride allows. Default None: the layer's
-                ``output_padding``.
-
-        Returns:
-            (N, out_channels, *spatial out), or without N for unbatched input.
-        """
-        return _sp.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
-                                    self._output_padding(input, output_size), self.groups,
-                                    self.dilation)
+    _fn = staticmethod(_sp.conv_transpose3d)
 
 
 # ---- pooling ---------------------------------------------------------------------------------
