@@ -11,7 +11,7 @@ from numba import njit
 
 import numbagrad
 from numbagrad.nn.conv import Conv2d
-from numbagrad.ops import conv as conv_ops
+from numbagrad.ops.nn import conv as conv_ops
 
 N, C, H, W, CO, K = 32, 1, 28, 28, 16, 3
 ROUNDS = 3

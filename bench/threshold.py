@@ -9,7 +9,7 @@ import numba
 import numpy as np
 from common import median_time
 
-from numbagrad.ops import op_kernels, registry
+from numbagrad.engine import kernel_tables, registry
 
 SIZES = [1_000, 4_000, 16_000, 32_000, 64_000, 256_000, 1_000_000]
 
@@ -26,7 +26,7 @@ def main():
         cells = []
         for name in ("tanh", "mul"):
             for par in ("", "p"):
-                fn = op_kernels.njit_kernel(registry.BY_NAME[name], f"_ew{par}_{name}")
+                fn = kernel_tables.njit_kernel(registry.BY_NAME[name], f"_ew{par}_{name}")
                 if name == "tanh":
                     def call(_, fn=fn):
                         fn(g, y, y, gx, sh, sh, True, e0, ef)

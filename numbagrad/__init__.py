@@ -37,37 +37,39 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 from . import autograd
 from . import func  # noqa: F401 - torch.func
 from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
-from .ops.pointwise import (abs, add, clamp, clip, cos, div, divide, erf, exp, expm1, floor, log,
-                            log1p, maximum, minimum, mul, multiply, neg, pow, relu, round, rsqrt,
-                            sigmoid, sign, sin, sqrt, sub, subtract, tan, tanh, true_divide, where)
-from .ops.reduce import (amax, amin, log_softmax, logsumexp, max, mean, min, norm, prod,
-                         softmax, std, sum, var)
-from .ops.shape import (broadcast_to, cat, chunk, flatten, narrow, permute, repeat, reshape,
-                        split, squeeze, stack, t, transpose, unbind, unflatten, unsqueeze)
-from .ops.linalg import addmm, bmm, dot, matmul, mm, mv, outer
-from .ops.index import gather, index_select
+from .ops.elementwise.pointwise import (abs, add, clamp, clip, cos, div, divide, erf, exp, expm1,
+                                        floor, log, log1p, maximum, minimum, mul, multiply, neg,
+                                        pow, relu, round, rsqrt, sigmoid, sign, sin, sqrt, sub,
+                                        subtract, tan, tanh, true_divide, where)
+from .ops.reduce.reductions import (amax, amin, log_softmax, logsumexp, max, mean, min, norm, prod,
+                                    softmax, std, sum, var)
+from .ops.shape.movement import (broadcast_to, cat, chunk, flatten, narrow, permute, repeat,
+                                 reshape, split, squeeze, stack, t, transpose, unbind, unflatten,
+                                 unsqueeze)
+from .ops.linalg.matmul import addmm, bmm, dot, matmul, mm, mv, outer
+from .ops.index.indexing import gather, index_select
 from ._format import get_printoptions, set_printoptions
 from . import nn  # noqa: F401 - torch.nn
 from . import optim  # noqa: F401 - torch.optim
 from .serialization import load, save
 from .interop import from_dlpack
 from . import utils  # noqa: F401 - torch.utils.data
-from .compiler import compile  # noqa: A004 - torch.compile's name
+from .compiler.compiled import compile  # noqa: A004 - torch.compile's name
 from . import optimize  # noqa: F401 - scipy.optimize with compiled derivatives
 from . import viz  # noqa: F401 - graph pictures and the tape as a table
 from . import profiler  # noqa: F401 - torch.profiler
 # the wider torch namespace, one module per area (each lists its names in __all__)
-from .ops.math_api import *  # noqa: F401,F403
-from .ops.special_api import *  # noqa: F401,F403
-from .ops.scan_api import *  # noqa: F401,F403
-from .ops.linalg_api import *  # noqa: F401,F403
-from .ops.shape_api import *  # noqa: F401,F403
+from .ops.elementwise.math_api import *  # noqa: F401,F403
+from .ops.elementwise.special_api import *  # noqa: F401,F403
+from .ops.scan.api import *  # noqa: F401,F403
+from .ops.linalg.api import *  # noqa: F401,F403
+from .ops.shape.api import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import random  # noqa: F401,A004 - torch.random
 from . import special  # noqa: F401 - torch.special
 from . import fft  # noqa: F401 - torch.fft's real-valued helpers
-from .ops.elementwise_extra import *  # noqa: F401,F403
+from .ops.elementwise.extra import *  # noqa: F401,F403
 from .pointwise_extra import *  # noqa: F401,F403
 from .predicates import *  # noqa: F401,F403
 from .windows import *  # noqa: F401,F403

@@ -11,9 +11,11 @@ import time
 import numpy as np
 
 import numbagrad
-from numbagrad.autograd import fusion
+from numbagrad.compiler import fusion
 from numbagrad.core import progress
-from numbagrad.ops import codecache, conv, gemm, op_kernels, pointwise, registry
+from numbagrad.engine import codecache, gemm, kernel_tables, registry
+from numbagrad.ops.elementwise import pointwise
+from numbagrad.ops.nn import conv
 from numbagrad.optim import _kernels as optim_kernels
 from numbagrad.seed_examples import SCRIPTS, run_script
 
@@ -176,7 +178,7 @@ def _warm_part(part):
     t0 = time.perf_counter()
     ops = [op for op in registry.OPS if op.code % 2 == part]
     for op in ops:
-        op_kernels.ensure_all([op.code], op_kernels.KINDS)
+        kernel_tables.ensure_all([op.code], kernel_tables.KINDS)
     pointwise.warmup(ops)
     print(f"  kernels of {len(ops)} ops ready in {time.perf_counter() - t0:.1f} s", flush=True)
     t1 = time.perf_counter()

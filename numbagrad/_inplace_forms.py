@@ -10,21 +10,13 @@ from . import _methods, creation, dtypes, pointwise_extra, predicates
 from .autograd import forward_ad
 from .core import grad_mode
 from .core.docs import documented, forwarded_args, inplace_doc
-from .ops import (
-    elementwise_extra,
-    linalg,
-    linalg_api,
-    math_api,
-    pointwise,
-    reduce,
-    scan_api,
-    shape,
-    shape_extra,
-    shape_gather,
-    shape_inplace,
-    shape_scatter,
-    special_api,
-)
+from .ops.elementwise import extra, math_api, pointwise, special_api
+from .ops.linalg import api, matmul
+from .ops.reduce import reductions
+from .ops.scan import api as scan_api
+from .ops.shape import extra as shape_extra
+from .ops.shape import gather, inplace, scatter
+from .ops.shape import movement as shape
 from .tensor import Tensor
 
 
@@ -42,8 +34,8 @@ Tensor.cumsum_ = documented(lambda self, dim, *, dtype=None: _inplace(
 Tensor.cumprod_ = documented(lambda self, dim, *, dtype=None: _inplace(
     self, lambda s: scan_api.cumprod(s, dim, dtype=dtype)), inplace_doc("cumprod"))
 # NumPy's axis= / keepdims= for the argmax and argmin above
-Tensor.argmax = reduce.numpy_aliases(Tensor.argmax, "argmax")
-Tensor.argmin = reduce.numpy_aliases(Tensor.argmin, "argmin")
+Tensor.argmax = reductions.numpy_aliases(Tensor.argmax, "argmax")
+Tensor.argmin = reductions.numpy_aliases(Tensor.argmin, "argmin")
 
 # ---- shape: in-place forms ----------------------------------------------------------------
 
@@ -63,10 +55,10 @@ def _inplace_form(fn):
     return documented(op, inplace_doc(fn.__name__, forwards=fn), name)
 
 
-for _fn in (shape_scatter.scatter, shape_scatter.scatter_add, shape_scatter.scatter_reduce,
-            shape_scatter.index_add, shape_scatter.index_copy, shape_scatter.index_fill,
-            shape_scatter.masked_scatter, shape_scatter.put, shape_gather.tril,
-            shape_gather.triu, shape_extra.index_put):
+for _fn in (scatter.scatter, scatter.scatter_add, scatter.scatter_reduce,
+            scatter.index_add, scatter.index_copy, scatter.index_fill,
+            scatter.masked_scatter, scatter.put, gather.tril,
+            gather.triu, shape_extra.index_put):
     setattr(Tensor, _fn.__name__ + "_", _inplace_form(_fn))
 
 
@@ -91,11 +83,11 @@ def _view_inplace(make_view, name):
                       name + "_")
 
 
-Tensor.squeeze_ = _view_inplace(shape_inplace.squeezed, "squeeze")
-Tensor.unsqueeze_ = _view_inplace(shape_inplace.unsqueezed, "unsqueeze")
-Tensor.t_ = _view_inplace(shape_inplace.t_view, "t")
+Tensor.squeeze_ = _view_inplace(inplace.squeezed, "squeeze")
+Tensor.unsqueeze_ = _view_inplace(inplace.unsqueezed, "unsqueeze")
+Tensor.t_ = _view_inplace(inplace.t_view, "t")
 Tensor.transpose_ = Tensor.swapaxes_ = Tensor.swapdims_ = \
-    _view_inplace(shape_inplace.transposed, "transpose")
+    _view_inplace(inplace.transposed, "transpose")
 
 
 def _fill_diagonal_(self, fill_value, wrap=False):
@@ -215,26 +207,26 @@ def _float_power_(self, exponent):
 Tensor.float_power_ = _float_power_
 
 # ---- more pointwise math: methods and in-place forms ---------------------------------------
-for _name, _fn in {**elementwise_extra.TENSOR_METHODS, **pointwise_extra.TENSOR_METHODS,
+for _name, _fn in {**extra.TENSOR_METHODS, **pointwise_extra.TENSOR_METHODS,
                    **predicates.TENSOR_METHODS}.items():
     setattr(Tensor, _name, _fn)
 Tensor.broadcast_to = shape.broadcast_to
 Tensor.ger = Tensor.outer  # torch's older name
 _MORE_INPLACE = {
-    **{n: elementwise_extra.TENSOR_METHODS[n] for n in (
+    **{n: extra.TENSOR_METHODS[n] for n in (
         "deg2rad", "rad2deg", "copysign", "ldexp", "nextafter", "gcd", "lcm",
         "bitwise_left_shift", "bitwise_right_shift")},
     **pointwise_extra.TENSOR_METHODS,
     **{n: special_api.TENSOR_METHODS[n] for n in (
         "digamma", "erfinv", "lgamma", "mvlgamma")},
-    "polygamma": elementwise_extra.polygamma_inplace_value}
+    "polygamma": extra.polygamma_inplace_value}
 for _name, _fn in _MORE_INPLACE.items():
     setattr(Tensor, _name + "_", _inplace_method(_fn, _name + "_"))
 
 
 def _comparison_inplace(name):
     def op(self, other):
-        return _inplace(self, lambda s: elementwise_extra.compare_into(s, name, other))
+        return _inplace(self, lambda s: extra.compare_into(s, name, other))
     return documented(op, inplace_doc(name), name + "_")
 
 
@@ -281,25 +273,25 @@ def _product_inplace(self, fn, args, kw, mismatch=None):
 
 def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     """In-place version of :meth:`~Tensor.addmm`."""
-    return _product_inplace(self, linalg.addmm, (mat1, mat2),
+    return _product_inplace(self, matmul.addmm, (mat1, mat2),
                             {"beta": beta, "alpha": alpha})
 
 
 def _addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     """In-place version of :meth:`~Tensor.addbmm`."""
-    return _product_inplace(self, linalg_api.addbmm, (batch1, batch2),
+    return _product_inplace(self, api.addbmm, (batch1, batch2),
                             {"beta": beta, "alpha": alpha})
 
 
 def _baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     """In-place version of :meth:`~Tensor.baddbmm`."""
-    return _product_inplace(self, linalg_api.baddbmm, (batch1, batch2),
+    return _product_inplace(self, api.baddbmm, (batch1, batch2),
                             {"beta": beta, "alpha": alpha})
 
 
 def _addmv_(self, mat, vec, *, beta=1, alpha=1):
     """In-place version of :meth:`~Tensor.addmv`."""
-    return _product_inplace(self, linalg_api.addmv, (mat, vec), {"beta": beta, "alpha": alpha})
+    return _product_inplace(self, api.addmv, (mat, vec), {"beta": beta, "alpha": alpha})
 
 
 def _addr_mismatch(s, vec1, vec2):
@@ -311,7 +303,7 @@ def _addr_mismatch(s, vec1, vec2):
 
 def _addr_(self, vec1, vec2, *, beta=1, alpha=1):
     """In-place version of :meth:`~Tensor.addr`."""
-    return _product_inplace(self, linalg_api.addr, (vec1, vec2), {"beta": beta, "alpha": alpha},
+    return _product_inplace(self, api.addr, (vec1, vec2), {"beta": beta, "alpha": alpha},
                             _addr_mismatch)
 
 

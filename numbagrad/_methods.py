@@ -10,20 +10,16 @@ from .autograd import api
 from .core import grad_mode, trace_guards
 from .core.docs import documented, inplace_doc, torch_doc
 from .core.tape import DIRTY_FOR_ALL
-from .ops import (
-    index,
-    linalg,
-    linalg_api,
-    math_api,
-    pointwise,
-    reduce,
-    scan_api,
-    shape,
-    shape_api,
-    special_api,
-)
-from .ops.record import fresh_view, record, shape_error_broadcast
-from .ops.registry import BY_NAME, OPS
+from .engine.record import fresh_view, record, shape_error_broadcast
+from .engine.registry import BY_NAME, OPS
+from .ops.elementwise import math_api, pointwise, special_api
+from .ops.index import indexing
+from .ops.linalg import api as linalg_api
+from .ops.linalg import matmul as linalg
+from .ops.reduce import reductions as reduce
+from .ops.scan import api as scan_api
+from .ops.shape import api as shape_api
+from .ops.shape import movement as shape
 from .tensor import Tensor, WriteThrough, _make
 
 
@@ -154,7 +150,7 @@ Tensor.__matmul__ = linalg.matmul  # (input, other): the operator with no extra 
 # an ndarray (or a list) on the left: torch's TypeError, as for its other operators
 Tensor.__rmatmul__ = lambda self, other: linalg.matmul(other, self) \
     if isinstance(other, Tensor) else NotImplemented
-Tensor.__getitem__ = lambda self, idx: index.getitem(self, idx)
+Tensor.__getitem__ = lambda self, idx: indexing.getitem(self, idx)
 
 
 def _integer_division(fn):
@@ -250,8 +246,8 @@ Tensor.view_as = documented(lambda self, other: shape.view(self, *other.shape), 
     "torch.Tensor.view_as"))
 Tensor.reshape_as = documented(lambda self, other: shape.reshape(self, *other.shape), torch_doc(
     "This tensor in ``other``'s shape: ``self.reshape(other.shape)``.", "torch.Tensor.reshape_as"))
-Tensor.gather = index.gather
-Tensor.index_select = index.index_select
+Tensor.gather = indexing.gather
+Tensor.index_select = indexing.index_select
 for _name in ("mm", "mv", "dot", "bmm", "matmul", "outer"):
     setattr(Tensor, _name, getattr(linalg, _name))
 
@@ -414,7 +410,7 @@ def _inplace_through_view(view, base, result):
     new = base._data.copy()
     new.reshape(-1)[flat] = np.asarray(value._data).reshape(-1)
     region = np.shape(positions)
-    out = record(index.COPY_SLICES, new, (base, value), (len(region), *region, *flat.tolist()))
+    out = record(indexing.COPY_SLICES, new, (base, value), (len(region), *region, *flat.tolist()))
     np.copyto(base._data, new)  # the view's memory too
     _bump_version(base)  # (the view shares the counter)
     if out._tape is not None:
@@ -599,8 +595,8 @@ def _setitem(self, idx, value):
                            "in-place operation.")
     if grad_mode.state.enabled and (self._requires_grad or
                                     (isinstance(value, Tensor) and value._requires_grad)):
-        return _inplace(self, lambda s: index.setitem(s, idx, value))
-    index.assign(self, idx, value)
+        return _inplace(self, lambda s: indexing.setitem(s, idx, value))
+    indexing.assign(self, idx, value)
     _bump_version(self)
 
 

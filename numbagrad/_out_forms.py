@@ -1,14 +1,14 @@
 """torch's ``out=`` keyword on the top-level functions whose own definitions leave it out:
 each is wrapped once, at import, to compute its result and write it into ``out`` (resized to
 fit, with torch's checks: ops/out_api.py). Pointwise math takes ``out=`` in its own
-definition (ops/pointwise.py, ops/math_api.py)."""
+definition (ops/elementwise/pointwise.py, ops/elementwise/math_api.py)."""
 
 import functools
 import inspect
 import sys
 
 from .core.grad_mode import is_grad_enabled
-from .ops.linalg_common import return_type
+from .ops.linalg.common import return_type
 from .ops.out_api import check_out, write_out
 from .tensor import Tensor
 

@@ -30,7 +30,7 @@ from .creation_random import (
 )
 from .creation_random import TENSOR_METHODS as _RANDOM_METHODS
 from .factories import _finish, linspace
-from .ops import shape
+from .ops.shape import movement
 from .tensor import Tensor
 
 float16 = half = dtypes.float16
@@ -242,7 +242,7 @@ def meshgrid(*tensors, indexing=None):
     for k, t in enumerate(flat):
         view = [1] * len(flat)
         view[axes[k]] = t.shape[0]
-        out.append(shape.expand(t.reshape(*view), *sizes))
+        out.append(movement.expand(t.reshape(*view), *sizes))
     return tuple(out)
 
 

@@ -7,7 +7,7 @@ from . import dtypes, factories
 from . import tensor as tensor_module
 from .core.docs import torch_doc
 from .creation_device import check_device
-from .ops.shape import alias
+from .ops.shape.movement import alias
 from .size import Size
 from .tensor import Tensor
 

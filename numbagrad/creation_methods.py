@@ -12,7 +12,8 @@ from .core.docs import documented, torch_doc
 from .creation_device import CPU, check_device
 from .creation_legacy import TYPES as _LEGACY_TYPES
 from .creation_legacy import LegacyTensorType
-from .ops import pointwise, shape
+from .ops.elementwise import pointwise
+from .ops.shape import movement
 from .tensor import Tensor, _init_tensor, _wrap_dim
 
 
@@ -260,7 +261,7 @@ def _H(self):
         hint = (" For batches of matrices, consider using tensor.mH" if self.ndim > 2 else "")
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{self.ndim}-D tensor.{hint}")
-    return shape.transpose(self, 0, 1) if self.ndim == 2 else self
+    return movement.transpose(self, 0, 1) if self.ndim == 2 else self
 
 
 def _mH(self):
@@ -271,7 +272,7 @@ def _mH(self):
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
                            f"Got {self.ndim}-D tensor.")
-    return shape.transpose(self, -2, -1)
+    return movement.transpose(self, -2, -1)
 
 
 # ---- Python protocols -----------------------------------------------------------------------

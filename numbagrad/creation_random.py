@@ -14,9 +14,9 @@ import numpy as np
 
 from . import dtypes
 from .core import grad_mode, torch_rng
+from .engine.record import record, shape_error_broadcast
+from .engine.registry import Sample, defop
 from .factories import Generator, _dt, _engine, _finish, _shape, default_generator
-from .ops.record import record, shape_error_broadcast
-from .ops.registry import Sample, defop
 from .tensor import Tensor, _make
 
 

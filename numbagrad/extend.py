@@ -7,16 +7,16 @@ parallel kernels and the differentiable create_graph form are generated from it)
 generated into a module of its own and compiled the first time a graph uses the op (cached
 on disk under a name that hashes their source).
 
-* ``defop(name, grad_fn, arity, ...)``: the record (see numbagrad/ops/registry.py).
+* ``defop(name, grad_fn, arity, ...)``: the record (see numbagrad/engine/registry.py).
 * ``unary(name, x, *float_attrs)`` / ``binary(name, a, b)``: call an elementwise op.
 * ``record(op, value, inputs, iat=(), fat=())``: wrap a structured op's NumPy result.
 * ``vjp_rule(op)``: attach the differentiable derivative (for create_graph) of a structured op.
 * ``unbroadcast``, ``expand_kept``: helpers for writing such rules.
 """
 
-from .ops.pointwise import binary, unary
-from .ops.record import record
-from .ops.registry import Sample, defop, vjp_rule
+from .engine.record import record
+from .engine.registry import Sample, defop, vjp_rule
+from .ops.elementwise.pointwise import binary, unary
 from .ops.vjp import expand_kept, unbroadcast
 
 __all__ = ["defop", "Sample", "unary", "binary", "record", "vjp_rule", "unbroadcast",

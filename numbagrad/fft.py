@@ -8,7 +8,7 @@ import numpy as np
 from . import dtypes
 from .creation_device import check_device
 from .ops.out_api import check_out, write_out
-from .ops.shape_gather import roll
+from .ops.shape.gather import roll
 from .tensor import Tensor, _make, _wrap_dim, require_grad
 
 __all__ = ["fftfreq", "rfftfreq", "fftshift", "ifftshift"]

@@ -6,21 +6,21 @@ torch.functional also has ``chain_matmul``, ``lu``, ``stft``, ``istft``, ``pca_l
 """
 
 from .creation import meshgrid
-from .ops.linalg_api import cdist, einsum, tensordot
-from .ops.linalg_lu import lu_deprecated as lu
-from .ops.reduce import norm
-from .ops.scan_api import unique, unique_consecutive
-from .ops.shape import split
-from .ops.shape_api import (
-    atleast_1d,
-    atleast_2d,
-    atleast_3d,
-    block_diag,
-    broadcast_shapes,
-    broadcast_tensors,
-    cartesian_prod,
-    unravel_index,
+from .ops.linalg.api import cdist, einsum, tensordot
+from .ops.linalg.lu import lu_deprecated as lu
+from .ops.reduce.reductions import norm
+from .ops.scan.api import unique, unique_consecutive
+from .ops.shape.api import (
+           atleast_1d,
+           atleast_2d,
+           atleast_3d,
+           block_diag,
+           broadcast_shapes,
+           broadcast_tensors,
+           cartesian_prod,
+           unravel_index,
 )
+from .ops.shape.movement import split
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
            "cartesian_prod", "block_diag", "cdist", "einsum", "lu", "norm", "meshgrid", "split",

@@ -1,44 +1,44 @@
 """numbagrad.linalg: torch.linalg."""
 
-from .ops.linalg import matmul
-from .ops.linalg_decomp import (
-    eigh,
-    eigvalsh,
-    lstsq,
-    matrix_exp,
-    matrix_rank,
-    pinv,
-    qr,
-    svd,
-    svdvals,
+from .ops.linalg.decomp import (
+           eigh,
+           eigvalsh,
+           lstsq,
+           matrix_exp,
+           matrix_rank,
+           pinv,
+           qr,
+           svd,
+           svdvals,
 )
-from .ops.linalg_extras import (
-    cholesky_ex,
-    cond,
-    diagonal,
-    householder_product,
-    inv_ex,
-    solve_ex,
-    solve_triangular,
-    tensorinv,
-    tensorsolve,
-    vander,
+from .ops.linalg.extras import (
+           cholesky_ex,
+           cond,
+           diagonal,
+           householder_product,
+           inv_ex,
+           solve_ex,
+           solve_triangular,
+           tensorinv,
+           tensorsolve,
+           vander,
 )
-from .ops.linalg_lu import (
-    ldl_factor,
-    ldl_factor_ex,
-    ldl_solve,
-    lu,
-    lu_factor,
-    lu_factor_ex,
-    lu_solve,
+from .ops.linalg.lu import (
+           ldl_factor,
+           ldl_factor_ex,
+           ldl_solve,
+           lu,
+           lu_factor,
+           lu_factor_ex,
+           lu_solve,
 )
-from .ops.linalg_node import LinAlgError
-from .ops.linalg_norms import matrix_norm, norm, vector_norm
-from .ops.linalg_products import linalg_cross as cross
-from .ops.linalg_products import matrix_power, multi_dot, vecdot
-from .ops.linalg_solvers import cholesky, det, inv, solve
-from .ops.linalg_solvers import linalg_slogdet as slogdet
+from .ops.linalg.matmul import matmul
+from .ops.linalg.node import LinAlgError
+from .ops.linalg.norms import matrix_norm, norm, vector_norm
+from .ops.linalg.products import linalg_cross as cross
+from .ops.linalg.products import matrix_power, multi_dot, vecdot
+from .ops.linalg.solvers import cholesky, det, inv, solve
+from .ops.linalg.solvers import linalg_slogdet as slogdet
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
            "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex",

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from numbagrad.ops.linalg_node import LinAlgError as LinAlgError
+from numbagrad.ops.linalg.node import LinAlgError as LinAlgError
 from numbagrad.tensor import Tensor
 
 def cholesky(input: Any, upper: Any = ..., *, out: Any = ...) -> Any: ...

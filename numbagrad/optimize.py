@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 
 from . import func
-from .compiler import compile as _compile
+from .compiler.compiled import compile as _compile
 from .factories import tensor
 
 __all__ = ["minimize", "least_squares"]

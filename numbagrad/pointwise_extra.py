@@ -4,10 +4,10 @@ torch.special's gammainc / gammaincc under their torch names."""
 
 import numpy as np
 
-from .ops.linalg_node import not_differentiable, record_node
-from .ops.math_api import _promote, need_tensor
+from .ops.elementwise.math_api import _promote, need_tensor
+from .ops.elementwise.pointwise import torch_layout
+from .ops.linalg.node import not_differentiable, record_node
 from .ops.out_api import into
-from .ops.pointwise import torch_layout
 from .special import gammainc, gammaincc
 from .tensor import _make
 

@@ -8,7 +8,7 @@ from .creation_misc import (
     is_deterministic_algorithms_warn_only_enabled,
     use_deterministic_algorithms,
 )
-from .ops.math_logic import need_tensor
+from .ops.elementwise.logic import need_tensor
 from .tensor import Tensor
 
 

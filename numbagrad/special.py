@@ -1,8 +1,8 @@
 """torch.special: the special functions under torch's names.
 
 Most are numbagrad's own ops under another name (expit is sigmoid, gammaln is lgamma); the
-ones torch.special adds are table ops (numbagrad/ops/special_ops.py: i0e, i1, erfcx, ndtri,
-log_ndtr, entr, xlog1py), custom Functions where torch differentiates one operand only
+ones torch.special adds are table ops (numbagrad/ops/elementwise/special_ops.py: i0e, i1,
+erfcx, ndtri, log_ndtr, entr, xlog1py), custom Functions where torch differentiates one operand only
 (zeta, gammainc, gammaincc: the other raises torch's error in backward), or values without a
 derivative, as in torch (the Bessel functions of scipy.special, whose Cephes algorithms are
 torch's, and the orthogonal polynomials by their recurrences).
@@ -12,12 +12,11 @@ import numpy as np
 
 from . import dtypes
 from .autograd.function import Function
-from .ops.math_api import _promote, erfc, exp2, logit, need_tensor
-from .ops.math_api import round as _round
-from .ops.math_api import xlogy as _xlogy
-from .ops.pointwise import erf, exp, expm1, log, log1p, sigmoid
-from .ops.reduce import log_softmax, logsumexp, softmax
-from .ops.special_api import (
+from .ops.elementwise.math_api import _promote, erfc, exp2, logit, need_tensor
+from .ops.elementwise.math_api import round as _round
+from .ops.elementwise.math_api import xlogy as _xlogy
+from .ops.elementwise.pointwise import erf, exp, expm1, log, log1p, sigmoid
+from .ops.elementwise.special_api import (
     digamma,
     entr,
     erfcx,
@@ -33,9 +32,10 @@ from .ops.special_api import (
     wrapped_number,
     xlog1py,
 )
-from .ops.special_api import mvlgamma as multigammaln
-from .ops.special_api import special_i0 as i0
-from .ops.special_api import special_sinc as sinc
+from .ops.elementwise.special_api import mvlgamma as multigammaln
+from .ops.elementwise.special_api import special_i0 as i0
+from .ops.elementwise.special_api import special_sinc as sinc
+from .ops.reduce.reductions import log_softmax, logsumexp, softmax
 from .tensor import Tensor, _make
 
 __all__ = [

@@ -8,12 +8,12 @@ import warnings
 import numpy as np
 
 from . import dtypes, factories
-from .ops.linalg import mm
-from .ops.linalg_common import return_type
-from .ops.linalg_node import not_differentiable, record_node
-from .ops.math_api import clip
-from .ops.math_logic import need_tensor
-from .ops.shape import cat, narrow
+from .ops.elementwise.logic import need_tensor
+from .ops.elementwise.math_api import clip
+from .ops.linalg.common import return_type
+from .ops.linalg.matmul import mm
+from .ops.linalg.node import not_differentiable, record_node
+from .ops.shape.movement import cat, narrow
 from .tensor import Tensor, _make
 
 HistogramResult = return_type("histogram", ["hist", "bin_edges"])

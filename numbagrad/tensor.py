@@ -665,7 +665,7 @@ def _replaced(t, old_shape):
         refresh_hook(t)
 
 
-# set by ops/record.py (the layer that records): record a tensor's current values as its
+# set by engine/record.py (the layer that records): record a tensor's current values as its
 # new node, over its old one (record.refresh)
 refresh_hook = None
 

@@ -13,14 +13,14 @@ from . import dtypes, factories
 from ._inplace_forms import _inplace_method
 from .autograd.function import Function
 from .core.anomaly_flags import set_detect_anomaly
-from .ops import reduce
-from .ops.linalg_common import const
-from .ops.linalg_node import record_node
-from .ops.linalg_norms import vector_norm
-from .ops.math_logic import need_tensor
-from .ops.pointwise import where
-from .ops.shape import alias, split
-from .ops.shape_api import nonzero
+from .ops.elementwise.logic import need_tensor
+from .ops.elementwise.pointwise import where
+from .ops.linalg.common import const
+from .ops.linalg.node import record_node
+from .ops.linalg.norms import vector_norm
+from .ops.reduce import reductions as reduce
+from .ops.shape.api import nonzero
+from .ops.shape.movement import alias, split
 from .ops.vjp import VjpContext
 from .tensor import Tensor, _make, require_grad
 

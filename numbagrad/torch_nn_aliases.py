@@ -33,9 +33,9 @@ from .nn.functional import (  # noqa: F401 - torch's F.<name> is torch.<name>
     selu_,
     threshold_,
 )
-from .ops import spatial_misc as _spm
-from .ops.loss import kl_div_enum
-from .ops.norm import aten_batch_norm
+from .ops.nn import spatial_misc as _spm
+from .ops.nn.loss import kl_div_enum
+from .ops.nn.norm import aten_batch_norm
 from .tensor import Tensor, _make
 
 # ---- enums -----------------------------------------------------------------------------------

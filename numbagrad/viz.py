@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _svg_layout
 from .autograd import graph
-from .ops.registry import BRIDGE, CONST, LEAF, OPS
+from .engine.registry import BRIDGE, CONST, LEAF, OPS
 from .tensor import AccumulateGrad, GradFn, Tensor
 
 __all__ = ["draw", "GraphPicture", "tape_table", "TapeTable"]

@@ -10,10 +10,10 @@ from test_ops import CASES, IDS, _call, _first, _inputs
 
 import numbagrad as ng
 import numbagrad.func  # noqa: F401 - binds ng.func
-from numbagrad.autograd import replay_scalar
+from numbagrad.compiler import scalar_stream as replay_scalar
 from numbagrad.core.tape import FLAG_NEEDS_GRAD, column
-from numbagrad.ops import gemm
-from numbagrad.ops.registry import OPS
+from numbagrad.engine import gemm
+from numbagrad.engine.registry import OPS
 
 # Ops compiled replay cannot run yet: compile raises NotImplementedError naming them. The
 # README's Limitations lists the same; a new op or a new kernel must update both.

@@ -127,11 +127,11 @@ def test_a_cold_compiled_replay_shares_its_kernels_with_a_worker(tmp_path):
     process loads them from Numba's cache), and the result is the one computed alone."""
     script = textwrap.dedent("""
         import numpy as np, numbagrad as ng
-        from numbagrad.ops import op_kernels
+        from numbagrad.engine import kernel_tables
         def f(x):  # three ops: kernels enough to share, few to compile twice cold
             return (ng.sin(x) * x).sum()
         v, g = ng.compile(ng.func.value_and_grad(f))(np.linspace(-1, 1, 50))
-        loaded = sum(k.cache_hits > 0 for k in op_kernels._cfuncs.values())
+        loaded = sum(k.cache_hits > 0 for k in kernel_tables._cfuncs.values())
         print(repr(float(v)), repr(float(g.sum())), loaded)
     """)
     outs = []

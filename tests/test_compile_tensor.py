@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
-from numbagrad.compiler import CompiledFunction
+from numbagrad.compiler.compiled import CompiledFunction
 
 torch = pytest.importorskip("torch")
 

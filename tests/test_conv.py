@@ -240,7 +240,7 @@ def test_conv_errors_match_torch(k):
 
 
 def test_same_padding_with_an_even_kernel_warns_once_like_torch():
-    from numbagrad.ops import conv_functional as conv_ops
+    from numbagrad.ops.nn import conv_functional as conv_ops
     conv_ops._SAME_WARNED[0] = False
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

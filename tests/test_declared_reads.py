@@ -11,7 +11,7 @@ from test_ops import CASES, IDS, _call, _first, _inputs
 
 import numbagrad as ng
 from numbagrad.core import tape as tape_mod
-from numbagrad.ops.registry import OPS, SAVE_NAMES
+from numbagrad.engine.registry import OPS, SAVE_NAMES
 
 _Y = 1 << SAVE_NAMES.index("y")
 

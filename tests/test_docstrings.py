@@ -81,7 +81,7 @@ def test_the_dtype_class_has_a_docstring():
 
 def test_generated_docstrings_name_what_they_derive_from():
     # the op table's one-line docs reach the functions and methods made from the records
-    from numbagrad.ops.registry import BY_NAME
+    from numbagrad.engine.registry import BY_NAME
 
     assert numbagrad.sin.__doc__.startswith(BY_NAME["sin"].doc)
     assert numbagrad.Tensor.sin is numbagrad.sin

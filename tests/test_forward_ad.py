@@ -13,7 +13,7 @@ from torch_oracle import same_as_torch
 import numbagrad as ng
 import numbagrad.func  # noqa: F401 - binds ng.func
 from numbagrad.autograd import forward_ad as ng_fwd
-from numbagrad.ops import record as record_module
+from numbagrad.engine import record as record_module
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch.func")  # binds torch.func

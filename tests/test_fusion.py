@@ -1,5 +1,5 @@
-"""Fused elementwise regions of compiled replay (numbagrad.autograd.fusion) and the
-vectorizable transcendentals they use (numbagrad.ops.vmath)."""
+"""Fused elementwise regions of compiled replay (numbagrad.compiler.fusion) and the
+vectorizable transcendentals they use (numbagrad.engine.vmath)."""
 
 import os
 import select
@@ -13,9 +13,9 @@ from test_ops import CASES, _call, _first
 
 import numbagrad as ng
 import numbagrad.func  # noqa: F401 - binds ng.func
-from numbagrad.autograd import fusion
-from numbagrad.ops import reduction_tree, vmath
-from numbagrad.ops.registry import OPS
+from numbagrad.compiler import fusion
+from numbagrad.engine import reduction_tree, vmath
+from numbagrad.engine.registry import OPS
 from numbagrad.ops.replay_kernels import _block_sum
 
 # ---- vmath against NumPy -------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""numbagrad.ops.gemm: the one product routine of eager ops and compiled replay. Right
+"""numbagrad.engine.gemm: the one product routine of eager ops and compiled replay. Right
 against float64 NumPy for every operand layout, and the same bits whatever the layout,
 whether the split blocks run serially (replay) or on Numba's threads (eager), and whatever
 the thread count."""
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import numbagrad
-from numbagrad.ops import gemm
+from numbagrad.engine import gemm
 
 
 def _operand(rng, rows, cols, layout, dtype):

@@ -6,8 +6,8 @@ import pytest
 
 import numbagrad as ng
 from numbagrad.core import tape as tape_mod
-from numbagrad.ops import kernelgen
-from numbagrad.ops.registry import OPS, Sample
+from numbagrad.engine import kernelgen
+from numbagrad.engine.registry import OPS, Sample
 
 torch = pytest.importorskip("torch")
 torch.set_default_dtype(torch.float32)
@@ -51,7 +51,7 @@ def _index_add(lib, x, idx, n):
     """zeros(n).index_add(0, idx, x): torch's public form of the index_add_flat op."""
     if lib is torch:
         return torch.zeros(n, dtype=x.dtype).index_add(0, torch.tensor(idx), x)
-    from numbagrad.ops.index import index_add_flat
+    from numbagrad.ops.index.indexing import index_add_flat
     return index_add_flat(x, idx, (n,))
 
 

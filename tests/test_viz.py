@@ -316,7 +316,7 @@ def test_tape_arrays_are_read_only_and_describe_the_tape():
             with pytest.raises(ValueError, match="read-only"):
                 a.reshape(-1)[0] = 1
     # the root's record: its op, its (empty) shape, its argument nodes
-    from numbagrad.ops.registry import OPS
+    from numbagrad.engine.registry import OPS
     assert OPS[arrays["code"][root]].grad_fn == "MseLossBackward0"
     assert arrays["ndim"][root] == 0
     args = arrays["args"][arrays["arg_ptr"][root]:][:arrays["nargs"][root]]

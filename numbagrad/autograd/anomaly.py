@@ -21,7 +21,7 @@ from ..core.anomaly_flags import (  # noqa: F401 - the public switches' old home
     set_detect_anomaly,
     state,
 )
-from ..ops import registry
+from ..engine import registry
 
 
 def warn_forward_site(tape, node, grad_fn=None):

@@ -6,9 +6,9 @@ import warnings
 import numpy as np
 
 from ..core.grad_mode import enable_grad
-from ..ops.pointwise import to_dtype
-from ..ops.record import fresh_view
-from ..ops.shape import reshape, stack
+from ..engine.record import fresh_view
+from ..ops.elementwise.pointwise import to_dtype
+from ..ops.shape.movement import reshape, stack
 from ..tensor import Tensor, _accumulate_grad, _make
 from . import anomaly, engine
 from .differentiable import _accumulate_tensor, run_backward_graph

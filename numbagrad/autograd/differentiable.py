@@ -15,10 +15,10 @@ import heapq
 import numpy as np
 
 from ..core.tape import retire
+from ..engine import registry
 from ..factories import empty_like
-from ..ops import registry
-from ..ops.pointwise import to_dtype
-from ..ops.shape import reshape
+from ..ops.elementwise.pointwise import to_dtype
+from ..ops.shape.movement import reshape
 from ..ops.vjp import VjpContext, elementwise_vjp
 from ..tensor import Tensor, _make, post_accumulate
 from . import anomaly

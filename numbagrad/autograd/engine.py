@@ -25,9 +25,9 @@ from ..core.tape import (
     NODE_FIELDS,
     retire,
 )
+from ..engine import kernel_tables, kernelgen, registry
+from ..engine.registry import Unwritten
 from ..grad_fn import none_position
-from ..ops import kernelgen, op_kernels, registry
-from ..ops.registry import Unwritten
 from ..tensor import Tensor, _accumulate_grad, _make, post_accumulate
 from . import anomaly, sweep
 
@@ -78,7 +78,7 @@ def _node_plan(code, needs):
         if op.numpy_bw is not None and op.arity != -1:
             kernel = None
         else:
-            kernel = op_kernels.njit_kernel(op, kernelgen.kernel_name(op, op.arity != -1))
+            kernel = kernel_tables.njit_kernel(op, kernelgen.kernel_name(op, op.arity != -1))
         plan = _PLANS[(code, needs)] = (op, "y" in reads,
                                         tuple(f"x{k}" in reads for k in range(len(needs))),
                                         kernel, bool(reads))
@@ -341,8 +341,8 @@ class _Run:
             start = self.walk(start)
             if start < 0:
                 return
-            status, i, row = sweep.sweep(op_kernels.block(), sweep.BW, op_kernels.arity(),
-                                         op_kernels.saves(), t.nodes, t.args, t.shapes, t.iat,
+            status, i, row = sweep.sweep(kernel_tables.block(), sweep.BW, kernel_tables.arity(),
+                                         kernel_tables.saves(), t.nodes, t.args, t.shapes, t.iat,
                                          t.fat, t.val, t.adj, t.touched, t.freed, t.dirty,
                                          start, t.retain, t.check)
             if status == sweep.DONE:
@@ -352,7 +352,7 @@ class _Run:
                 start = i - 1
             elif status == sweep.NOT_COMPILED:
                 # the op's first use in this process: compile its kernel, then resume
-                op_kernels.ensure(int(t.nodes[i, F_CODE]), op_kernels.KINDS[row])
+                kernel_tables.ensure(int(t.nodes[i, F_CODE]), kernel_tables.KINDS[row])
                 start = i
             elif status == sweep.FREED:
                 raise anomaly.sweep_error(FREED_MSG, self.tape, i)

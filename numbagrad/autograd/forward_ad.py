@@ -1,7 +1,7 @@
 """torch.autograd.forward_ad: forward-mode automatic differentiation (dual tensors).
 
 Inside ``with dual_level():`` a tensor made by ``make_dual(primal, tangent)`` carries a
-tangent, and every op recorded (numbagrad/ops/record.py calls ``forward_hook`` while a level
+tangent, and every op recorded (numbagrad/engine/record.py calls ``forward_hook`` while a level
 is active) gives its output the tangent J @ tangents of its inputs, computed FORWARD:
 
 * elementwise table ops: sum over inputs k of the op's derivative formula k (linear in ``g``)
@@ -35,13 +35,13 @@ import numpy as np
 from .. import dtypes as _dtypes
 from ..core import grad_mode
 from ..core import tape as _tape_mod
-from ..ops import record as _record_mod
+from ..engine import record as _record_mod
+from ..engine.registry import BY_NAME
 from ..ops import replay_kernels
-from ..ops.pointwise import exp, to_dtype
-from ..ops.reduce import mean as _mean
-from ..ops.reduce import sum as _sum
-from ..ops.registry import BY_NAME
-from ..ops.shape import expand, reshape, view
+from ..ops.elementwise.pointwise import exp, to_dtype
+from ..ops.reduce.reductions import mean as _mean
+from ..ops.reduce.reductions import sum as _sum
+from ..ops.shape.movement import expand, reshape, view
 from ..ops.vjp import formula_function
 from ..tensor import Tensor, _make
 from . import api, differentiable
@@ -258,7 +258,7 @@ def unpack_dual(tensor, *, level=None):
     return UnpackedDualTensor(primal, tangent)
 
 
-# ---- propagation (called by ops/record.py for every op while a level is active) ---------------
+# ---- propagation (called by engine/record.py for every op while a level is active) ---------------
 def _propagate(op, out, inputs, iat, fat):
     tangents = [_get_tangent(t) for t in inputs] if _tangents else ()
     _record_mod.forward_hook = None

@@ -18,11 +18,11 @@ import numpy as np
 
 from ..core import grad_mode
 from ..core.tape import FLAG_HOOK
-from ..ops.index import gather_flat
-from ..ops.pointwise import to_dtype
-from ..ops.record import record
-from ..ops.registry import PY_FUNCTION
-from ..ops.shape import reshape
+from ..engine.record import record
+from ..engine.registry import PY_FUNCTION
+from ..ops.elementwise.pointwise import to_dtype
+from ..ops.index.indexing import gather_flat
+from ..ops.shape.movement import reshape
 from ..ops.vjp import unbroadcast
 from ..tensor import Tensor, _make
 from . import anomaly, forward_ad

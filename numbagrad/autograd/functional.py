@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core import grad_mode
 from ..factories import from_numpy, zeros, zeros_like
-from ..ops.shape import split, stack
+from ..ops.shape.movement import split, stack
 from ..tensor import Tensor
 from .api import grad
 

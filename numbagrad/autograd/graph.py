@@ -25,7 +25,7 @@ import numpy as np
 from .. import dtypes
 from ..core import tape as tape_mod
 from ..core.tape import FLAG_BIG, FLAG_F32, FLAG_NEEDS_GRAD, FLAG_UNWRITTEN
-from ..ops.registry import BRIDGE, CONST, LEAF
+from ..engine.registry import BRIDGE, CONST, LEAF
 from ..tensor import AccumulateGrad, GradFn
 
 Node = GradFn  # torch.autograd.graph.Node: the base class of every grad_fn

@@ -11,7 +11,7 @@ as torch computes it. ``backward()`` and ``autograd.grad`` are one event each,
 ``autograd::engine::evaluate_function`` events). An optimizer's ``step`` and ``zero_grad``
 are ranges named as torch's (``Optimizer.step#SGD.step``).
 
-Why wrappers rather than numbagrad/ops/record.py's ``record()``, which every op's result
+Why wrappers rather than numbagrad/engine/record.py's ``record()``, which every op's result
 passes through: record() sees an op only at its end, so the op's start would have to be the
 previous op's end, charging the caller's Python between two ops to the second op; and its
 one hook slot (``forward_hook``) belongs to forward AD, whose being set also turns off the

@@ -2,7 +2,7 @@
 
 Nothing here depends on the op table: a sweep reads node i's op code, checks what must be
 checked (reached, needing a gradient, saved values freed or changed in place, handed to
-Python) and calls ``table[code]`` (ops/op_kernels), so this module compiles once, in a
+Python) and calls ``table[code]`` (engine/kernel_tables), so this module compiles once, in a
 fraction of a second, whatever the number of ops. Eager backward, ``autograd.grad`` and the
 compiled replay all run these sweeps; the replay's entry points (``run``, ``run_in``,
 ``run_forward``, ``run_backward``) are here too.
@@ -13,13 +13,13 @@ from numba import njit, types
 
 from ..core import compile_pool, safe_cache
 from ..core.tape import F_ARG, F_FLAGS, F_NARG, F_SIZE, F_VOFF, FLAG_F32
-from ..ops import op_kernels
-from ..ops.kernel_abi import call_kernel, make_frame
-from ..ops.kernelgen import INLINE_MAX
+from ..engine import kernel_tables
+from ..engine.kernel_abi import call_kernel, make_frame
+from ..engine.kernelgen import INLINE_MAX
 
 # sweep statuses
 DONE, HAND_BACK, FREED, DIRTY, NOT_COMPILED = range(5)
-# rows of the block of address tables (op_kernels.KINDS)
+# rows of the block of address tables (kernel_tables.KINDS)
 FW, BW_SMALL, RBW, SMALL_OK, BW, FW_BCAST, BW_BCAST, FW32, OWN_F32 = range(9)
 
 
@@ -82,7 +82,7 @@ def mark_inputs(nodes, args, i, touched):
 def sweep(tables, flat_row, arity, saves, nodes, args, shapes, iat, fat, val, adj, touched,
           freed, dirty, start, retain, check):
     """Walk nodes start..0, calling each node's kernel from the row ``reverse_row`` picks
-    in ``tables`` (the block, rows as op_kernels.KINDS). Returns (DONE, -1, 0) when done,
+    in ``tables`` (the block, rows as kernel_tables.KINDS). Returns (DONE, -1, 0) when done,
     (HAND_BACK, i, 0) to hand node i (big, hooked, or a custom Function's) to Python,
     (FREED, i, 0) when its saved values were freed, (DIRTY, i, 0) when one was modified in
     place (checked only with ``check``: when some node of the tape is freed or dirty),
@@ -123,7 +123,7 @@ def sweep(tables, flat_row, arity, saves, nodes, args, shapes, iat, fat, val, ad
 @njit(cache=True, error_model="numpy")
 def forward(tables, arity, nodes, args, shapes, iat, fat, val, start, stop):
     """Recompute nodes start..stop-1 in recording order (sources keep their values) with
-    the forward kernels of ``tables`` (the block, rows as op_kernels.KINDS); float32 nodes
+    the forward kernels of ``tables`` (the block, rows as kernel_tables.KINDS); float32 nodes
     round as eager float32 arithmetic does after every op."""
     frame = make_frame(nodes, args, shapes, iat, fat, val, val[:0])
     for i in range(start, stop):
@@ -166,7 +166,7 @@ def read_gradients(adj, grad_off, grad_len):
 def replay_sweep(tables, arity, nodes, args, shapes, iat, fat, val, adj, touched, start):
     """The reverse pass of a replay, all inside Numba: ``sweep``'s walk without what only
     eager needs (freeing, in-place checks, handing nodes back), so that the replay's entry
-    points compile in less time. ``tables``: the block (rows as op_kernels.KINDS)."""
+    points compile in less time. ``tables``: the block (rows as kernel_tables.KINDS)."""
     frame = make_frame(nodes, args, shapes, iat, fat, val, adj)
     for i in range(start, -1, -1):
         nargs = inputs_to_differentiate(nodes, arity, touched, i)
@@ -263,19 +263,19 @@ def run_backward(tables, arity, nodes, args, shapes, iat, fat, val, out_nodes, s
 
 
 class Replay:
-    """What a replay of one trace calls: the address tables (op_kernels.block: rows forward,
+    """What a replay of one trace calls: the address tables (kernel_tables.block: rows forward,
     small backward, backward on views, whether each op has a small backward), with every
     kernel the trace's nodes need compiled, and the sweeps over its arrays."""
 
     def __init__(self, nodes, args, entries=("run_in",)):
         """Compile (or load) every kernel the trace's nodes need and the entry points
         ``entries`` the caller will call, several processes sharing a cold start."""
-        self.tables = op_kernels.block()
-        self.arity, self.saves = op_kernels.arity(), op_kernels.saves()
+        self.tables = kernel_tables.block()
+        self.arity, self.saves = kernel_tables.arity(), kernel_tables.saves()
         compile_pool.POOL.run([entry_job("kernels_needed")])  # a worker may have it
         need = np.zeros(self.tables.shape, np.uint8)
         kernels_needed(self.tables, self.arity, nodes, args, need)
-        op_kernels.ensure_many([(int(code), op_kernels.KINDS[row])
+        kernel_tables.ensure_many([(int(code), kernel_tables.KINDS[row])
                                 for row, code in zip(*np.nonzero(need))],
                                [entry_job(name) for name in entries if not entry_ready(name)])
 

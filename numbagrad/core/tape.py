@@ -37,7 +37,7 @@ import numpy as np
 
 from .arena import _FLUSH_AT, Arena
 
-# Op codes of the source nodes, the first records of the op table (ops/registry.py)
+# Op codes of the source nodes, the first records of the op table (engine/registry.py)
 LEAF_CODE, CONST_CODE, BRIDGE_CODE = 0, 1, 2
 
 # Field offsets of a node record, and the fields' names (for code that reads whole arrays
@@ -68,7 +68,7 @@ _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _NO_INTS = np.empty(0, np.int64)
 
-# torch's grad_fn name of each op code: the op table (ops/registry.py) appends each op's as it
+# torch's grad_fn name of each op code: the op table (engine/registry.py) appends each op's as it
 # is declared, so that a tensor names its node without reaching up into the ops layer
 GRAD_FN_NAMES = []
 
@@ -80,7 +80,7 @@ BIG = int(os.environ.get("NUMBAGRAD_BIG_THRESHOLD", 32768))
 # held while a value not written is written or placed (Tape.need, Tape.place_unwritten): a
 # recorder and another thread's backward may reach one node at once
 _placing = threading.Lock()
-# Bits of what an op's derivative reads (ops/registry.py OpDef.value_reads): operand 0, 1,
+# Bits of what an op's derivative reads (engine/registry.py OpDef.value_reads): operand 0, 1,
 # 2, its output
 READ_X0, READ_X1, READ_X2, READ_Y = 1, 2, 4, 8
 # Values smaller than this are written even if nothing reads them: leaving one unwritten
@@ -153,7 +153,7 @@ class Tape:
         # node, its metadata dict, its post hooks, and each custom Function output's
         # (call node, output index)
         self.node_objects = self.node_metadata = self.node_post_hooks = self.output_of = None
-        # a node calls BLAS on work big enough for its pool's size to count (ops/record.py):
+        # a node calls BLAS on work big enough for its pool's size to count (engine/record.py):
         # backward and replay then hold the BLAS pools at one thread (numbagrad/_blas.py)
         self.blas = False
 

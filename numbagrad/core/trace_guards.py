@@ -5,7 +5,7 @@ a comparison mask, argmax indices, ``detach()``) is a constant of the trace, rig
 inputs that give the same value. Each such read becomes a guard: a recipe that recomputes it
 from the replay's values (``("node", n, shape, dtype)``: node n's value; ``("const", a)``;
 ``("apply", fn, recipes)``: NumPy ``fn`` of recipes) and the value the trace saw. A replay
-whose guards do not all hold is not used: the caller traces again (compiler.py).
+whose guards do not all hold is not used: the caller traces again (compiler/compiled.py).
 
 Only the boundary needs guards: anything computed from guarded values and constants alone is
 determined by them, so a mask's ``~mask`` or ``mask.any()`` adds none.

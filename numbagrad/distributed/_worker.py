@@ -11,7 +11,7 @@ import numpy as np
 from distributed import get_worker
 
 from .. import func, optimize
-from ..compiler import compile as _compile
+from ..compiler.compiled import compile as _compile
 from ..factories import from_numpy
 
 # Keyed on what stays the same across calls: a token chosen when the distributed function

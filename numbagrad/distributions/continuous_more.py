@@ -8,9 +8,9 @@ import numpy as np
 
 from .. import dtypes
 from ..core.grad_mode import no_grad
-from ..ops.pointwise import where
-from ..ops.shape import cat
-from ..ops.special_api import lgamma, mvlgamma
+from ..ops.elementwise.pointwise import where
+from ..ops.elementwise.special_api import lgamma, mvlgamma
+from ..ops.shape.movement import cat
 from ..size import Size
 from . import constraints
 from .continuous import Normal, _batch_shape, expand_params

@@ -9,10 +9,10 @@ from ..core.grad_mode import no_grad
 from ..creation_random import multinomial
 from ..factories import _engine
 from ..nn.functional import binary_cross_entropy_with_logits
-from ..ops.pointwise import abs as _abs
-from ..ops.pointwise import clamp, exp, floor, log1p, where
-from ..ops.reduce import logsumexp
-from ..ops.special_api import lgamma
+from ..ops.elementwise.pointwise import abs as _abs
+from ..ops.elementwise.pointwise import clamp, exp, floor, log1p, where
+from ..ops.elementwise.special_api import lgamma
+from ..ops.reduce.reductions import logsumexp
 from ..size import Size
 from . import constraints
 from .continuous import _batch_shape, expand_params

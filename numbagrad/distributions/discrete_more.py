@@ -10,8 +10,8 @@ from ..core import torch_rng
 from ..core.grad_mode import no_grad
 from ..factories import _engine
 from ..nn.functional import binary_cross_entropy_with_logits, logsigmoid
-from ..ops.pointwise import sigmoid, where
-from ..ops.special_api import lgamma
+from ..ops.elementwise.pointwise import sigmoid, where
+from ..ops.elementwise.special_api import lgamma
 from ..size import Size
 from . import constraints
 from .continuous import _batch_shape, expand_params

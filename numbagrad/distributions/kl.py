@@ -8,9 +8,9 @@ from functools import total_ordering
 import numpy as np
 
 from ..nn.functional import softplus
-from ..ops.pointwise import abs as _abs
-from ..ops.pointwise import exp, log, where
-from ..ops.special_api import digamma, lgamma
+from ..ops.elementwise.pointwise import abs as _abs
+from ..ops.elementwise.pointwise import exp, log, where
+from ..ops.elementwise.special_api import digamma, lgamma
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical, Poisson
 from .distribution import Distribution

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..autograd.api import grad
-from ..ops.pointwise import where
+from ..ops.elementwise.pointwise import where
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete_more import Geometric
 from .exp_family import ExponentialFamily

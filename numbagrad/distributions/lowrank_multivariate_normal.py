@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..ops.shape_api import broadcast_tensors
+from ..ops.shape.api import broadcast_tensors
 from ..size import Size
 from . import constraints
 from .distribution import Distribution

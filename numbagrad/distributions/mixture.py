@@ -4,7 +4,7 @@ component distribution (torch's draw order: the choices first, then every compon
 import numpy as np
 
 from ..core.grad_mode import no_grad
-from ..ops.reduce import log_softmax, logsumexp
+from ..ops.reduce.reductions import log_softmax, logsumexp
 from ..size import Size
 from . import constraints
 from .discrete import Categorical

@@ -3,9 +3,9 @@ relaxed (Gumbel-softmax) categoricals."""
 
 import numpy as np
 
-from ..ops.pointwise import exp, log
-from ..ops.reduce import logsumexp
-from ..ops.special_api import lgamma
+from ..ops.elementwise.pointwise import exp, log
+from ..ops.elementwise.special_api import lgamma
+from ..ops.reduce.reductions import logsumexp
 from ..size import Size
 from ..tensor import Tensor
 from . import constraints

@@ -9,8 +9,8 @@ import numpy as np
 
 from ..core import torch_rng
 from ..factories import _engine
-from ..ops.pointwise import log1p, where
-from ..ops.special_api import digamma, lgamma
+from ..ops.elementwise.pointwise import log1p, where
+from ..ops.elementwise.special_api import digamma, lgamma
 from ..size import Size
 from . import constraints
 from .continuous import Exponential, Normal, Uniform, _batch_shape, expand_params

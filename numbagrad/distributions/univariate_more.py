@@ -6,8 +6,8 @@ import math
 from numbers import Number
 
 from ..nn.functional import binary_cross_entropy_with_logits
-from ..ops.pointwise import clamp, where
-from ..ops.special_api import digamma, lgamma
+from ..ops.elementwise.pointwise import clamp, where
+from ..ops.elementwise.special_api import digamma, lgamma
 from ..size import Size
 from . import constraints
 from .continuous import Uniform, _batch_shape, expand_params

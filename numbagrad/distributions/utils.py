@@ -11,8 +11,8 @@ from .. import dtypes
 from ..core import torch_rng
 from ..core.grad_mode import enable_grad
 from ..factories import _engine, tensor
-from ..ops.pointwise import clamp, log, log1p, sigmoid, where
-from ..ops.reduce import softmax
+from ..ops.elementwise.pointwise import clamp, log, log1p, sigmoid, where
+from ..ops.reduce.reductions import softmax
 from ..size import Size
 from ..tensor import Tensor
 

@@ -1,7 +1,9 @@
 """torch.func.replace_all_batch_norm_modules_: batch norms without running statistics, so
 that vmap over a model normalizes each sample's batch by its own statistics."""
 
-from ..nn.normalization import _BatchNorm
+# the module classes this applies to: torch.nn's _BatchNorm, which numbagrad.nn puts here
+# when it defines it (func comes before nn in the package's layers)
+BATCH_NORM_TYPES = []
 
 
 def replace_all_batch_norm_modules_(root):
@@ -18,7 +20,7 @@ def replace_all_batch_norm_modules_(root):
         ``root`` itself.
     """
     for module in root.modules():
-        if isinstance(module, _BatchNorm) and module.track_running_stats:
+        if isinstance(module, tuple(BATCH_NORM_TYPES)) and module.track_running_stats:
             module.running_mean = None
             module.running_var = None
             module.num_batches_tracked = None

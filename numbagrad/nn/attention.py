@@ -4,7 +4,7 @@ when the key or value size differs; in_proj_bias; bias_k/bias_v; out_proj) and i
 import numpy as np
 
 from .. import dtypes
-from ..ops.attention_ops import multi_head_attention_forward
+from ..ops.nn.attention import multi_head_attention_forward
 from . import init
 from .layers import Linear
 from .module import Module, Parameter

@@ -3,7 +3,7 @@ with torch's constructor checks, parameter shapes, default initialisation and re
 
 import math
 
-from ..ops import conv_functional as _conv
+from ..ops.nn import conv_functional as _conv
 from .layers import _kaiming_bound, _uniform
 from .module import Module, Parameter
 

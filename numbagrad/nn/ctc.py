@@ -1,7 +1,7 @@
 """Connectionist Temporal Classification: F.ctc_loss and nn.CTCLoss, as torch's.
 
 The per-sample loss and its gradient with respect to ``log_probs`` are the @njit kernels of
-ops/ctc.py, wired as a custom autograd Function whose node is named torch's
+ops/nn/ctc.py, wired as a custom autograd Function whose node is named torch's
 ``CtcLossBackward0``; the reductions are ordinary ops on top, as torch composes them
 ('mean' divides each loss by its target length clamped to 1, then averages). torch has no
 second derivative here: the gradient, made with create_graph=True, refuses a backward."""
@@ -10,10 +10,10 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Function
-from ..ops import ctc as kernels
-from ..ops.pointwise import clamp, where
-from ..ops.reduce import mean
-from ..ops.reduce import sum as _sum
+from ..ops.elementwise.pointwise import clamp, where
+from ..ops.nn import ctc as kernels
+from ..ops.reduce.reductions import mean
+from ..ops.reduce.reductions import sum as _sum
 from ..tensor import Tensor, _make
 from .loss import _Loss
 

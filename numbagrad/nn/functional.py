@@ -1,4 +1,4 @@
-"""torch.nn.functional: activations, linear, dropout (losses live in numbagrad/ops/loss.py
+"""torch.nn.functional: activations, linear, dropout (losses live in numbagrad/ops/nn/loss.py
 and are re-exported here once declared)."""
 
 import math
@@ -8,15 +8,24 @@ import numpy as np
 from .. import _methods
 from ..core import grad_mode as _grad_mode
 from ..core import torch_rng as _torch_rng
+from ..engine.record import record as _record
+from ..engine.registry import BY_NAME as _BY_NAME
 from ..factories import _dropout_noise, _engine, _keep_mask
-from ..ops import activations_api as _act
-from ..ops import pointwise as _pw
-from ..ops import spatial_misc as _spm
-from ..ops.activations_api import *  # noqa: F401,F403
-from ..ops.activations_api import functional_log_softmax as log_softmax  # noqa: F401
-from ..ops.activations_api import functional_softmax as softmax  # noqa: F401
-from ..ops.attention_ops import *  # noqa: F401,F403
-from ..ops.conv_functional import (  # noqa: F401
+from ..ops.elementwise import pointwise as _pw
+from ..ops.elementwise.pointwise import gelu, sigmoid, softplus, tanh  # noqa: F401
+from ..ops.elementwise.pointwise import torch_layout as _torch_layout
+from ..ops.elementwise.pointwise import unary as _unary
+from ..ops.linalg.matmul import addmm as _addmm
+from ..ops.linalg.matmul import linear as _linear_2d
+from ..ops.linalg.matmul import matmul as _matmul
+from ..ops.linalg.matmul import weight_t as _weight_t
+from ..ops.nn import activations as _act
+from ..ops.nn import spatial_misc as _spm
+from ..ops.nn.activations import *  # noqa: F401,F403
+from ..ops.nn.activations import functional_log_softmax as log_softmax  # noqa: F401
+from ..ops.nn.activations import functional_softmax as softmax  # noqa: F401
+from ..ops.nn.attention import *  # noqa: F401,F403
+from ..ops.nn.conv_functional import (  # noqa: F401
     adaptive_avg_pool2d,
     avg_pool2d,
     conv1d,
@@ -25,11 +34,7 @@ from ..ops.conv_functional import (  # noqa: F401
     conv_transpose2d,
     max_pool2d,
 )
-from ..ops.linalg import addmm as _addmm
-from ..ops.linalg import linear as _linear_2d
-from ..ops.linalg import matmul as _matmul
-from ..ops.linalg import weight_t as _weight_t
-from ..ops.loss import (  # noqa: F401
+from ..ops.nn.loss import (  # noqa: F401
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
@@ -40,17 +45,12 @@ from ..ops.loss import (  # noqa: F401
     nll_loss,
     smooth_l1_loss,
 )
-from ..ops.margin_losses import *  # noqa: F401,F403
-from ..ops.norm import batch_norm, embedding, layer_norm  # noqa: F401
-from ..ops.pointwise import gelu, sigmoid, softplus, tanh  # noqa: F401
-from ..ops.pointwise import torch_layout as _torch_layout
-from ..ops.pointwise import unary as _unary
-from ..ops.record import record as _record
-from ..ops.registry import BY_NAME as _BY_NAME
-from ..ops.shape import permute as _permute
-from ..ops.shape import reshape as _reshape
-from ..ops.shape import unsqueeze as _unsqueeze
-from ..ops.spatial import *  # noqa: F401,F403
+from ..ops.nn.margin_losses import *  # noqa: F401,F403
+from ..ops.nn.norm import batch_norm, embedding, layer_norm  # noqa: F401
+from ..ops.nn.spatial import *  # noqa: F401,F403
+from ..ops.shape.movement import permute as _permute
+from ..ops.shape.movement import reshape as _reshape
+from ..ops.shape.movement import unsqueeze as _unsqueeze
 from ..tensor import _make as _make_const
 from .ctc import ctc_loss  # noqa: F401
 from .functional_more import *  # noqa: F401,F403

@@ -8,17 +8,9 @@ import math
 import numpy as np
 
 from ..factories import rand
-from ..ops.conv_functional import avg_pool2d, max_pool2d
-from ..ops.pointwise import relu as _relu
-from ..ops.shape import reshape as _reshape
-from ..ops.shape_scatter import scatter as _scatter
-from ..ops.spatial_maps import (
-    FRACTIONAL_MAX_POOL2D,
-    FRACTIONAL_MAX_POOL3D,
-    record_window_max,
-    separable,
-)
-from ..ops.spatial_pool import (
+from ..ops.elementwise.pointwise import relu as _relu
+from ..ops.nn.conv_functional import avg_pool2d, max_pool2d
+from ..ops.nn.pool import (
     adaptive_max_pool1d,
     adaptive_max_pool2d,
     adaptive_max_pool3d,
@@ -27,6 +19,14 @@ from ..ops.spatial_pool import (
     max_pool1d,
     max_pool3d,
 )
+from ..ops.nn.spatial_maps import (
+    FRACTIONAL_MAX_POOL2D,
+    FRACTIONAL_MAX_POOL3D,
+    record_window_max,
+    separable,
+)
+from ..ops.shape.movement import reshape as _reshape
+from ..ops.shape.scatter import scatter as _scatter
 from ..tensor import _make
 
 

@@ -9,7 +9,7 @@ from .. import dtypes
 from ..core import torch_rng
 from ..core.docs import torch_doc
 from ..factories import _engine
-from ..ops.shape import unflatten
+from ..ops.shape.movement import unflatten
 from . import functional as F  # noqa: N812 - torch's idiom
 from .module import Module, Parameter, _addindent
 

@@ -1,7 +1,7 @@
 """The loss Modules of torch.nn: constructor arguments (the deprecated size_average/reduce
 included), class weights registered as buffers, and reprs as torch's (``MSELoss()``)."""
 
-from ..ops import loss as F  # noqa: N812 - torch's idiom
+from ..ops.nn import loss as F  # noqa: N812 - torch's idiom
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",

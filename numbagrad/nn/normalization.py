@@ -4,7 +4,8 @@ import numpy as np
 
 from .. import dtypes
 from ..factories import _normal_array
-from ..ops import norm as _norm
+from ..func.batch_norm import BATCH_NORM_TYPES
+from ..ops.nn import norm as _norm
 from ..tensor import _make
 from .module import Module, Parameter
 
@@ -170,6 +171,9 @@ class _BatchNorm(_NormBase):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine="
                 f"{self.affine}, bias={self.bias is not None}, track_running_stats="
                 f"{self.track_running_stats}")
+
+
+BATCH_NORM_TYPES.append(_BatchNorm)  # (replace_all_batch_norm_modules_)
 
 
 class BatchNorm1d(_BatchNorm):

@@ -11,8 +11,8 @@ import warnings
 import numpy as np
 
 from ..factories import zeros
-from ..ops.index import index_select
-from ..ops.shape import cat, split, squeeze, stack, unbind, unsqueeze
+from ..ops.index.indexing import index_select
+from ..ops.shape.movement import cat, split, squeeze, stack, unbind, unsqueeze
 from ..tensor import Tensor
 from . import functional as F  # noqa: N812 - torch's idiom
 from .layers import _uniform

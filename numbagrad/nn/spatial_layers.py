@@ -5,8 +5,8 @@ fold/unfold modules, with torch's constructor arguments, defaults and reprs."""
 import math
 
 from ..core.docs import torch_doc
-from ..ops import conv_functional as _conv
-from ..ops import spatial as _sp
+from ..ops.nn import conv_functional as _conv
+from ..ops.nn import spatial as _sp
 from .conv import AvgPool2d, _ConvNd, _ntuple
 from .layers import _kaiming_bound, _uniform
 from .module import Module, Parameter

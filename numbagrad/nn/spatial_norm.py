@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import dtypes
 from ..factories import _normal_array
-from ..ops import spatial as _sp
+from ..ops.nn import spatial as _sp
 from . import functional as F  # noqa: N812 - torch's idiom
 from .module import Module, Parameter
 from .normalization import _NormBase

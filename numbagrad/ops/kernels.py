@@ -9,8 +9,9 @@ rather than per element, which keeps every kernel a plain loop that LLVM can vec
 import numpy as np
 from numba import njit
 
-from .gemm import SMALL_MM, product
-from .vmath import pw, sgn
+from ..engine import kernelgen
+from ..engine.gemm import SMALL_MM, product
+from ..engine.vmath import pw, sgn
 
 
 @njit(cache=True, error_model="numpy")
@@ -542,3 +543,6 @@ def addmm_bw(g, y, x0, x1, x2, gx0, gx1, gx2, sh_y, sh0, sh1, sh2, need0, need1,
         product(gx1.reshape((m, k)), g2, x2.reshape((k, n)).T, alpha, 1.0)
     if need2 and k * n > 0:
         product(gx2.reshape((k, n)), x1.reshape((m, k)).T, g2, alpha, 1.0)
+
+
+kernelgen.kernel_module(__name__)  # (see kernelgen.KERNEL_MODULES)

@@ -13,7 +13,15 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from .conv import (
+from ..engine import kernelgen
+from ..engine.gemm import batched_product, product
+from .kernels import (
+    bcast_index,
+    c_strides,
+    numel,
+    strided_index,
+)
+from .nn.conv import (
     _add_channels,
     _avgpool_planes,
     _geo,
@@ -22,13 +30,6 @@ from .conv import (
     _pool_spans,
     _wide_from_narrow,
     _windows,
-)
-from .gemm import batched_product, product
-from .kernels import (
-    bcast_index,
-    c_strides,
-    numel,
-    strided_index,
 )
 
 
@@ -695,7 +696,7 @@ def batch_norm_fw(y, x0, x1, x2, sh_y, sh0, sh1, sh2, iat, fat):
                 y[o + j] = (x0[o + j] - mean) / den * w + b
 
 
-# ---- convolution and average pooling (numbagrad/ops/conv.py's serial steps) ---------------
+# ---- convolution and average pooling (numbagrad/ops/nn/conv.py's serial steps) ---------------
 @njit(cache=True, error_model="numpy")
 def conv_fw(y, x0, x1, x2, sh_y, sh0, sh1, sh2, iat, fat):
     # conv_forward's serial path (eager runs big batches in parallel chunks of the same
@@ -792,11 +793,13 @@ def max_pool2d_replay_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
         gx0[pos[k]] += g[k]
 
 
-# ---- spatial ops (padding, interpolation, pooling maps, group norm): ops/spatial_kernels.py
-from .spatial_kernels import (  # noqa: E402, F401
+# ---- spatial ops (padding, interpolation, pooling maps, group norm): ops/nn/spatial_kernels.py
+from .nn.spatial_kernels import (  # noqa: E402, F401
     conv3d_fw,
     gather_fill_fw,
     group_norm_fw,
     sparse_rows_fw,
     window_max_fw,
 )
+
+kernelgen.kernel_module(__name__)  # (see kernelgen.KERNEL_MODULES)

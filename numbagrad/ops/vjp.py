@@ -19,9 +19,13 @@ import operator
 import numpy as np
 
 from .. import dtypes as _dtypes
+from ..engine.registry import FORMULA_FUNCTIONS, vjp_rule
 from ..tensor import Tensor, _make
-from . import pointwise
-from .index import (
+from .elementwise import pointwise
+from .elementwise.pointwise import abs as _abs
+from .elementwise.pointwise import erf, exp, sigmoid, sign, softplus, tanh, to_dtype, where
+from .elementwise.pointwise import pow as _pow
+from .index.indexing import (
     COPY_SLICES,
     GATHER,
     INDEX,
@@ -30,10 +34,7 @@ from .index import (
     gather_flat,
     index_add_flat,
 )
-from .pointwise import abs as _abs
-from .pointwise import erf, exp, sigmoid, sign, softplus, tanh, to_dtype, where
-from .pointwise import pow as _pow
-from .reduce import (
+from .reduce.reductions import (
     AMAX,
     AMIN,
     LOG_SOFTMAX,
@@ -53,11 +54,10 @@ from .reduce import (
     SUM_DIM,
     VAR,
 )
-from .reduce import mean as _mean
-from .reduce import prod as _prod
-from .reduce import sum as _sum
-from .registry import FORMULA_FUNCTIONS, vjp_rule
-from .shape import (
+from .reduce.reductions import mean as _mean
+from .reduce.reductions import prod as _prod
+from .reduce.reductions import sum as _sum
+from .shape.movement import (
     ALIAS,
     AS_STRIDED,
     CAT,
@@ -316,7 +316,7 @@ def elementwise_vjp(ctx, g):
     return out
 
 
-# ---- movement ops (ops/shape.py) -------------------------------------------------------------
+# ---- movement ops (ops/shape/movement.py) --------------------------------------------------------
 @vjp_rule(VIEW, UNSAFE_VIEW, ALIAS, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS)
 def _reshape_vjp(ctx, g):
     return [reshape(g, ctx.shapes[0])]
@@ -375,7 +375,7 @@ def _stack_vjp(ctx, g):
     return [parts[k] if need else None for k, need in enumerate(ctx.needs)]
 
 
-# ---- indexing (ops/index.py) -----------------------------------------------------------------
+# ---- indexing (ops/index/indexing.py) ------------------------------------------------------------
 @vjp_rule(INDEX, GATHER, INDEX_SELECT)
 def _gather_vjp(ctx, g):
     return [index_add_flat(g, ctx.iat, ctx.shapes[0])]
@@ -401,7 +401,7 @@ def _copy_slices_vjp(ctx, g):
     return [gx, gv]
 
 
-# ---- reductions (ops/reduce.py); iat of a node is the kept shape ----------------------------
+# ---- reductions (ops/reduce/reductions.py); iat of a node is the kept shape ----------------------
 def _kept_grad(ctx, g):
     return expand_kept(g, ctx.iat, ctx.shapes[0])
 

@@ -33,7 +33,7 @@ from .. import dtypes
 from ..core import torch_rng
 from ..creation_random import multinomial
 from ..factories import Generator, _engine, as_tensor, tensor
-from ..ops.shape import stack
+from ..ops.shape.movement import stack
 from ..tensor import Tensor, _make
 
 __all__ = [

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...core.grad_mode import no_grad
 from ...factories import tensor
-from ...ops.shape import cat, reshape
+from ...ops.shape.movement import cat, reshape
 from ...tensor import Tensor, _make
 
 

@@ -11,8 +11,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
 from ...factories import ones_like, rand, rand_like, zeros_like
-from ...ops.reduce import norm
-from ...ops.scan_select import kthvalue, topk
+from ...ops.reduce.reductions import norm
+from ...ops.scan.select import kthvalue, topk
 from .clip_grad import parameters_to_vector
 
 __all__ = ["BasePruningMethod", "CustomFromMask", "Identity", "L1Unstructured", "LnStructured",

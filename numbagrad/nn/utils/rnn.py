@@ -8,8 +8,8 @@ from collections import namedtuple
 import numpy as np
 
 from ... import dtypes
-from ...ops.index import index_select
-from ...ops.shape import cat, reshape, transpose
+from ...ops.index.indexing import index_select
+from ...ops.shape.movement import cat, reshape, transpose
 from ...tensor import Tensor, _make
 
 

@@ -5,9 +5,9 @@ import numpy as np
 
 from ...core.grad_mode import no_grad
 from ...factories import _normal_array
-from ...ops.linalg import dot, mv
-from ...ops.reduce import sum as _sum
-from ...ops.shape import permute, reshape
+from ...ops.linalg.matmul import dot, mv
+from ...ops.reduce.reductions import sum as _sum
+from ...ops.shape.movement import permute, reshape
 from ...tensor import _make
 from ..module import Parameter
 

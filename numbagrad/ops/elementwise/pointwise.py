@@ -1,0 +1,636 @@
+"""Front ends of the elementwise ops: type promotion, broadcasting errors, then record()."""
+
+import numpy as np
+
+from ... import dtypes
+from ...core import tape as tape_mod
+from ...core import trace_guards
+from ...engine import kernel_tables  # noqa: F401 - elementwise declares the records used below
+from ...engine import record as record_module
+from ...engine.record import (
+    _F64_SCALAR,
+    _NO_INTS,
+    broadcast_shapes,
+    record,
+    record_0d,
+    record_array,
+    shape_error_broadcast,
+)
+from ...engine.registry import BY_NAME
+from ...tensor import Tensor, _make  # noqa: F401
+from ..out_api import into
+from . import basic  # noqa: F401 - elementwise declares the records used below
+
+# ops that keep integer dtypes (the rest compute in the default float dtype)
+_INT_OK = {"neg", "abs", "sign", "relu", "clamp", "clone", "masked_fill", "maximum", "minimum",
+           "add", "sub", "mul", "where", "pow_scalar", "pow", "floor", "round"}
+
+
+def to_dtype(t, dt):
+    """Cast a tensor, recording ToCopyBackward0 when it carries a gradient."""
+    if t.dtype is dt:
+        return t
+    out = torch_layout(np.asarray(t._data).astype(dt.np), (t._data,))
+    # (forward AD's hook sees every float cast: a tangent goes through it)
+    if (t._requires_grad or record_module.forward_hook is not None) and dt.is_floating_point:
+        return record(BY_NAME["to_copy"], out, (t,))
+    tape = tape_mod.traced_tape()
+    if tape is not None:
+        tape.traced_casts.append(t)
+        if t._requires_grad:  # a traced value cast to integers leaves the graph: a guard
+            return trace_guards.derive(_make(out), lambda v: v.astype(dt.np), (t,),
+                                       f"a cast to {dt.name}")
+    return _make(out)
+
+
+def _operand(x, dt):
+    """A Tensor operand in dtype ``dt``; Python numbers become constants."""
+    if isinstance(x, Tensor):
+        return to_dtype(x, dt)
+    return _make(np.asarray(x, dt.np))
+
+
+def _check_number(x, opname):
+    if not isinstance(x, (int, float, bool, np.number, np.bool_)):
+        raise TypeError(f"{opname}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def eager_forward(op, *operands):
+    """``op.forward`` on NumPy operands (its ``arity`` arrays, then its float attributes).
+    A float op whose formula rounds more than once (a transcendental, rsqrt's 1 / sqrt:
+    registry's ``rounds_once``) runs instead the replay's own forward kernel, in float64,
+    rounded once to float32 for float32 operands: the compiled replay computes exactly
+    that, so eager and replay agree to the bit. NumPy's loops would not: its float32 exp
+    is not correctly rounded (39% of inputs here), its float64 tanh is its own SIMD code
+    (30% of inputs differ from the C library's), SciPy's erf is not the C library's, and a
+    derivative read from the output (tanh's 1 - y * y) magnifies a last-bit difference."""
+    if op.rounds_once:
+        out = op.forward(*operands)
+        # (a 0-d result, a NumPy scalar, has no layout: skip the call on scalar graphs)
+        return torch_layout(out, operands[:op.arity]) if type(out) is np.ndarray else out
+    if op.arity == 1:  # the common case, kept short: a few microseconds on small tensors
+        a = operands[0]
+        if a.dtype == _F16:  # Numba has no float16: in float32, rounded once (as torch)
+            return eager_forward(op, a.astype(_F32), *operands[1:]).astype(_F16)
+        if a.dtype.kind != "f":
+            return torch_layout(op.forward(*operands), operands[:1])
+        if a.ndim == 0:  # on Python floats: a fifth of an array call's cost
+            if len(operands) == 1:
+                return a.dtype.type(_scalar_value(op, a))
+            f0, f1 = (*operands[1:], 0.0)[:2]
+            return a.dtype.type(_scalar_value(op, a, float(f0), float(f1)))
+        fat = np.asarray(operands[1:], np.float64) if len(operands) > 1 else _NO_FLOATS
+        order = None if a.flags.c_contiguous else torch_order(a.shape, [a])
+        if order is not None:  # computed in the order torch lays the result out
+            a = a.transpose(order)
+        y = np.empty(a.size, a.dtype)
+        _eager_kernel(op)(y, a.ravel(), _NO_INTS, _NO_INTS, _NO_INTS,
+                          fat)  # a unary kernel reads no shapes
+        if order is not None:
+            return y.reshape(a.shape).transpose(np.argsort(order))
+        return y.reshape(a.shape)  # (a 0-d operand took the scalar path above)
+    arrays = [np.asarray(v) for v in operands[:op.arity]]
+    if any(a.dtype.kind != "f" for a in arrays):
+        return torch_layout(op.forward(*operands), arrays)
+    if all(a.dtype == _F16 for a in arrays):  # (as above)
+        return eager_forward(op, *[a.astype(_F32) for a in arrays],
+                             *operands[op.arity:]).astype(_F16)
+    dtype = arrays[0].dtype if all(a.dtype == arrays[0].dtype for a in arrays) else np.float64
+    shape = np.broadcast_shapes(*[a.shape for a in arrays])
+    order = None if all(a.flags.c_contiguous for a in arrays) else torch_order(shape, arrays)
+    if order is not None:  # computed in the order torch lays the result out
+        arrays = [a.reshape((1,) * (len(shape) - a.ndim) + a.shape).transpose(order)
+                  for a in arrays]
+        shape = tuple(shape[d] for d in order)
+    flat = [np.ascontiguousarray(a, dtype).reshape(-1) for a in arrays]
+    shapes = [np.asarray(s, np.int64) for s in [shape] + [a.shape for a in arrays]]
+    y = np.empty(shape, dtype)
+    fat = np.asarray(operands[op.arity:], np.float64) if len(operands) > op.arity else _NO_FLOATS
+    _eager_kernel(op)(y.reshape(-1), *flat, *shapes, _NO_INTS, fat)
+    if order is not None:
+        return y.transpose(np.argsort(order))
+    return y if y.ndim else y[()]
+
+
+def torch_layout(out, operands):
+    """``out``, NumPy's elementwise result of ``operands``, in the layout torch gives it
+    (see torch_order): NumPy orders the dims of a result of strided operands its own way."""
+    if isinstance(out, np.generic) or out.ndim < 2:
+        return out
+    for a in operands:
+        if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+            break
+    else:
+        return out  # C-contiguous operands give a C-contiguous result, in both
+    order = torch_order(out.shape, [a for a in operands if isinstance(a, np.ndarray)])
+    order = order or list(range(out.ndim))
+    moved = out.transpose(order)
+    if moved.flags.c_contiguous:
+        return out
+    return np.ascontiguousarray(moved).transpose(np.argsort(order))
+
+
+def torch_laid_out(fn):
+    """``fn`` of arrays (a NumPy ufunc: a comparison, a logical op), its result laid out as
+    torch's (torch_layout)."""
+    def laid_out(*arrays):
+        return torch_layout(fn(*arrays), arrays)
+    laid_out.__name__ = fn.__name__
+    return laid_out
+
+
+def torch_order(shape, arrays):
+    """The axis order, outermost first, in which torch's elementwise kernels lay out a result
+    of ``shape`` from operands ``arrays`` (TensorIterator's reorder_dimensions: dims sorted by
+    the operands' strides, the first operand deciding, broadcast dims ignored); None for C
+    order. ``.view`` of the result then fails or succeeds as it does in torch."""
+    nd = len(shape)
+    if len(arrays) == 1 and arrays[0].ndim == nd and nd:
+        st = arrays[0].strides  # strides falling outermost to innermost: the sort keeps C
+        if st[-1] > 0 and all(s0 > s1 for s0, s1 in zip(st, st[1:])):  # order (a chunk)
+            return None
+    strides = []
+    for a in arrays:
+        lead = nd - a.ndim
+        strides.append([0 if i < lead or a.shape[i - lead] != shape[i] else
+                        a.strides[i - lead] for i in range(nd)])
+
+    def should_swap(d0, d1):
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(nd - 1, -1, -1))  # innermost first, as torch's insertion sort runs
+    for i in range(1, nd):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    order = perm[::-1]
+    return None if order == list(range(nd)) else order
+
+
+def _scalar_value(op, x, f0=0.0, f1=0.0):
+    """``op`` (unary) of one number by its replay's scalar kernel, as a Python float."""
+    kernel = _SCALAR.get(op.code) or _eager_kernel(op, "_sc_")
+    return kernel(float(x), f0, f1)
+
+
+def _eager_kernel(op, prefix="_fw_"):
+    """The eager kernel ``prefix + op.name`` of the op's kernels module, memoized."""
+    memo = _SCALAR if prefix == "_sc_" else _ARRAY
+    kernel = memo.get(op.code)
+    if kernel is None:
+        kernel = memo[op.code] = kernel_tables.njit_kernel(op, prefix + op.name)
+    return kernel
+
+
+_ARRAY, _SCALAR = {}, {}  # op code -> kernel
+_F64 = np.dtype(np.float64)
+_F32 = np.dtype(np.float32)
+_F16 = np.dtype(np.float16)
+_NO_FLOATS = np.empty(0, np.float64)
+
+
+def warmup(ops):
+    """Compile (or load from Numba's cache) eager_forward's kernels of ``ops``, float64 and
+    float32."""
+    for op in ops:
+        if op.elementwise and op.fwd is not None and not op.rounds_once:
+            for dt in (np.float64, np.float32):
+                for x in (np.ones(2, dt), dt(1.0)):
+                    eager_forward(op, *([x] * op.arity), 1.0, 20.0)
+
+
+def _bool_unary(name, x):
+    """torch's answers for -, abs, sign, floor and round of a bool tensor (NumPy's neg
+    raises TypeError)."""
+    if name == "neg":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    if name in ("abs", "floor", "round"):
+        kernel = "abs_cpu" if name == "abs" else name + "_vml_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    return _make(x._array().copy())  # sign
+
+
+def unary(name, x, *fattrs):
+    """Call the elementwise op ``name`` of the op table on ``x`` (with its float attributes
+    ``fattrs``), recorded as that op's node.
+
+    Args:
+        name: the op's name in the table (``defop``'s first argument).
+        x: the input tensor.
+        *fattrs: the op's float attributes, in its formula's order.
+
+    Returns:
+        The op's result, a new tensor recorded on ``x``'s graph when ``x`` requires grad.
+    """
+    op = BY_NAME[name]
+    d = x._data
+    dt = d.dtype
+    if dt is _F64 or dt is _F32:  # the common case, in fewer steps
+        if dt is _F64 and d.shape == ():  # a scalar graph's op
+            return record_0d(op, eager_forward(op, d, *fattrs), x, None, fattrs)
+        return record_array(op, eager_forward(op, d, *fattrs), x, None, (), fattrs)
+    dt = x.dtype
+    if dt is dtypes.bool_ and name in ("neg", "abs", "sign", "floor", "round"):
+        return _bool_unary(name, x)
+    if not dt.is_floating_point and name not in _INT_OK:
+        x = to_dtype(x, dtypes.get_default_dtype())
+    if dt is dtypes.float16 and op.half is not None:
+        raise NotImplementedError(f'"{op.half}" not implemented for \'Half\'')
+    out = record(op, eager_forward(op, x._data, *fattrs), (x,), (), fattrs)
+    if dt is dtypes.float16 and op.half_backward is not None and out._requires_grad:
+        out.register_hook(_refuses_half(op.half_backward))  # torch's backward refuses it
+    return out
+
+
+def _refuses_half(kernel):
+    def refuse(grad):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Half\'')
+    return refuse
+
+
+def binary(name, a, b):
+    """Call the elementwise two-operand op ``name`` of the op table on ``a`` and ``b``,
+    broadcast and promoted as torch does, recorded as that op's node.
+
+    Args:
+        name: the op's name in the table (``defop``'s first argument).
+        a: a tensor.
+        b: a tensor or a Python number.
+
+    Returns:
+        The op's result, a new tensor recorded when either operand requires grad.
+    """
+    da = a._data
+    if type(da) is _F64_SCALAR or (da.dtype is _F64 and da.shape == ()):
+        ops = _SCALAR_GRAPH_OPS.get(name)
+        if ops is not None:  # a scalar graph's op
+            if type(b) is Tensor:
+                db = b._data
+                if type(db) is _F64_SCALAR or (db.dtype is _F64 and db.shape == ()):
+                    return record_0d(ops[0], ops[0].forward(da, db), a, b)
+            elif type(b) is float or type(b) is int:
+                return record_0d(ops[1], ops[1].forward(da, b), a, None, (float(b),))
+    op = BY_NAME[name]
+    if isinstance(b, Tensor):  # two float tensors of one dtype, the common case, in fewer steps
+        db = b._data
+        dt = da.dtype
+        if dt is db.dtype and (dt is _F32 or dt is _F64) and op.rounds_once:
+            try:
+                out = op.forward(da, db)
+            except ValueError:
+                err = shape_error_broadcast(np.shape(da), np.shape(db))
+                if err is None:
+                    raise
+                raise err from None
+            return record_array(op, torch_layout(out, (da, db)), a, b)
+    if name == "sub" and a.dtype is dtypes.bool_ and isinstance(b, Tensor) and \
+            b.dtype is dtypes.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if isinstance(b, Tensor):
+        da = a._data.dtype
+        if da == b._data.dtype and (da.kind == "f" or name in _INT_OK):
+            ta, tb = a, b  # the common case: no promotion
+        else:
+            dt = dtypes.result_type((a.dtype, a.ndim), (b.dtype, b.ndim))
+            ta, tb = _promoted(name, dt, a, b)
+    elif a._data.dtype.kind == "f" and type(b) in (float, int) and name in _WITH_SCALAR:
+        # a Python number never promotes a float tensor; it is recorded as an attribute
+        op = BY_NAME[name + "_scalar"]
+        out = op.forward(a._data, b)
+        if type(out) is np.ndarray:
+            out = torch_layout(out, (a._data,))
+        return record_array(op, out, a, None, (), (float(b),))
+    else:
+        _check_number(b, name)
+        dt = dtypes.result_type((a.dtype, a.ndim), (dtypes.scalar_dtype(b), None))
+        ta, tb = _promoted(name, dt, a, b)
+    try:
+        out = eager_forward(op, ta._data, tb._data)
+    except ValueError:
+        err = shape_error_broadcast(np.shape(ta._data), np.shape(tb._data))
+        if err is None:
+            raise
+        raise err from None
+    return record(op, out, (ta, tb))
+
+
+_WITH_SCALAR = {"add", "sub", "mul", "div"}
+# name -> (op on two tensors, op on a tensor and a Python number)
+_SCALAR_GRAPH_OPS = {name: (BY_NAME[name], BY_NAME[name + "_scalar"]) for name in _WITH_SCALAR}
+# name -> (f(a, b) on two tensors, g(a, number)): the arithmetic operators' scalar graph
+# recorders (record.scalar_graph_op), for Tensor's operators to try first
+SCALAR_GRAPH_ARITHMETIC = {
+    name: (record_module.scalar_graph_op(ops[0], ops[0].forward)[0],
+           record_module.scalar_graph_op(ops[1], ops[1].forward)[1])
+    for name, ops in _SCALAR_GRAPH_OPS.items()}
+
+
+# ``number - x``'s recorder, tried first by Tensor.__rsub__ as the above by the operators
+RSUB_NUMBER = record_module.scalar_graph_op(BY_NAME["rsub_scalar"],
+                                            BY_NAME["rsub_scalar"].forward)[1]
+
+
+def _promoted(name, dt, a, b):
+    if not dt.is_floating_point and name not in _INT_OK:
+        dt = dtypes.get_default_dtype()  # true division and friends of integers give floats
+    return _operand(a, dt), _operand(b, dt)
+
+
+def rbinary(name, a, b):
+    """``b op a`` for a Python number ``b``, recorded as torch records it."""
+    _check_number(b, name)
+    if name == "sub":
+        if a._data.dtype.kind != "f" and not isinstance(b, float):
+            return binary("add", unary("neg", a), b)  # integers: never recorded
+        if a._data.dtype.kind != "f":
+            a = to_dtype(a, dtypes.get_default_dtype())
+        return unary("rsub_scalar", a, float(b))
+    if name == "div":  # torch: 2 / x is recorded as a reciprocal times 2 (MulBackward0)
+        return binary("mul", pow_scalar(a, -1.0) if a.dtype.is_floating_point else
+                      pow_scalar(to_dtype(a, dtypes.get_default_dtype()), -1.0), b)
+    if name == "pow":
+        return rpow_scalar(a, b)
+    return binary(name, a, b)
+
+
+def pow_scalar(x, e):
+    d = x._data
+    if d.dtype.kind != "f" and not x.dtype.is_floating_point:
+        if type(e) is int and e < 0:  # torch's type, not NumPy's
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if isinstance(e, float):
+            x = to_dtype(x, dtypes.get_default_dtype())
+            d = x._data
+    # the kernel's pw squares for 2: NumPy's product is the same bits, without a kernel call
+    if isinstance(e, (int, float)) and e == 2 and d.dtype.kind == "f":
+        return record_array(_POW_SCALAR, torch_layout(d * d, (d,)), x, None, (),
+                            (2.0,))
+    return unary("pow_scalar", x, float(e))
+
+
+_POW_SCALAR = BY_NAME["pow_scalar"]
+
+
+def rpow_scalar(x, base):
+    if not x.dtype.is_floating_point:
+        x = to_dtype(x, dtypes.get_default_dtype())
+    return unary("rpow_scalar", x, float(base))
+
+
+def pow(input, exponent):  # noqa: A001 - torch's name
+    """Element-wise power ``x ** e``; either may be a Python number.
+
+    Same as ``torch.pow``.
+    """
+    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        return pow_scalar(input, exponent)
+    if not isinstance(input, Tensor):
+        return rpow_scalar(exponent, input)
+    return binary("pow", input, exponent)
+
+
+def where(condition, x=None, y=None):
+    """Elements of ``x`` where ``condition`` is true, of ``y`` elsewhere, broadcast.
+
+    Same as ``torch.where``; ``where(condition)`` is ``nonzero(condition, as_tuple=True)``.
+    """
+    if x is None and y is None:  # torch.where(condition): the indices of the nonzeros
+        data = np.atleast_1d(np.asarray(condition._data))
+        return tuple(_make(i.astype(np.int64)) for i in np.nonzero(data))
+    if not isinstance(condition, Tensor) or x is None or y is None:
+        got = ", ".join(type(a).__name__ for a in (condition, x, y) if a is not None)
+        raise TypeError(f"where() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:\n * (Tensor condition)\n * (Tensor condition, "
+                        "Tensor input, Tensor other, *, Tensor out = None)\n * (Tensor "
+                        "condition, Number self, Tensor other)\n * (Tensor condition, Tensor "
+                        "input, Number other)\n * (Tensor condition, Number self, Number other)\n")
+    if condition.dtype is not dtypes.bool_:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {condition.dtype.scalar_name}")
+    cond = np.asarray(condition._data)
+    # two numbers too: torch.where(c, 1, 0) is int64, (c, 1, 0.5) the default float
+    dt = dtypes.result_type(*[(t.dtype, t.ndim) if isinstance(t, Tensor) else
+                              (dtypes.scalar_dtype(t), None) for t in (x, y)])
+    tx, ty = _operand(x, dt), _operand(y, dt)
+    shape = broadcast_shapes(cond.shape, np.shape(tx._data), np.shape(ty._data))
+    out = torch_layout(np.where(cond, tx._data, ty._data), (cond, tx._data, ty._data))
+    mask = np.broadcast_to(cond, shape).reshape(-1).astype(np.int64)
+    return record(BY_NAME["where"], out, (tx, ty), mask)
+
+
+def masked_fill(input, mask, value):
+    """A copy of ``x`` with ``value`` (a number or a 0-d tensor) where ``mask`` is true.
+
+    Same as ``torch.masked_fill``.
+    """
+    m = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
+                           f"dtype {dtypes.from_numpy_dtype(m.dtype).c_name}")
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.ndim} dimension(s).")
+    if not isinstance(value, (Tensor, int, float, np.number, np.bool_)):
+        raise TypeError(f"masked_fill() received an invalid combination of arguments - got "
+                        f"(Tensor, {type(value).__name__}), but expected one of:\n"
+                        " * (Tensor mask, Tensor value)\n * (Tensor mask, Number value)\n")
+    # _item: the value's own node carries it in a compiled replay (no guard needed)
+    v = value._item() if isinstance(value, Tensor) else value
+    _check_fits(v, input.dtype)
+    shape = broadcast_shapes(m.shape, input.shape)
+    if shape != tuple(input.shape):
+        # torch broadcasts self against the mask: the gradient sums back over the new dims
+        input = record(BY_NAME["expand"], np.broadcast_to(input._data, shape), (input,))
+    # torch fills a contiguous copy of self, whatever self's layout
+    out = np.where(m, np.asarray(v, input._data.dtype), input._data)
+    out = np.ascontiguousarray(out) if out.ndim else out[()]
+    mask_flat = np.broadcast_to(m, shape).reshape(-1).astype(np.int64)
+    if isinstance(value, Tensor):  # a tensor value gets the masked positions' gradient
+        return record(BY_NAME["masked_fill_tensor"], out, (input, to_dtype(value, input.dtype)),
+                      mask_flat)
+    return record(BY_NAME["masked_fill"], out, (input,), mask_flat, (float(v),))
+
+
+# the C++ type torch's overflow check names
+_FILL_TYPE_NAMES = {"int64": "int64_t", "int32": "int", "float32": "float", "float64": "double"}
+
+
+def _check_fits(v, dt):
+    """torch's check of a fill value: it must be representable in ``dt`` (NaN and inf only
+    in a float, no float32 beyond its range); bools take anything."""
+    if dt is dtypes.bool_:
+        return
+    if dt.is_floating_point:
+        fits = not np.isfinite(v) or np.abs(v) <= np.finfo(dt.np).max  # (abs: the op here)
+    else:
+        info = np.iinfo(dt.np)
+        fits = bool(np.isfinite(v)) and info.min <= v <= info.max
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_FILL_TYPE_NAMES[dt.name]} "
+                           "without overflow")
+
+
+def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    for bound in (min, max):
+        if isinstance(bound, Tensor):  # torch's broadcast error, not float()'s ValueError
+            err = shape_error_broadcast(tuple(x.shape), tuple(bound.shape))
+            if err is not None:
+                raise err
+    lo = -np.inf if min is None else float(min)
+    hi = np.inf if max is None else float(max)
+    if not x.dtype.is_floating_point and (isinstance(min, float) or isinstance(max, float)):
+        x = to_dtype(x, dtypes.get_default_dtype())
+    return unary("clamp", x, lo, hi)
+
+
+def leaky_relu(x, negative_slope=0.01):
+    """Element-wise leaky ReLU: ``x`` where positive, ``negative_slope * x`` elsewhere.
+
+    Same as ``torch.nn.functional.leaky_relu``, without ``inplace``.
+    """
+    return unary("leaky_relu", x, float(negative_slope))
+
+
+def gelu(x, approximate="none"):
+    """Element-wise GELU, ``x * Phi(x)`` (``approximate="tanh"``: its tanh approximation).
+
+    Same as ``torch.nn.functional.gelu``.
+
+    Args:
+        x: the input tensor.
+        approximate: ``"none"`` (the exact form, with erf) or ``"tanh"``.
+
+    Returns:
+        A new tensor of ``x``'s shape.
+    """
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return unary("gelu", x, 1.0 if approximate == "tanh" else 0.0)
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    """Element-wise softplus, ``log(1 + exp(beta * x)) / beta``; ``x`` beyond ``threshold``.
+
+    Same as ``torch.nn.functional.softplus``.
+
+    Args:
+        x: the input tensor.
+        beta: the scale of ``x`` inside the exponential (default 1).
+        threshold: where ``beta * x`` exceeds it, the result is ``x`` itself (default 20).
+
+    Returns:
+        A new tensor of ``x``'s shape.
+    """
+    return unary("softplus", x, float(beta), float(threshold))
+
+
+def _unary_fn(name):
+    op = BY_NAME[name]
+    if op.rounds_once:
+        forward = op.forward
+    else:
+        def forward(x):  # eager_forward's 0-d case
+            return _F64_SCALAR(_scalar_value(op, x))
+    scalar_graph = record_module.scalar_graph_op(op, forward)[1]
+
+    def fn(input, *, out=None):
+        if out is not None:
+            return into(name, out, fn, input)
+        value = scalar_graph(input)
+        return unary(name, input) if value is None else value
+    fn.__name__ = name
+    # (silu is a method here; torch has it in nn.functional only)
+    fn.__doc__ = BY_NAME[name].docstring("torch.nn.functional.silu" if name == "silu" else None)
+    if name in _ARGS_OF_OWN:  # (torch documents no arguments for these two)
+        fn.__doc__ += _ARGS_OF_OWN[name]
+    return fn
+
+
+_ARGS_OF_OWN = {name: f"""
+
+Args:
+    input: the tensor (the tensor itself, as a method).
+    out: a tensor to write the result into (its shape and dtype are kept).
+
+Returns:
+    A new tensor of ``input``'s shape: {what}.""" for name, what in (
+    ("relu", "``max(input, 0)``"), ("silu", "``input * sigmoid(input)``"))}
+
+
+UNARY_PUBLIC = ("neg", "erf", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sin", "cos",
+                "tan", "tanh", "sigmoid", "relu", "silu", "sign", "floor", "round")
+globals().update({name: _unary_fn(name) for name in UNARY_PUBLIC})
+
+
+def _binary_fn(name):
+    def fn(input, other, *, out=None):
+        if out is not None:
+            return into(name, out, fn, input, other)
+        if not isinstance(input, Tensor):
+            return (rbinary(name, other, input) if name in ("sub", "div")
+                    else binary(name, other, input))
+        return binary(name, input, other)
+    fn.__name__ = name
+    fn.__doc__ = BY_NAME[name].docstring(note=_NOTES.get(name))
+    return fn
+
+
+# where numbagrad's function takes fewer arguments than torch's
+_NOTES = {"div": "No ``rounding_mode``: ``trunc(input / other)`` rounds the quotient toward "
+                 "zero, ``floor(input / other)`` down."}
+
+
+def _scaled_by_alpha(a, b, alpha):
+    """``alpha * b`` for torch.add/sub's ``alpha`` (checked as torch checks it)."""
+    ints = [not t.dtype.is_floating_point if isinstance(t, Tensor) else
+            isinstance(t, (int, np.integer)) for t in (a, b)]
+    if all(ints) and isinstance(alpha, (float, np.floating)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if isinstance(alpha, (bool, np.bool_)) and not all(
+            isinstance(t, Tensor) and t.dtype is dtypes.bool_ for t in (a, b)):
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    return binary("mul", b, alpha) if isinstance(b, Tensor) else b * alpha
+
+
+def _alpha_fn(name):
+    def fn(input, other, *, alpha=1, out=None):
+        if out is not None:
+            return into(name, out, fn, input, other, alpha=alpha)
+        if not (type(alpha) is int and alpha == 1):
+            other = _scaled_by_alpha(input, other, alpha)
+        if not isinstance(input, Tensor):
+            return rbinary(name, other, input) if name == "sub" else binary(name, other, input)
+        return binary(name, input, other)
+    fn.__name__ = name
+    fn.__doc__ = BY_NAME[name].docstring()
+    return fn
+
+
+add = _alpha_fn("add")
+sub = _alpha_fn("sub")
+mul = _binary_fn("mul")
+div = _binary_fn("div")
+maximum = _binary_fn("maximum")
+minimum = _binary_fn("minimum")
+subtract, multiply, divide, true_divide = sub, mul, div, div
+clip = clamp

@@ -1,0 +1,1 @@
+"""Indexing: how torch reads an index, and the index nodes."""

@@ -1,0 +1,1 @@
+"""Linear algebra: products, decompositions, solvers and norms."""

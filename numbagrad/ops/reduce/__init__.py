@@ -1,0 +1,1 @@
+"""Reductions and softmax."""

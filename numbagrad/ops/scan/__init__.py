@@ -1,0 +1,1 @@
+"""Scans, sorting and selections: cumsum, sort, topk, median, unique, quantile and kin."""

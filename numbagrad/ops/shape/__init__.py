@@ -1,0 +1,1 @@
+"""Movement ops: views, reshapes, concatenation, gathers and scatters."""
