@@ -94,7 +94,23 @@ absolute = abs
 masked_fill = Tensor.masked_fill
 argmax = Tensor.argmax
 argmin = Tensor.argmin
-numel = Tensor.numel
+
+
+def numel(input):
+    """The number of elements of ``input``.
+
+    Same as ``torch.numel``.
+
+    Args:
+        input: the tensor.
+
+    Returns:
+        An int.
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"numel(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.numel()
 
 
 def is_tensor(obj):

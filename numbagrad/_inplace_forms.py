@@ -234,7 +234,25 @@ for _name in ("eq", "ne", "ge", "gt", "le", "lt"):
     setattr(Tensor, _name + "_", _comparison_inplace(_name))
 Tensor.greater_, Tensor.greater_equal_ = Tensor.gt_, Tensor.ge_
 Tensor.less_, Tensor.less_equal_, Tensor.not_equal_ = Tensor.lt_, Tensor.le_, Tensor.ne_
-Tensor.multiply_, Tensor.subtract_, Tensor.true_divide_ = Tensor.mul_, Tensor.sub_, Tensor.div_
+Tensor.multiply_, Tensor.subtract_ = Tensor.mul_, Tensor.sub_
+
+
+def _true_divide_(self, other):
+    """In place, ``self / other``: ``div_`` without a rounding mode.
+
+    Same as ``torch.Tensor.true_divide_``.
+
+    Args:
+        other: the divisor, a tensor or a number.
+
+    Returns:
+        ``self``.
+    """
+    return self.div_(other)
+
+
+_true_divide_.__name__ = _true_divide_.__qualname__ = "true_divide_"
+Tensor.true_divide_ = _true_divide_
 
 
 def _divide_(self, value, *, rounding_mode=None):

@@ -515,3 +515,24 @@ def test_in_place_forms_refuse_out(call):
         with pytest.raises(TypeError, match="out" if lib is ng else ""):
             eval(call, {"x": x, "o": o, "lib": lib})  # noqa: S307 - the test's own calls
         assert x.tolist() == [[0.25, 0.25], [0.25, 0.25]] and o.tolist() == [[0, 0], [0, 0]]
+
+
+@pytest.mark.parametrize("call", ["numel(t)", "numel(input=t)", "numel(3)", "numel(t, 1)"])
+def test_numel_takes_torchs_arguments(call):
+    def run(lib):
+        t = lib.ones(2, 3)
+        try:
+            return eval(f"lib.{call}", {"lib": lib, "t": t})
+        except TypeError as e:
+            return type(e), str(e).split(" but ")[0]
+    assert run(ng) == run(torch)
+
+
+def test_true_divide_in_place_as_torch():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        out = y.true_divide_(lib.tensor([2.0, 4.0, 8.0]))
+        out.sum().backward()
+        return out is y, type(y.grad_fn).__name__, y.tolist(), x.grad.tolist()
+    assert run(ng) == run(torch)
