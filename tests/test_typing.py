@@ -134,4 +134,4 @@ def test_stubs_are_current():
     pytest.importorskip("torch")  # the generator reads torch's annotations
     new, old = stubgen.generate(), stubgen.on_disk()
     stale = sorted(p for p in new.keys() | old.keys() if new.get(p) != old.get(p))
-    assert stale == [], "stubs are stale: python -m numbagrad.stubgen"
+    assert stale == [], "stubs are stale: python tools/regenerate.py"
