@@ -1,3 +1,5 @@
+# Over 600 lines: the Tensor class's own state and methods, one class (its operators and
+# op methods are bound in _methods.py).
 """Tensor: a NumPy value, its autograd state (leaf flag, .grad, node on a tape) and torch's API."""
 
 import warnings

@@ -1,4 +1,5 @@
 # ruff: noqa: A002 - torch's argument names (input)
+# Over 600 lines: a table of thin forms, one per torch name, with no logic of its own to split.
 """torch's top-level forms of nn.functional ops (torch.conv2d, torch.layer_norm, ...), over
 the F functions: ATen's signatures, which order and name the arguments otherwise (weight
 before running_mean, ``train`` for ``training``, a required ``cudnn_enabled``), take enums as

@@ -1,5 +1,5 @@
 """A training loop records the same graph at every step, and the engine reuses what it worked
-out about that graph's big nodes (engine._BigNode) from one backward to the next. What may
+out about that graph's big nodes (autograd/big_nodes.py) from one backward to the next. What may
 differ between two recordings of one graph shape must still come from the current one:
 attribute values, the values themselves, the seed's dtype, hooks."""
 

@@ -22,7 +22,7 @@ from ..ops.shape.movement import reshape
 from ..ops.vjp import VjpContext, elementwise_vjp
 from ..tensor import Tensor, _make, post_accumulate
 from . import anomaly
-from .engine import FREED_MSG, checked_hook_result, dirty_message
+from .checks import FREED_MSG, checked_hook_result, dirty_message
 
 _LEAF, _CONST, _BRIDGE = registry.LEAF.code, registry.CONST.code, registry.BRIDGE.code
 # set by numbagrad.autograd.forward_ad: gives a tensor rebuilt for a node the tangent the

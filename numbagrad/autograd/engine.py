@@ -1,7 +1,6 @@
 """backward(): seed the roots, run the compiled sweep (handing big nodes to their parallel
 kernels between segments), and accumulate the leaves' gradients into their ``.grad``."""
 
-import re
 
 import numpy as np
 
@@ -11,11 +10,7 @@ from ..core import grad_mode
 from ..core.tape import (
     F_BIG,
     F_CODE,
-    F_FAT,
     F_FLAGS,
-    F_IAT,
-    F_NFAT,
-    F_NIAT,
     F_SIZE,
     F_VOFF,
     FLAG_BIG,
@@ -25,167 +20,24 @@ from ..core.tape import (
     NODE_FIELDS,
     retire,
 )
-from ..engine import kernel_tables, kernelgen, registry
+from ..engine import kernel_tables, registry
 from ..engine.registry import Unwritten
 from ..grad_fn import none_position
-from ..tensor import Tensor, _accumulate_grad, _make, post_accumulate
+from ..tensor import _make
 from . import anomaly, sweep
+from .big_nodes import _BigNode, _statics_for
+from .checks import FREED_MSG, checked_hook_result, dirty_message, mark_dirty_views
+from .leaf_grads import _accumulate
 
-FREED_MSG = (
-    "Trying to backward through the graph a second time (or directly access saved tensors "
-    "after they have already been freed). Saved intermediate values of the graph are freed "
-    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-    "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward."
-)
-_F64 = np.dtype(np.float64)
 # (read-only stand-ins for a tape's empty buffers)
 _NO_INTS = np.empty(0, np.int64)
 _NO_FLOATS = np.empty(0)
 _NO_DIRT = np.empty(0, np.int64)
-_EMPTIES = {}  # dtype -> an empty array: the kernels' stand-in for what they do not read
-_PLANS = {}  # (op code, which inputs need a gradient) -> _node_plan's answer
 # a reached node needing a gradient with one of these flags is one the sweep hands to Python
 _HANDED_BACK = FLAG_BIG | FLAG_HOOK
 # nodes _Run.walk skips in Python in a row before it leaves the rest to the sweep (a layer's
 # leaves: weight, bias, the weight's t())
 _WALK_SKIP = 16
-
-
-def compute_dtype(dts):
-    """A big node's one compute dtype (Numba's np.dot will not mix float32 and float64):
-    that of its big arrays (itself and its big inputs, their dtypes the set ``dts``) if
-    they share one, else their floating result; float64 for non-float ones alone. The
-    compiled replay follows the same rule (eager_nodes)."""
-    if len(dts) == 1:
-        (dt,) = dts
-        return dt if dt.kind == "f" else _F64
-    return np.result_type(*[d for d in dts if d.kind == "f"] or [np.float64])
-
-
-def _node_plan(code, needs):
-    """(op, reads y, reads x_k for each input, parallel kernel or None for the op's NumPy
-    derivative, reads any saved value) of a big node of op ``code`` whose inputs need a
-    gradient as ``needs`` says: the derivatives of the inputs needing one decide which saved
-    values are read."""
-    plan = _PLANS.get((code, needs))
-    if plan is None:
-        op = registry.OPS[code]
-        reads = set()
-        for k, need in enumerate(needs):
-            if need:
-                reads.update(op.reads(k))
-        if op.numpy_bw is not None and op.arity != -1:
-            kernel = None
-        else:
-            kernel = kernel_tables.njit_kernel(op, kernelgen.kernel_name(op, op.arity != -1))
-        plan = _PLANS[(code, needs)] = (op, "y" in reads,
-                                        tuple(f"x{k}" in reads for k in range(len(needs))),
-                                        kernel, bool(reads))
-    return plan
-
-
-def layout_route(any_layout, k, a, transposes, is_big):
-    """Where input ``k`` (node ``a``) of a big node sends its gradient when the op's
-    derivative fills that input's target in any layout (``any_layout``: the op's
-    ``numpy_bw_any_layout``, e.g. linalg._add_product's products), as ``(src, may_store)``:
-    ``src``, the input of the t() node ``a`` is (F.linear's weight: Tape.transposes), whose
-    own gradient the product then fills transposed, in the weight's layout; ``may_store``,
-    ``a`` is big and its first gradient may be stored into an unwritten array rather than
-    added into a zeroed one. ``(None, False)``: the usual adjoint. Eager (``_BigNode``)
-    and the compiled replay's plan of eager's nodes (eager_nodes._target) both follow it."""
-    if k not in any_layout:
-        return None, False
-    src = transposes.get(a)
-    if src is not None and is_big(src):
-        return src, False
-    return None, is_big(a)
-
-
-class _BigNode:
-    """What the backward of big node ``i`` needs that depends on the graph alone (its op,
-    kernel, compute dtype, shapes, attribute spans, and each input's gradient-target kind):
-    worked out once per graph shape (``_statics_for``) rather than at every backward, since
-    this Python is a training step's overhead (an MLP's backward is a handful of these)."""
-
-    __slots__ = ("op", "kernel", "argn", "needs", "read_y", "read_x", "reads", "checked",
-                 "dt", "shape", "arg_shapes", "sh", "sh_args", "io", "io_end", "fo", "fo_end",
-                 "inputs", "empty", "passes", "stores", "int_needs")
-
-    def __init__(self, run, i):
-        tape = run.tape
-        tn = tape.nodes
-        base = i * NODE_FIELDS
-        self.argn = argn = tape.arg_nodes(i)
-        self.needs = needs = tuple(bool(tn[a * NODE_FIELDS + F_FLAGS] & FLAG_NEEDS_GRAD)
-                                   for a in argn)
-        op, read_y, read_x, kernel, self.reads = _node_plan(tn[base + F_CODE], needs)
-        self.op, self.read_y, self.read_x, self.kernel = op, read_y, read_x, kernel
-        self.checked = ([i] if read_y else []) + [a for a, r in zip(argn, read_x) if r]
-        # One compute dtype per call: Numba's np.dot will not mix float32 and float64.
-        big_val = tape.big_val
-        dts = {big_val[tn[a * NODE_FIELDS + F_BIG]].dtype for a in (i, *argn)
-               if tn[a * NODE_FIELDS + F_BIG] >= 0}
-        self.dt = dt = compute_dtype(dts)
-        self.empty = _EMPTIES.get(dt)
-        if self.empty is None:
-            self.empty = _EMPTIES[dt] = np.empty(0, dt)
-        self.shape = tape.shape_of(i)
-        self.arg_shapes = [tape.shape_of(a) for a in argn]
-        self.sh = np.array(self.shape, np.int64)
-        self.sh_args = [np.array(sh, np.int64) for sh in self.arg_shapes]
-        self.io, self.fo = tn[base + F_IAT], tn[base + F_FAT]
-        self.io_end, self.fo_end = self.io + tn[base + F_NIAT], self.fo + tn[base + F_NFAT]
-        # not in anomaly mode: there every node is visited, the t() ones included
-        any_layout = op.numpy_bw_any_layout if not tape.sites or i not in tape.sites else ()
-        inputs = []
-        for k, (a, need) in enumerate(zip(argn, needs)):
-            if not need:
-                inputs.append((k, a, -1, False, None))
-                continue
-            t, may_store = layout_route(any_layout, k, a, tape.transposes,
-                                        lambda n: tn[n * NODE_FIELDS + F_VOFF] < 0)
-            src = None if t is None else (t, tape.shape_of(t), tn[t * NODE_FIELDS + F_SIZE])
-            inputs.append((k, a, tn[a * NODE_FIELDS + F_SIZE], may_store, src))
-        self.inputs = inputs
-        # Inputs of an elementwise kernel whose gradient covers them element for element
-        # (their size is the node's, the other operand's too or one): a first gradient is
-        # stored into an unwritten buffer (need 2) rather than added into a zeroed one.
-        # Of those, ``passes``: a gradient that is the node's own (add's, sub's first), which
-        # they take as it is, buffer and all, as torch's engine hands a gradient on.
-        # (An arena node's adjoint is in the arena: never one of them.)
-        size = tn[base + F_SIZE]
-        sizes = [tn[a * NODE_FIELDS + F_SIZE] for a in argn]
-        self.int_needs = kernel is not None and op.takes_int_needs()
-        self.stores = () if not self.int_needs or any(n not in (size, 1) for n in sizes) \
-            else tuple(
-                k for k, a, size_a, may_store, src in inputs
-                if size_a == size and src is None and not may_store and argn.count(a) == 1
-                and tn[a * NODE_FIELDS + F_VOFF] < 0)
-        self.passes = tuple(k for k in self.stores if op.passes_gradient(k))
-
-
-# graph signature -> {node: _BigNode}: a training loop records the same graph every step
-_STATICS = {}
-_STATICS_MAX = 64  # graphs remembered (all forgotten at once beyond: a cheap bound)
-_STATICS_NODES = 4096  # larger tapes are not remembered: their signature costs a copy
-
-
-def _statics_for(tape):
-    """The per-node record dict for ``tape``'s graph, shared with every earlier tape of the
-    same graph: the same nodes, arguments, shapes, value dtypes and F.linear transposes.
-    (What the records hold depends on nothing else; where gradients go, which depends on
-    the seeds and on what the sweep wrote so far, is decided at every backward.)"""
-    if len(tape) > _STATICS_NODES or tape.sites:
-        return {}
-    key = (tape.nodes.tobytes(), bytes(tape.args), tape.shapes.tobytes(),
-           tuple([v.dtype.char for v in tape.big_val]), tuple(tape.transposes.items()))
-    statics = _STATICS.get(key)
-    if statics is None:
-        if len(_STATICS) >= _STATICS_MAX:
-            _STATICS.clear()
-        statics = _STATICS[key] = {}
-    return statics
 
 
 class _Run:
@@ -227,7 +79,7 @@ class _Run:
         # per node changed in place: the nodes below this one fail reading it (0: none do)
         self.dirty = np.zeros(n, np.int64) if self.check else _NO_DIRT
         if tape.dirty and tape.view_nodes:
-            _dirty_views(tape)
+            mark_dirty_views(tape)
         for node, entry in tape.dirty.items():
             self.dirty[node] = entry[5]
         if not retain:
@@ -616,54 +468,6 @@ class _Run:
         return self.big_adj.get(node)
 
 
-def _dirty_views(tape):
-    """Mark dirty the views recorded of a node whose value was changed in place (they share
-    its memory and version counter): torch names them as regenerated, "output 0 of
-    AsStrided", with their own shape."""
-    dirty = tape.dirty
-    for v in tape.view_nodes:  # in recording order: a view of a view follows its base
-        base = tape.arg_nodes(v)[0]
-        if v not in dirty and base in dirty:
-            (dtype, _), counter, _, expected, _, exempt = dirty[base]
-            dirty[v] = ((dtype, tape.shape_of(v)), counter, "AsStrided", expected, _gone, exempt)
-
-
-def _gone():
-    return None
-
-
-def dirty_message(tape, i):
-    """torch's message for a saved value of node ``i`` changed in place since."""
-    for node in (i, *tape.arg_nodes(i)):
-        if node in tape.dirty and tape.dirty[node][5] > i:
-            (dtype, shape), counter, producer, expected, tensor, _ = tape.dirty[node]
-            tensor = tensor()
-            if node != i and tensor is not None and tensor._base is not None:
-                producer = "AsStrided"  # a view changed since: torch regenerates its grad_fn
-            elif node != i and tensor is not None and tensor._tape is not None:
-                # a saved input: torch names the op the tensor is the output of now (the
-                # last in-place op on it); a node's saved output, the node itself
-                producer = tensor._tape.names.get(tensor._node) or \
-                    registry.OPS[tensor._tape.code(tensor._node)].grad_fn
-            desc = f"torch.{dtype.scalar_name}Tensor [{', '.join(map(str, shape))}]"
-            version = counter[0]
-            # torch names the forward op here: ExpBackward0 -> Exp
-            name = re.sub(r"Backward\d*$", "", producer or "")
-            source = f", which is output 0 of {name}," if producer else ""
-            hint = ("the backtrace further above shows the operation that failed to compute "
-                    "its gradient. The variable in question was changed in there or anywhere "
-                    "later. Good luck!") if anomaly.state.enabled else (
-                "enable anomaly detection to find the operation that failed to compute its "
-                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
-            return (
-                "one of the variables needed for gradient computation has been modified by "
-                f"an inplace operation: [{desc}]{source} is at version {version}; expected "
-                f"version {expected} instead. Hint: {hint}"
-            )
-    return "one of the variables needed for gradient computation has been modified by an " \
-           "inplace operation"
-
-
 def run_backward(roots, grads, retain_graph, inputs, collect=None):
     """Backward from ``roots`` (non-leaf tensors on tapes) seeded with ``grads``: accumulate
     into ``.grad`` of every reached leaf and retained non-leaf, or only of ``inputs``; with
@@ -752,96 +556,5 @@ def _stops(tape, inputs):
         if not needed:
             stops.append(node)
     return stops
-
-
-def checked_hook_result(hook, grad, result):
-    """A tensor hook's return value, checked as torch checks it: None, or a Tensor of the
-    gradient's dtype and shape."""
-    if result is None:
-        return None
-    name = getattr(hook, "__name__", type(hook).__name__)
-    if not isinstance(result, Tensor):
-        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
-    if result.dtype is not grad.dtype:
-        raise RuntimeError(f"hook '{name}' has changed the type of value (was "
-                           f"torch.{grad.dtype.scalar_name}Tensor got "
-                           f"torch.{result.dtype.scalar_name}Tensor)")
-    if tuple(result.shape) != tuple(grad.shape):
-        raise RuntimeError(f"hook '{name}' has changed the size of value")
-    return result
-
-
-# above this many leaves, what each leaf needs is gathered in one vectorized read first
-_FEW_LEAVES = 8
-
-
-def _write_leaf(run, node, leaf, voff, first=None):
-    """Write ``leaf``'s gradient (node ``node``, its adjoint at ``voff``) into its ``.grad``,
-    after its hooks; ``first``: its adjoint's first value, when already read."""
-    data = leaf._data
-    hooks = getattr(leaf, "_hooks", None)
-    if hooks:
-        run.run_hooks(node, hooks, data.shape, data.dtype)
-    if leaf._grad is None and voff >= 0 and data.ndim == 0 and not hooks:
-        # 0-d leaf (scalar graphs): no array round trip
-        g = run.adj[voff] if first is None else first
-        leaf._grad = _make(g if data.dtype is _F64 else data.dtype.type(g))
-        if getattr(leaf, "_post_hooks", None):
-            post_accumulate(leaf)
-    else:
-        # a big node's adjoint is a buffer of its own: hand it over, no copy
-        g = run.gradient_of(node)
-        _accumulate_grad(leaf, g, owned=voff < 0 and run.gives_up(g))
-
-
-def _accumulate_many(run, tape):
-    """_accumulate's leaves, when there are many: one vectorized gather of what every leaf
-    needs, then a plain Python loop."""
-    idx = np.fromiter((node for node, _ in tape.leaves), np.int64, len(tape.leaves))
-    touched = run.touched[idx].tolist()
-    voffs = run.nodes[idx, F_VOFF]
-    # (read only for one-element leaves; an empty leaf may sit at the arena's end)
-    firsts = list(run.adj[np.minimum(np.maximum(voffs, 0), len(run.adj) - 1)]) \
-        if len(run.adj) else [_F64.type(0.0)] * len(idx)
-    voffs = voffs.tolist()
-    for k, (node, leaf) in enumerate(tape.leaves):
-        if touched[k] and leaf._requires_grad:
-            _write_leaf(run, node, leaf, voffs[k], firsts[k])
-
-
-def _accumulate(run, tape, inputs, collect=None):
-    """Write the gradients this tape's sweep produced into ``.grad`` of leaves (or inputs),
-    or into ``collect`` keyed by id(input)."""
-    if inputs is None:
-        leaves = tape.leaves
-        if len(leaves) > _FEW_LEAVES:
-            _accumulate_many(run, tape)
-        elif leaves:
-            tn, touched = tape.nodes, run.touched
-            for node, leaf in leaves:
-                if touched[node] and leaf._requires_grad:
-                    _write_leaf(run, node, leaf, tn[node * NODE_FIELDS + F_VOFF])
-        for node, t in tape.retained.items():
-            g = run.gradient_of(node)
-            if g is not None and t._node == node:
-                _accumulate_grad(t, g)
-    else:
-        for t in inputs:
-            # a non-leaf of another tape is reached through a bridge, on its own tape
-            node = t._node if t._tape is tape else \
-                (tape.sources.get(id(t)) if t._tape is None else None)
-            if node is not None:
-                if not run.touched[node]:
-                    continue
-                hooks = getattr(t, "_hooks", None) if t._tape is None else None
-                if hooks:  # a leaf's hooks (a non-leaf's ran in the sweep)
-                    run.run_hooks(node, hooks, t._data.shape, t._data.dtype)
-                g = run.gradient_of(node)
-                if collect is None:
-                    _accumulate_grad(t, g)
-                else:  # a leaf used on several tapes gets a part from each
-                    part = np.array(g, dtype=np.float64)
-                    collect[id(t)] = part if id(t) not in collect else collect[id(t)] + part
-
 
 

@@ -26,7 +26,7 @@ from ..ops.shape.movement import reshape
 from ..ops.vjp import unbroadcast
 from ..tensor import Tensor, _make
 from . import anomaly, forward_ad
-from .engine import FREED_MSG
+from .checks import FREED_MSG
 
 
 class FunctionCtx:

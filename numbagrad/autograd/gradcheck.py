@@ -1,3 +1,4 @@
+# Over 600 lines: torch's one module, ported in its order so that the two read side by side.
 """gradcheck and gradgradcheck: torch.autograd.gradcheck's checks for numbagrad tensors.
 
 A port of ``torch/autograd/gradcheck.py`` (torch 2.13) for real, dense tensors:

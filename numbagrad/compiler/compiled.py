@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _blas
 from ..autograd import sweep
-from ..autograd.engine import FREED_MSG
+from ..autograd.checks import FREED_MSG
 from ..core import grad_mode, trace_guards
 from ..core.tape import FLAG_HOOK, column
 from ..engine import registry

@@ -29,7 +29,7 @@ The backward of a compiled function of Tensors runs here too (``run_backward``).
 
 import numpy as np
 
-from ..autograd import engine
+from ..autograd import big_nodes
 from ..core import tape as tape_mod
 from ..core.tape import FLAG_BIG, FLAG_F32, FLAG_NEEDS_GRAD, column
 from ..engine import registry
@@ -115,7 +115,7 @@ def plan(program, transposes, sources, roots):
         if not big[i]:  # the serial sweep's, in eager too: its inputs are small
             touched[[a for a, need in zip(argn, needs) if need]] = True
             continue
-        dt = engine.compute_dtype({dtypes[a] for a in (i, *argn) if big[a]})
+        dt = big_nodes.compute_dtype({dtypes[a] for a in (i, *argn) if big[a]})
         targets = []
         for k, (a, need) in enumerate(zip(argn, needs)):
             if not need:
@@ -151,9 +151,9 @@ def _shape(nodes, shapes, a):
 
 def _target(k, a, op, dt, transposes, big, store, nodes, shapes):
     """Input ``k`` (node ``a``)'s gradient target, as engine._Run._big_node chooses it (the
-    product's layout rule is engine.layout_route); records in ``store`` the dtype of an
+    product's layout rule is big_nodes.layout_route); records in ``store`` the dtype of an
     adjoint array eager would create."""
-    src, may_store = engine.layout_route(op.numpy_bw_any_layout, k, a, transposes,
+    src, may_store = big_nodes.layout_route(op.numpy_bw_any_layout, k, a, transposes,
                                          big.__getitem__)
     if src is not None and store.get(src, dt) == dt:
         # a t() node only this product consumes: its input's gradient, transposed
@@ -172,7 +172,7 @@ def _step(program, i, op, dt, argn, needs, targets, dtypes, big):
     nodes, shapes = program.nodes, program.shapes
     s = Step()
     s.node, s.op, s.dt, s.argn, s.needs, s.targets = i, op, dt, argn, needs, targets
-    _, s.read_y, s.read_x, s.kernel, _ = engine._node_plan(int(column(nodes, "code")[i]), needs)
+    _, s.read_y, s.read_x, s.kernel, _ = big_nodes._node_plan(int(column(nodes, "code")[i]), needs)
     if op.replay_bw:  # recorded positions are the trace's: recompute them, as the sweep
         s.kernel = (op.replay_bw if callable(op.replay_bw) else
                     getattr(replay_kernels, op.replay_bw))

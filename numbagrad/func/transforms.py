@@ -1,3 +1,5 @@
+# Over 600 lines: the transforms share one model of a call (_Call: argnums, pytrees, NumPy
+# in and out) and the nesting state, as torch's eager_transforms.py does.
 """numbagrad.func: torch.func's function transforms (grad, grad_and_value, vjp, jvp, jacrev,
 jacfwd, hessian) and JAX's value_and_grad, built on ``numbagrad.autograd.grad``.
 

@@ -1,3 +1,4 @@
+# Over 600 lines: one class, as torch's nn/modules/module.py.
 """nn.Module and nn.Parameter, as torch.nn's: registration by attribute assignment, the
 named_* walks, train/eval, state_dict/load_state_dict, forward hooks and torch's reprs."""
 

@@ -1,3 +1,4 @@
+# Over 600 lines: torch's one module, ported in its order so that the two read side by side.
 """Learning-rate schedulers: a port of torch/optim/lr_scheduler.py (torch 2.13).
 
 The formulas are torch's, recursive where torch's ``get_lr`` is recursive (StepLR, ExponentialLR,

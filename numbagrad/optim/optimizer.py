@@ -1,3 +1,5 @@
+# Over 600 lines: one class, as torch's optim/optimizer.py, and the kernel call its
+# subclasses share.
 """Optimizer: torch.optim.Optimizer's parameter groups, per-parameter state, state_dict, hooks,
 zero_grad and repr; and ``_run``, which hands one group's update to one Numba kernel call."""
 
