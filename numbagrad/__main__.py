@@ -15,7 +15,7 @@ from numbagrad.compiler import fusion
 from numbagrad.core import progress
 from numbagrad.engine import codecache, gemm, kernel_tables, registry
 from numbagrad.ops.elementwise import pointwise
-from numbagrad.ops.nn import conv
+from numbagrad.ops.nn import conv, pool2d
 from numbagrad.optim import _kernels as optim_kernels
 from numbagrad.seed_examples import SCRIPTS, run_script
 
@@ -187,6 +187,7 @@ def _warm_part(part):
         (x * x).sum().backward()  # the eager sweep
         optim_kernels.warmup()
         conv.warmup()
+        pool2d.warmup()
         gemm.warmup()
         print(f"  sweep, optimizer, convolution and product kernels ready in "
               f"{time.perf_counter() - t1:.1f} s", flush=True)

@@ -21,16 +21,8 @@ from .kernels import (
     numel,
     strided_index,
 )
-from .nn.conv import (
-    _add_channels,
-    _avgpool_planes,
-    _geo,
-    _maxpool_planes,
-    _narrow_from_wide,
-    _pool_spans,
-    _wide_from_narrow,
-    _windows,
-)
+from .nn.conv import _add_channels, _geo, _narrow_from_wide, _wide_from_narrow
+from .nn.pool2d import _avgpool_planes, _maxpool_planes, _pool_spans, _windows
 
 
 # ---- summation in NumPy's order ----------------------------------------------------------

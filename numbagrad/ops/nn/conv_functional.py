@@ -17,16 +17,13 @@ from ..reduce.reductions import mean as _mean
 from ..reduce.reductions import sum as _sum
 from ..shape.movement import permute, reshape, squeeze, transpose, unsqueeze
 from ..vjp import const
-from .conv import (
+from .conv import CONV, CONV_TRANSPOSE, _iat, conv_forward
+from .pool2d import (
     ADAPTIVE_AVG_POOL2D,
     AVG_POOL2D,
-    CONV,
-    CONV_TRANSPOSE,
     MAX_POOL2D,
     _avgpool_map,
-    _iat,
     avgpool_forward,
-    conv_forward,
     maxpool_forward,
 )
 
