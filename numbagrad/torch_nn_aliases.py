@@ -35,7 +35,7 @@ from .nn.functional import (  # noqa: F401 - torch's F.<name> is torch.<name>
     threshold_,
 )
 from .ops.nn import spatial_misc as _spm
-from .ops.nn.loss import kl_div_enum
+from .ops.nn.nll_loss import kl_div_enum
 from .ops.nn.norm import aten_batch_norm
 from .tensor import Tensor, _make
 

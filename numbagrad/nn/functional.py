@@ -37,15 +37,13 @@ from ..ops.nn.conv_functional import (  # noqa: F401
 from ..ops.nn.loss import (  # noqa: F401
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
-    cross_entropy,
     huber_loss,
-    kl_div,
     l1_loss,
     mse_loss,
-    nll_loss,
     smooth_l1_loss,
 )
 from ..ops.nn.margin_losses import *  # noqa: F401,F403
+from ..ops.nn.nll_loss import cross_entropy, kl_div, nll_loss  # noqa: F401
 from ..ops.nn.norm import batch_norm, embedding, layer_norm  # noqa: F401
 from ..ops.nn.spatial import *  # noqa: F401,F403
 from ..ops.shape.movement import permute as _permute

@@ -1,7 +1,16 @@
 """The loss Modules of torch.nn: constructor arguments (the deprecated size_average/reduce
 included), class weights registered as buffers, and reprs as torch's (``MSELoss()``)."""
 
-from ..ops.nn import loss as F  # noqa: N812 - torch's idiom
+from ..ops.nn.loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    huber_loss,
+    l1_loss,
+    mse_loss,
+    smooth_l1_loss,
+)
+from ..ops.nn.loss_common import legacy_get_string
+from ..ops.nn.nll_loss import cross_entropy, kl_div, nll_loss
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
@@ -12,7 +21,7 @@ class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
-            self.reduction = F.legacy_get_string(size_average, reduce)
+            self.reduction = legacy_get_string(size_average, reduce)
         else:
             self.reduction = reduction
 
@@ -40,7 +49,7 @@ class L1Loss(_Loss):
             A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
             element, of ``input``'s shape.
         """
-        return F.l1_loss(input, target, reduction=self.reduction)
+        return l1_loss(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
@@ -66,7 +75,7 @@ class MSELoss(_Loss):
             A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
             element, of ``input``'s shape.
         """
-        return F.mse_loss(input, target, reduction=self.reduction)
+        return mse_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
@@ -90,7 +99,7 @@ class SmoothL1Loss(_Loss):
             A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
             element, of ``input``'s shape.
         """
-        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+        return smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
 class HuberLoss(_Loss):
@@ -116,7 +125,7 @@ class HuberLoss(_Loss):
             A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
             element, of ``input``'s shape.
         """
-        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+        return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
 class BCELoss(_WeightedLoss):
@@ -136,7 +145,7 @@ class BCELoss(_WeightedLoss):
             A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
             element, of ``input``'s shape.
         """
-        return F.binary_cross_entropy(input, target, weight=self.weight,
+        return binary_cross_entropy(input, target, weight=self.weight,
                                       reduction=self.reduction)
 
 
@@ -163,7 +172,7 @@ class BCEWithLogitsLoss(_Loss):
             A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
             element, of ``input``'s shape.
         """
-        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+        return binary_cross_entropy_with_logits(input, target, self.weight,
                                                   pos_weight=self.pos_weight,
                                                   reduction=self.reduction)
 
@@ -190,7 +199,7 @@ class NLLLoss(_WeightedLoss):
             A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
             sample.
         """
-        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+        return nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
 
 
@@ -218,7 +227,7 @@ class CrossEntropyLoss(_WeightedLoss):
             A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
             sample.
         """
-        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+        return cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
@@ -243,4 +252,4 @@ class KLDivLoss(_Loss):
             A 0-d tensor, unless ``reduction`` is 'none'; then the loss of each
             element, of ``input``'s shape.
         """
-        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+        return kl_div(input, target, reduction=self.reduction, log_target=self.log_target)

@@ -17,7 +17,7 @@ from ..reduce.reductions import mean, norm
 from ..reduce.reductions import sum as _sum
 from ..shape.movement import unsqueeze
 from .activations import logsigmoid
-from .loss import _legacy
+from .loss_common import _legacy
 
 
 def _reduce(loss, reduction):
