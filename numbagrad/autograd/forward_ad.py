@@ -35,9 +35,9 @@ import numpy as np
 from .. import dtypes as _dtypes
 from ..core import grad_mode
 from ..core import tape as _tape_mod
+from ..engine import kernelgen
 from ..engine import record as _record_mod
 from ..engine.registry import BY_NAME
-from ..ops import replay_kernels
 from ..ops.elementwise.pointwise import exp, to_dtype
 from ..ops.reduce.reductions import mean as _mean
 from ..ops.reduce.reductions import sum as _sum
@@ -391,7 +391,7 @@ def _run_kernel(op, out, operands, iat, fat):
     shape = np.shape(_as_tensor(out)._data)
     y = np.zeros(int(np.prod(shape)), dtype)
     iat_a, fat_a = np.asarray(iat, np.int64), np.asarray(fat, np.float64)
-    kernel = getattr(replay_kernels, op.replay)
+    kernel = op.replay if callable(op.replay) else kernelgen.named_kernel(op.replay)
     arrays = [x._data for x in operands]
     if op.arity == -1:  # variadic: once per input
         for k, a in enumerate(arrays):

@@ -32,9 +32,8 @@ import numpy as np
 from ..autograd import big_nodes
 from ..core import tape as tape_mod
 from ..core.tape import FLAG_BIG, FLAG_F32, FLAG_NEEDS_GRAD, column
-from ..engine import registry
+from ..engine import kernelgen, registry
 from ..engine.registry import Unwritten
-from ..ops import replay_kernels
 
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
@@ -175,7 +174,7 @@ def _step(program, i, op, dt, argn, needs, targets, dtypes, big):
     _, s.read_y, s.read_x, s.kernel, _ = big_nodes._node_plan(int(column(nodes, "code")[i]), needs)
     if op.replay_bw:  # recorded positions are the trace's: recompute them, as the sweep
         s.kernel = (op.replay_bw if callable(op.replay_bw) else
-                    getattr(replay_kernels, op.replay_bw))
+                    kernelgen.named_kernel(op.replay_bw))
         s.read_y, s.read_x = True, (True,) * len(argn)  # from the values they read
     s.need_args = tuple(map(int, needs)) if s.kernel is not None and op.takes_int_needs() \
         else needs

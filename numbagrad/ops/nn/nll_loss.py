@@ -30,7 +30,7 @@ from ..index.indexing import gather_flat, index_add_flat
 from ..reduce.reductions import LOG_SOFTMAX, log_softmax
 from ..reduce.reductions import mean as _mean
 from ..reduce.reductions import sum as _sum
-from ..replay_kernels import log_softmax_fw, nll_loss_fw
+from ..replay_kernels import log_softmax_fw
 from ..shape.movement import view
 from ..vjp import const
 from .loss_common import (
@@ -48,6 +48,7 @@ from .loss_common import (
     _tensor_arguments,
     legacy_get_string,
 )
+from .replay_kernels import nll_loss_fw
 
 
 @njit(cache=True, error_model="numpy")
