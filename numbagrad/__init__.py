@@ -8,6 +8,7 @@ Attributes:
 """
 
 import importlib
+import inspect as _inspect
 import math as _math
 import sys as _sys
 import types as _types
@@ -92,8 +93,35 @@ pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan  # torch's constants: 
 negative = neg
 absolute = abs
 masked_fill = Tensor.masked_fill
-argmax = Tensor.argmax
-argmin = Tensor.argmin
+
+
+def _index_of_extreme(name, which):
+    def fn(input, *args, **kwargs):  # (dim, keepdim, or NumPy's axis, keepdims)
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(input).__name__}")
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__signature__ = _inspect.signature(lambda input, dim=None, keepdim=False: None)
+    fn.__doc__ = f"""The index of the {which} element of ``input`` along ``dim``, or of the
+    flattened tensor; the first on ties.
+
+    Same as ``torch.{name}`` (NumPy's ``axis`` and ``keepdims`` are taken too, as torch takes
+    them).
+
+    Args:
+        input: the tensor.
+        dim: the dimension to reduce; None (the default) reduces the flattened tensor.
+        keepdim: keep the reduced dimension, with size 1 (default False).
+
+    Returns:
+        A new int64 tensor of the indices.
+    """
+    return fn
+
+
+argmax = _index_of_extreme("argmax", "largest")
+argmin = _index_of_extreme("argmin", "smallest")
 
 
 def numel(input):

@@ -536,3 +536,17 @@ def test_true_divide_in_place_as_torch():
         out.sum().backward()
         return out is y, type(y.grad_fn).__name__, y.tolist(), x.grad.tolist()
     assert run(ng) == run(torch)
+
+
+@pytest.mark.parametrize("call", ["argmax(t)", "argmax(input=t)", "argmax(t, 1)",
+                                  "argmin(t, dim=0, keepdim=True)", "argmin(t, axis=1)",
+                                  "argmax(t, 1, keepdims=True)", "argmin(input=t, dim=1)",
+                                  "argmax([1.0, 2.0])"])
+def test_argmax_argmin_take_torchs_arguments(call):
+    def run(lib):
+        t = lib.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 7.0]])
+        try:
+            return eval(f"lib.{call}", {"lib": lib, "t": t}).tolist()
+        except TypeError as e:
+            return type(e), str(e)
+    assert run(ng) == run(torch)

@@ -27,9 +27,6 @@ IGNORED = set()
 
 # (function, torch's parameter) numbagrad does not take yet -> why
 ALLOWED = {
-    ("torch.argmax", "input"): "defined in numbagrad/_methods.py as the method (self)",
-    ("torch.argmin", "input"): "defined in numbagrad/_methods.py as the method (self)",
-    ("torch.numel", "input"): "Tensor.numel itself (numbagrad/tensor.py), which takes self",
     ("torch.mm", "out_dtype"): "torch 2.13 runs mm's out_dtype on CUDA only",
     ("torch.bmm", "out_dtype"): "torch 2.13 runs bmm's out_dtype on CUDA only",
     ("torch.div", "rounding_mode"): "no rounding_mode: trunc/floor of the quotient instead",
