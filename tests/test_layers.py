@@ -124,3 +124,17 @@ def test_no_import_cycles():
         if m not in state:
             visit(m, [m])
     assert not cycles, "\n".join(cycles)
+
+
+# "modules of one job under ~600 lines": above this, a module says at its top why it is one
+LONG_MODULE = 660
+
+
+def test_a_long_module_says_why_at_its_top():
+    unexplained = []
+    for module, path in MODULES.items():
+        lines = path.read_text().splitlines()
+        if len(lines) > LONG_MODULE and not any(
+                line.startswith("# Over 600 lines:") for line in lines[:3]):
+            unexplained.append(f"{module}: {len(lines)} lines")
+    assert not unexplained, "\n".join(unexplained)

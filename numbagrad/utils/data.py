@@ -1,3 +1,5 @@
+# Over 600 lines: torch.utils.data's public names in one module, which the API reference
+# renders as one page (a package of re-exports would document each name twice).
 """numbagrad.utils.data: torch.utils.data's datasets, samplers, collation and DataLoader.
 
 Differences from torch, named rather than hidden:
