@@ -131,7 +131,23 @@ for _name in ("add", "sub", "mul"):
     setattr(Tensor, f"__{_name}__", _binop(_name))
     setattr(Tensor, f"__r{_name}__", _rbinop(_name))
 Tensor.__truediv__ = _binop("div")
-Tensor.__rtruediv__ = _rbinop("div")
+_rdiv_number = _rbinop("div")
+
+
+def _rtruediv(self, other):
+    """``other / self``. An ndarray on the left divides as torch's does: ``__rdiv__`` takes
+    ``self.reciprocal() * other``, which NumPy computes (the ndarray's ``__rmul__``, NumPy's
+    type promotion) and wraps as a Tensor; a tensor that requires grad raises the
+    RuntimeError of its conversion to NumPy."""
+    if isinstance(other, np.ndarray):
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return _make(np.asarray(np.multiply(pointwise.unary("reciprocal", self)._data, other)))
+    return _rdiv_number(self, other)
+
+
+Tensor.__rtruediv__ = _rtruediv
 
 
 def _pow(self, e):

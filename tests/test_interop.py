@@ -12,6 +12,7 @@ import pickle
 import struct
 import time
 import tracemalloc
+import warnings
 import zlib
 
 import numpy as np
@@ -813,3 +814,28 @@ def test_an_ndarray_on_the_left_fails_as_in_torch(op, requires_grad):
             getattr(operator, op)(np.ones((2, 3)), lib.ones(3, requires_grad=requires_grad))
         errors.append(str(e.value))
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("left, right", [
+    ("np.ones(3)", "lib.ones(3)"),
+    ("np.arange(1.0, 4.0)", "lib.tensor([2.0, 4.0, 8.0], dtype=lib.float32)"),
+    ("np.arange(1.0, 4.0, dtype=np.float32)", "lib.tensor([2.0, 4.0, 8.0])"),
+    ("np.array(2.0)", "lib.tensor([2.0, 4.0])"),
+    ("np.arange(1, 4)", "lib.tensor([2, 4, 8])"),
+    ("np.ones((2, 3))", "lib.ones(3)"),
+    ("np.ones(2)", "lib.ones(3)"),
+    ("np.ones(3)", "lib.ones(3, requires_grad=True)")])
+def test_an_ndarray_divided_by_a_tensor_as_in_torch(left, right):
+    """torch divides an ndarray by a tensor (NumPy computes reciprocal * ndarray and the
+    result is wrapped as a Tensor), unlike its other operators with an ndarray on the left."""
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # torch's __array_wrap__
+                r = eval(f"{left} / {right}", {"np": np, "lib": lib})
+        except (TypeError, ValueError, RuntimeError) as e:
+            return type(e), str(e)
+        return type(r).__name__, str(r.dtype), r.requires_grad, r.numpy().tolist()
+    assert run(ng) == run(torch)
