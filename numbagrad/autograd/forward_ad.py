@@ -391,7 +391,7 @@ def _run_kernel(op, out, operands, iat, fat):
     shape = np.shape(_as_tensor(out)._data)
     y = np.zeros(int(np.prod(shape)), dtype)
     iat_a, fat_a = np.asarray(iat, np.int64), np.asarray(fat, np.float64)
-    kernel = op.replay if callable(op.replay) else kernelgen.named_kernel(op.replay)
+    kernel = kernelgen.kernel_of(op.replay)
     arrays = [x._data for x in operands]
     if op.arity == -1:  # variadic: once per input
         for k, a in enumerate(arrays):

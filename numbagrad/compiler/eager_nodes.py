@@ -173,8 +173,7 @@ def _step(program, i, op, dt, argn, needs, targets, dtypes, big):
     s.node, s.op, s.dt, s.argn, s.needs, s.targets = i, op, dt, argn, needs, targets
     _, s.read_y, s.read_x, s.kernel, _ = big_nodes._node_plan(int(column(nodes, "code")[i]), needs)
     if op.replay_bw:  # recorded positions are the trace's: recompute them, as the sweep
-        s.kernel = (op.replay_bw if callable(op.replay_bw) else
-                    kernelgen.named_kernel(op.replay_bw))
+        s.kernel = kernelgen.kernel_of(op.replay_bw)
         s.read_y, s.read_x = True, (True,) * len(argn)  # from the values they read
     s.need_args = tuple(map(int, needs)) if s.kernel is not None and op.takes_int_needs() \
         else needs

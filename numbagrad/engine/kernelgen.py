@@ -105,15 +105,26 @@ def header():
                               for m in KERNEL_MODULES) + _HELPERS
 
 
-def named_kernel(name):
-    """The @njit function ``name`` of the registered kernel modules (an op record's
-    ``replay`` or ``kernel`` string)."""
-    for module in KERNEL_MODULES:
-        fn = getattr(sys.modules[module], name, None)
-        if fn is not None:
-            return fn
-    raise AttributeError(f"no kernel {name!r} in the registered kernel modules "
-                         f"{KERNEL_MODULES}")
+def kernel_of(ref):
+    """The @njit function an op record's ``replay``, ``replay_bw`` or ``kernel`` gives: the
+    function itself, or its name in the registered kernel modules (looked up once)."""
+    if callable(ref):
+        return ref
+    fn = _NAMED.get(ref)
+    if fn is None:
+        for module in KERNEL_MODULES:
+            fn = getattr(sys.modules[module], ref, None)
+            if fn is not None:
+                break
+        else:
+            raise AttributeError(f"no kernel {ref!r} in the registered kernel modules "
+                                 f"{KERNEL_MODULES}")
+        _NAMED[ref] = fn
+    return fn
+
+
+_NAMED = {}  # kernel name -> its function (kernel_of)
+
 
 # Largest node whose elementwise formula runs as a loop inside the per-node kernel: below
 # it the views and the kernel call cost more than the loop; above it the kernel's own loop,

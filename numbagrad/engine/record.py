@@ -51,7 +51,7 @@ def replay_value(op, inputs, out_size, dtype, iat=(), fat=()):
     xs = [np.ascontiguousarray(a, dtype).reshape(-1) for a in inputs]
     shapes = [np.asarray(np.shape(a), np.int64) for a in inputs]
     y = np.empty(out_size, dtype)
-    kernel = op.replay if callable(op.replay) else kernelgen.named_kernel(op.replay)
+    kernel = kernelgen.kernel_of(op.replay)
     kernel(y, *xs, _NO_INTS, *shapes, np.asarray(iat, np.int64), np.asarray(fat, np.float64))
     return y
 
