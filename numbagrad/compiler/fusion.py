@@ -53,7 +53,6 @@ interpreted replay).
 """
 
 import os
-import re
 import sys
 import threading
 
@@ -62,7 +61,7 @@ import numpy as np
 
 from .._threads import fit_threads, in_parallel
 from ..core.tape import FLAG_BIG, FLAG_F32, FLAG_HOOK, FLAG_NEEDS_GRAD, column
-from ..engine import kernel_tables, kernelgen, reduction_tree, registry
+from ..engine import formula, kernel_tables, kernelgen, reduction_tree, registry
 from . import eager_nodes
 
 # Smallest node (elements) fused: a region costs a few Python-level calls (~10 us); an
@@ -193,18 +192,23 @@ def plan(nodes, args, fat, out_node, exclude=()):
 
 def _has_transcendental(code):
     op = registry.OPS[code]
-    return bool(re.search(r"\b(exp|log|tanh|sigmoid)\(", op.fwd + " ".join(op.grads)))
+    return any(formula.calls(f) & _TRANSCENDENTAL for f in (op.fwd, *op.grads) if f)
+
+
+_TRANSCENDENTAL = {"exp", "log", "tanh", "sigmoid"}
 
 
 # ---- code generation --------------------------------------------------------------------
 
 
-# formulas whose attributes choose a branch: pw(a, f0) tests its exponent
-_BRANCHY = re.compile(r"\b(pw|gelu|gelu_grad|softplus)\(|\bf\d\s*(==|!=|<|>)")
+# calls whose attributes choose a branch: pw(a, f0) tests its exponent
+_BRANCHING_CALLS = {"pw", "gelu", "gelu_grad", "softplus"}
 
 
-def _subst(formula, names):
-    return re.sub(r"\b(g|a|b|y|m|f0|f1)\b", lambda mt: names[mt.group(1)], formula)
+def _branchy(formulas):
+    """Whether ``formulas``' attributes choose a branch: a call above, or one compared."""
+    return any(formula.calls(f) & _BRANCHING_CALLS or formula.compared(f) & {"f0", "f1"}
+               for f in formulas)
 
 
 def _generate(region, nodes, args, fat, needs):
@@ -232,8 +236,8 @@ def _generate(region, nodes, args, fat, needs):
     scalar_grads = [q for q, a in enumerate(inputs) if needs[a] and scalar[q]]
     ops = [registry.OPS[column(nodes, "code")[i]] for i in members]
     # the formulas each kernel evaluates per member: forward's, backward's (both)
-    texts = {False: [op.fwd for op in ops],
-             True: [op.fwd + " " + " ".join(f for f in op.grads if f) for op in ops]}
+    texts = {False: [(op.fwd,) for op in ops],
+             True: [(op.fwd, *[f for f in op.grads if f]) for op in ops]}
 
     def operand(a):
         return f"v{local[a]}" if a in local else f"e{inputs.index(a)}"
@@ -248,12 +252,13 @@ def _generate(region, nodes, args, fat, needs):
         out = [f"e{q} = ins[{q}][0]" for q in range(len(inputs)) if scalar[q]]
         for j, (i, text) in enumerate(zip(members, texts[backward])):
             for t in (0, 1):
-                if re.search(rf"\bf{t}\b", text):
+                if formula.uses(text, f"f{t}"):
                     # attributes that select a formula's branch (pow's exponent) are written
                     # into the source, so LLVM folds the branch and the loop vectorizes
                     # (not a power's base: LLVM rewrites pow(2.0, x) as exp2(x), which
                     # rounds differently from the pow eager calls)
-                    literal = _BRANCHY.search(text) and not re.search(rf"\bf{t}\s*\*\*", text)
+                    literal = _branchy(text) and not any(formula.powers_of(f, f"f{t}")
+                                                         for f in text)
                     value = repr(float(fat[fat_ptr[i] + t])) if literal \
                         else f"fat[off[{p_fat + j}] + {t}]"
                     out.append(f"f{t}_{j} = {value}")
@@ -266,7 +271,7 @@ def _generate(region, nodes, args, fat, needs):
         out = [f"x{q} = ins[{q}][lo:hi]" for q in range(len(inputs)) if not scalar[q]]
         out += [f"ax{q} = outs[{r}][lo:hi]" for r, q in enumerate(vector_grads) if backward]
         for j, text in enumerate(texts[backward]):
-            if re.search(r"\bm\b", text):
+            if formula.uses(text, "m"):
                 out.append(f"mk{j} = iat[off[{p_iat + j}] + lo:off[{p_iat + j}] + hi]")
         for j, i in enumerate(members):
             if exits and i in region.exits and (not backward or needs[i]):
@@ -278,9 +283,9 @@ def _generate(region, nodes, args, fat, needs):
     def forward_body(backward):
         out = [f"e{q} = x{q}[k]" for q in range(len(inputs)) if not scalar[q]]
         for j, (i, op, text) in enumerate(zip(members, ops, texts[backward])):
-            if re.search(r"\bm\b", text):
+            if formula.uses(text, "m"):
                 out.append(f"m{j} = mk{j}[k] != 0")
-            value = _subst(op.fwd, names(j, i))
+            value = formula.rename(op.fwd, names(j, i))
             if column(nodes, "flags")[i] & FLAG_F32:
                 # eager rounds every float32 op's result; so does the interpreted replay
                 value = f"np.float64(np.float32({value}))"
@@ -305,9 +310,9 @@ def _generate(region, nodes, args, fat, needs):
             if not needs[i]:
                 continue
             nm = names(j, i)
-            for a, formula in zip(_operands(nodes, args, i), op.grads):
-                if formula and needs[a]:
-                    out.append(f"{acc[a]} += {_subst(formula, nm)}")
+            for a, grad in zip(_operands(nodes, args, i), op.grads):
+                if grad and needs[a]:
+                    out.append(f"{acc[a]} += {formula.rename(grad, nm)}")
         return out + [f"ax{q}[k] = h{q}" for q in vector_grads]
 
     def leaf_loop(body, backward):

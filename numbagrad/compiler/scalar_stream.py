@@ -12,12 +12,11 @@ Only elementwise ops and one-element views/copies qualify; anything else (a node
 than one element, a float32 node, a reduction) leaves the trace to the generic replay.
 """
 
-import re
-
 import numpy as np
 
 from ..core.tape import FLAG_F32, column
 from ..engine import kernel_tables, kernelgen, registry
+from ..engine.formula import uses
 
 # instruction columns
 I_CODE, I_OUT, I_A, I_B, I_MASK = range(5)
@@ -26,21 +25,18 @@ WIDTH = 5
 COPY = -1
 
 
-def _uses(formula, name):
-    return re.search(rf"\b{name}\b", formula) is not None
-
-
 def scalar_ops():
     """The table's ops the stream can run: elementwise ops with a forward formula."""
     return [op for op in registry.OPS if op.elementwise and op.fwd and not op.python]
 
 
-def _operand_loads(text):
-    """Statements binding the names ``text`` (formulas) reads from instruction ``i``."""
+def _operand_loads(formulas):
+    """Statements binding the names ``formulas`` (one or several) read from instruction
+    ``i``."""
     loads = [("y", "yv = val[ins[i, 1]]"), ("a", "av = val[ins[i, 2]]"),
              ("b", "bv = val[ins[i, 3]]"), ("m", "m = ins[i, 4] != 0"),
              ("f0", "f0 = fk[i, 0]"), ("f1", "f1 = fk[i, 1]")]
-    return [line for name, line in loads if _uses(text, name)]
+    return [line for name, line in loads if uses(formulas, name)]
 
 
 def _forward_branch(op):
@@ -48,7 +44,7 @@ def _forward_branch(op):
 
 
 def _backward_branch(op):
-    lines = _operand_loads(" ".join(f for f in op.grads if f))
+    lines = _operand_loads(op.grads)
     for q, formula in enumerate(op.grads):
         if formula:
             lines.append(f"adj[ins[i, {2 + q}]] += {kernelgen.expr(formula)}")

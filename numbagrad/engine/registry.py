@@ -46,7 +46,6 @@ How an op is declared (see numbagrad/ops/elementwise/basic.py etc. for the recor
   vjp.py: they are written with one another's front ends).
 """
 
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -55,6 +54,7 @@ import numpy as np
 from ..core import tape
 from ..core.docs import torch_doc
 from ..grad_fn import NONE_OPERANDS
+from . import formula
 
 SAVE_NAMES = ("x0", "x1", "x2", "y", "n")  # n: a saved number or mask (saves_number)
 # formula functions that are exact or correctly rounded in any dtype
@@ -166,11 +166,10 @@ class OpDef:
         does; any other op's eager float32 forward runs in float64 and rounds once
         (pointwise.eager_forward)."""
         f = self.fwd
-        if f is None or set(re.findall(r"\b(\w+)\(", f)) - _ONE_ROUNDING_CALLS or "**" in f:
+        if f is None or formula.calls(f) - _ONE_ROUNDING_CALLS:
             return False
-        # binary arithmetic: an operator after an operand (a unary minus follows nothing)
-        steps = len(re.findall(r"[\w)]\s*[-+*/]", f)) + f.count("sqrt(")
-        return steps <= 1
+        steps = formula.arithmetic_steps(f)  # (None: a power)
+        return steps is not None and steps <= 1
 
     def takes_int_needs(self):
         """Whether the op's backward is kernelgen's elementwise kernel, which takes each
@@ -194,12 +193,9 @@ class OpDef:
         cached = self._reads.get(k)
         if cached is not None:
             return cached
-        used = set()
-        for i, formula in enumerate(self.grads):
-            if formula and (k is None or i == k):
-                used |= set(re.findall(r"\b[a-z]\w*\b", formula))
+        grads = self.grads if k is None else self.grads[k:k + 1]
         names = {"a": "x0", "b": "x1", "y": "y"}
-        out = tuple(v for n, v in names.items() if n in used)
+        out = tuple(v for n, v in names.items() if formula.uses(grads, n))
         if self.saves_number and any(self.grads[i] for i in range(len(self.grads))
                                      if k is None or i == k):
             out += ("n",)

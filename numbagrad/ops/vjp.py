@@ -12,13 +12,13 @@ derivative is a sum, a sum's is an expand). The ops above (products, losses, nor
 convolutions) attach their rule with ``@vjp_rule`` next to their record.
 """
 
-import ast
 import math
 import operator
 
 import numpy as np
 
 from .. import dtypes as _dtypes
+from ..engine import formula
 from ..engine.registry import FORMULA_FUNCTIONS, vjp_rule
 from ..tensor import Tensor, _make
 from .elementwise import pointwise
@@ -249,46 +249,15 @@ _NAMES = {"_cmp": _cmp, "_and": _and, "_or": _or, "_where": _where, "pw": _pw, "
           "mish_grad": _mish_grad, "sigmoid": _sigmoid, "silu_grad": _silu_grad,
           "gelu_grad": _gelu_grad,
           **{n: _unary(n) for n in ("exp", "log", "cos", "sin", "sqrt", "tanh", "erf")}}
-_CMP = {ast.Gt: "gt", ast.GtE: "ge", ast.Lt: "lt", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne"}
-
-
-class _ToTensorOps(ast.NodeTransformer):
-    """Rewrite a scalar formula so it evaluates elementwise on Tensors."""
-
-    def visit_IfExp(self, node):  # noqa: N802 - ast's naming
-        self.generic_visit(node)
-        return ast.Call(ast.Name("_where", ast.Load()), [node.test, node.body, node.orelse], [])
-
-    def visit_BoolOp(self, node):  # noqa: N802
-        self.generic_visit(node)
-        fn = "_and" if isinstance(node.op, ast.And) else "_or"
-        return ast.Call(ast.Name(fn, ast.Load()), node.values, [])
-
-    def visit_Compare(self, node):  # noqa: N802
-        self.generic_visit(node)
-        if len(node.ops) != 1:
-            raise ValueError("chained comparisons are not supported in derivative formulas")
-        return ast.Call(ast.Name("_cmp", ast.Load()),
-                        [ast.Constant(_CMP[type(node.ops[0])]), node.left, node.comparators[0]],
-                        [])
-
-
 _compiled = {}
 
 
-def formula_function(formula):
-    """``formula`` (a table derivative) as ``f(g, a, b, y, f0, f1, m)`` over Tensors."""
-    fn = _compiled.get(formula)
+def formula_function(text):
+    """``text`` (a table derivative) as ``f(g, a, b, y, f0, f1, m)`` over Tensors."""
+    fn = _compiled.get(text)
     if fn is None:
-        tree = ast.parse(formula, mode="eval")
-        body = ast.fix_missing_locations(_ToTensorOps().visit(tree)).body
-        # a real function (not eval per call): the formula is its return expression
-        fn_def = ast.parse("def derivative(g, a, b, y, f0, f1, m):\n    return 0")
-        fn_def.body[0].body[0].value = body
-        code = compile(ast.fix_missing_locations(fn_def), f"<derivative {formula!r}>", "exec")
-        namespace = {**_NAMES, **FORMULA_FUNCTIONS}
-        exec(code, namespace)  # noqa: S102 - formulas come from the op table
-        fn = _compiled[formula] = namespace["derivative"]
+        fn = _compiled[text] = formula.elementwise_function(
+            text, ("g", "a", "b", "y", "f0", "f1", "m"), {**_NAMES, **FORMULA_FUNCTIONS})
     return fn
 
 
@@ -303,11 +272,11 @@ def elementwise_vjp(ctx, g):
     f1 = ctx.fat[1] if len(ctx.fat) > 1 else None
     m = np.asarray(ctx.iat, bool).reshape(ctx.shape) if len(ctx.iat) else None
     out = []
-    for k, formula in enumerate(op.grads):
-        if not ctx.needs[k] or formula is None:
+    for k, grad in enumerate(op.grads):
+        if not ctx.needs[k] or grad is None:
             out.append(None)
             continue
-        r = formula_function(formula)(g, a, b, y, f0, f1, m)
+        r = formula_function(grad)(g, a, b, y, f0, f1, m)
         dt = _dtypes.from_numpy_dtype(ctx.dtypes[k])
         if not isinstance(r, Tensor):  # a constant derivative (sign: 0)
             r = const(np.broadcast_to(np.asarray(r, dt.np), ctx.shape), dt.np)
