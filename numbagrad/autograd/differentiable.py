@@ -2,15 +2,15 @@
 node's derivative computed with numbagrad ops (its ``vjp`` rule), so the backward is
 recorded on the tape like any forward and can be differentiated again, to any order.
 
-It visits the same nodes in the same order as the compiled sweep: tapes newest first, nodes
-in decreasing index, every bridge's adjoint seeding its older tape. The gradient graph is
+It walks as the compiled sweep does, with the sweep's own parts (autograd/sweep.py): the
+tapes newest first, every bridge's adjoint seeding its older tape (``TapeOrder``), and on
+each the nodes reached and needing a gradient in decreasing index (``Walk``, the sweep's
+``reached`` test); only what it does at a node differs. The gradient graph is
 appended to the tapes of the tensors it uses, so its nodes point straight at the original
 graph's nodes (a saved input of a rule is the node itself, as torch's saved variables are).
 Cost: a few eager ops per node (microseconds each), paid only when create_graph=True; the
 backward *of* the recorded gradient graph is the compiled sweep again.
 """
-
-import heapq
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from ..ops.vjp import VjpContext, elementwise_vjp
 from ..tensor import Tensor, _make, post_accumulate
 from . import anomaly
 from .checks import FREED_MSG, checked_hook_result, dirty_message
+from .sweep import TapeOrder, Walk
 
 _LEAF, _CONST, _BRIDGE = registry.LEAF.code, registry.CONST.code, registry.BRIDGE.code
 # set by numbagrad.autograd.forward_ad: gives a tensor rebuilt for a node the tangent the
@@ -97,31 +98,24 @@ def _check_saved(tape, i, op, argn, needs):
         raise anomaly.sweep_error(dirty_message(tape, i), tape, i)
 
 
-def _push(heap, adj, argn, needs, grads):
-    """Add a node's input gradients into its arguments' adjoints (same tape)."""
+def _push(adj, argn, needs, grads, touched=None):
+    """Add a node's input gradients into its arguments' adjoints (same tape), marking each
+    argument reached (``touched``, the walk's)."""
     for a, need, ga in zip(argn, needs, grads):
         if need and ga is not None:
             prev = adj.get(a)
-            if prev is None:
-                heapq.heappush(heap, -a)
-                adj[a] = ga
-            else:
-                adj[a] = prev + ga
+            adj[a] = ga if prev is None else prev + ga
+            if touched is not None:
+                touched[a] = 1
 
 
 def run_backward_graph(roots, seeds, retain_graph, inputs, collect=None):
     """As engine.run_backward, with Tensor adjoints: ``seeds`` are Tensors (they may require
     grad themselves), the gradients that reach ``.grad`` or ``collect`` are Tensors with a
     grad_fn wherever they depend on something that requires grad."""
-    pending = {}  # tape serial -> (tape, {node: adjoint Tensor})
-
-    def add(tape, node, g):
-        adj = pending.setdefault(tape.serial, (tape, {}))[1]
-        prev = adj.get(node)
-        adj[node] = g if prev is None else prev + g
-
+    order = TapeOrder()
     for t, g in zip(roots, seeds):
-        add(t._tape, t._node, g if isinstance(g, Tensor) else _make(np.asarray(g)))
+        order.add(t._tape, t._node, g if isinstance(g, Tensor) else _make(np.asarray(g)))
     wanted = None if inputs is None else {id(t) for t in inputs}
     nonleaf_inputs = {} if inputs is None else \
         {(t._tape.serial, t._node): t for t in inputs if t._tape is not None}
@@ -132,14 +126,14 @@ def run_backward_graph(roots, seeds, retain_graph, inputs, collect=None):
         else:
             collect[id(t)] = g if id(t) not in collect else collect[id(t)] + g
 
-    while pending:
-        tape, adj = pending.pop(max(pending))
+    for tape, tape_seeds in order:
+        adj = {}  # node -> its adjoint Tensor, summed as its gradients arrive
+        _push(adj, [node for node, _ in tape_seeds], [True] * len(tape_seeds),
+              [g for _, g in tape_seeds])
         view = _TapeView(tape)
-        heap = [-n for n in adj]
-        heapq.heapify(heap)
+        walk = Walk(tape, adj)
         visited = []
-        while heap:
-            i = -heapq.heappop(heap)
+        for i in walk:
             g = adj.pop(i, None)
             if g is None:
                 continue
@@ -162,7 +156,7 @@ def run_backward_graph(roots, seeds, retain_graph, inputs, collect=None):
                 continue
             if code == _BRIDGE:
                 older, older_node = tape.bridges[i]
-                add(older, older_node, g)
+                order.add(older, older_node, g)
                 continue
             op = registry.OPS[code]
             argn = tape.arg_nodes(i)
@@ -175,7 +169,7 @@ def run_backward_graph(roots, seeds, retain_graph, inputs, collect=None):
                 if not retain_graph:
                     call.ctx._freed = True
                 visited.append(i)
-                _push(heap, adj, argn, needs, grads)
+                _push(adj, argn, needs, grads, walk.touched)
                 continue
             _check_saved(tape, i, op, argn, needs)
             rule = op.vjp or (elementwise_vjp if op.elementwise else None)
@@ -193,7 +187,7 @@ def run_backward_graph(roots, seeds, retain_graph, inputs, collect=None):
                     if ga is not None and np.isnan(np.asarray(ga._data)).any():
                         raise anomaly.nan_error(tape, i, op.grad_fn, k)
             visited.append(i)
-            _push(heap, adj, argn, needs, grads)
+            _push(adj, argn, needs, grads, walk.touched)
         if not retain_graph:
             if tape.freed is None or len(tape.freed) < len(tape):
                 freed = np.zeros(len(tape), np.uint8)

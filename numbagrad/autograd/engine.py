@@ -484,28 +484,26 @@ def run_backward(roots, grads, retain_graph, inputs, collect=None):
 
 
 def _run_backward(roots, grads, retain_graph, inputs, collect):
-    pending = {}  # tape serial -> (tape, [(node, flat gradient)])
+    order = sweep.TapeOrder()
     if len(roots) == 1:  # (a loss's backward: one tape to start from)
         tape, seeds = roots[0]._tape, [(roots[0]._node, grads[0])]
     else:
         for t, g in zip(roots, grads):
-            pending.setdefault(t._tape.serial, (t._tape, []))[1].append((t._node, g))
-        tape, seeds = pending.pop(max(pending))
-    while True:
+            order.add(t._tape, t._node, g)
+        tape, seeds = order.pop()
+    while tape is not None:
         if tape.has_big or tape.blas:  # (the rest of the sweep runs on this thread alone)
             fit_threads()
             with _blas.one_thread(tape.blas):
-                _sweep_tape(tape, seeds, pending, retain_graph, inputs, collect)
+                _sweep_tape(tape, seeds, order, retain_graph, inputs, collect)
         else:
-            _sweep_tape(tape, seeds, pending, retain_graph, inputs, collect)
-        if not pending:
-            return
-        tape, seeds = pending.pop(max(pending))
+            _sweep_tape(tape, seeds, order, retain_graph, inputs, collect)
+        tape, seeds = order.pop()
 
 
-def _sweep_tape(tape, seeds, pending, retain_graph, inputs, collect):
+def _sweep_tape(tape, seeds, order, retain_graph, inputs, collect):
     """One tape's part of a backward: its sweep from ``seeds``; its bridges' gradients go
-    into ``pending`` for the older tapes."""
+    into ``order`` (sweep.TapeOrder) for the older tapes."""
     run = _Run(tape, retain_graph)
     stops = flags = ()
     if inputs:
@@ -525,8 +523,7 @@ def _sweep_tape(tape, seeds, pending, retain_graph, inputs, collect):
             for node, (older, older_node) in tape.bridges.items():
                 g = run.gradient_of(node)
                 if g is not None:
-                    pending.setdefault(older.serial, (older, []))[1].append(
-                        (older_node, np.array(g)))
+                    order.add(older, older_node, np.array(g))
     finally:
         if stops:
             for i, f in zip(stops, flags):

@@ -4,7 +4,8 @@ Nothing here depends on the op table: a sweep reads node i's op code, checks wha
 checked (reached, needing a gradient, saved values freed or changed in place, handed to
 Python) and calls ``table[code]`` (engine/kernel_tables), so this module compiles once, in a
 fraction of a second, whatever the number of ops. Eager backward, ``autograd.grad`` and the
-compiled replay all run these sweeps; the replay's entry points (``run``, ``run_in``,
+compiled replay all run ``sweep``; the differentiable backward (create_graph) walks with its
+parts (``TapeOrder``, ``Walk``); the replay's entry points (``run``, ``run_in``,
 ``run_forward``, ``run_backward``) are here too.
 """
 
@@ -60,10 +61,26 @@ def forward_row(tables, nodes, args, i, nargs):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def reached(nodes, touched, i):
+    """Whether a reverse pass reaches node i (``touched``: the seeds, then every input a
+    differentiated node's gradient reaches) and the node needs a gradient."""
+    return touched[i] != 0 and (nodes[i, F_FLAGS] & 1) != 0
+
+
+@njit(cache=True, error_model="numpy")
+def next_reached(nodes, touched, i):
+    """The first node from i down that a reverse pass reaches and that needs a gradient,
+    sources included; -1 if none (the differentiable backward's walk: ``Walk``)."""
+    while i >= 0 and not reached(nodes, touched, i):
+        i -= 1
+    return i
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def inputs_to_differentiate(nodes, arity, touched, i):
     """Node i's number of inputs if a reverse pass differentiates it (reached, needing a
     gradient, not a source: -1 for a variadic op), else 0."""
-    if touched[i] == 0 or (nodes[i, F_FLAGS] & 1) == 0:
+    if not reached(nodes, touched, i):
         return 0
     return arity[nodes[i, 0]]
 
@@ -164,19 +181,15 @@ def read_gradients(adj, grad_off, grad_len):
 
 @njit(cache=True, inline="always", error_model="numpy")
 def replay_sweep(tables, arity, nodes, args, shapes, iat, fat, val, adj, touched, start):
-    """The reverse pass of a replay, all inside Numba: ``sweep``'s walk without what only
-    eager needs (freeing, in-place checks, handing nodes back), so that the replay's entry
-    points compile in less time. ``tables``: the block (rows as kernel_tables.KINDS)."""
-    frame = make_frame(nodes, args, shapes, iat, fat, val, adj)
-    for i in range(start, -1, -1):
-        nargs = inputs_to_differentiate(nodes, arity, touched, i)
-        if nargs == 0:
-            continue
-        if nodes[i, F_FLAGS] & 6:  # a trace is recorded without big nodes; hooks not replayed
-            raise RuntimeError("numbagrad: a replayed node could not be differentiated in Numba")
-        call_kernel(tables[reverse_row(tables, RBW, nodes, args, i, nargs), nodes[i, 0]], i,
-                    frame)
-        mark_inputs(nodes, args, i, touched)
+    """The reverse pass of a replay, all inside Numba: ``sweep`` with the replay's kernels
+    (RBW), keeping every saved value and checking none (a trace is recorded without big
+    nodes, and hooks are not replayed: nothing is handed back)."""
+    none = np.zeros(0, np.uint8)
+    status, _, _ = sweep(tables, RBW, arity, np.zeros((0, 0), np.int64), nodes, args, shapes,
+                         iat, fat, val, adj, touched, none, np.zeros(0, np.int64), start, True,
+                         False)
+    if status != DONE:
+        raise RuntimeError("numbagrad: a replayed node could not be differentiated in Numba")
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -260,6 +273,50 @@ def run_backward(tables, arity, nodes, args, shapes, iat, fat, val, out_nodes, s
         start = max(start, i)
     replay_sweep(tables, arity, nodes, args, shapes, iat, fat, val, adj, touched, start)
     return read_gradients(adj, grad_off, grad_len)
+
+
+class TapeOrder:
+    """The tapes a backward sweeps, newest first, each with the gradients that seed it
+    ((node, gradient) pairs). A bridge's gradient, added while a newer tape is swept, seeds
+    its older tape, which comes after every newer one: its seeds are complete by then."""
+
+    __slots__ = ("pending",)
+
+    def __init__(self):
+        self.pending = {}  # tape serial -> (tape, [(node, gradient)])
+
+    def add(self, tape, node, g):
+        self.pending.setdefault(tape.serial, (tape, []))[1].append((node, g))
+
+    def pop(self):
+        """The newest tape left and its seeds, or (None, None)."""
+        pending = self.pending
+        return pending.pop(max(pending)) if pending else (None, None)
+
+    def __iter__(self):
+        tape, seeds = self.pop()
+        while tape is not None:
+            yield tape, seeds
+            tape, seeds = self.pop()
+
+
+class Walk:
+    """The nodes of ``tape`` that a backward from nodes ``seeds`` reaches and that need a
+    gradient, sources included, in the sweep's order (iterate). Whoever differentiates a
+    node marks the inputs its gradient reaches in ``touched``. The tape may grow
+    meanwhile: the walk reads a copy of its records."""
+
+    def __init__(self, tape, seeds):
+        self.nodes = tape.records()
+        self.touched = np.zeros(len(self.nodes), np.uint8)
+        self.touched[list(seeds)] = 1
+        self.start = max(seeds)
+
+    def __iter__(self):
+        i = next_reached(self.nodes, self.touched, self.start)
+        while i >= 0:
+            yield i
+            i = next_reached(self.nodes, self.touched, i - 1)
 
 
 class Replay:
