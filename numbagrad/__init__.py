@@ -44,9 +44,9 @@ from .ops.elementwise.pointwise import (abs, add, clamp, clip, cos, div, divide,
                                         subtract, tan, tanh, true_divide, where)
 from .ops.reduce.reductions import (amax, amin, log_softmax, logsumexp, max, mean, min, norm, prod,
                                     softmax, std, sum, var)
-from .ops.shape.movement import (broadcast_to, cat, chunk, flatten, narrow, permute, repeat,
-                                 reshape, split, squeeze, stack, t, transpose, unbind, unflatten,
-                                 unsqueeze)
+from .ops.shape.movement import (broadcast_to, flatten, narrow, permute, reshape, squeeze, t,
+                                 transpose, unflatten, unsqueeze)
+from .ops.shape.join import cat, chunk, repeat, split, stack, unbind
 from .ops.linalg.matmul import addmm, bmm, dot, matmul, mm, mv, outer
 from .ops.index.indexing import gather, index_select
 from ._format import get_printoptions, set_printoptions

@@ -14,7 +14,7 @@ import numbagrad
 from numbagrad.compiler import fusion
 from numbagrad.core import progress
 from numbagrad.engine import codecache, gemm, kernel_tables, registry
-from numbagrad.ops.elementwise import pointwise
+from numbagrad.ops.elementwise import forward
 from numbagrad.ops.nn import conv, pool2d
 from numbagrad.optim import _kernels as optim_kernels
 from numbagrad.seed_examples import SCRIPTS, run_script
@@ -179,7 +179,7 @@ def _warm_part(part):
     ops = [op for op in registry.OPS if op.code % 2 == part]
     for op in ops:
         kernel_tables.ensure_all([op.code], kernel_tables.KINDS)
-    pointwise.warmup(ops)
+    forward.warmup(ops)
     print(f"  kernels of {len(ops)} ops ready in {time.perf_counter() - t0:.1f} s", flush=True)
     t1 = time.perf_counter()
     if part == 0:

@@ -10,6 +10,7 @@ from . import _methods, creation, dtypes, pointwise_extra, predicates
 from .autograd import forward_ad
 from .core import grad_mode
 from .core.docs import documented, forwarded_args, inplace_doc
+from .mutation import _bump_version
 from .ops.elementwise import extra, math_api, pointwise, special_api
 from .ops.linalg import api, matmul
 from .ops.reduce import reductions
@@ -23,9 +24,6 @@ from .tensor import Tensor
 def _inplace(self, compute):
     """_methods' in-place machinery, looked up at each call (forward AD wraps it below)."""
     return _methods._inplace(self, compute)
-
-
-_bump_version = _methods._bump_version
 
 
 # ---- scan: in-place forms ---------------------------------------------------------------------

@@ -20,7 +20,7 @@ from .ops.shape.api import (
            cartesian_prod,
            unravel_index,
 )
-from .ops.shape.movement import split
+from .ops.shape.join import split
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
            "cartesian_prod", "block_diag", "cdist", "einsum", "lu", "norm", "meshgrid", "split",

@@ -4,8 +4,8 @@ torch.special's gammainc / gammaincc under their torch names."""
 
 import numpy as np
 
+from .ops.elementwise.forward import torch_layout
 from .ops.elementwise.math_api import _promote, need_tensor
-from .ops.elementwise.pointwise import torch_layout
 from .ops.linalg.node import not_differentiable, record_node
 from .ops.out_api import into
 from .special import gammainc, gammaincc

@@ -13,7 +13,8 @@ from .ops.elementwise.math_api import clip
 from .ops.linalg.common import return_type
 from .ops.linalg.matmul import mm
 from .ops.linalg.node import not_differentiable, record_node
-from .ops.shape.movement import cat, narrow
+from .ops.shape.join import cat
+from .ops.shape.movement import narrow
 from .tensor import Tensor, _make
 
 HistogramResult = return_type("histogram", ["hist", "bin_edges"])

@@ -20,7 +20,8 @@ from .ops.linalg.node import record_node
 from .ops.linalg.norms import vector_norm
 from .ops.reduce import reductions as reduce
 from .ops.shape.api import nonzero
-from .ops.shape.movement import alias, split
+from .ops.shape.join import split
+from .ops.shape.movement import alias
 from .ops.vjp import VjpContext
 from .tensor import Tensor, _make, require_grad
 

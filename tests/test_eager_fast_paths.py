@@ -14,7 +14,8 @@ from numbagrad.core import tape as tape_mod
 from numbagrad.core.tape import BIG, fresh_tape
 from numbagrad.engine.record import _address
 from numbagrad.engine.registry import BY_NAME
-from numbagrad.ops.elementwise.pointwise import eager_forward, unary
+from numbagrad.ops.elementwise.forward import eager_forward
+from numbagrad.ops.elementwise.pointwise import unary
 from numbagrad.ops.index.indexing import _basic_offset
 from numbagrad.ops.index.rules import resolve
 
@@ -215,6 +216,7 @@ def test_array_shortcut_records_what_record_records(dtype, monkeypatch):
     from numbagrad.engine import record
     from numbagrad.ops.elementwise import pointwise
     from numbagrad.ops.linalg import matmul as linalg
+    from numbagrad.ops.shape import join
     from numbagrad.ops.shape import movement as shape
 
     graphs = []
@@ -222,7 +224,7 @@ def test_array_shortcut_records_what_record_records(dtype, monkeypatch):
         if not shortcut:
             def general(op, out, a, b=None, iat=(), fat=()):
                 return record.record(op, out, (a,) if b is None else (a, b), iat, fat)
-            for module in (linalg, pointwise, shape, record):
+            for module in (linalg, pointwise, shape, join, record):
                 monkeypatch.setattr(module, "record_array", general)
         fresh_tape()
         y, leaves = _array_program(ng, _arrays(dtype))

@@ -8,7 +8,8 @@ import numpy as np
 from ..core.grad_mode import enable_grad
 from ..engine.record import fresh_view
 from ..ops.elementwise.pointwise import to_dtype
-from ..ops.shape.movement import reshape, stack
+from ..ops.shape.join import stack
+from ..ops.shape.movement import reshape
 from ..tensor import Tensor, _accumulate_grad, _make
 from . import anomaly, engine
 from .differentiable import _accumulate_tensor, run_backward_graph

@@ -12,7 +12,7 @@ one given to ``make_dual``.
 import numpy as np
 
 from ..factories import randn_like
-from ..ops.shape.movement import stack
+from ..ops.shape.join import stack
 from ..tensor import Tensor, _make
 from . import forward_ad
 from .api import grad

@@ -10,7 +10,7 @@ from .. import dtypes
 from ..core.grad_mode import no_grad
 from ..ops.elementwise.pointwise import where
 from ..ops.elementwise.special_api import lgamma, mvlgamma
-from ..ops.shape.movement import cat
+from ..ops.shape.join import cat
 from ..size import Size
 from . import constraints
 from .continuous import Normal, _batch_shape, expand_params

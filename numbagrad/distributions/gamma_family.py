@@ -9,7 +9,7 @@ from ..core import torch_rng
 from ..factories import _engine
 from ..ops.elementwise.pointwise import clamp, log, where
 from ..ops.elementwise.special_api import digamma, lgamma
-from ..ops.shape.movement import stack
+from ..ops.shape.join import stack
 from ..tensor import Tensor
 from . import constraints
 from .continuous import _batch_shape, expand_params

@@ -11,7 +11,7 @@ from ..ops.elementwise.special_api import digamma, mvlgamma
 from ..ops.index.indexing import index_select
 from ..ops.linalg.solvers import cholesky_solve, slogdet
 from ..ops.shape.gather import diag_embed
-from ..ops.shape.movement import cat
+from ..ops.shape.join import cat
 from ..size import Size
 from ..tensor import _make
 from . import constraints

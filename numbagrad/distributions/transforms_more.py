@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..nn.functional import logsigmoid, softplus
-from ..ops.shape.movement import cat, stack
+from ..ops.shape.join import cat, stack
 from ..size import Size
 from . import constraints
 from .linalg_ops import cholesky

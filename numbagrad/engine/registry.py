@@ -18,7 +18,7 @@ How an op is declared (see numbagrad/ops/elementwise/basic.py etc. for the recor
   (variadic: ``bw(g, gx, sh_y, sh_x, k, iat, fat)`` once per input ``k``), and ``saves``.
 * ``forward``   the NumPy forward of an elementwise op: ``forward(x0, .., *fattrs)``. Eager
   runs it for ops that round once (``rounds_once``) and for integer inputs; the other ops'
-  eager value comes from the replay's kernel of ``fwd`` (pointwise.eager_forward), and
+  eager value comes from the replay's kernel of ``fwd`` (elementwise.forward.eager_forward), and
   their ``forward`` stays as the NumPy reference the tests hold the kernels to.
 * ``fwd``       scalar formula of the forward (elementwise), for compiled replay.
 * ``replay``    structured ops: the name of their @njit forward kernel in
@@ -164,7 +164,7 @@ class OpDef:
         sqrt, or none: abs, min, max, a branch). Its float32 NumPy steps then equal the
         formula computed in float64 and rounded to float32, which is what compiled replay
         does; any other op's eager float32 forward runs in float64 and rounds once
-        (pointwise.eager_forward)."""
+        (elementwise.forward.eager_forward)."""
         f = self.fwd
         if f is None or formula.calls(f) - _ONE_ROUNDING_CALLS:
             return False

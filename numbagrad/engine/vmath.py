@@ -1,7 +1,7 @@
 """Branch-free exp, log, tanh and sigmoid that LLVM can vectorize: numbagrad's one
 implementation of each, bound as ``exp``, ``log``, ``tanh`` and ``sigmoid`` in every
 generated kernel (numbagrad.engine.kernelgen's header): eager's forward of the ops whose
-formula rounds more than once (ops.pointwise.eager_forward), the backward sweeps, the
+formula rounds more than once (ops.elementwise.forward.eager_forward), the backward sweeps, the
 compiled replay and its fused elementwise loops. One implementation everywhere is what
 makes replay equal eager to the bit; NumPy's loops could not be matched (its float64 tanh
 is its own SIMD code, its float32 exp is not correctly rounded, and both vary with the

@@ -9,7 +9,7 @@ differentiable, at the cost of one call per row.
 import contextlib
 
 from ..factories import default_generator
-from ..ops.shape.movement import stack
+from ..ops.shape.join import stack
 from ..tensor import Tensor
 from .transforms import _tree_flatten, _tree_unflatten, jvp
 

@@ -48,7 +48,7 @@ from .. import autograd, dtypes
 from ..autograd import forward_ad, forward_ad_batched
 from ..core.grad_mode import enable_grad, is_grad_enabled
 from ..factories import as_tensor, from_numpy, tensor, zeros, zeros_like
-from ..ops.shape.movement import stack
+from ..ops.shape.join import stack
 from ..tensor import Tensor
 from .closures import mark_made, reaches_other_leaf
 

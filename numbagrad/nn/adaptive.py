@@ -8,7 +8,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..ops.index.indexing import gather, index_select
-from ..ops.shape.movement import cat
+from ..ops.shape.join import cat
 from ..tensor import _make
 from . import functional as F  # noqa: N812 - torch's idiom
 from .layers import Linear, ModuleList, Sequential

@@ -12,8 +12,8 @@ from ..engine.record import record as _record
 from ..engine.registry import BY_NAME as _BY_NAME
 from ..factories import _dropout_noise, _engine, _keep_mask
 from ..ops.elementwise import pointwise as _pw
+from ..ops.elementwise.forward import torch_layout as _torch_layout
 from ..ops.elementwise.pointwise import gelu, sigmoid, softplus, tanh  # noqa: F401
-from ..ops.elementwise.pointwise import torch_layout as _torch_layout
 from ..ops.elementwise.pointwise import unary as _unary
 from ..ops.linalg.matmul import addmm as _addmm
 from ..ops.linalg.matmul import linear as _linear_2d

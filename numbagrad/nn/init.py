@@ -15,9 +15,9 @@ import warnings
 
 import numpy as np
 
-from .._methods import _bump_version
 from ..core import torch_rng
 from ..factories import Generator, _engine
+from ..mutation import _bump_version
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",

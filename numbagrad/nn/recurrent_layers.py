@@ -12,7 +12,8 @@ import numpy as np
 
 from ..factories import zeros
 from ..ops.index.indexing import index_select
-from ..ops.shape.movement import cat, split, squeeze, stack, unbind, unsqueeze
+from ..ops.shape.join import cat, split, stack, unbind
+from ..ops.shape.movement import squeeze, unsqueeze
 from ..tensor import Tensor
 from . import functional as F  # noqa: N812 - torch's idiom
 from .layers import _uniform

@@ -57,23 +57,18 @@ from .reduce.reductions import (
 from .reduce.reductions import mean as _mean
 from .reduce.reductions import prod as _prod
 from .reduce.reductions import sum as _sum
+from .shape.join import CAT, REPEAT, SPLIT, SPLIT_SIZES, STACK, UNBIND, unbind
 from .shape.movement import (
     ALIAS,
     AS_STRIDED,
-    CAT,
     EXPAND,
     PERMUTE,
-    REPEAT,
     SELECT,
     SLICE,
-    SPLIT,
-    SPLIT_SIZES,
     SQUEEZE,
     SQUEEZE_DIM,
     SQUEEZE_DIMS,
-    STACK,
     TRANSPOSE,
-    UNBIND,
     UNSAFE_VIEW,
     UNSQUEEZE,
     VIEW,
@@ -82,7 +77,6 @@ from .shape.movement import (
     narrow,
     permute,
     reshape,
-    unbind,
     unsqueeze,
 )
 

@@ -10,8 +10,8 @@ over the history vectors where they are (their addresses).
 
 import numpy as np
 
-from .._methods import _bump_version
 from ..core.grad_mode import enable_grad
+from ..mutation import _bump_version
 from ..tensor import Tensor, _make
 from . import _kernels
 from .optimizer import Optimizer, _Call, _to_scalar, _use_grad

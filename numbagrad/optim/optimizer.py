@@ -17,10 +17,10 @@ import numpy as np
 
 from .. import dtypes
 from .._foreign import foreign_array, is_array_like
-from .._methods import _bump_version
 from .._threads import fit_threads, in_parallel
 from ..core import grad_mode
 from ..dtypes import float64, get_default_dtype
+from ..mutation import _bump_version
 from ..predicates import typename
 from ..tensor import Tensor, _make
 from . import _kernels

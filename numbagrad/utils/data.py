@@ -35,7 +35,7 @@ from .. import dtypes
 from ..core import torch_rng
 from ..creation_random import multinomial
 from ..factories import Generator, _engine, as_tensor, tensor
-from ..ops.shape.movement import stack
+from ..ops.shape.join import stack
 from ..tensor import Tensor, _make
 
 __all__ = [

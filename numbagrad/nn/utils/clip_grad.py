@@ -6,7 +6,8 @@ import numpy as np
 
 from ...core.grad_mode import no_grad
 from ...factories import tensor
-from ...ops.shape.movement import cat, reshape
+from ...ops.shape.join import cat
+from ...ops.shape.movement import reshape
 from ...tensor import Tensor, _make
 
 

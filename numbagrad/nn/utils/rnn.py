@@ -9,7 +9,8 @@ import numpy as np
 
 from ... import dtypes
 from ...ops.index.indexing import index_select
-from ...ops.shape.movement import cat, reshape, transpose
+from ...ops.shape.join import cat
+from ...ops.shape.movement import reshape, transpose
 from ...tensor import Tensor, _make
 
 

@@ -26,6 +26,7 @@ from ..linalg.common import return_type
 from ..linalg.extras import increasing_powers
 from ..out_api import into
 from . import logic as math_logic
+from .forward import torch_layout
 from .math_api import (
     _float_unary,
     _inplace_function,
@@ -35,7 +36,7 @@ from .math_api import (
     need_tensor,
     not_implemented_for,
 )
-from .pointwise import to_dtype, torch_layout, unary
+from .pointwise import to_dtype, unary
 from .special_api import _check_int, _check_tensor
 from .special_ops import POLYGAMMA
 

@@ -9,7 +9,7 @@ from ...core import trace_guards
 from ...core.docs import torch_doc
 from ...engine.record import shape_error_broadcast
 from ...tensor import Tensor, _make
-from .pointwise import torch_laid_out
+from .forward import torch_laid_out
 
 
 def need_tensor(x, fname, arg="input", pos=1):

@@ -18,8 +18,9 @@ from . import (
     math_unary,  # noqa: F401 - the records
     pointwise,
 )
+from .forward import eager_forward, torch_layout
 from .logic import LOGIC_FUNCTIONS, LOGIC_METHODS, need_tensor
-from .pointwise import eager_forward, to_dtype, torch_layout, unary
+from .pointwise import to_dtype, unary
 
 
 def not_implemented_for(kernel, t):

@@ -9,7 +9,8 @@ from ...dtypes import from_numpy_dtype
 from ...engine.record import c_strides, note_view, record, record_array
 from ...engine.registry import Sample, defop
 from ...tensor import Tensor, _make  # noqa: F401
-from ..elementwise.pointwise import _operand, to_dtype, torch_order
+from ..elementwise.forward import torch_order
+from ..elementwise.pointwise import _operand, to_dtype
 from ..shape.movement import SELECT, SLICE, UNSQUEEZE, _wrap, as_view
 from .rules import resolve
 
@@ -139,7 +140,7 @@ _INT_INDEX = (np.dtype(np.int64), np.dtype(np.int32))
 
 def _index_layout(view, arrays, out):
     """``out = view[arrays]`` in the layout torch's index kernel gives it: TensorIterator's
-    order (pointwise.torch_order) over the view restrided to the result's shape (stride 0
+    order (forward.torch_order) over the view restrided to the result's shape (stride 0
     along the indexed dims) and the broadcast index tensors (a mask's, its nonzero columns);
     NumPy lays out an index on a dim past the first its own way."""
     if out.ndim < 2 or not out.size:

@@ -4,7 +4,8 @@ numbagrad ops (linalg_node), so that second derivatives record too."""
 
 import numpy as np
 
-from ..shape.movement import cat, narrow
+from ..shape.join import cat
+from ..shape.movement import narrow
 from ..vjp import unbroadcast
 from .common import check_float, check_matrix, check_square, const, diag_embed, return_type
 from .node import record_node

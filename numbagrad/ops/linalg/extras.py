@@ -13,7 +13,8 @@ from ..scan.records import cumprod
 from ..shape.api import movedim
 from ..shape.gather import diagonal as _diagonal
 from ..shape.gather import tril
-from ..shape.movement import cat, narrow, reshape
+from ..shape.join import cat
+from ..shape.movement import narrow, reshape
 from ..vjp import unbroadcast
 from .common import check_square, const, lapack_info, return_type
 from .decomp import svdvals

@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..shape.movement import cat, narrow
+from ..shape.join import cat
+from ..shape.movement import narrow
 from .common import return_type
 from .extras import _householder_rule, householder_product
 from .node import record_node

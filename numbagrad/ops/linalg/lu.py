@@ -11,7 +11,8 @@ import numpy as np
 
 from ...engine.record import shape_error_broadcast
 from ..shape.gather import tril, triu
-from ..shape.movement import cat, narrow
+from ..shape.join import cat
+from ..shape.movement import narrow
 from ..vjp import unbroadcast
 from .common import batch_prefix, const, return_type
 from .extras import _triangle, _triangular_value, solve_triangular

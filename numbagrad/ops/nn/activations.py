@@ -20,7 +20,8 @@ from ..elementwise.pointwise import abs as _abs
 from ..elementwise.pointwise import clamp, unary
 from ..elementwise.pointwise import tanh as _tanh
 from ..reduce.reductions import log_softmax, softmax
-from ..shape.movement import chunk, reshape
+from ..shape.join import chunk
+from ..shape.movement import reshape
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946

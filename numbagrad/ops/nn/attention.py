@@ -10,11 +10,13 @@ from ...engine.record import record
 from ...engine.registry import BY_NAME
 from ...factories import _dropout_noise, _keep_mask
 from ...tensor import _make
-from ..elementwise.pointwise import torch_layout, where
+from ..elementwise.forward import torch_layout
+from ..elementwise.pointwise import where
 from ..linalg.matmul import addmm, bmm, matmul, weight_t
 from ..linalg.matmul import linear as _linear_2d
 from ..reduce.reductions import softmax
-from ..shape.movement import cat, chunk, expand, reshape, split, transpose, unsqueeze
+from ..shape.join import cat, chunk, split
+from ..shape.movement import expand, reshape, transpose, unsqueeze
 
 _NEG_INF = float("-inf")
 

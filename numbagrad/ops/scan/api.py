@@ -8,7 +8,7 @@ from ...tensor import Tensor, _make
 from ..elementwise import pointwise
 from ..reduce import reductions
 from ..reduce.reductions import numpy_aliases
-from ..shape import movement
+from ..shape import join, movement
 from . import misc, records, select, stats
 from . import quantile as scan_quantile
 
@@ -113,7 +113,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     parts = [t for t in (prepend, input, append) if t is not None]
     if len(parts) > 1:
         parts = [_diff_operand(t, input, d) for t in parts]
-        input = movement.cat(parts, d)
+        input = join.cat(parts, d)
     for _ in range(n):
         m = input.shape[d]
         if m == 0:

@@ -10,7 +10,8 @@ from ...tensor import Tensor, _make  # noqa: F401
 from ..elementwise.pointwise import exp, to_dtype, where
 from ..index.indexing import index_select
 from ..reduce import reductions
-from ..shape.movement import _wrap, cat, expand, narrow, reshape, transpose, unsqueeze
+from ..shape.join import cat
+from ..shape.movement import _wrap, expand, narrow, reshape, transpose, unsqueeze
 from ..vjp import const, expand_kept
 from . import kernels
 

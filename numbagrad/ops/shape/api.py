@@ -12,6 +12,7 @@ from ...tensor import Tensor, _make
 from ..elementwise.pointwise import unary
 from ..index.indexing import gather, index_select
 from ..reduce.reductions import sum as _sum
+from . import join as _join
 from . import movement as _shape
 from .extra import (
     adjoint,
@@ -43,7 +44,8 @@ from .gather import (
     unfold,
 )
 from .gather import flip as _flip_gather
-from .movement import _wrap, cat, expand, narrow, permute, reshape, transpose, unsqueeze
+from .join import cat
+from .movement import _wrap, expand, narrow, permute, reshape, transpose, unsqueeze
 from .scatter import (
     index_add,
     index_copy,
@@ -310,7 +312,7 @@ def tile(input, dims):
                         f"{type(dims).__name__}")
     dims = tuple(dims)
     dims = (1,) * (input.ndim - len(dims)) + dims
-    return _shape.repeat(input, *dims)
+    return _join.repeat(input, *dims)
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):

@@ -15,7 +15,8 @@ from ..elementwise.pointwise import to_dtype
 from ..index.indexing import _check_put_dtype, _mismatch, gather_flat, index_add_flat, index_select
 from ..index.rules import resolve
 from .gather import _diagonal_of, gathered
-from .movement import _wrap, cat, contiguous, expand, narrow, reshape, stack, transpose, view
+from .join import cat, stack
+from .movement import _wrap, contiguous, expand, narrow, reshape, transpose, view
 from .scatter import _added, _copies, _copies_vjp, _overwrite
 
 INDEX_PUT = _copies("index_put", "IndexPutBackward0", [
