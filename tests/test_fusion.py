@@ -16,7 +16,7 @@ import numbagrad.func  # noqa: F401 - binds ng.func
 from numbagrad.compiler import fusion
 from numbagrad.engine import reduction_tree, vmath
 from numbagrad.engine.registry import OPS
-from numbagrad.ops.replay_kernels import _block_sum
+from numbagrad.ops.kernel_helpers import _block_sum
 
 # ---- vmath against NumPy -------------------------------------------------------------------
 

@@ -68,8 +68,8 @@ from . import eager_nodes
 # elementwise pass over 64K float64 elements costs ~50 us or more. Env var for experiments.
 FUSE_MIN = int(os.environ.get("NUMBAGRAD_FUSE_MIN", 65536))
 
-# (_block_sum is private: a star-import of replay_kernels does not bring it)
-_BLOCK_SUM = "from numbagrad.ops.replay_kernels import _block_sum  # noqa: E402\n"
+# (_block_sum is private: a star-import of kernel_helpers does not bring it)
+_BLOCK_SUM = "from numbagrad.ops.kernel_helpers import _block_sum  # noqa: E402\n"
 
 
 class Region:

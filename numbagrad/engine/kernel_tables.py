@@ -77,7 +77,7 @@ def module(op):
 
 def load_generated(prefix, source, bindings=None):
     """Import a generated module (kernelgen's header, then its code), named by a hash of
-    ``source`` and of every @njit helper it names (ops/kernels, replay_kernels, vmath,
+    ``source`` and of every @njit helper it names (the registered kernel modules, vmath,
     ``bindings``): a changed helper makes a new module, never a stale Numba cache entry."""
     return codecache.load(generated_name(prefix, source, bindings), source, bindings)
 

@@ -2,7 +2,7 @@
 
 ``np.sum`` of n contiguous float64 values (umath's ``pairwise_sum``) halves the range,
 rounding each left half down to a multiple of 8, until a piece holds at most 128 values; each
-piece (a *leaf*) is summed with eight accumulators (``replay_kernels._block_sum``), and the
+piece (a *leaf*) is summed with eight accumulators (``ops/kernel_helpers._block_sum``), and the
 pieces are added back up the tree, left + right. A fused kernel can produce the leaves' sums
 while it computes the values, chunk by chunk and on several threads, without ever writing
 the values to memory; ``pairwise_combine`` then adds them in NumPy's order, so the total is

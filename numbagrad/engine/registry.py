@@ -22,8 +22,8 @@ How an op is declared (see numbagrad/ops/elementwise/basic.py etc. for the recor
   their ``forward`` stays as the NumPy reference the tests hold the kernels to.
 * ``fwd``       scalar formula of the forward (elementwise), for compiled replay.
 * ``replay``    structured ops: the name of their @njit forward kernel in
-  a registered kernel module (kernelgen.KERNEL_MODULES: numbagrad/ops/replay_kernels.py,
-  numbagrad/ops/nn/replay_kernels.py; ``fw(y, x0.., sh_y, sh0.., iat, fat)``), or the @njit
+  a registered kernel module (kernelgen.KERNEL_MODULES: each family's
+  ops/<family>/replay_kernels.py; ``fw(y, x0.., sh_y, sh0.., iat, fat)``), or the @njit
   function itself (ops declared outside the kernels modules, as ``kernel`` and
   ``replay_bw`` may be), for compiled replay (numbagrad.compile); None where an op has none
   yet (compile then says so).

@@ -24,7 +24,7 @@ from ..elementwise.forward import torch_layout
 from ..elementwise.pointwise import abs as _abs
 from ..elementwise.pointwise import clamp, exp, log, log1p, minimum, neg, sigmoid, sign, where
 from ..elementwise.pointwise import pow as _pow
-from ..kernels import bcast_index
+from ..kernel_helpers import bcast_index
 from ..reduce.reductions import mean as _mean
 from ..reduce.reductions import sum as _sum
 from ..vjp import const

@@ -30,7 +30,7 @@ from ..index.indexing import gather_flat, index_add_flat
 from ..reduce.reductions import LOG_SOFTMAX, log_softmax
 from ..reduce.reductions import mean as _mean
 from ..reduce.reductions import sum as _sum
-from ..replay_kernels import log_softmax_fw
+from ..reduce.replay_kernels import log_softmax_fw
 from ..shape.movement import view
 from ..vjp import const
 from .loss_common import (

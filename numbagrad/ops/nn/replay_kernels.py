@@ -2,14 +2,13 @@
 the fused losses, embedding and the norms, convolution and 2-d pooling (max pooling's
 backward too: its recorded positions are data, which the replay recomputes), and the
 spatial ops' kernels (spatial_kernels.py). The signatures and conventions are
-numbagrad/ops/replay_kernels.py's, whose summation helpers they use."""
+the other families', whose summation helpers (ops/kernel_helpers.py) they use."""
 
 import numpy as np
 from numba import njit
 
 from ...engine import kernelgen
-from ..kernels import bcast_index, numel
-from ..replay_kernels import pairwise_sum
+from ..kernel_helpers import bcast_index, numel, pairwise_sum
 from .conv import _add_channels, _geo, _narrow_from_wide, _wide_from_narrow
 from .pool2d import _avgpool_planes, _maxpool_planes, _pool_spans, _windows
 from .spatial_kernels import (  # noqa: F401 - generated modules star-import them from here

@@ -8,8 +8,9 @@ inner + j. ``iat[0]`` of a scan node is ``d``."""
 import numpy as np
 from numba import njit
 
-from ..kernels import bcast_index, norm_bw
-from ..replay_kernels import group_sums_into, norm_fw
+from ..kernel_helpers import bcast_index, group_sums_into
+from ..reduce.kernels import norm_bw
+from ..reduce.replay_kernels import norm_fw
 from .order import stable_order, topk_line
 
 
