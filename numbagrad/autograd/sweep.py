@@ -4,9 +4,10 @@ Nothing here depends on the op table: a sweep reads node i's op code, checks wha
 checked (reached, needing a gradient, saved values freed or changed in place, handed to
 Python) and calls ``table[code]`` (engine/kernel_tables), so this module compiles once, in a
 fraction of a second, whatever the number of ops. Eager backward, ``autograd.grad`` and the
-compiled replay all run ``sweep``; the differentiable backward (create_graph) walks with its
-parts (``TapeOrder``, ``Walk``); the replay's entry points (``run``, ``run_in``,
-``run_forward``, ``run_backward``) are here too.
+compiled replay run ``sweep`` (the replay a lean copy of its loop, ``replay_sweep``, with its
+parts); the differentiable backward (create_graph) walks with them too (``TapeOrder``,
+``Walk``); the replay's entry points (``run``, ``run_in``, ``run_forward``,
+``run_backward``) are here.
 """
 
 import numpy as np
@@ -79,8 +80,9 @@ def next_reached(nodes, touched, i):
 @njit(cache=True, inline="always", error_model="numpy")
 def inputs_to_differentiate(nodes, arity, touched, i):
     """Node i's number of inputs if a reverse pass differentiates it (reached, needing a
-    gradient, not a source: -1 for a variadic op), else 0."""
-    if not reached(nodes, touched, i):
+    gradient, not a source: -1 for a variadic op), else 0. (``reached``'s test written out:
+    through ``reached`` the sweeps compiled to a slower loop)"""
+    if touched[i] == 0 or (nodes[i, F_FLAGS] & 1) == 0:
         return 0
     return arity[nodes[i, 0]]
 
@@ -181,15 +183,21 @@ def read_gradients(adj, grad_off, grad_len):
 
 @njit(cache=True, inline="always", error_model="numpy")
 def replay_sweep(tables, arity, nodes, args, shapes, iat, fat, val, adj, touched, start):
-    """The reverse pass of a replay, all inside Numba: ``sweep`` with the replay's kernels
-    (RBW), keeping every saved value and checking none (a trace is recorded without big
-    nodes, and hooks are not replayed: nothing is handed back)."""
-    none = np.zeros(0, np.uint8)
-    status, _, _ = sweep(tables, RBW, arity, np.zeros((0, 0), np.int64), nodes, args, shapes,
-                         iat, fat, val, adj, touched, none, np.zeros(0, np.int64), start, True,
-                         False)
-    if status != DONE:
-        raise RuntimeError("numbagrad: a replayed node could not be differentiated in Numba")
+    """The reverse pass of a replay, all inside Numba: ``sweep``'s walk, with its parts
+    (``inputs_to_differentiate``, ``reverse_row``, ``mark_inputs``), without what only eager
+    needs (freeing, in-place checks, handing nodes back). Calling ``sweep`` itself made the
+    replay's calls and its entry points' compile slower (bench/RESULTS.md, section 3).
+    ``tables``: the block (rows as kernel_tables.KINDS)."""
+    frame = make_frame(nodes, args, shapes, iat, fat, val, adj)
+    for i in range(start, -1, -1):
+        nargs = inputs_to_differentiate(nodes, arity, touched, i)
+        if nargs == 0:
+            continue
+        if nodes[i, F_FLAGS] & 6:  # a trace is recorded without big nodes; hooks not replayed
+            raise RuntimeError("numbagrad: a replayed node could not be differentiated in Numba")
+        call_kernel(tables[reverse_row(tables, RBW, nodes, args, i, nargs), nodes[i, 0]], i,
+                    frame)
+        mark_inputs(nodes, args, i, touched)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
