@@ -48,12 +48,16 @@ _guards = trace_guards.state
 
 
 # ---- comparisons: never differentiable ------------------------------------------------------
-def _compare(ufunc):
+def _compare(ufunc, operator=False):
+    """The comparison ``ufunc`` as a Tensor method; as an ``operator`` other than ``==``,
+    an ndarray operand is torch's TypeError (Python's, once both sides decline), as is
+    ``ndarray != tensor``'s answer: Python's identity test."""
     ufunc = forward.torch_laid_out(ufunc)  # torch's layout, not NumPy's
+    declines = operator and ufunc.__name__ != "equal"
 
     def cmp(self, other):
         o = other._data if isinstance(other, Tensor) else other
-        if other is None:
+        if other is None or declines and isinstance(other, np.ndarray):
             return NotImplemented
         try:
             out = _make(np.asarray(ufunc(self._data, o)))
@@ -67,7 +71,7 @@ def _compare(ufunc):
 
 for _name, _uf in (("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                    ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)):
-    setattr(Tensor, f"__{_name}__", _compare(_uf))
+    setattr(Tensor, f"__{_name}__", _compare(_uf, operator=True))
     setattr(Tensor, _name, _compare(_uf))
 Tensor.__hash__ = object.__hash__
 Tensor.greater, Tensor.less = Tensor.gt, Tensor.lt
@@ -141,10 +145,9 @@ def _rtruediv(self, other):
     type promotion) and wraps as a Tensor; a tensor that requires grad raises the
     RuntimeError of its conversion to NumPy."""
     if isinstance(other, np.ndarray):
-        if self._requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        return _make(np.asarray(np.multiply(pointwise.unary("reciprocal", self)._data, other)))
+        if self._requires_grad:  # (before the reciprocal: nothing recorded)
+            return _from_numpy_op(np.multiply, self, other)
+        return _from_numpy_op(np.multiply, pointwise.unary("reciprocal", self), other)
     return _rdiv_number(self, other)
 
 
@@ -155,11 +158,25 @@ def _pow(self, e):
     # a Python number straight to pow_scalar (its x ** 2 is one NumPy product)
     if type(e) is int or type(e) is float:
         return pointwise.pow_scalar(self, e)
+    if isinstance(e, np.ndarray):  # torch's: NumPy's power (its promotion), as a Tensor
+        return _from_numpy_op(np.power, self, e)
     return pointwise.pow(self, e)
 
 
+def _from_numpy_op(ufunc, self, other):
+    """``ufunc(self, other)`` computed by NumPy, as torch's operators compute an ndarray
+    operand they do not take (through the tensor's conversion to NumPy: a tensor that
+    requires grad raises that conversion's RuntimeError)."""
+    if self._requires_grad:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                           "tensor.detach().numpy() instead.")
+    return _make(np.asarray(ufunc(self._data, other)))
+
+
 Tensor.__pow__ = _pow
-Tensor.__rpow__ = lambda self, base: pointwise.rpow_scalar(self, base)
+# an ndarray base: torch's TypeError (Python's, once both sides decline)
+Tensor.__rpow__ = lambda self, base: NotImplemented if isinstance(base, np.ndarray) else \
+    pointwise.rpow_scalar(self, base)
 Tensor.__neg__ = lambda self: pointwise.unary("neg", self)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: pointwise.unary("abs", self)

@@ -839,3 +839,32 @@ def test_an_ndarray_divided_by_a_tensor_as_in_torch(left, right):
             return type(e), str(e)
         return type(r).__name__, str(r.dtype), r.requires_grad, r.numpy().tolist()
     assert run(ng) == run(torch)
+
+
+@pytest.mark.parametrize("expr", [
+    "t ** np.array([1.0, 3.0])", "t ** np.array(2.0)", "t ** np.array([1, 2], np.int32)",
+    "t.double() ** np.array([1.0, 2.0], np.float32)", "tr ** np.array([1.0, 3.0])",
+    "np.array([1.0, 3.0]) ** t", "np.array(2.0) ** t", "np.float64(2.0) ** t",
+    "t < np.array([1.0, 3.0])", "np.array([1.0, 3.0]) >= t", "t <= np.array(1.0)",
+    "tr > np.array([1.0, 3.0])", "t != np.array([1.0, 3.0])", "np.array([1.0, 3.0]) != t",
+    "t == np.array([1.0, 2.0])", "np.array([1.0, 2.0]) == t", "t < np.float64(3.0)",
+    "t.lt(t + 1)"])
+def test_powers_and_comparisons_with_an_ndarray_as_in_torch(expr):
+    """torch raises a tensor to an ndarray's powers through NumPy (its promotion, a Tensor
+    result; a tensor requiring grad cannot go to NumPy), refuses an ndarray base and the
+    ordering comparisons with an ndarray (Python's TypeError; ``!=`` falls back to
+    identity), and compares ``==`` element by element."""
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        t, tr = lib.tensor([2.0, 2.0]), lib.tensor([2.0, 2.0], requires_grad=True)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # torch's __array_wrap__
+                r = eval(expr, {"np": np, "t": t, "tr": tr})  # noqa: S307 - the test's own
+        except (TypeError, RuntimeError) as e:
+            return type(e), str(e)
+        if not hasattr(r, "numpy"):
+            return type(r).__name__, r
+        return type(r).__name__, str(r.dtype), r.requires_grad, r.numpy().tolist()
+    assert run(ng) == run(torch)
