@@ -48,16 +48,15 @@ _guards = trace_guards.state
 
 
 # ---- comparisons: never differentiable ------------------------------------------------------
-def _compare(ufunc, operator=False):
-    """The comparison ``ufunc`` as a Tensor method; as an ``operator`` other than ``==``,
-    an ndarray operand is torch's TypeError (Python's, once both sides decline), as is
-    ``ndarray != tensor``'s answer: Python's identity test."""
+def _compare(ufunc, declines_ndarray=False):
+    """The comparison ``ufunc`` as a Tensor method. ``declines_ndarray``: an ndarray operand
+    gets NotImplemented, so that Python raises torch's TypeError (for ``!=``, Python's
+    identity test answers, as in torch)."""
     ufunc = forward.torch_laid_out(ufunc)  # torch's layout, not NumPy's
-    declines = operator and ufunc.__name__ != "equal"
 
     def cmp(self, other):
         o = other._data if isinstance(other, Tensor) else other
-        if other is None or declines and isinstance(other, np.ndarray):
+        if other is None or declines_ndarray and isinstance(other, np.ndarray):
             return NotImplemented
         try:
             out = _make(np.asarray(ufunc(self._data, o)))
@@ -71,7 +70,7 @@ def _compare(ufunc, operator=False):
 
 for _name, _uf in (("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                    ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)):
-    setattr(Tensor, f"__{_name}__", _compare(_uf, operator=True))
+    setattr(Tensor, f"__{_name}__", _compare(_uf, declines_ndarray=_name != "eq"))
     setattr(Tensor, _name, _compare(_uf))
 Tensor.__hash__ = object.__hash__
 Tensor.greater, Tensor.less = Tensor.gt, Tensor.lt
@@ -145,9 +144,8 @@ def _rtruediv(self, other):
     type promotion) and wraps as a Tensor; a tensor that requires grad raises the
     RuntimeError of its conversion to NumPy."""
     if isinstance(other, np.ndarray):
-        if self._requires_grad:  # (before the reciprocal: nothing recorded)
-            return _from_numpy_op(np.multiply, self, other)
-        return _from_numpy_op(np.multiply, pointwise.unary("reciprocal", self), other)
+        _goes_to_numpy(self)
+        return _make(np.asarray(np.multiply(pointwise.unary("reciprocal", self)._data, other)))
     return _rdiv_number(self, other)
 
 
@@ -159,18 +157,17 @@ def _pow(self, e):
     if type(e) is int or type(e) is float:
         return pointwise.pow_scalar(self, e)
     if isinstance(e, np.ndarray):  # torch's: NumPy's power (its promotion), as a Tensor
-        return _from_numpy_op(np.power, self, e)
+        _goes_to_numpy(self)
+        return _make(np.asarray(np.power(self._data, e)))
     return pointwise.pow(self, e)
 
 
-def _from_numpy_op(ufunc, self, other):
-    """``ufunc(self, other)`` computed by NumPy, as torch's operators compute an ndarray
-    operand they do not take (through the tensor's conversion to NumPy: a tensor that
-    requires grad raises that conversion's RuntimeError)."""
-    if self._requires_grad:
+def _goes_to_numpy(t):
+    """torch computes an ndarray operand its operators do not take by converting the tensor
+    to NumPy: a tensor that requires grad raises that conversion's RuntimeError."""
+    if t._requires_grad:
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                            "tensor.detach().numpy() instead.")
-    return _make(np.asarray(ufunc(self._data, other)))
 
 
 Tensor.__pow__ = _pow

@@ -17,10 +17,9 @@ _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 class Formula:
     """A parsed formula: its expression tree and what it names."""
 
-    __slots__ = ("text", "tree", "names", "calls", "_spans")
+    __slots__ = ("tree", "names", "calls", "_spans")
 
     def __init__(self, text):
-        self.text = text
         self.tree = ast.parse(text, mode="eval").body
         nodes = list(ast.walk(self.tree))
         self.names = frozenset(n.id for n in nodes if isinstance(n, ast.Name))
