@@ -374,8 +374,14 @@ def product_into(y, a, b, alpha=1.0, beta=0.0):
 
 def matmul(a, b):
     """``a @ b`` of two 2-d float arrays of one dtype, as a new C-ordered array."""
-    out = np.empty((a.shape[0], b.shape[1]), a.dtype)
-    product_into(out, a, b)
+    m, k = a.shape
+    n = b.shape[1]
+    dt = a.dtype
+    out = np.empty((m, n), dt)
+    if m * k * n < BLAS_THREADS_MIN and dt is not _F16:
+        product(out, a, b, 1.0, 0.0)  # product_into's small case, without its checks
+    else:
+        product_into(out, a, b)
     return out
 
 

@@ -19,6 +19,14 @@ def eager_forward(op, *operands):
     is not correctly rounded (39% of inputs here), its float64 tanh is its own SIMD code
     (30% of inputs differ from the C library's), SciPy's erf is not the C library's, and a
     derivative read from the output (tanh's 1 - y * y) magnifies a last-bit difference."""
+    if len(operands) == 1 and op.arity == 1 and not op.rounds_once:  # tanh of an array, lean
+        a = operands[0]
+        dt = a.dtype
+        if (dt is _F32 or dt is _F64) and a.ndim and a.flags.c_contiguous:
+            kernel = _ARRAY.get(op.code) or _eager_kernel(op)
+            y = np.empty_like(a)
+            kernel(y.ravel(), a.ravel(), _NO_INTS, _NO_INTS, _NO_INTS, _NO_FLOATS)
+            return y
     if op.rounds_once:
         out = op.forward(*operands)
         # (a 0-d result, a NumPy scalar, has no layout: skip the call on scalar graphs)
