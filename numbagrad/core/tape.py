@@ -342,11 +342,37 @@ class Tape:
             big = FLAG_BIG if size >= self.big else 0
             flags = (FLAG_NEEDS_GRAD if t._requires_grad else 0) | big | \
                 (FLAG_F32 if data.dtype is _F32 else 0)
-            node = self.push(LEAF_CODE if t._requires_grad else CONST_CODE, data, size,
-                             data.shape, (), (), (), flags)
+            code = LEAF_CODE if t._requires_grad else CONST_CODE
+            if big or size < 2:
+                node = self.push(code, data, size, data.shape, (), (), (), flags)
+            else:
+                node = self._push_source(code, data, size, flags)
             self._capture(t, node)
             if t._requires_grad:
                 self.leaves.append((node, t))
+        return node
+
+    def _push_source(self, code, data, size, flags):
+        """push() of a source's array value (kept in the arena, no operands, no attributes),
+        in fewer steps: a loop's input slice (``xs[t]``) is a new source at every step."""
+        val = self.val
+        voff = val.n
+        pending = val.pending  # Arena.keep, inline (as in push_array)
+        if not pending:
+            val.start = voff
+        elif len(pending) >= _FLUSH_AT:
+            val.flush()
+            val.start = voff
+            pending = val.pending
+        pending.append(data)
+        val.n = voff + size
+        shape = data.shape
+        shapes = self.shapes
+        record = _NODE.pack(code, voff, size, flags, len(self.args) >> 3, 0, len(shape),
+                            len(shapes), len(self.iat), 0, len(self.fat), 0, -1)
+        shapes.extend(shape)
+        node = len(self.nodes) // NODE_FIELDS
+        self.nodes.frombytes(record)  # last, as in push()
         return node
 
     def _capture(self, t, node):
