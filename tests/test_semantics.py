@@ -544,3 +544,23 @@ def test_the_version_error_names_the_op_torch_names(program):
     # a saved input: the op the tensor is the output of now (its last in-place op); a saved
     # output: the node that saved it
     assert "modified by an inplace operation" in same(program)
+
+
+def test_many_graphs_alive_on_one_tape_each_backward_reaches_its_own_leaves():
+    # losses recorded before any backward share a tape (and its leaves); each backward must
+    # write only the leaves its own graph reaches, as torch does
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((30, 4)), rng.standard_normal(4)
+    grads = {}
+    for lib in (ng, torch):
+        ws = lib.tensor(w)
+        xs = [lib.tensor(row, requires_grad=True) for row in x]
+        losses = [(ws * xi).sum() ** 2 for xi in xs]
+        for k in (3, 17, 3, 29):
+            losses[k].backward(retain_graph=True)
+        grads[lib] = [None if xi.grad is None else xi.grad.numpy() for xi in xs]
+    assert [g is None for g in grads[ng]] == [k not in (3, 17, 29) for k in range(30)]
+    for a, b in zip(grads[ng], grads[torch]):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-12)

@@ -32,17 +32,23 @@ def _write_leaf(run, node, leaf, voff, first=None):
 
 
 def _accumulate_many(run, tape):
-    """_accumulate's leaves, when there are many: one vectorized gather of what every leaf
-    needs, then a plain Python loop."""
-    idx = np.fromiter((node for node, _ in tape.leaves), np.int64, len(tape.leaves))
-    touched = run.touched[idx].tolist()
+    """_accumulate's leaves, when there are many: the reached ones found in one vectorized
+    read (many graphs alive on one tape hold many leaves; a backward reaches a few), then a
+    plain Python loop over those."""
+    idx = np.frombuffer(tape.leaf_nodes, np.int64)
+    hit = np.flatnonzero(run.touched[idx])
+    if not len(hit):
+        return
+    idx = idx[hit]
     voffs = run.nodes[idx, F_VOFF]
     # (read only for one-element leaves; an empty leaf may sit at the arena's end)
     firsts = list(run.adj[np.minimum(np.maximum(voffs, 0), len(run.adj) - 1)]) \
         if len(run.adj) else [_F64.type(0.0)] * len(idx)
     voffs = voffs.tolist()
-    for k, (node, leaf) in enumerate(tape.leaves):
-        if touched[k] and leaf._requires_grad:
+    leaves = tape.leaves
+    for k, h in enumerate(hit.tolist()):
+        node, leaf = leaves[h]
+        if leaf._requires_grad:
             _write_leaf(run, node, leaf, voffs[k], firsts[k])
 
 

@@ -91,8 +91,9 @@ _LATE_MIN = max(2, int(os.environ.get("NUMBAGRAD_LATE_MIN", 2048)))
 
 class Tape:
     __slots__ = ("nodes", "args", "shapes", "iat", "fat", "val", "big_val", "sources",
-                 "source_refs", "leaves", "dirty", "freed", "any_freed", "retained", "thread",
-                 "serial", "bridges", "hooks", "functions", "names", "sites", "transposes",
+                 "source_refs", "leaves", "leaf_nodes", "dirty", "freed", "any_freed",
+                 "retained", "thread", "serial", "bridges", "hooks", "functions", "names",
+                 "sites", "transposes",
                  "linear_t", "view_nodes", "big", "pinned", "traced_casts", "guards", "sweeps",
                  "node_objects", "node_metadata", "node_post_hooks", "output_of", "blas", "has_big",
                  "keep_all", "unwritten_nodes", "has_unwritten", "__weakref__")
@@ -108,6 +109,7 @@ class Tape:
         self.sources = {}  # id(tensor) -> node, for leaves and constant tensors
         self.source_refs = []  # keeps those tensors alive so their ids stay unique
         self.leaves = []  # (node, tensor) of the leaves that require grad
+        self.leaf_nodes = array("q")  # their nodes, for a backward's vectorized reads
         # node -> (tensor description, version counter, producer, expected version, the
         # tensor, first exempt node) of values changed in place: a node reading one fails
         # unless it is the exempt one or later (the in-place op's own: DIRTY_FOR_ALL, none)
@@ -350,6 +352,7 @@ class Tape:
             self._capture(t, node)
             if t._requires_grad:
                 self.leaves.append((node, t))
+                self.leaf_nodes.append(node)
         return node
 
     def _push_source(self, code, data, size, flags):
