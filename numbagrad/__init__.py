@@ -38,10 +38,9 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 from . import autograd
 from . import func  # noqa: F401 - torch.func
 from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
-from .ops.elementwise.pointwise import (abs, add, clamp, clip, cos, div, divide, erf, exp, expm1,
-                                        floor, log, log1p, maximum, minimum, mul, multiply, neg,
-                                        pow, relu, round, rsqrt, sigmoid, sign, sin, sqrt, sub,
-                                        subtract, tan, tanh, true_divide, where)
+from .ops.elementwise.pointwise import (add, clamp, clip, div, divide, maximum, minimum, mul,
+                                        multiply, pow, sub, subtract, true_divide, where)
+from .ops.elementwise.public import *  # noqa: F401,F403 - exp, tanh...: made from their records
 from .ops.reduce.reductions import (amax, amin, log_softmax, logsumexp, max, mean, min, norm, prod,
                                     softmax, std, sum, var)
 from .ops.shape.movement import (broadcast_to, flatten, narrow, permute, reshape, squeeze, t,
@@ -90,8 +89,6 @@ bool = _dtypes.bool_
 
 concat = concatenate = cat
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan  # torch's constants: Python floats
-negative = neg
-absolute = abs
 masked_fill = Tensor.masked_fill
 
 

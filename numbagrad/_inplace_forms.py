@@ -10,8 +10,9 @@ from . import _methods, creation, dtypes, pointwise_extra, predicates
 from .autograd import forward_ad
 from .core import grad_mode
 from .core.docs import documented, forwarded_args, inplace_doc
+from .core.tape import READ_X0
 from .mutation import _bump_version
-from .ops.elementwise import extra, math_api, pointwise, special_api
+from .ops.elementwise import extra, math_api, pointwise, public, special_api
 from .ops.linalg import api, matmul
 from .ops.reduce import reductions
 from .ops.scan import api as scan_api
@@ -172,14 +173,21 @@ def _inplace_method(fn, name):
     return documented(op, inplace_doc(name[:-1], forwards=fn), name)
 
 
+def _derived_inplace_method(fn, op, name):
+    """``self.<name>()`` of an op made from its record (ops/elementwise/public.py): ``fn``
+    on self, cloned first only where the op's derivative reads its input."""
+    reads_input = bool(op.value_reads & READ_X0)
+
+    def method(self):
+        return _inplace(self, lambda s: fn(_old_self(s) if reads_input else s))
+    return documented(method, inplace_doc(name[:-1]), name)
+
+
+for _name, (_fn, _op) in public.INPLACE_METHODS.items():
+    setattr(Tensor, _name + "_", _derived_inplace_method(_fn, _op, _name + "_"))
 _MATH_INPLACE = {
-    **{n: getattr(pointwise, n) for n in ("abs", "log", "sqrt", "sigmoid", "tanh", "sin", "cos",
-                                          "tan", "log1p", "expm1", "rsqrt", "erf", "floor",
-                                          "sign")},
     **{n: math_api.TENSOR_METHODS[n] for n in (
-        "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos",
-        "arctan", "arcsinh", "arccosh", "arctanh", "exp2", "log2", "log10", "erfc", "ceil",
-        "trunc", "fix", "frac", "round", "reciprocal", "square", "sgn", "logit", "nan_to_num",
+        "ceil", "trunc", "fix", "frac", "round", "square", "sgn", "logit", "nan_to_num",
         "clamp_min", "clamp_max", "fmod", "remainder", "addcmul", "addcdiv", "lerp", "atan2",
         "arctan2", "hypot", "xlogy", "floor_divide", "logical_and", "logical_or", "logical_xor",
         "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "clamp",
@@ -187,8 +195,6 @@ _MATH_INPLACE = {
     **{n: special_api.TENSOR_METHODS[n] for n in ("i0", "sinc")}}
 for _name, _fn in _MATH_INPLACE.items():
     setattr(Tensor, _name + "_", _inplace_method(_fn, _name + "_"))
-Tensor.absolute_ = Tensor.abs_
-Tensor.negative_ = Tensor.neg_
 
 
 def _float_power_(self, exponent):
@@ -212,7 +218,7 @@ Tensor.broadcast_to = shape.broadcast_to
 Tensor.ger = Tensor.outer  # torch's older name
 _MORE_INPLACE = {
     **{n: extra.TENSOR_METHODS[n] for n in (
-        "deg2rad", "rad2deg", "copysign", "ldexp", "nextafter", "gcd", "lcm",
+        "copysign", "ldexp", "nextafter", "gcd", "lcm",
         "bitwise_left_shift", "bitwise_right_shift")},
     **pointwise_extra.TENSOR_METHODS,
     **{n: special_api.TENSOR_METHODS[n] for n in (
@@ -264,7 +270,7 @@ def _divide_(self, value, *, rounding_mode=None):
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            f"but found '{rounding_mode}'")
-    rounded = math_api.trunc if rounding_mode == "trunc" else pointwise.floor
+    rounded = math_api.trunc if rounding_mode == "trunc" else public.floor
     return _inplace(self, lambda s: rounded(s / value) if s.dtype.is_floating_point else
                     (math_api.floor_divide(s, value) if rounding_mode == "floor" else
                      math_api.trunc(s / value).to(s.dtype)))

@@ -12,7 +12,7 @@ from .core.docs import documented, inplace_doc, torch_doc
 from .engine.record import fresh_view, record, shape_error_broadcast
 from .engine.registry import BY_NAME
 from .mutation import _bump_version, _inplace
-from .ops.elementwise import forward, math_api, pointwise, special_api
+from .ops.elementwise import forward, math_api, pointwise, public, special_api
 from .ops.index import indexing
 from .ops.linalg import api as linalg_api
 from .ops.linalg import matmul as linalg
@@ -200,10 +200,8 @@ def _integer_division(fn):
 Tensor.__floordiv__ = _integer_division(np.floor_divide)
 Tensor.__mod__ = _integer_division(np.mod)
 
-for _name in pointwise.UNARY_PUBLIC:
-    setattr(Tensor, _name, getattr(pointwise, _name))
-Tensor.negative = Tensor.neg
-Tensor.absolute = Tensor.abs
+for _name, _fn in public.METHODS.items():  # (the in-place forms: _inplace_forms.py)
+    setattr(Tensor, _name, _fn)
 for _name in ("add", "sub", "mul", "div", "maximum", "minimum"):
     setattr(Tensor, _name, getattr(pointwise, _name))
 Tensor.subtract, Tensor.multiply, Tensor.divide = Tensor.sub, Tensor.mul, Tensor.div
@@ -326,8 +324,6 @@ Tensor.isnan = lambda self: trace_guards.derive(_make(np.asarray(np.isnan(self._
                                                 np.isnan, (self,), "isnan()")
 Tensor.isfinite = lambda self: trace_guards.derive(_make(np.asarray(np.isfinite(self._data))),
                                                    np.isfinite, (self,), "isfinite()")
-Tensor.floor = pointwise.floor
-Tensor.round = pointwise.round
 
 
 # ---- dtype conversions --------------------------------------------------------------------------
@@ -435,12 +431,6 @@ Args:
 
 Returns:
     This tensor, each element raised to the power ``e``.""")
-Tensor.exp_ = documented(lambda self: _inplace(self, lambda s: pointwise.unary("exp", s)),
-                         inplace_doc("exp"))
-Tensor.relu_ = documented(lambda self: _inplace(self, lambda s: pointwise.unary("relu", s)),
-                          inplace_doc("relu"))
-Tensor.neg_ = documented(lambda self: _inplace(self, lambda s: pointwise.unary("neg", s)),
-                         inplace_doc("neg"))
 
 
 def _copy_(self, src):

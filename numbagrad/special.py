@@ -12,10 +12,10 @@ import numpy as np
 
 from . import dtypes
 from .autograd.function import Function
-from .ops.elementwise.math_api import _promote, erfc, exp2, logit, need_tensor
+from .ops.elementwise.math_api import _promote, logit, need_tensor
 from .ops.elementwise.math_api import round as _round
 from .ops.elementwise.math_api import xlogy as _xlogy
-from .ops.elementwise.pointwise import erf, exp, expm1, log, log1p, sigmoid
+from .ops.elementwise.public import erf, erfc, exp, exp2, expm1, log, log1p, sigmoid
 from .ops.elementwise.special_api import (
     digamma,
     entr,

@@ -7,8 +7,9 @@ from numbers import Number
 import numpy as np
 
 from ..core.grad_mode import no_grad
-from ..ops.elementwise.pointwise import abs as _abs
-from ..ops.elementwise.pointwise import clamp, erf, exp, expm1, log, log1p, sign
+from ..ops.elementwise.pointwise import clamp
+from ..ops.elementwise.public import abs as _abs
+from ..ops.elementwise.public import erf, exp, expm1, log, log1p, sign
 from ..ops.elementwise.special_api import erfinv
 from ..size import Size
 from . import constraints

@@ -9,8 +9,9 @@ from ..core.grad_mode import no_grad
 from ..creation_random import multinomial
 from ..factories import _engine
 from ..nn.functional import binary_cross_entropy_with_logits
-from ..ops.elementwise.pointwise import abs as _abs
-from ..ops.elementwise.pointwise import clamp, exp, floor, log1p, where
+from ..ops.elementwise.pointwise import clamp, where
+from ..ops.elementwise.public import abs as _abs
+from ..ops.elementwise.public import exp, floor, log1p
 from ..ops.elementwise.special_api import lgamma
 from ..ops.reduce.reductions import logsumexp
 from ..size import Size

@@ -10,7 +10,8 @@ from ..core import torch_rng
 from ..core.grad_mode import no_grad
 from ..factories import _engine
 from ..nn.functional import binary_cross_entropy_with_logits, logsigmoid
-from ..ops.elementwise.pointwise import sigmoid, where
+from ..ops.elementwise.pointwise import where
+from ..ops.elementwise.public import sigmoid
 from ..ops.elementwise.special_api import lgamma
 from ..size import Size
 from . import constraints

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from ..core.grad_mode import no_grad
-from ..ops.elementwise.pointwise import exp
+from ..ops.elementwise.public import exp
 from ..size import Size
 from ..tensor import Tensor
 from . import constraints

@@ -7,7 +7,8 @@ import numpy as np
 from ..autograd.function import Function, once_differentiable
 from ..core import torch_rng
 from ..factories import _engine
-from ..ops.elementwise.pointwise import clamp, log, where
+from ..ops.elementwise.pointwise import clamp, where
+from ..ops.elementwise.public import log
 from ..ops.elementwise.special_api import digamma, lgamma
 from ..ops.shape.join import stack
 from ..tensor import Tensor

@@ -8,8 +8,9 @@ from functools import total_ordering
 import numpy as np
 
 from ..nn.functional import softplus
-from ..ops.elementwise.pointwise import abs as _abs
-from ..ops.elementwise.pointwise import exp, log, where
+from ..ops.elementwise.pointwise import where
+from ..ops.elementwise.public import abs as _abs
+from ..ops.elementwise.public import exp, log
 from ..ops.elementwise.special_api import digamma, lgamma
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical, Poisson

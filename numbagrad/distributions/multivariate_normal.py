@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from ..ops.elementwise.pointwise import log
+from ..ops.elementwise.public import log
 from ..size import Size
 from . import constraints
 from .distribution import Distribution

@@ -3,7 +3,7 @@ relaxed (Gumbel-softmax) categoricals."""
 
 import numpy as np
 
-from ..ops.elementwise.pointwise import exp, log
+from ..ops.elementwise.public import exp, log
 from ..ops.elementwise.special_api import lgamma
 from ..ops.reduce.reductions import logsumexp
 from ..size import Size

@@ -8,8 +8,9 @@ from numbers import Real
 import numpy as np
 
 from ..nn.functional import softplus
-from ..ops.elementwise.pointwise import abs as _abs
-from ..ops.elementwise.pointwise import clamp, exp, log, log1p, sigmoid
+from ..ops.elementwise.pointwise import clamp
+from ..ops.elementwise.public import abs as _abs
+from ..ops.elementwise.public import exp, log, log1p, sigmoid
 from ..size import Size
 from ..tensor import Tensor
 from . import constraints

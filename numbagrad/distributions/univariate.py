@@ -9,7 +9,8 @@ import numpy as np
 
 from ..core import torch_rng
 from ..factories import _engine
-from ..ops.elementwise.pointwise import log1p, where
+from ..ops.elementwise.pointwise import where
+from ..ops.elementwise.public import log1p
 from ..ops.elementwise.special_api import digamma, lgamma
 from ..size import Size
 from . import constraints

@@ -11,7 +11,8 @@ from .. import dtypes
 from ..core import torch_rng
 from ..core.grad_mode import enable_grad
 from ..factories import _engine, tensor
-from ..ops.elementwise.pointwise import clamp, log, log1p, sigmoid, where
+from ..ops.elementwise.pointwise import clamp, where
+from ..ops.elementwise.public import log, log1p, sigmoid
 from ..ops.reduce.reductions import softmax
 from ..size import Size
 from ..tensor import Tensor

@@ -61,6 +61,10 @@ SAVE_NAMES = ("x0", "x1", "x2", "y", "n")  # n: a saved number or mask (saves_nu
 _ONE_ROUNDING_CALLS = {"abs", "min", "max", "sgn", "sqrt", "floor", "rint"}
 
 
+# every public form of an elementwise op (OpDef.api)
+PUBLIC = ("function", "method", "inplace", "inplace_function")
+
+
 @dataclass(frozen=True)
 class Sample:
     """One generated-test case: input shapes, keyword arguments, and the call expression.
@@ -98,6 +102,12 @@ class OpDef:
     # eager forward on NumPy values (elementwise ops): f(x0, .., attrs) -> ndarray
     forward: object = None
     torch: str | None = None
+    # the public forms of an elementwise op with no attributes, made from this record by
+    # ops/elementwise/public.py: any of "function" (torch.<name>, with out=), "method"
+    # (Tensor.<name>), "inplace" (Tensor.<name>_), "inplace_function" (torch.<name>_);
+    # PUBLIC names all four. ``aliases``: torch's other names -> the forms each has
+    api: tuple = ()
+    aliases: dict = field(default_factory=dict)
     samples: list = field(default_factory=list)
     domain: tuple = (-2.0, 2.0)
     code: int = -1

@@ -12,9 +12,11 @@ from ..engine.record import record as _record
 from ..engine.registry import BY_NAME as _BY_NAME
 from ..factories import _dropout_noise, _engine, _keep_mask
 from ..ops.elementwise import pointwise as _pw
+from ..ops.elementwise import public as _public
 from ..ops.elementwise.forward import torch_layout as _torch_layout
-from ..ops.elementwise.pointwise import gelu, sigmoid, softplus, tanh  # noqa: F401
+from ..ops.elementwise.pointwise import gelu, softplus  # noqa: F401 - torch.nn.functional's
 from ..ops.elementwise.pointwise import unary as _unary
+from ..ops.elementwise.public import sigmoid, tanh  # noqa: F401 - torch.nn.functional's
 from ..ops.linalg.matmul import addmm as _addmm
 from ..ops.linalg.matmul import linear as _linear_2d
 from ..ops.linalg.matmul import matmul as _matmul
@@ -77,7 +79,7 @@ def relu(input, inplace=False):  # noqa: A002
     Returns:
         A tensor of ``input``'s shape.
     """
-    return input.relu_() if inplace else _pw.relu(input)
+    return input.relu_() if inplace else _public.relu(input)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..factories import rand
-from ..ops.elementwise.pointwise import relu as _relu
+from ..ops.elementwise.public import relu as _relu
 from ..ops.nn.conv_functional import avg_pool2d, max_pool2d
 from ..ops.nn.pool import (
     adaptive_max_pool1d,

@@ -277,7 +277,7 @@ def _inplace_of(fn):
     return lambda input, **kw: fn(input, inplace=True, **kw)
 
 
-ReLU = _activation("ReLU", F._pw.relu, "Applies ReLU element-wise: ``max(x, 0)``.",
+ReLU = _activation("ReLU", F._public.relu, "Applies ReLU element-wise: ``max(x, 0)``.",
                    ("inplace",), (False,), _with_inplace(None), F.relu_)
 Tanh = _activation("Tanh", lambda x: F.tanh(x), "Applies the hyperbolic tangent element-wise.")
 Sigmoid = _activation("Sigmoid", lambda x: F.sigmoid(x),

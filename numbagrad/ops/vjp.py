@@ -21,10 +21,11 @@ from .. import dtypes as _dtypes
 from ..engine import formula
 from ..engine.registry import FORMULA_FUNCTIONS, vjp_rule
 from ..tensor import Tensor, _make
-from .elementwise import pointwise
-from .elementwise.pointwise import abs as _abs
-from .elementwise.pointwise import erf, exp, sigmoid, sign, softplus, tanh, to_dtype, where
+from .elementwise import public
 from .elementwise.pointwise import pow as _pow
+from .elementwise.pointwise import softplus, to_dtype, where
+from .elementwise.public import abs as _abs
+from .elementwise.public import erf, exp, sigmoid, sign, tanh
 from .index.indexing import (
     COPY_SLICES,
     GATHER,
@@ -195,7 +196,7 @@ def _where(cond, x, y):
 def _unary(name):
     def fn(x):
         if isinstance(x, Tensor):
-            return getattr(pointwise, name)(x)
+            return getattr(public, name)(x)
         try:
             return getattr(math, name)(x)
         except (ValueError, OverflowError):  # log(0.) is -inf, as in the kernels: no error

@@ -15,7 +15,7 @@ import operator
 
 import numpy as np
 
-from ...engine.registry import Sample, defop
+from ...engine.registry import PUBLIC, Sample, defop
 
 POS = (0.5, 2.0)  # domain for ops defined on positive reals only
 
@@ -74,41 +74,42 @@ def _power(a, b):
 
 # ---- unary -----------------------------------------------------------------------------
 defop("neg", "NegBackward0", 1, forward=operator.neg, grads=("-g",), fwd="-a", torch="neg",
-      doc="Element-wise negation, ``-input``.")
+      doc="Element-wise negation, ``-input``.", api=PUBLIC, aliases={"negative": PUBLIC})
 defop("exp", "ExpBackward0", 1, forward=np.exp, grads=("g * y",), fwd="exp(a)", torch="exp",
-      doc="Element-wise exponential, ``e ** input``.")
+      doc="Element-wise exponential, ``e ** input``.", api=PUBLIC)
 defop("log", "LogBackward0", 1, forward=np.log, grads=("g / a",), fwd="log(a)",
-      torch="log", domain=POS, doc="Element-wise natural logarithm.")
+      torch="log", domain=POS, doc="Element-wise natural logarithm.", api=PUBLIC)
 defop("log1p", "Log1PBackward0", 1, forward=np.log1p, grads=("g / (1.0 + a)",),
       fwd="log1p(a)", torch="log1p", domain=POS,
-      doc="Element-wise ``log(1 + input)``, accurate for small inputs.")
+      doc="Element-wise ``log(1 + input)``, accurate for small inputs.", api=PUBLIC)
 defop("expm1", "Expm1Backward0", 1, forward=np.expm1, grads=("g * (y + 1.0)",),
       fwd="expm1(a)", torch="expm1",
-      doc="Element-wise ``exp(input) - 1``, accurate for small inputs.")
+      doc="Element-wise ``exp(input) - 1``, accurate for small inputs.", api=PUBLIC)
 defop("sqrt", "SqrtBackward0", 1, forward=np.sqrt, grads=("g / (2.0 * y)",),
-      fwd="sqrt(a)", torch="sqrt", domain=POS, doc="Element-wise square root.")
+      fwd="sqrt(a)", torch="sqrt", domain=POS, doc="Element-wise square root.", api=PUBLIC)
 defop("rsqrt", "RsqrtBackward0", 1, forward=lambda a: 1.0 / np.sqrt(a),
       grads=("-0.5 * g * y * y * y",), fwd="1.0 / sqrt(a)", torch="rsqrt", domain=POS,
-      doc="Element-wise reciprocal of the square root, ``1 / sqrt(input)``.")
+      doc="Element-wise reciprocal of the square root, ``1 / sqrt(input)``.", api=PUBLIC)
 defop("abs", "AbsBackward0", 1, forward=np.abs, grads=("g * sgn(a)",), fwd="abs(a)",
-      torch="abs", doc="Element-wise absolute value.")
+      torch="abs", doc="Element-wise absolute value.",
+      api=PUBLIC, aliases={"absolute": ("function", "method", "inplace")})
 defop("erf", "ErfBackward0", 1, forward=_erf, grads=("g * 1.1283791670955126 * exp(-a * a)",),
-      fwd="erf(a)", torch="erf", doc="Element-wise error function.")
+      fwd="erf(a)", torch="erf", doc="Element-wise error function.", api=PUBLIC)
 defop("sin", "SinBackward0", 1, forward=np.sin, grads=("g * cos(a)",), fwd="sin(a)",
-      torch="sin", doc="Element-wise sine.")
+      torch="sin", doc="Element-wise sine.", api=PUBLIC)
 defop("cos", "CosBackward0", 1, forward=np.cos, grads=("-g * sin(a)",), fwd="cos(a)",
-      torch="cos", doc="Element-wise cosine.")
+      torch="cos", doc="Element-wise cosine.", api=PUBLIC)
 defop("tan", "TanBackward0", 1, forward=np.tan, grads=("g * (1.0 + y * y)",),
-      fwd="tan(a)", torch="tan", doc="Element-wise tangent.")
+      fwd="tan(a)", torch="tan", doc="Element-wise tangent.", api=PUBLIC)
 defop("tanh", "TanhBackward0", 1, forward=np.tanh, grads=("g * (1.0 - y * y)",),
-      fwd="tanh(a)", torch="tanh", doc="Element-wise hyperbolic tangent.")
+      fwd="tanh(a)", torch="tanh", doc="Element-wise hyperbolic tangent.", api=PUBLIC)
 # sigmoid is fused: its derivative from the saved output is stable where exp overflows
 defop("sigmoid", "SigmoidBackward0", 1, forward=_sigmoid,
       grads=("g * y * (1.0 - y)",), fwd="sigmoid(a)", torch="sigmoid",
-      doc="Element-wise logistic sigmoid, ``1 / (1 + exp(-input))``.")
+      doc="Element-wise logistic sigmoid, ``1 / (1 + exp(-input))``.", api=PUBLIC)
 defop("relu", "ReluBackward0", 1, forward=lambda a: np.maximum(a, 0).astype(a.dtype, copy=False),
       grads=("0.0 if y <= 0.0 else g",), fwd="0.0 if a <= 0.0 else a", torch="relu",
-      doc="Element-wise rectified linear unit, ``max(input, 0)``.")
+      doc="Element-wise rectified linear unit, ``max(input, 0)``.", api=PUBLIC)
 defop("leaky_relu", "LeakyReluBackward0", 1,
       forward=lambda a, slope: np.where(a > 0, a, a * slope).astype(a.dtype, copy=False),
       grads=("g if a > 0.0 else g * f0",), fwd="a if a > 0.0 else a * f0",
@@ -118,10 +119,11 @@ defop("gelu", "GeluBackward0", 1, forward=_gelu,
       grads=("g * gelu_grad(a, f0)",), fwd="gelu(a, f0)",
       samples=[Sample((s,), {"approximate": ap}, "lib.nn.functional.gelu(x0, **kw)")
                for s in [(), (7,)] for ap in ("none", "tanh")])
+# (a Tensor method here too, which torch has in nn.functional only)
 defop("silu", "SiluBackward0", 1, forward=lambda a: a * _sigmoid(a),
       grads=("g * silu_grad(a)",), fwd="a * sigmoid(a)",
       samples=[Sample((s,), {}, "lib.nn.functional.silu(x0)") for s in [(), (7,)]],
-      doc="Element-wise SiLU (swish), ``input * sigmoid(input)``.")
+      doc="Element-wise SiLU (swish), ``input * sigmoid(input)``.", api=("method",))
 defop("softplus", "SoftplusBackward0", 1, forward=_softplus,
       grads=("g if a * f0 > f1 else g * sigmoid(a * f0)",), fwd="softplus(a, f0, f1)",
       samples=[Sample((s,), kw, "lib.nn.functional.softplus(x0, **kw)") for s in [(), (7,)]
@@ -146,11 +148,12 @@ defop("native_dropout", "MulBackward0", 1, grads=("g * f0 if m else 0.0",),
       fwd="a * f0 if m else 0.0", saves_number=True, none_operand="last",
       samples=[Sample((s,), {}, "lib.nn.functional.dropout(x0, p=1.0)") for s in [(), (5,)]])
 defop("sign", "SignBackward0", 1, forward=_sign, grads=("0.0",), fwd="sgn(a)",
-      torch="sign", doc="Element-wise sign: -1, 0 or 1 (0 for NaN).")
+      torch="sign", doc="Element-wise sign: -1, 0 or 1 (0 for NaN).",
+      api=("function", "method", "inplace"))  # (torch has no torch.sign_)
 # piecewise constant: torch records them (the result requires grad) with a zero derivative
 defop("floor", "FloorBackward0", 1, forward=_integral(np.floor), grads=("0.0",),
       fwd="floor(a)", torch="floor",
-      doc="Element-wise floor: the largest integer not greater than each element.")
+      doc="Element-wise floor: the largest integer not greater than each element.", api=PUBLIC)
 defop("round", "RoundBackward0", 1, forward=_integral(np.rint), grads=("0.0",),
       fwd="rint(a)", torch="round",  # as torch's nearbyint
       doc="Element-wise rounding to the nearest integer, halves to even.")

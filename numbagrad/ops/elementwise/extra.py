@@ -1,5 +1,5 @@
-"""More of torch's pointwise math: deg2rad, rad2deg, copysign, ldexp, frexp, nextafter, rsub,
-signbit, positive, gcd, lcm, fill; and the records of the in-place
+"""More of torch's pointwise math: copysign, ldexp, frexp, nextafter, rsub, signbit, positive,
+gcd, lcm, fill; and the records of the in-place
 comparisons (``x.eq_(y)`` on a tensor that requires grad is torch's EqBackward node, whose
 derivative is zero).
 
@@ -13,7 +13,6 @@ exponent is an int32 tensor with no gradient. (heaviside, igamma and igammac, ma
 autograd.Function, are in numbagrad/pointwise_extra.py.)
 """
 
-import math
 import operator
 
 import numpy as np
@@ -28,8 +27,6 @@ from ..out_api import into
 from . import logic as math_logic
 from .forward import torch_layout
 from .math_api import (
-    _float_unary,
-    _inplace_function,
     _plain,
     _promote,
     binary_op,
@@ -37,26 +34,14 @@ from .math_api import (
     not_implemented_for,
 )
 from .pointwise import to_dtype, unary
+from .public import inplace_function
 from .special_api import _check_int, _check_tensor
 from .special_ops import POLYGAMMA
 
-_RAD = math.pi / 180.0
-_DEG = 180.0 / math.pi
 _PAIRS = [((), ()), ((4,), (4,)), ((2, 3), (3,)), ((2, 1), (1, 3))]
 _SAME = [((), ()), ((4,), (4,)), ((2, 3), (3,))]  # in-place: self keeps its shape
 
 
-def _scaled(c):
-    # in the input's dtype, as torch's mul by a wrapped number: one rounding, bit for bit
-    return lambda a: a * a.dtype.type(c)
-
-
-defop("deg2rad", "Deg2RadBackward0", 1, grads=(f"g * {_RAD!r}",), fwd=f"a * {_RAD!r}",
-      forward=_scaled(_RAD), torch="deg2rad",
-      doc="Element-wise conversion of angles from degrees to radians.")
-defop("rad2deg", "Rad2DegBackward0", 1, grads=(f"g * {_DEG!r}",), fwd=f"a * {_DEG!r}",
-      forward=_scaled(_DEG), torch="rad2deg",
-      doc="Element-wise conversion of angles from radians to degrees.")
 # torch's copysign_tensor_self_backward: grad * result / self, masked to 0 where self is 0
 defop("copysign", "CopysignBackward0", 2, grads=("0.0 if a == 0.0 else g * y / a", "0.0"),
       fwd="copysign(a, b)", forward=np.copysign, torch="copysign",
@@ -132,9 +117,6 @@ for _cmp, _sym in _COMPARE.items():
 
 
 # ---- differentiable functions ---------------------------------------------------------------
-deg2rad, rad2deg = _float_unary("deg2rad"), _float_unary("rad2deg")
-
-
 def copysign(input, other, *, out=None):  # noqa: A002
     """Element-wise magnitude of ``input`` with the sign of ``other`` (a tensor or a number).
 
@@ -381,7 +363,7 @@ def compare_into(self, name, other):
     return record(BY_NAME[f"{name}_inplace_scalar"], value, (self,), (), (float(other),))
 
 
-__all__ = ["deg2rad", "rad2deg", "copysign", "ldexp", "frexp", "nextafter", "rsub",
+__all__ = ["copysign", "ldexp", "frexp", "nextafter", "rsub",
            "signbit", "positive", "gcd", "lcm", "fill", "bitwise_left_shift",
            "bitwise_right_shift", "vander"]
 
@@ -390,7 +372,7 @@ __all__ = ["deg2rad", "rad2deg", "copysign", "ldexp", "frexp", "nextafter", "rsu
 TENSOR_METHODS = {name: globals()[name] for name in __all__
                   if name not in ("rsub", "fill", "vander")}
 
-# torch's in-place function forms: torch.deg2rad_(x) is x.deg2rad_()
-_INPLACE_FUNCTIONS = ["deg2rad_", "rad2deg_", "gcd_", "lcm_", "ldexp_", "xlogy_"]
-globals().update({n: _inplace_function(n) for n in _INPLACE_FUNCTIONS})
+# torch's in-place function forms: torch.gcd_(x, y) is x.gcd_(y)
+_INPLACE_FUNCTIONS = ["gcd_", "lcm_", "ldexp_", "xlogy_"]
+globals().update({n: inplace_function(n) for n in _INPLACE_FUNCTIONS})
 __all__ += _INPLACE_FUNCTIONS

@@ -8,7 +8,6 @@ bitwise and the is* tests return bool (or integer) tensors and record nothing, a
 import numpy as np
 
 from ... import dtypes
-from ...core.docs import torch_doc
 from ...engine.record import record, shape_error_broadcast
 from ...engine.registry import BY_NAME, FORMULA_FUNCTIONS
 from ...tensor import Tensor, _make
@@ -17,10 +16,12 @@ from . import (
     math_binary,  # noqa: F401 - the records
     math_unary,  # noqa: F401 - the records
     pointwise,
+    public,
 )
 from .forward import eager_forward, torch_layout
 from .logic import LOGIC_FUNCTIONS, LOGIC_METHODS, need_tensor
 from .pointwise import to_dtype, unary
+from .public import inplace_function, unary_function
 
 
 def not_implemented_for(kernel, t):
@@ -33,28 +34,7 @@ def _plain(values):
     return _make(v if v.ndim else v[()])
 
 
-# ---- unary -----------------------------------------------------------------------------------
-def _float_unary(name):
-    """A function of floats: integer and bool inputs compute in the default dtype."""
-    def fn(input, *, out=None):  # noqa: A002 - torch's keyword
-        if out is not None:
-            return into(name, out, fn, input)
-        need_tensor(input, name)
-        return unary(name, input)
-    fn.__name__ = name
-    fn.__doc__ = BY_NAME[name].docstring()
-    return fn
-
-
-asin, acos, atan = _float_unary("asin"), _float_unary("acos"), _float_unary("atan")
-sinh, cosh = _float_unary("sinh"), _float_unary("cosh")
-asinh, acosh, atanh = _float_unary("asinh"), _float_unary("acosh"), _float_unary("atanh")
-exp2, log2, log10 = _float_unary("exp2"), _float_unary("log2"), _float_unary("log10")
-erfc, reciprocal = _float_unary("erfc"), _float_unary("reciprocal")
-arcsin, arccos, arctan = asin, acos, atan
-arcsinh, arccosh, arctanh = asinh, acosh, atanh
-
-
+# ---- unary ----------------------------------------------------------------------------------
 def sgn(input):  # noqa: A002
     """Element-wise sign: -1, 0 or 1 (0 for NaN); for real tensors the same as ``sign``.
 
@@ -62,7 +42,7 @@ def sgn(input):  # noqa: A002
     """
     need_tensor(input, "sgn")
     if not input.dtype.is_floating_point:
-        return pointwise.sign(input)  # integers and bools keep their dtype
+        return public.sign(input)  # integers and bools keep their dtype
     return unary("sgn", input)
 
 
@@ -121,6 +101,9 @@ def logit(input, eps=None):  # noqa: A002
     return unary("logit", input, -1.0 if eps is None else float(eps))
 
 
+_round_half_even = unary_function(BY_NAME["round"])  # (torch.round without decimals)
+
+
 def round(input, *, decimals=None):  # noqa: A001,A002 - torch's names
     """Element-wise rounding to the nearest integer, or to ``decimals`` places; halves to even.
 
@@ -128,7 +111,7 @@ def round(input, *, decimals=None):  # noqa: A001,A002 - torch's names
     """
     need_tensor(input, "round")
     if decimals is None:
-        return pointwise.round(input)
+        return _round_half_even(input)
     if not input.dtype.is_floating_point:
         raise not_implemented_for("round_cpu", input)
     d = int(decimals)
@@ -458,13 +441,12 @@ def _logit_backward(g, a, eps):
     return pointwise.where(_make(np.asarray(inside)), g / (a * (1.0 - a)), outside)
 
 
-FORMULA_FUNCTIONS.update(sinh=sinh, cosh=cosh, trunc=trunc, div_floor=_div_floor, exp2=exp2,
-                         xlogy=xlogy, logit_backward=_logit_backward)
+FORMULA_FUNCTIONS.update(sinh=public.sinh, cosh=public.cosh, trunc=trunc, div_floor=_div_floor,
+                         exp2=public.exp2, xlogy=xlogy, logit_backward=_logit_backward)
 
-_UNARY = ["asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos",
-          "arctan", "arcsinh", "arccosh", "arctanh", "exp2", "log2", "log10", "erfc",
-          "reciprocal", "sgn", "square", "ceil", "trunc", "fix", "frac", "logit", "round",
-          "nan_to_num", "clamp_min", "clamp_max", "clamp", "clip"]
+# (the unary functions made from their records are ops/elementwise/public.py's)
+_UNARY = ["sgn", "square", "ceil", "trunc", "fix", "frac", "logit", "round", "nan_to_num",
+          "clamp_min", "clamp_max", "clamp", "clip"]
 _BINARY = ["atan2", "arctan2", "hypot", "logaddexp", "logaddexp2", "fmax", "fmin", "fmod",
            "remainder", "xlogy", "float_power", "floor_divide", "lerp", "addcmul", "addcdiv"]
 
@@ -476,26 +458,10 @@ TENSOR_METHODS = {name: globals()[name] for name in _UNARY + _BINARY}
 TENSOR_METHODS.update(LOGIC_METHODS)
 
 
-# ---- torch's in-place function forms: torch.sin_(x) is x.sin_() -----------------------------
-def _inplace_function(name):
-    def fn(input, *args, **kw):  # noqa: A002
-        need_tensor(input, name)
-        return getattr(input, name)(*args, **kw)
-    fn.__name__ = name
-    fn.__doc__ = torch_doc(f"``x.{name}(...)`` as a function: ``{name}(x, ...)`` changes ``x`` "
-                           "in place.", f"torch.{name}") + (
-        f"\n\nArgs:\n    input: the tensor to change.\n    *args: the positional arguments "
-        f"of ``Tensor.{name}``.\n    **kw: its keyword arguments.\n\nReturns:\n    ``input`` "
-        "itself, changed in place.")
-    return fn
-
-
+# ---- torch's in-place function forms: torch.clamp_(x, ...) is x.clamp_(...) ------------------
+# (those of the ops made from their records are ops/elementwise/public.py's)
 _INPLACE_FUNCTIONS = [n + "_" for n in (
-    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "clamp", "clamp_min",
-    "clamp_max", "cos", "cosh", "erf", "erfc", "exp", "exp2", "expm1", "floor", "frac", "log",
-    "log10", "log1p", "log2", "neg", "reciprocal", "relu", "round", "rsqrt", "sigmoid", "sin",
-    "sinh", "sqrt", "square", "tan", "tanh", "trunc", "nan_to_num", "logit", "fix", "arcsin",
-    "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "negative", "fill", "zero", "i0",
-    "sinc")]
-globals().update({n: _inplace_function(n) for n in _INPLACE_FUNCTIONS})
+    "ceil", "clamp", "clamp_min", "clamp_max", "frac", "round", "square", "trunc", "nan_to_num",
+    "logit", "fix", "fill", "zero", "i0", "sinc")]
+globals().update({n: inplace_function(n) for n in _INPLACE_FUNCTIONS})
 __all__ += _INPLACE_FUNCTIONS

@@ -1,5 +1,5 @@
 """Unary elementwise records of the pointwise math API (trigonometric, hyperbolic, logarithms,
-rounding, logit, nan_to_num, one-sided clamps): forward, torch's derivative formula, replay
+angles, rounding, logit, nan_to_num, one-sided clamps): forward, torch's derivative formula, replay
 formula. The scalar functions they call are in engine/scalar_math.py.
 
 Conventions pinned to torch: ceil, trunc, round(decimals=) and sgn have a zero derivative,
@@ -9,10 +9,12 @@ clamp_min / clamp_max pass it where the bound is not active (at the bound too) a
 NaN in the value, dropping its gradient.
 """
 
+import math
+
 import numpy as np
 
 from ...engine import scalar_math as sm
-from ...engine.registry import Sample, defop
+from ...engine.registry import PUBLIC, Sample, defop
 from .basic import POS, _sign
 
 UNIT = (-0.9, 0.9)  # asin, acos, atanh: inside (-1, 1)
@@ -38,29 +40,50 @@ def _unary(name, grad_fn, grad, fwd, **kw):
     return defop(name, grad_fn, 1, grads=(grad,), fwd=fwd, torch=kw.pop("torch", name), **kw)
 
 
-_unary("asin", "AsinBackward0", "g / sqrt(1.0 - a * a)", "asin(a)", domain=UNIT,
-       doc="Element-wise arcsine.")
-_unary("acos", "AcosBackward0", "-g / sqrt(1.0 - a * a)", "acos(a)", domain=UNIT,
-       doc="Element-wise arccosine.")
-_unary("atan", "AtanBackward0", "g / (a * a + 1.0)", "atan(a)", doc="Element-wise arctangent.")
-_unary("sinh", "SinhBackward0", "g * cosh(a)", "sinh(a)", doc="Element-wise hyperbolic sine.")
-_unary("cosh", "CoshBackward0", "g * sinh(a)", "cosh(a)", doc="Element-wise hyperbolic cosine.")
-_unary("asinh", "AsinhBackward0", "g / sqrt(a * a + 1.0)", "asinh(a)",
-       doc="Element-wise inverse hyperbolic sine.")
-_unary("acosh", "AcoshBackward0", "g / sqrt(a * a - 1.0)", "acosh(a)", domain=(1.1, 3.0),
-       doc="Element-wise inverse hyperbolic cosine.")
-_unary("atanh", "AtanhBackward0", "g / (1.0 - a * a)", "atanh(a)", domain=UNIT,
-       doc="Element-wise inverse hyperbolic tangent.")
-_unary("exp2", "Exp2Backward0", "g * y * 0.6931471805599453", "exp2(a)",
-       doc="Element-wise ``2 ** input``.")
-_unary("log2", "Log2Backward0", "g / (a * 0.6931471805599453)", "log2(a)", domain=POS,
-       doc="Element-wise base-2 logarithm.")
-_unary("log10", "Log10Backward0", "g / (a * 2.302585092994046)", "log10(a)", domain=POS,
-       doc="Element-wise base-10 logarithm.")
-_unary("erfc", "ErfcBackward0", "-1.1283791670955126 * exp(-a * a) * g", "erfc(a)",
-       doc="Element-wise complementary error function, ``1 - erf(input)``.")
-_unary("reciprocal", "ReciprocalBackward0", "-g * (y * y)", "1.0 / a",
-       forward=lambda a: np.reciprocal(a), doc="Element-wise reciprocal, ``1 / input``.")
+def _public(name, grad_fn, grad, fwd, **kw):
+    """An op with all its public forms (ops/elementwise/public.py)."""
+    return _unary(name, grad_fn, grad, fwd, api=PUBLIC, **kw)
+
+
+_public("asin", "AsinBackward0", "g / sqrt(1.0 - a * a)", "asin(a)", domain=UNIT,
+        aliases={"arcsin": PUBLIC}, doc="Element-wise arcsine.")
+_public("acos", "AcosBackward0", "-g / sqrt(1.0 - a * a)", "acos(a)", domain=UNIT,
+        aliases={"arccos": PUBLIC}, doc="Element-wise arccosine.")
+_public("atan", "AtanBackward0", "g / (a * a + 1.0)", "atan(a)", aliases={"arctan": PUBLIC},
+        doc="Element-wise arctangent.")
+_public("sinh", "SinhBackward0", "g * cosh(a)", "sinh(a)", doc="Element-wise hyperbolic sine.")
+_public("cosh", "CoshBackward0", "g * sinh(a)", "cosh(a)", doc="Element-wise hyperbolic cosine.")
+_public("asinh", "AsinhBackward0", "g / sqrt(a * a + 1.0)", "asinh(a)",
+        aliases={"arcsinh": PUBLIC}, doc="Element-wise inverse hyperbolic sine.")
+_public("acosh", "AcoshBackward0", "g / sqrt(a * a - 1.0)", "acosh(a)", domain=(1.1, 3.0),
+        aliases={"arccosh": PUBLIC}, doc="Element-wise inverse hyperbolic cosine.")
+_public("atanh", "AtanhBackward0", "g / (1.0 - a * a)", "atanh(a)", domain=UNIT,
+        aliases={"arctanh": PUBLIC}, doc="Element-wise inverse hyperbolic tangent.")
+_public("exp2", "Exp2Backward0", "g * y * 0.6931471805599453", "exp2(a)",
+        doc="Element-wise ``2 ** input``.")
+_public("log2", "Log2Backward0", "g / (a * 0.6931471805599453)", "log2(a)", domain=POS,
+        doc="Element-wise base-2 logarithm.")
+_public("log10", "Log10Backward0", "g / (a * 2.302585092994046)", "log10(a)", domain=POS,
+        doc="Element-wise base-10 logarithm.")
+_public("erfc", "ErfcBackward0", "-1.1283791670955126 * exp(-a * a) * g", "erfc(a)",
+        doc="Element-wise complementary error function, ``1 - erf(input)``.")
+_public("reciprocal", "ReciprocalBackward0", "-g * (y * y)", "1.0 / a",
+        forward=lambda a: np.reciprocal(a), doc="Element-wise reciprocal, ``1 / input``.")
+_RAD = math.pi / 180.0
+_DEG = 180.0 / math.pi
+
+
+def _scaled(c):
+    # in the input's dtype, as torch's mul by a wrapped number: one rounding, bit for bit
+    return lambda a: a * a.dtype.type(c)
+
+
+defop("deg2rad", "Deg2RadBackward0", 1, grads=(f"g * {_RAD!r}",), fwd=f"a * {_RAD!r}",
+      forward=_scaled(_RAD), torch="deg2rad", api=PUBLIC,
+      doc="Element-wise conversion of angles from degrees to radians.")
+defop("rad2deg", "Rad2DegBackward0", 1, grads=(f"g * {_DEG!r}",), fwd=f"a * {_DEG!r}",
+      forward=_scaled(_DEG), torch="rad2deg", api=PUBLIC,
+      doc="Element-wise conversion of angles from radians to degrees.")
 # (through expand: torch's own derivative of a bare leaf is a ZeroTensor, which .numpy() refuses)
 _unary("sgn", "SgnBackward0", "0.0", "sgn(a)", forward=_sign,
        samples=[Sample((s,), {}, "lib.sgn(x0.expand(2, *x0.shape))")

@@ -19,7 +19,7 @@ from ...engine.registry import BY_NAME
 from ...tensor import Tensor, _make  # noqa: F401
 from ..out_api import into
 from . import basic  # noqa: F401 - elementwise declares the records used below
-from .forward import _F32, _F64, _scalar_value, eager_forward, torch_layout
+from .forward import _F32, _F64, eager_forward, torch_layout
 
 # ops that keep integer dtypes (the rest compute in the default float dtype)
 _INT_OK = {"neg", "abs", "sign", "relu", "clamp", "clone", "masked_fill", "maximum", "minimum",
@@ -386,44 +386,6 @@ def softplus(x, beta=1.0, threshold=20.0):
         A new tensor of ``x``'s shape.
     """
     return unary("softplus", x, float(beta), float(threshold))
-
-
-def _unary_fn(name):
-    op = BY_NAME[name]
-    if op.rounds_once:
-        forward = op.forward
-    else:
-        def forward(x):  # eager_forward's 0-d case
-            return _F64_SCALAR(_scalar_value(op, x))
-    scalar_graph = record_module.scalar_graph_op(op, forward)[1]
-
-    def fn(input, *, out=None):
-        if out is not None:
-            return into(name, out, fn, input)
-        value = scalar_graph(input)
-        return unary(name, input) if value is None else value
-    fn.__name__ = name
-    # (silu is a method here; torch has it in nn.functional only)
-    fn.__doc__ = BY_NAME[name].docstring("torch.nn.functional.silu" if name == "silu" else None)
-    if name in _ARGS_OF_OWN:  # (torch documents no arguments for these two)
-        fn.__doc__ += _ARGS_OF_OWN[name]
-    return fn
-
-
-_ARGS_OF_OWN = {name: f"""
-
-Args:
-    input: the tensor (the tensor itself, as a method).
-    out: a tensor to write the result into (its shape and dtype are kept).
-
-Returns:
-    A new tensor of ``input``'s shape: {what}.""" for name, what in (
-    ("relu", "``max(input, 0)``"), ("silu", "``input * sigmoid(input)``"))}
-
-
-UNARY_PUBLIC = ("neg", "erf", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sin", "cos",
-                "tan", "tanh", "sigmoid", "relu", "silu", "sign", "floor", "round")
-globals().update({name: _unary_fn(name) for name in UNARY_PUBLIC})
 
 
 def _binary_fn(name):

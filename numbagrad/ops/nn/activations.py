@@ -16,9 +16,9 @@ from ...engine.record import record
 from ...engine.registry import BY_NAME, Sample, defop
 from ...factories import _engine
 from ...tensor import _make
-from ..elementwise.pointwise import abs as _abs
 from ..elementwise.pointwise import clamp, unary
-from ..elementwise.pointwise import tanh as _tanh
+from ..elementwise.public import abs as _abs
+from ..elementwise.public import tanh as _tanh
 from ..reduce.reductions import log_softmax, softmax
 from ..shape.join import chunk
 from ..shape.movement import reshape

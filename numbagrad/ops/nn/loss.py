@@ -21,9 +21,10 @@ from ...engine.record import record, replay_value, shape_error_broadcast
 from ...engine.registry import Sample, defop, vjp_rule
 from ...tensor import _make
 from ..elementwise.forward import torch_layout
-from ..elementwise.pointwise import abs as _abs
-from ..elementwise.pointwise import clamp, exp, log, log1p, minimum, neg, sigmoid, sign, where
+from ..elementwise.pointwise import clamp, minimum, where
 from ..elementwise.pointwise import pow as _pow
+from ..elementwise.public import abs as _abs
+from ..elementwise.public import exp, log, log1p, neg, sigmoid, sign
 from ..kernel_helpers import bcast_index
 from ..reduce.reductions import mean as _mean
 from ..reduce.reductions import sum as _sum

@@ -11,7 +11,8 @@ import numpy as np
 
 from ...tensor import _make
 from ..elementwise.math_api import clamp_min
-from ..elementwise.pointwise import exp, log, log1p, minimum, sqrt, where
+from ..elementwise.pointwise import minimum, where
+from ..elementwise.public import exp, log, log1p, sqrt
 from ..index.indexing import gather
 from ..reduce.reductions import mean, norm
 from ..reduce.reductions import sum as _sum

@@ -18,14 +18,8 @@ from ...core import trace_guards
 from ...engine.record import record, replay_value
 from ...engine.registry import Sample, defop, vjp_rule
 from ...tensor import _make
-from ..elementwise.pointwise import (
-    exp,
-    log,
-    masked_fill,
-    neg,
-    unary,
-    where,
-)
+from ..elementwise.pointwise import masked_fill, unary, where
+from ..elementwise.public import exp, log, neg
 from ..index.indexing import gather_flat, index_add_flat
 from ..reduce.reductions import LOG_SOFTMAX, log_softmax
 from ..reduce.reductions import mean as _mean

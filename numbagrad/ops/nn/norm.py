@@ -12,7 +12,7 @@ from ...engine.record import record, replay_value
 from ...engine.registry import Sample, defop, vjp_rule
 from ...factories import ones, zeros
 from ...tensor import Tensor
-from ..elementwise.pointwise import rsqrt
+from ..elementwise.public import rsqrt
 from ..index.indexing import index_add_flat
 from ..reduce.reductions import mean as _mean
 from ..reduce.reductions import sum as _sum

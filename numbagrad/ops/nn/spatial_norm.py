@@ -8,7 +8,7 @@ from ...core.grad_mode import no_grad
 from ...engine.record import record
 from ...engine.registry import vjp_rule
 from ...factories import ones, zeros
-from ..elementwise.pointwise import rsqrt
+from ..elementwise.public import rsqrt
 from ..reduce.reductions import mean as _mean
 from ..reduce.reductions import sum as _sum
 from ..shape.movement import reshape

@@ -7,7 +7,8 @@ from ... import dtypes
 from ...engine.record import record, replay_value
 from ...engine.registry import Sample, defop, vjp_rule
 from ...tensor import Tensor, _make  # noqa: F401
-from ..elementwise.pointwise import exp, to_dtype, where
+from ..elementwise.pointwise import to_dtype, where
+from ..elementwise.public import exp
 from ..index.indexing import index_select
 from ..reduce import reductions
 from ..shape.join import cat
