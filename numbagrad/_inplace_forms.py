@@ -177,9 +177,12 @@ def _derived_inplace_method(fn, op, name):
     """``self.<name>()`` of an op made from its record (ops/elementwise/public.py): ``fn``
     on self, cloned first only where the op's derivative reads its input."""
     reads_input = bool(op.value_reads & READ_X0)
-
-    def method(self):
-        return _inplace(self, lambda s: fn(_old_self(s) if reads_input else s))
+    if op.arity == 2:
+        def method(self, other):
+            return _inplace(self, lambda s: fn(_old_self(s) if reads_input else s, other))
+    else:
+        def method(self):
+            return _inplace(self, lambda s: fn(_old_self(s) if reads_input else s))
     return documented(method, inplace_doc(name[:-1]), name)
 
 
@@ -188,10 +191,9 @@ for _name, (_fn, _op) in public.INPLACE_METHODS.items():
 _MATH_INPLACE = {
     **{n: math_api.TENSOR_METHODS[n] for n in (
         "ceil", "trunc", "fix", "frac", "round", "square", "sgn", "logit", "nan_to_num",
-        "clamp_min", "clamp_max", "fmod", "remainder", "addcmul", "addcdiv", "lerp", "atan2",
-        "arctan2", "hypot", "xlogy", "floor_divide", "logical_and", "logical_or", "logical_xor",
-        "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "clamp",
-        "clip")},
+        "clamp_min", "clamp_max", "fmod", "remainder", "addcmul", "addcdiv", "lerp", "xlogy",
+        "floor_divide", "logical_and", "logical_or", "logical_xor", "logical_not",
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "clamp", "clip")},
     **{n: special_api.TENSOR_METHODS[n] for n in ("i0", "sinc")}}
 for _name, _fn in _MATH_INPLACE.items():
     setattr(Tensor, _name + "_", _inplace_method(_fn, _name + "_"))

@@ -1,6 +1,7 @@
 """The public forms made from the records (ops/elementwise/public.py): the forms each record
 declares are torch's, and each one computes torch's value, gradient and grad_fn; the in-place
-forms change the tensor they are given, as torch's do."""
+forms change the tensor they are given, as torch's do; two-input functions treat integer
+inputs as torch's."""
 
 import numpy as np
 import pytest
@@ -37,13 +38,14 @@ def test_the_declared_forms_are_torchs_and_exist(name, forms, op):
             assert _has(torch, name, form) == declared, (name, form)
 
 
-def _call(lib, name, form, x):
+def _call(lib, name, form, *xs):
     if form == "function":
-        return getattr(lib, name)(x)
+        return getattr(lib, name)(*xs)
     if form == "method":
-        return getattr(x, name)()
-    y = x * 1.0  # (a leaf cannot change in place)
-    out = getattr(lib, name + "_")(y) if form == "inplace_function" else getattr(y, name + "_")()
+        return getattr(xs[0], name)(*xs[1:])
+    y = xs[0] * 1.0  # (a leaf cannot change in place)
+    out = getattr(lib, name + "_")(y, *xs[1:]) if form == "inplace_function" else \
+        getattr(y, name + "_")(*xs[1:])
     assert out is y  # changed in place, returned
     return y
 
@@ -51,27 +53,47 @@ def _call(lib, name, form, x):
 @pytest.mark.parametrize("name,forms,op", DECLARED, ids=IDS)
 def test_each_form_computes_torchs_value_gradient_and_grad_fn(name, forms, op):
     lo, hi = op.domain
-    values = np.random.default_rng(0).uniform(lo, hi, 6)
+    values = np.random.default_rng(0).uniform(lo, hi, (op.arity, 6))
+    weights = np.arange(1.0, 7.0)
     for form in forms:
         if (name, form) in EXTENSIONS:
             continue
         results = {}
         for lib in (ng, torch):
-            x = lib.tensor(values, requires_grad=True)
-            y = _call(lib, name, form, x)
+            xs = [lib.tensor(v, requires_grad=True) for v in values]
+            y = _call(lib, name, form, *xs)
             grad_fn = type(y.grad_fn).__name__
             try:
-                (y * lib.tensor(np.arange(1.0, 7.0))).sum().backward()
+                (y * lib.tensor(weights)).sum().backward()
             except NotImplementedError:  # torch's in-place asinh_, acosh_, atanh_: no derivative
-                x = lib.tensor(values, requires_grad=True)  # (numbagrad's is the function's)
+                xs = [lib.tensor(v, requires_grad=True) for v in values]  # (the function's)
+                (_call(lib, name, "function", *xs) * lib.tensor(weights)).sum().backward()
                 grad_fn = None  # (torch's node, AsinhBackward1..., is that refusal)
-                (_call(lib, name, "function", x) * lib.tensor(np.arange(1.0, 7.0))).sum().backward()
-            results[lib] = (y.detach().numpy(), x.grad.numpy(), grad_fn)
+            results[lib] = (y.detach().numpy(), [x.grad.numpy() for x in xs], grad_fn)
         np.testing.assert_allclose(results[ng][0], results[torch][0], rtol=1e-12, atol=1e-15,
                                    err_msg=f"{name} {form}")
         np.testing.assert_allclose(results[ng][1], results[torch][1], rtol=1e-10, atol=1e-14,
                                    err_msg=f"{name} {form}")
         assert results[torch][2] is None or results[ng][2] == results[torch][2], (name, form)
+
+
+@pytest.mark.parametrize("name,forms,op", [d for d in DECLARED if d[2].arity == 2],
+                         ids=[d[0] for d in DECLARED if d[2].arity == 2])
+def test_a_two_input_function_treats_integers_as_torch(name, forms, op):
+    outcomes = []
+    for lib in (ng, torch):
+        try:
+            out = getattr(lib, name)(lib.tensor([3, -2, 5]), lib.tensor([1, 4, 5]))
+            outcomes.append((str(out.dtype), out.numpy().tolist()))
+        except NotImplementedError as e:
+            outcomes.append(str(e))
+    ours, theirs = outcomes
+    assert type(ours) is type(theirs), outcomes  # both refuse, or both compute
+    if isinstance(ours, str):
+        assert ours == theirs
+    else:
+        assert ours[0] == theirs[0]  # the dtype
+        np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
 
 
 def test_a_function_refuses_what_is_no_tensor_as_torch():

@@ -108,6 +108,10 @@ class OpDef:
     # PUBLIC names all four. ``aliases``: torch's other names -> the forms each has
     api: tuple = ()
     aliases: dict = field(default_factory=dict)
+    # a two-input public function's integer (and bool) inputs: "float" computes in the
+    # default float dtype, "refused" raises torch's NotImplementedError ("<name>_cpu"),
+    # "exact" gives NumPy's value in the promoted integer dtype, recording nothing
+    int_inputs: str = "float"
     samples: list = field(default_factory=list)
     domain: tuple = (-2.0, 2.0)
     code: int = -1

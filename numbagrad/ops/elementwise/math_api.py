@@ -8,24 +8,18 @@ bitwise and the is* tests return bool (or integer) tensors and record nothing, a
 import numpy as np
 
 from ... import dtypes
-from ...engine.record import record, shape_error_broadcast
 from ...engine.registry import BY_NAME, FORMULA_FUNCTIONS
 from ...tensor import Tensor, _make
-from ..out_api import into
 from . import (
     math_binary,  # noqa: F401 - the records
     math_unary,  # noqa: F401 - the records
     pointwise,
     public,
 )
-from .forward import eager_forward, torch_layout
+from .forward import torch_layout
 from .logic import LOGIC_FUNCTIONS, LOGIC_METHODS, need_tensor
-from .pointwise import to_dtype, unary
+from .pointwise import _arrays, _promote, binary_op, not_implemented_for, to_dtype, unary
 from .public import inplace_function, unary_function
-
-
-def not_implemented_for(kernel, t):
-    return NotImplementedError(f"\"{kernel}\" not implemented for '{t.dtype.scalar_name}'")
 
 
 def _plain(values):
@@ -211,73 +205,6 @@ clip = clamp
 
 
 # ---- binary ------------------------------------------------------------------------------------
-def _promote(a, b):
-    """torch's promoted dtype of ``a`` and ``b`` (a Tensor, or a Python number: weak); a
-    shape error for Tensors that do not broadcast."""
-    kind_b = (b.dtype, b.ndim) if isinstance(b, Tensor) else (dtypes.scalar_dtype(b), None)
-    dt = dtypes.result_type((a.dtype, a.ndim), kind_b)
-    if isinstance(b, Tensor):
-        err = shape_error_broadcast(tuple(a.shape), tuple(b.shape))
-        if err is not None:
-            raise err
-    return dt
-
-
-def binary_op(name, a, b, fname, fattrs=(), layout=None):
-    """Record the float binary table op ``name`` on Tensors ``a`` and ``b`` (promoted; integer
-    operands compute in the default dtype). ``layout``: the Tensors torch's op reads, whose
-    memory order decides the result's (where ``b`` is computed from several)."""
-    dt = _promote(a, b)
-    if not dt.is_floating_point:
-        dt = dtypes.get_default_dtype()
-    ta, tb = pointwise._operand(a, dt), pointwise._operand(b, dt)
-    out = eager_forward(BY_NAME[name], ta._data, tb._data, *fattrs)
-    if layout is not None and type(out) is np.ndarray:
-        out = torch_layout(out, _arrays(layout))
-    return record(BY_NAME[name], out, (ta, tb), (), fattrs)
-
-
-def _arrays(tensors):
-    return [t._data for t in tensors if isinstance(t, Tensor)]
-
-
-def _float_binary(name, int_error=None):
-    def fn(input, other, *, out=None):  # noqa: A002
-        if out is not None:
-            return into(name, out, fn, input, other)
-        need_tensor(input, name)
-        need_tensor(other, name, "other", 2)
-        if int_error and not _promote(input, other).is_floating_point:
-            raise not_implemented_for(int_error, input if not input.dtype.is_floating_point
-                                      else other)
-        return binary_op(name, input, other, name)
-    fn.__name__ = name
-    fn.__doc__ = BY_NAME[name].docstring()
-    return fn
-
-
-atan2 = arctan2 = _float_binary("atan2")
-hypot = _float_binary("hypot", "hypot_cpu")
-logaddexp = _float_binary("logaddexp", "logaddexp_cpu")
-logaddexp2 = _float_binary("logaddexp2", "logaddexp2_cpu")
-
-
-def _extremum(name, ufunc):
-    def fn(input, other):  # noqa: A002
-        need_tensor(input, name)
-        need_tensor(other, name, "other", 2)
-        dt = _promote(input, other)
-        if not dt.is_floating_point:
-            return _plain(ufunc(np.asarray(input._data, dt.np), np.asarray(other._data, dt.np)))
-        return binary_op(name, input, other, name)
-    fn.__name__ = name
-    fn.__doc__ = BY_NAME[name].docstring()
-    return fn
-
-
-fmax, fmin = _extremum("fmax", np.fmax), _extremum("fmin", np.fmin)
-
-
 def _integer_remainder(name, ufunc):
     """fmod and remainder: integers in their dtype (a zero divisor raises, as in torch),
     floats by the table ops; a Python number divisor is an attribute (torch's Scalar
@@ -447,8 +374,8 @@ FORMULA_FUNCTIONS.update(sinh=public.sinh, cosh=public.cosh, trunc=trunc, div_fl
 # (the unary functions made from their records are ops/elementwise/public.py's)
 _UNARY = ["sgn", "square", "ceil", "trunc", "fix", "frac", "logit", "round", "nan_to_num",
           "clamp_min", "clamp_max", "clamp", "clip"]
-_BINARY = ["atan2", "arctan2", "hypot", "logaddexp", "logaddexp2", "fmax", "fmin", "fmod",
-           "remainder", "xlogy", "float_power", "floor_divide", "lerp", "addcmul", "addcdiv"]
+_BINARY = ["fmod", "remainder", "xlogy", "float_power", "floor_divide", "lerp", "addcmul",
+           "addcdiv"]
 
 __all__ = _UNARY + _BINARY + list(LOGIC_FUNCTIONS)
 globals().update(LOGIC_FUNCTIONS)

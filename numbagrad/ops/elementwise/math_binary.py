@@ -27,33 +27,42 @@ def _binary(name, grad_fn, grads, fwd, **kw):
     return defop(name, grad_fn, 2, grads=grads, fwd=fwd, torch=kw.pop("torch", name), **kw)
 
 
+# the public forms torch has of these (ops/elementwise/public.py): no torch.<name>_ function,
+# and no in-place form at all for logaddexp, logaddexp2, fmax and fmin
+_WITH_INPLACE = ("function", "method", "inplace")
+_OUT_OF_PLACE = ("function", "method")
 # (where a * a + b * b is 0, torch's 1 / (a * a + b * b) is masked to 0)
 _binary("atan2", "Atan2Backward0", ("0.0 if a * a + b * b == 0.0 else g * b / (a * a + b * b)",
                                     "0.0 if a * a + b * b == 0.0 else g * -a / (a * a + b * b)"),
         "atan2(a, b)", doc="Element-wise arctangent of ``input / other``, in the quadrant of "
-        "the point (other, input).")
+        "the point (other, input).", api=_WITH_INPLACE, aliases={"arctan2": _WITH_INPLACE})
 _binary("hypot", "HypotBackward0", ("g * a / y", "g * b / y"), "hypot(a, b)",
-        doc="Element-wise hypotenuse, ``sqrt(input ** 2 + other ** 2)``.")
+        doc="Element-wise hypotenuse, ``sqrt(input ** 2 + other ** 2)``.", api=_WITH_INPLACE,
+        int_inputs="refused")
 _binary("fmod", "FmodBackward1", ("g", "-g * trunc(a / b)"), "fmod(a, b)",
         forward=np.fmod,
         doc="Element-wise C-style remainder of ``input / other``: the sign of ``input``.")
 _binary("remainder", "RemainderBackward1", ("g", "-g * div_floor(a, b)"), "remainder(a, b)",
         doc="Element-wise Python-style remainder of ``input / other``: the sign of ``other``.")
 _binary("logaddexp", "LogaddexpBackward0", ("g / (1.0 + exp(b - a))", "g / (1.0 + exp(a - b))"),
-        "logaddexp(a, b)", doc="Element-wise ``log(exp(input) + exp(other))``, without overflow.")
+        "logaddexp(a, b)", doc="Element-wise ``log(exp(input) + exp(other))``, without overflow.",
+        api=_OUT_OF_PLACE, int_inputs="refused")
 _binary("logaddexp2", "Logaddexp2Backward0",
         ("g / (1.0 + exp2(b - a))", "g / (1.0 + exp2(a - b))"), "logaddexp2(a, b)",
-        doc="Element-wise ``log2(2 ** input + 2 ** other)``, without overflow.")
+        doc="Element-wise ``log2(2 ** input + 2 ** other)``, without overflow.",
+        api=_OUT_OF_PLACE, int_inputs="refused")
 _binary("xlogy", "XlogyBackward0", ("0.0 if (a == 0.0 and b <= 0.0) else xlogy(g, b)",
                                     "g * a / b"), "xlogy(a, b)", domain=POS)
 _binary("fmax", "FmaxBackward0", ("g if (a >= b or b != b) else 0.0",
                                   "0.0 if (a >= b or b != b) else g"),
         "a if (a >= b or b != b) else b", forward=np.fmax,
-        doc="Element-wise maximum that ignores NaN: NaN only where both are NaN.")
+        doc="Element-wise maximum that ignores NaN: NaN only where both are NaN.",
+        api=_OUT_OF_PLACE, int_inputs="exact")
 _binary("fmin", "FminBackward0", ("g if (a <= b or b != b) else 0.0",
                                   "0.0 if (a <= b or b != b) else g"),
         "a if (a <= b or b != b) else b", forward=np.fmin,
-        doc="Element-wise minimum that ignores NaN: NaN only where both are NaN.")
+        doc="Element-wise minimum that ignores NaN: NaN only where both are NaN.",
+        api=_OUT_OF_PLACE, int_inputs="exact")
 
 # clamps with tensor bounds (NaN in either operand propagates, its gradient is dropped)
 _MIN = ("g if a >= b else 0.0", "g if a < b else 0.0")

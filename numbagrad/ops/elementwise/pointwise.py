@@ -441,3 +441,38 @@ maximum = _binary_fn("maximum")
 minimum = _binary_fn("minimum")
 subtract, multiply, divide, true_divide = sub, mul, div, div
 clip = clamp
+
+
+# ---- float binary table ops on promoted operands (math_api's, public.py's) ---------------
+def not_implemented_for(kernel, t):
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{t.dtype.scalar_name}'")
+
+
+def _promote(a, b):
+    """torch's promoted dtype of ``a`` and ``b`` (a Tensor, or a Python number: weak); a
+    shape error for Tensors that do not broadcast."""
+    kind_b = (b.dtype, b.ndim) if isinstance(b, Tensor) else (dtypes.scalar_dtype(b), None)
+    dt = dtypes.result_type((a.dtype, a.ndim), kind_b)
+    if isinstance(b, Tensor):
+        err = shape_error_broadcast(tuple(a.shape), tuple(b.shape))
+        if err is not None:
+            raise err
+    return dt
+
+
+def binary_op(name, a, b, fname, fattrs=(), layout=None):
+    """Record the float binary table op ``name`` on Tensors ``a`` and ``b`` (promoted; integer
+    operands compute in the default dtype). ``layout``: the Tensors torch's op reads, whose
+    memory order decides the result's (where ``b`` is computed from several)."""
+    dt = _promote(a, b)
+    if not dt.is_floating_point:
+        dt = dtypes.get_default_dtype()
+    ta, tb = _operand(a, dt), _operand(b, dt)
+    out = eager_forward(BY_NAME[name], ta._data, tb._data, *fattrs)
+    if layout is not None and type(out) is np.ndarray:
+        out = torch_layout(out, _arrays(layout))
+    return record(BY_NAME[name], out, (ta, tb), (), fattrs)
+
+
+def _arrays(tensors):
+    return [t._data for t in tensors if isinstance(t, Tensor)]

@@ -1,9 +1,12 @@
-"""The public forms of the elementwise ops, made from their records: a record whose ``api``
-(registry.OpDef) names them gets the function ``torch.<name>`` (with ``out=``), the method
-``Tensor.<name>``, the in-place method ``Tensor.<name>_`` and the function ``torch.<name>_``,
-under its name and under each of its ``aliases`` (torch's arcsin for asin). numbagrad/_methods.py
-and numbagrad/_inplace_forms.py bind METHODS and INPLACE_METHODS on Tensor; numbagrad exports
-``__all__``. So a new elementwise op is one record: its formulas, samples and ``api``."""
+"""The public forms of the elementwise ops, made from their records: a one- or two-input
+record whose ``api`` (registry.OpDef) names them gets the function ``torch.<name>`` (with
+``out=``), the method ``Tensor.<name>``, the in-place method ``Tensor.<name>_`` and the
+function ``torch.<name>_``, under its name and under each of its ``aliases`` (torch's arcsin
+for asin). numbagrad/_methods.py and numbagrad/_inplace_forms.py bind METHODS and
+INPLACE_METHODS on Tensor; numbagrad exports ``__all__``. So a new elementwise op is one
+record: its formulas, samples and ``api``."""
+
+import numpy as np
 
 from ...core.docs import torch_doc
 from ...engine import record as record_module
@@ -11,10 +14,10 @@ from ...engine.record import _F64_SCALAR
 from ...engine.registry import OPS
 from ...tensor import Tensor
 from ..out_api import into
-from . import basic, math_unary  # noqa: F401 - the records
+from . import basic, math_binary, math_unary  # noqa: F401 - the records
 from .forward import _scalar_value
-from .logic import need_tensor
-from .pointwise import unary
+from .logic import _plain, need_tensor
+from .pointwise import _promote, binary_op, not_implemented_for, unary
 
 
 def unary_function(op):
@@ -55,6 +58,31 @@ Returns:
     ("relu", "``max(input, 0)``"), ("silu", "``input * sigmoid(input)``"))}
 
 
+def binary_function(op):
+    """The public function of the two-input op ``op``: torch's TypeError for an operand that
+    is no Tensor, ``out=``, integer inputs as the record's ``int_inputs`` says, then the op
+    on the promoted operands (``pointwise.binary_op``)."""
+    name = op.name
+
+    def fn(input, other, *, out=None):  # noqa: A002 - torch's names
+        if out is not None:
+            return into(name, out, fn, input, other)
+        need_tensor(input, name)
+        need_tensor(other, name, "other", 2)
+        if op.int_inputs != "float":
+            dt = _promote(input, other)
+            if not dt.is_floating_point:
+                if op.int_inputs == "refused":
+                    raise not_implemented_for(f"{name}_cpu", input if not
+                                              input.dtype.is_floating_point else other)
+                return _plain(op.forward(np.asarray(input._data, dt.np),
+                                         np.asarray(other._data, dt.np)))
+        return binary_op(name, input, other, name)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = op.docstring()
+    return fn
+
+
 def inplace_function(name):
     """torch's function form ``torch.<name>(x, ...)`` of the in-place method ``x.<name>(...)``."""
     def fn(input, *args, **kw):  # noqa: A002
@@ -78,7 +106,10 @@ INPLACE_FUNCTIONS = {}  # torch.<name>_ -> function
 for _op in OPS:
     if not _op.api:
         continue
-    _fn = unary_function(_op)
+    if not _op.elementwise or _op.arity not in (1, 2):
+        raise TypeError(f"op {_op.name!r}: public forms are made for one- and two-input "
+                        f"elementwise ops, not this one (arity {_op.arity})")
+    _fn = unary_function(_op) if _op.arity == 1 else binary_function(_op)
     for _name, _forms in ((_op.name, _op.api), *_op.aliases.items()):
         if "function" in _forms:
             FUNCTIONS[_name] = _fn
