@@ -177,13 +177,16 @@ def _derived_inplace_method(fn, op, name):
     """``self.<name>()`` of an op made from its record (ops/elementwise/public.py): ``fn``
     on self, cloned first only where the op's derivative reads its input."""
     reads_input = bool(op.value_reads & READ_X0)
+    doc = inplace_doc(name[:-1])
     if op.arity == 2:
         def method(self, other):
             return _inplace(self, lambda s: fn(_old_self(s) if reads_input else s, other))
+        doc += ("\n\nArgs:\n    other: the second operand, a tensor broadcastable to this "
+                "tensor's shape.\n\nReturns:\n    This tensor, changed in place.")
     else:
         def method(self):
             return _inplace(self, lambda s: fn(_old_self(s) if reads_input else s))
-    return documented(method, inplace_doc(name[:-1]), name)
+    return documented(method, doc, name)
 
 
 for _name, (_fn, _op) in public.INPLACE_METHODS.items():
