@@ -196,7 +196,7 @@ class _Run:
             status, i, row = sweep.sweep(kernel_tables.block(), sweep.BW, kernel_tables.arity(),
                                          kernel_tables.saves(), t.nodes, t.args, t.shapes, t.iat,
                                          t.fat, t.val, t.adj, t.touched, t.freed, t.dirty,
-                                         start, t.retain, t.check, True)
+                                         start, t.retain, t.check)
             if status == sweep.DONE:
                 return
             if status == sweep.HAND_BACK:

@@ -4,10 +4,10 @@ Nothing here depends on the op table: a sweep reads node i's op code, checks wha
 checked (reached, needing a gradient, saved values freed or changed in place, handed to
 Python) and calls ``table[code]`` (engine/kernel_tables), so this module compiles once, in a
 fraction of a second, whatever the number of ops. Eager backward, ``autograd.grad`` and the
-compiled replay run one reverse walk, ``sweep`` (the replay through ``replay_sweep``, which
-compiles out what only eager checks); the differentiable backward
-(create_graph) walks with its parts (``TapeOrder``, ``Walk``); the replay's entry points
-(``run``, ``run_in``, ``run_forward``, ``run_backward``) are here.
+compiled replay run one reverse walk (eager through ``sweep``, the replay through
+``replay_sweep``: one source, ``_reverse_walk``, pruned of eager's checks for the replay);
+the differentiable backward (create_graph) walks with its parts (``TapeOrder``, ``Walk``);
+the replay's entry points (``run``, ``run_in``, ``run_forward``, ``run_backward``) are here.
 """
 
 import numpy as np
@@ -101,60 +101,60 @@ def mark_inputs(nodes, args, i, touched):
             touched[a] = 1
 
 
-@njit(cache=True, error_model="numpy")
-def saved_values(nodes, args, saves, freed, dirty, i, nargs):
-    """Whether the values node i's derivative reads are still there: FREED (a backward freed
-    them), DIRTY (one was changed in place since), else DONE. (Not inlined: the replay,
-    which never checks, compiles a call instead of this loop.)"""
-    c = nodes[i, 0]
-    p = nodes[i, F_ARG]
-    s = 0
-    for q in range(min(nargs, 3)):
-        if nodes[args[p + q], F_FLAGS] & 1:
-            s |= saves[c, q]
-    if s != 0:
-        if freed[i]:
-            return FREED
-        if (s & 8) and dirty[i] > i:
-            return DIRTY
-        for q in range(3):
-            if (s >> q) & 1 and dirty[args[p + q]] > i:
-                return DIRTY
-    return DONE
+def _reverse_walk(eager):
+    """The one reverse walk, made twice from this source: eager's (``eager`` True: with its
+    checks, called from Python) and the replay's (False: a constant, so what only eager
+    needs is pruned before the replay's entry points compile the loop they inline)."""
+    @njit(cache=True, inline="always", error_model="numpy")
+    def sweep(tables, flat_row, arity, saves, nodes, args, shapes, iat, fat, val, adj,
+              touched, freed, dirty, start, retain, check):
+        """Walk nodes start..0, calling each reached node's kernel from the row
+        ``reverse_row`` picks in ``tables`` (the block, rows as kernel_tables.KINDS). Returns
+        (DONE, -1, 0) when done, (HAND_BACK, i, 0) to hand node i (big, hooked, or a custom
+        Function's) to Python; eager's also (FREED, i, 0) when its saved values were freed,
+        (DIRTY, i, 0) when one was modified in place (checked only with ``check``: when some
+        node of the tape is freed or dirty), (NOT_COMPILED, i, row) when the kernel it needs
+        is not, and frees each node's saved values unless ``retain``."""
+        frame = make_frame(nodes, args, shapes, iat, fat, val, adj)
+        for i in range(start, -1, -1):
+            nargs = inputs_to_differentiate(nodes, arity, touched, i)
+            if nargs == 0:
+                continue
+            if nodes[i, F_FLAGS] & 6:  # a big node, or one with hooks: Python takes it
+                return HAND_BACK, i, 0
+            if eager:
+                if check:
+                    c = nodes[i, 0]
+                    p = nodes[i, F_ARG]
+                    s = 0
+                    for q in range(min(nargs, 3)):
+                        if nodes[args[p + q], F_FLAGS] & 1:
+                            s |= saves[c, q]
+                    if s != 0:
+                        if freed[i]:
+                            return FREED, i, 0
+                        if (s & 8) and dirty[i] > i:
+                            return DIRTY, i, 0
+                        for q in range(3):
+                            if (s >> q) & 1 and dirty[args[p + q]] > i:
+                                return DIRTY, i, 0
+            row = reverse_row(tables, flat_row, nodes, args, i, nargs)
+            address = tables[row, nodes[i, 0]]
+            if eager:
+                if address == 0:
+                    return NOT_COMPILED, i, row
+            call_kernel(address, i, frame)
+            mark_inputs(nodes, args, i, touched)
+            if eager:
+                if not retain:
+                    freed[i] = 1
+        return DONE, -1, 0
+    return sweep
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def sweep(tables, flat_row, arity, saves, nodes, args, shapes, iat, fat, val, adj, touched,
-          freed, dirty, start, retain, check, eager):
-    """The reverse walk, eager's (called from Python, compiled on its own) and the replay's
-    (inlined in ``replay_sweep``): nodes start..0, calling each reached node's kernel from the row
-    ``reverse_row`` picks in ``tables`` (the block, rows as kernel_tables.KINDS). Returns
-    (DONE, -1, 0) when done, (HAND_BACK, i, 0) to hand node i (big, hooked, or a custom
-    Function's) to Python. ``eager`` (a constant: the replay's False compiles out what only
-    eager needs) adds (FREED, i, 0) when its saved values were freed, (DIRTY, i, 0) when one
-    was modified in place (checked only with ``check``: when some node of the tape is freed
-    or dirty), (NOT_COMPILED, i, row) when the kernel it needs is not, and the freeing of
-    each node's saved values unless ``retain``."""
-    frame = make_frame(nodes, args, shapes, iat, fat, val, adj)
-    for i in range(start, -1, -1):
-        nargs = inputs_to_differentiate(nodes, arity, touched, i)
-        if nargs == 0:
-            continue
-        if nodes[i, F_FLAGS] & 6:  # a big node, or one with hooks: Python takes it from here
-            return HAND_BACK, i, 0
-        if eager and check:
-            status = saved_values(nodes, args, saves, freed, dirty, i, nargs)
-            if status != DONE:
-                return status, i, 0
-        row = reverse_row(tables, flat_row, nodes, args, i, nargs)
-        address = tables[row, nodes[i, 0]]
-        if eager and address == 0:
-            return NOT_COMPILED, i, row
-        call_kernel(address, i, frame)
-        mark_inputs(nodes, args, i, touched)
-        if eager and not retain:
-            freed[i] = 1
-    return DONE, -1, 0
+# eager backward's and autograd.grad's reverse pass, and the replay's (see replay_sweep)
+sweep = _reverse_walk(True)
+_replay_walk = _reverse_walk(False)
 
 
 @njit(cache=True, error_model="numpy")
@@ -201,11 +201,11 @@ def read_gradients(adj, grad_off, grad_len):
 
 @njit(cache=True, inline="always", error_model="numpy")
 def replay_sweep(tables, arity, nodes, args, shapes, iat, fat, val, adj, touched, start):
-    """The reverse pass of a replay, all inside Numba: ``sweep`` without what only eager
-    needs (freeing, in-place checks, uncompiled kernels: ``eager`` False compiles them out).
+    """The reverse pass of a replay, all inside Numba: the reverse walk without what only
+    eager needs (freeing, in-place checks, uncompiled kernels: pruned as it compiles).
     ``tables``: the block (rows as kernel_tables.KINDS)."""
-    status, _, _ = sweep(tables, RBW, arity, _NO_SAVES, nodes, args, shapes, iat, fat, val,
-                         adj, touched, _NO_FLAGS, _NO_DIRT, start, True, False, False)
+    status, _, _ = _replay_walk(tables, RBW, arity, _NO_SAVES, nodes, args, shapes, iat, fat,
+                                val, adj, touched, _NO_FLAGS, _NO_DIRT, start, True, False)
     if status != DONE:  # a trace is recorded without big nodes; hooks are not replayed
         raise RuntimeError("numbagrad: a replayed node could not be differentiated in Numba")
 
@@ -365,7 +365,7 @@ class Replay:
         n = len(nodes)
         status, i, _ = sweep(self.tables, RBW, self.arity, self.saves, nodes, p.args, p.shapes,
                              p.iat, p.fat, val, adj, touched, np.zeros(n, np.uint8),
-                             np.zeros(n, np.uint8), start, True, False, True)
+                             np.zeros(n, np.uint8), start, True, False)
         return status, i
 
 
