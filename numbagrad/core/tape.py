@@ -360,15 +360,7 @@ class Tape:
         in fewer steps: a loop's input slice (``xs[t]``) is a new source at every step."""
         val = self.val
         voff = val.n
-        pending = val.pending  # Arena.keep, inline (as in push_array)
-        if not pending:
-            val.start = voff
-        elif len(pending) >= _FLUSH_AT:
-            val.flush()
-            val.start = voff
-            pending = val.pending
-        pending.append(data)
-        val.n = voff + size
+        val.keep(data, size)
         shape = data.shape
         shapes = self.shapes
         record = _NODE.pack(code, voff, size, flags, len(self.args) >> 3, 0, len(shape),
