@@ -293,3 +293,26 @@ def test_a_new_graph_starts_a_new_tape_once_nothing_holds_the_old():
         loss = (x * float(i) + 1.0).sum()
         loss.backward()
         assert len(loss._tape) == 4  # x, x * i, + 1, sum: this step's nodes only
+
+
+def test_scalar_libm_forward_is_the_kernels_value_to_the_bit():
+    """A one-input op whose formula is one C library function computes a float64 scalar with
+    math's function: the same value as its scalar kernel, to the bit, also where math raises
+    (inf, a pole, an overflow) and the kernel gives nan or inf."""
+    from numbagrad.engine import formula, kernelgen
+    from numbagrad.ops.elementwise.forward import _scalar_value, scalar_forward
+    ops = [op for op in BY_NAME.values() if op.arity == 1 and op.fwd and not op.rounds_once
+           and formula.single_call(op.fwd, "a") in kernelgen.LIBM]
+    assert {"sin", "cos", "erf"} <= {op.name for op in ops}
+    rng = np.random.default_rng(0)
+    values = np.concatenate([rng.standard_normal(2000) * s for s in (1e-8, 1, 30, 1e8)] + [
+        np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e308, -1e308, 5e-324, 710.0, -1.0,
+                  -1.5, 1.0, 1e-300])])
+    for op in ops:
+        forward = scalar_forward(op)
+        for v in values:
+            x = np.float64(v)
+            got, want = forward(x), np.float64(_scalar_value(op, x))
+            assert type(got) is np.float64
+            assert got.tobytes() == want.tobytes() or (np.isnan(got) and np.isnan(want)), \
+                (op.name, v, got, want)

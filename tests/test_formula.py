@@ -122,3 +122,11 @@ def test_no_other_module_parses_formula_text():
                     any(_reads_formula(arg) for arg in call.args):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{call.lineno}")
     assert not offenders, f"formula text parsed outside engine/formula.py: {offenders}"
+
+
+def test_single_call_names_a_formula_that_is_one_call_on_the_variable():
+    assert formula.single_call("sin(a)", "a") == "sin"
+    assert formula.single_call("sin(a) + 1.0", "a") is None
+    assert formula.single_call("sin(b)", "a") is None
+    assert formula.single_call("pw(a, f0)", "a") is None
+    assert formula.single_call("math.sin(a)", "a") is None

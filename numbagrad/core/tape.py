@@ -229,9 +229,11 @@ class Tape:
         if val.pending:
             val.flush()
         voff = val.n
-        if voff >= len(val.buf):
+        try:
+            val.cells[voff] = value
+        except IndexError:  # (the arena is full: the rare case pays for the check)
             val._grow(voff + 1)
-        val.cells[voff] = value
+            val.cells[voff] = value
         val.n = voff + 1
         self_args = self.args
         # (no shape and no int attributes: their pointers are never read, 0 saves two len())

@@ -54,6 +54,17 @@ def calls(text):
     return parse(text).calls
 
 
+def single_call(text, name):
+    """The function formula ``text`` is, when it is one call of a plain function on variable
+    ``name`` alone (``"sin(a)"``: ``"sin"``); else None."""
+    tree = parse(text).tree
+    if isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and not tree.keywords \
+            and len(tree.args) == 1 and isinstance(tree.args[0], ast.Name) and \
+            tree.args[0].id == name:
+        return tree.func.id
+    return None
+
+
 def rename(text, names):
     """``text`` with each variable in ``names`` (a dict) replaced by its value, the rest of
     the text as it was (generated kernels' sources, and so their cache keys, stay put)."""

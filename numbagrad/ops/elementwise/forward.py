@@ -2,9 +2,11 @@
 its float32 steps round as the replay's do, else by the replay's own forward kernel (so eager
 and replay agree to the bit)."""
 
+import math
+
 import numpy as np
 
-from ...engine import kernel_tables
+from ...engine import formula, kernel_tables, kernelgen
 from ...engine.record import _NO_INTS
 
 _ARRAY, _SCALAR = {}, {}  # op code -> kernel
@@ -149,6 +151,26 @@ def _scalar_value(op, x, f0=0.0, f1=0.0):
     return kernel(float(x), f0, f1)
 
 
+def scalar_forward(op):
+    """``op`` (unary, no attributes) of one float64 NumPy scalar, as one. Where its formula
+    is one C library function (``sin(a)``), math's: the call its kernel makes, without the
+    kernel's dispatch; else its scalar kernel."""
+    name = formula.single_call(op.fwd, "a") if op.fwd else None
+    if name in kernelgen.LIBM:
+        libm = getattr(math, name)
+
+        def forward(x):
+            try:
+                return _F64_SCALAR(libm(x))
+            except (ValueError, OverflowError):  # (math's where the kernel gives nan or inf)
+                return _F64_SCALAR(_scalar_value(op, x))
+        return forward
+
+    def forward(x):
+        return _F64_SCALAR(_scalar_value(op, x))
+    return forward
+
+
 def _eager_kernel(op, prefix="_fw_"):
     """The eager kernel ``prefix + op.name`` of the op's kernels module, memoized."""
     memo = _SCALAR if prefix == "_sc_" else _ARRAY
@@ -159,6 +181,7 @@ def _eager_kernel(op, prefix="_fw_"):
 
 
 _F64 = np.dtype(np.float64)
+_F64_SCALAR = np.float64
 _F32 = np.dtype(np.float32)
 _F16 = np.dtype(np.float16)
 _NO_FLOATS = np.empty(0, np.float64)

@@ -10,12 +10,11 @@ import numpy as np
 
 from ...core.docs import torch_doc
 from ...engine import record as record_module
-from ...engine.record import _F64_SCALAR
 from ...engine.registry import OPS
 from ...tensor import Tensor
 from ..out_api import into
 from . import basic, math_binary, math_unary  # noqa: F401 - the records
-from .forward import _scalar_value
+from .forward import scalar_forward
 from .logic import _plain, need_tensor
 from .pointwise import _promote, binary_op, not_implemented_for, unary
 
@@ -25,11 +24,7 @@ def unary_function(op):
     input that is no Tensor, ``out=``, a scalar graph's op in the fewest steps, and
     ``pointwise.unary`` (dtypes, integer inputs, recording) for everything else."""
     name = op.name
-    if op.rounds_once:
-        forward = op.forward
-    else:
-        def forward(x):  # eager_forward's 0-d case
-            return _F64_SCALAR(_scalar_value(op, x))
+    forward = op.forward if op.rounds_once else scalar_forward(op)
     scalar_graph = record_module.scalar_graph_op(op, forward)[1]
 
     def fn(input, *, out=None):  # noqa: A002 - torch's name
