@@ -31,6 +31,7 @@ from .leaf_grads import _accumulate
 
 # (read-only stand-ins for a tape's empty buffers)
 _NO_INTS = np.empty(0, np.int64)
+_I64, _F64 = np.dtype(np.int64), np.dtype(np.float64)
 _NO_FLOATS = np.empty(0)
 _NO_DIRT = np.empty(0, np.int64)
 # a reached node needing a gradient with one of these flags is one the sweep hands to Python
@@ -49,17 +50,19 @@ class _Run:
         self.stops = ()  # input nodes the derivative stops at (autograd.grad's non-leaves)
         # nodes whose adjoint is read after the sweep: it is never handed to an input
         self.kept = tape.retained
-        n = len(tape)
+        n = len(tape.nodes) // NODE_FIELDS
         tape.sweeps.append(self)  # until release(): recording elsewhere moves to a new tape
-        self.nodes = np.frombuffer(tape.nodes, np.int64).reshape(n, NODE_FIELDS)
-        self.args = np.frombuffer(tape.args, np.int64) if tape.args else _NO_INTS
-        self.shapes = np.frombuffer(tape.shapes, np.int64) if tape.shapes else _NO_INTS
-        self.iat = np.frombuffer(tape.iat, np.int64) if tape.iat else _NO_INTS
-        self.fat = np.frombuffer(tape.fat, np.float64) if tape.fat else _NO_FLOATS
+        # (np.ndarray over a buffer: np.frombuffer's view, in one call fewer)
+        self.nodes = np.ndarray((n, NODE_FIELDS), _I64, tape.nodes)
+        args = tape.args
+        self.args = np.ndarray(len(args) >> 3, _I64, args) if args else _NO_INTS
+        self.shapes = np.ndarray(len(tape.shapes), _I64, tape.shapes) if tape.shapes else _NO_INTS
+        self.iat = np.ndarray(len(tape.iat), _I64, tape.iat) if tape.iat else _NO_INTS
+        self.fat = np.ndarray(len(tape.fat), _F64, tape.fat) if tape.fat else _NO_FLOATS
         if tape.unwritten_nodes:
             tape.place_unwritten()
         self.val = tape.val.array()  # (shorter than the arena's n: no value was placed)
-        self.adj = np.zeros(len(tape.val))
+        self.adj = np.zeros(tape.val.n)
         self.big_adj = {}
         self.spare = []  # adjoints of big nodes already differentiated, for reuse
         # an adjoint handed to both operands of an add, as torch shares one gradient tensor:
@@ -193,10 +196,10 @@ class _Run:
             start = self.walk(start)
             if start < 0:
                 return
-            status, i, row = sweep.sweep(kernel_tables.block(), sweep.BW, kernel_tables.arity(),
-                                         kernel_tables.saves(), t.nodes, t.args, t.shapes, t.iat,
-                                         t.fat, t.val, t.adj, t.touched, t.freed, t.dirty,
-                                         start, t.retain, t.check)
+            block, arity, saves = kernel_tables.sweep_tables()
+            status, i, row = sweep.sweep(block, sweep.BW, arity, saves, t.nodes, t.args,
+                                         t.shapes, t.iat, t.fat, t.val, t.adj, t.touched,
+                                         t.freed, t.dirty, start, t.retain, t.check)
             if status == sweep.DONE:
                 return
             if status == sweep.HAND_BACK:
@@ -484,10 +487,12 @@ def run_backward(roots, grads, retain_graph, inputs, collect=None):
 
 
 def _run_backward(roots, grads, retain_graph, inputs, collect):
-    order = sweep.TapeOrder()
     if len(roots) == 1:  # (a loss's backward: one tape to start from)
         tape, seeds = roots[0]._tape, [(roots[0]._node, grads[0])]
+        # older tapes are reached through bridges only (a tape being swept records none)
+        order = sweep.TapeOrder() if tape.bridges else None
     else:
+        order = sweep.TapeOrder()
         for t, g in zip(roots, grads):
             order.add(t._tape, t._node, g)
         tape, seeds = order.pop()
@@ -498,7 +503,7 @@ def _run_backward(roots, grads, retain_graph, inputs, collect):
                 _sweep_tape(tape, seeds, order, retain_graph, inputs, collect)
         else:
             _sweep_tape(tape, seeds, order, retain_graph, inputs, collect)
-        tape, seeds = order.pop()
+        tape, seeds = order.pop() if order is not None else (None, None)
 
 
 def _sweep_tape(tape, seeds, order, retain_graph, inputs, collect):

@@ -4,7 +4,7 @@ input for ``autograd.grad``."""
 
 import numpy as np
 
-from ..core.tape import F_VOFF, NODE_FIELDS
+from ..core.tape import F_SIZE, F_VOFF, NODE_FIELDS
 from ..tensor import _accumulate_grad, _make, post_accumulate
 
 _F64 = np.dtype(np.float64)
@@ -26,9 +26,12 @@ def _write_leaf(run, node, leaf, voff, first=None):
         if getattr(leaf, "_post_hooks", None):
             post_accumulate(leaf)
     else:
-        # a big node's adjoint is a buffer of its own: hand it over, no copy
-        g = run.gradient_of(node)
-        _accumulate_grad(leaf, g, owned=voff < 0 and run.gives_up(g))
+        if voff >= 0:  # (reached: the callers read touched)
+            size = run.tape.nodes[node * NODE_FIELDS + F_SIZE]
+            _accumulate_grad(leaf, run.adj[voff:voff + size])
+        else:  # a big node's adjoint is a buffer of its own: hand it over, no copy
+            g = run.gradient_of(node)
+            _accumulate_grad(leaf, g, owned=run.gives_up(g))
 
 
 def _accumulate_many(run, tape):

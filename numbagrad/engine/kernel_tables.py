@@ -198,6 +198,16 @@ def arity():
     return a
 
 
+def sweep_tables():
+    """(block, arity, saves): the tables every eager sweep call passes, current for the ops
+    declared so far (one check for the three)."""
+    tables = _meta.get("sweep")
+    if tables is None or _meta.get("sweep_ops") != len(registry.OPS):
+        tables = _meta["sweep"] = (block(), arity(), saves())
+        _meta["sweep_ops"] = len(registry.OPS)
+    return tables
+
+
 def small_ok():
     """Whether each op has a ``bw_small`` kernel (elementwise ops), 1 or 0 by op code: the
     block's row, filled for the ops declared so far (with the ``own_f32`` row)."""
