@@ -225,8 +225,10 @@ def pow_scalar(x, e):
             d = x._data
     # the kernel's pw squares for 2: NumPy's product is the same bits, without a kernel call
     if isinstance(e, (int, float)) and e == 2 and d.dtype.kind == "f":
-        return record_array(_POW_SCALAR, torch_layout(d * d, (d,)), x, None, (),
-                            (2.0,))
+        out = d * d
+        if d.ndim > 1 and not d.flags.c_contiguous:  # (else NumPy's layout is torch's)
+            out = torch_layout(out, (d,))
+        return record_array(_POW_SCALAR, out, x, None, (), (2.0,))
     return unary("pow_scalar", x, float(e))
 
 
