@@ -41,13 +41,12 @@ from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_dete
 from .ops.elementwise.pointwise import (add, clamp, clip, div, divide, maximum, minimum, mul,
                                         multiply, pow, sub, subtract, true_divide, where)
 from .ops.elementwise.public import *  # noqa: F401,F403 - exp, tanh...: made from their records
-from .ops.reduce.reductions import (amax, amin, log_softmax, logsumexp, max, mean, min, norm, prod,
-                                    softmax, std, sum, var)
-from .ops.shape.movement import (broadcast_to, flatten, narrow, permute, reshape, squeeze, t,
-                                 transpose, unflatten, unsqueeze)
-from .ops.shape.join import cat, chunk, repeat, split, stack, unbind
-from .ops.linalg.matmul import addmm, bmm, dot, matmul, mm, mv, outer
-from .ops.index.indexing import gather, index_select
+# the structured families' front ends: each module lists its own in __all__
+from .ops.reduce.reductions import *  # noqa: F401,F403
+from .ops.shape.movement import *  # noqa: F401,F403
+from .ops.shape.join import *  # noqa: F401,F403
+from .ops.linalg.matmul import *  # noqa: F401,F403
+from .ops.index.indexing import *  # noqa: F401,F403
 from ._format import get_printoptions, set_printoptions
 from . import nn  # noqa: F401 - torch.nn
 from . import optim  # noqa: F401 - torch.optim
@@ -87,7 +86,7 @@ int64 = long = _dtypes.int64
 int32 = int = _dtypes.int32
 bool = _dtypes.bool_
 
-concat = concatenate = cat
+concat = concatenate = cat  # noqa: F405 - join's
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan  # torch's constants: Python floats
 masked_fill = Tensor.masked_fill
 
@@ -178,7 +177,7 @@ _safe_cache.guard_loaded()  # every cached @njit function of the package heals a
 from . import _out_forms
 
 _out_forms.install()
-ger = outer  # torch's older name of outer (with its out=)
+ger = outer  # noqa: F405 - torch's older name of outer (with its out=)
 
 
 def _name_factory_functions():

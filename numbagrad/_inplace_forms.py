@@ -18,7 +18,6 @@ from .ops.reduce import reductions
 from .ops.scan import api as scan_api
 from .ops.shape import extra as shape_extra
 from .ops.shape import gather, inplace, scatter
-from .ops.shape import movement as shape
 from .tensor import Tensor
 
 
@@ -219,7 +218,6 @@ Tensor.float_power_ = _float_power_
 for _name, _fn in {**extra.TENSOR_METHODS, **pointwise_extra.TENSOR_METHODS,
                    **predicates.TENSOR_METHODS}.items():
     setattr(Tensor, _name, _fn)
-Tensor.broadcast_to = shape.broadcast_to
 Tensor.ger = Tensor.outer  # torch's older name
 _MORE_INPLACE = {
     **{n: extra.TENSOR_METHODS[n] for n in (

@@ -15,12 +15,11 @@ from .mutation import _bump_version, _inplace
 from .ops.elementwise import forward, math_api, pointwise, public, special_api
 from .ops.index import indexing
 from .ops.linalg import api as linalg_api
-from .ops.linalg import matmul as linalg
-from .ops.reduce import reductions as reduce
+from .ops.linalg import matmul
+from .ops.reduce import reductions
 from .ops.scan import api as scan_api
 from .ops.shape import api as shape_api
-from .ops.shape import join
-from .ops.shape import movement as shape
+from .ops.shape import join, movement
 from .tensor import Tensor, _make
 
 
@@ -177,9 +176,9 @@ Tensor.__rpow__ = lambda self, base: NotImplemented if isinstance(base, np.ndarr
 Tensor.__neg__ = lambda self: pointwise.unary("neg", self)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: pointwise.unary("abs", self)
-Tensor.__matmul__ = linalg.matmul  # (input, other): the operator with no extra frame
+Tensor.__matmul__ = matmul.matmul  # (input, other): the operator with no extra frame
 # an ndarray (or a list) on the left: torch's TypeError, as for its other operators
-Tensor.__rmatmul__ = lambda self, other: linalg.matmul(other, self) \
+Tensor.__rmatmul__ = lambda self, other: matmul.matmul(other, self) \
     if isinstance(other, Tensor) else NotImplemented
 Tensor.__getitem__ = lambda self, idx: indexing.getitem(self, idx)
 
@@ -222,16 +221,6 @@ def _where(self, condition, other):
 
 Tensor.where = _where
 
-# ---- reductions, shapes, indexing, products ----------------------------------------------------
-for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "logsumexp", "var", "std",
-              "norm", "softmax", "log_softmax"):
-    setattr(Tensor, _name, getattr(reduce, _name))
-for _name in ("reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "permute",
-              "transpose", "t", "expand", "expand_as", "narrow", "contiguous"):
-    setattr(Tensor, _name, getattr(shape, _name))
-for _name in ("split", "chunk", "unbind", "repeat"):
-    setattr(Tensor, _name, getattr(join, _name))
-
 
 def _after_fresh_view(getter):
     """A property getter that first points a view whose base changed in place at its new
@@ -252,7 +241,7 @@ Tensor.is_contiguous = documented(
     lambda self: bool(self._array().flags.c_contiguous),
     torch_doc("Whether the elements lie in memory in row-major (C) order, without gaps.",
               "torch.Tensor.is_contiguous"))
-Tensor.T = property(shape.reverse_dims)
+Tensor.T = property(movement.reverse_dims)
 
 
 def _mT(self):
@@ -267,30 +256,15 @@ def _mT(self):
     if self.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                            f"Got {self.ndim}-D tensor.")
-    return shape.transpose(self, -2, -1)
+    return movement.transpose(self, -2, -1)
 
 
 Tensor.mT = property(_mT)
-Tensor.view_as = documented(lambda self, other: shape.view(self, *other.shape), torch_doc(
+Tensor.view_as = documented(lambda self, other: movement.view(self, *other.shape), torch_doc(
     "A view of this tensor in ``other``'s shape: ``self.view(other.shape)``.",
     "torch.Tensor.view_as"))
-Tensor.reshape_as = documented(lambda self, other: shape.reshape(self, *other.shape), torch_doc(
+Tensor.reshape_as = documented(lambda self, other: movement.reshape(self, *other.shape), torch_doc(
     "This tensor in ``other``'s shape: ``self.reshape(other.shape)``.", "torch.Tensor.reshape_as"))
-Tensor.gather = indexing.gather
-Tensor.index_select = indexing.index_select
-for _name in ("mm", "mv", "dot", "bmm", "matmul", "outer"):
-    setattr(Tensor, _name, getattr(linalg, _name))
-
-
-def _addmm(self, a, b, *, beta=1, alpha=1):
-    """``beta * self + alpha * (a @ b)`` for matrices ``a`` and ``b``.
-
-    Same as ``torch.Tensor.addmm``.
-    """
-    return linalg.addmm(self, a, b, beta=beta, alpha=alpha)
-
-
-Tensor.addmm = _addmm
 
 
 def _arg(fn, doc):
@@ -302,7 +276,7 @@ def _arg(fn, doc):
                                  "input.numel() == 0.")
             out = _make(np.asarray(fn(data), np.int64)[()])
             return trace_guards.derive(out, fn, (self,), f"{fn.__name__}()")
-        d = shape._wrap(dim, data.ndim)
+        d = movement._wrap(dim, data.ndim)
         if data.ndim and data.shape[d] == 0:
             raise IndexError(f"{fn.__name__}(): Expected reduction dim {d} to have non-zero size.")
         out = fn(data, axis=d) if data.ndim else np.zeros((), np.int64)
@@ -496,7 +470,9 @@ def _setitem(self, idx, value):
 Tensor.__setitem__ = _setitem
 
 
-# ---- the wider torch API: each area's module lists the methods it adds ------------------------
-for _module in (math_api, special_api, scan_api, linalg_api, shape_api, creation):
+# ---- reductions, shapes, indexing, products and the wider torch API: each family's module
+# lists the methods it adds (in this order: a later module's method of a name wins)
+for _module in (reductions, movement, join, indexing, matmul, math_api, special_api, scan_api,
+                linalg_api, shape_api, creation):
     for _name, _fn in _module.TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)

@@ -14,6 +14,9 @@ from ..elementwise.pointwise import _operand, to_dtype
 from ..shape.movement import SELECT, SLICE, UNSQUEEZE, _wrap, as_view
 from .rules import resolve
 
+# the package's functions (numbagrad star-imports them); each is a Tensor method too
+__all__ = ["gather", "index_select"]
+
 INDEX = defop("index", "IndexBackward0", 1, replay="index_fw", kernel="index_bw",
               samples=[Sample(((4, 3),), {}, "x0[[0, 2, 2]]"),
                        Sample(((4, 3),), {}, "x0[[0, 1], [2, 0]]"),
@@ -391,3 +394,7 @@ def index_add_flat(x, positions, shape, unique=False):
     else:
         np.add.at(out, positions, data.reshape(-1))
     return record(INDEX_ADD_FLAT, out.reshape(shape), (x,), positions)
+
+
+# Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
+TENSOR_METHODS = {name: globals()[name] for name in __all__}

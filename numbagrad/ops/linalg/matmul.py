@@ -26,6 +26,9 @@ from ..shape.movement import (
 from ..shape.movement import t as _t
 from ..vjp import unbroadcast, unbroadcast_array
 
+# the package's functions (numbagrad star-imports them); each is a Tensor method too
+__all__ = ["mm", "mv", "dot", "bmm", "addmm", "matmul", "outer"]
+
 # The products compute in their dtype through gemm.product, eager and replay alike
 # (replay_f32): the same routine on the same float32 data gives the same bits.
 MM = defop("mm", "MmBackward0", 2, replay="mm_fw", replay_f32=True, kernel="mm_bw",
@@ -430,6 +433,14 @@ def outer(input, vec2):
     return binary("mul", unsqueeze(input, 1), vec2)
 
 
+def _addmm(self, a, b, *, beta=1, alpha=1):
+    """``beta * self + alpha * (a @ b)`` for matrices ``a`` and ``b``.
+
+    Same as ``torch.Tensor.addmm``.
+    """
+    return addmm(self, a, b, beta=beta, alpha=alpha)
+
+
 # ---- differentiable derivatives (create_graph) ------------------------------------------------
 @vjp_rule(MM)
 def _mm_vjp(ctx, g):
@@ -469,3 +480,8 @@ def _addmm_vjp(ctx, g):
 @vjp_rule(MATMUL_SQUEEZE)
 def _squeeze_vjp(ctx, g):
     return [reshape(g, ctx.shapes[0])]
+
+
+# Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py); addmm's
+# method form names its first operand self
+TENSOR_METHODS = {**{name: globals()[name] for name in __all__}, "addmm": _addmm}

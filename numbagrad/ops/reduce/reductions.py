@@ -14,6 +14,10 @@ from ...engine.registry import Sample, defop
 from ...tensor import Tensor, _make  # noqa: F401
 from ..elementwise.pointwise import maximum, minimum, to_dtype
 
+# the package's functions (numbagrad star-imports them); each is a Tensor method too
+__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "logsumexp", "var", "std", "norm",
+           "softmax", "log_softmax"]
+
 _SH = [(), (5,), (3, 4), (2, 3, 4)]
 
 
@@ -498,7 +502,9 @@ def numpy_aliases(fn, name=None):
     return aliased
 
 
-# (torch.norm takes neither alias)
-for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "logsumexp", "var", "std",
-              "softmax", "log_softmax"):
-    globals()[_name] = numpy_aliases(globals()[_name])
+for _name in __all__:
+    if _name != "norm":  # (torch.norm takes neither alias)
+        globals()[_name] = numpy_aliases(globals()[_name])
+
+# Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
+TENSOR_METHODS = {name: globals()[name] for name in __all__}

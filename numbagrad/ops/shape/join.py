@@ -11,6 +11,12 @@ from ...tensor import Tensor, _make  # noqa: F401
 from ..elementwise.pointwise import to_dtype
 from .movement import _VIEW, _sizes_argument, _view_numpy, _views, _wrap, as_view
 
+# the package's functions (numbagrad star-imports them); each is a Tensor method too, but for
+# _NO_METHOD's
+__all__ = ["cat", "stack", "split", "chunk", "unbind", "repeat"]
+# torch has these as functions only
+_NO_METHOD = ("cat", "stack")
+
 SPLIT = defop("split", "SplitBackward0", 1, replay="view_fw", kernel=_VIEW,
               samples=_views("x0.split(2)[1]", [(5, 2)]) + _views("x0.chunk(2, 1)[0]", [(2, 5)]))
 SPLIT_SIZES = defop("split_sizes", "SplitWithSizesBackward0", 1, replay="view_fw", kernel=_VIEW,
@@ -258,3 +264,7 @@ def stack(tensors, dim=0):
         arrays[0].shape[:d] + (len(arrays) * arrays[0].shape[d],) + arrays[0].shape[d + 1:]
     out = _joined(np.stack, arrays, d, shape, cat_shape)
     return record(STACK, out, parts, (d,))
+
+
+# Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
+TENSOR_METHODS = {name: globals()[name] for name in __all__ if name not in _NO_METHOD}

@@ -16,6 +16,12 @@ from ...engine.registry import BY_NAME, Sample, defop
 from ...factories import _int_sizes
 from ...tensor import Tensor, _make  # noqa: F401
 
+# the package's functions (numbagrad star-imports them); each is a Tensor method too
+__all__ = ["reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
+           "narrow", "broadcast_to"]
+# torch has these as Tensor methods only
+_METHOD_ONLY = ("view", "expand", "expand_as", "contiguous")
+
 _VIEW = "view_bw"
 
 
@@ -407,3 +413,7 @@ def contiguous(x):
         return x
     # clone's forward keeps the input's layout (as torch's clone does): copy in C order
     return record(BY_NAME["clone"], np.array(data, order="C"), (x,))
+
+
+# Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
+TENSOR_METHODS = {name: globals()[name] for name in __all__ + list(_METHOD_ONLY)}
