@@ -12,34 +12,13 @@ from .ops.linalg.common import return_type
 from .ops.out_api import check_out, write_out
 from .tensor import Tensor
 
-# functions of one result
-_ONE = (
-    "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "all", "amax", "amin", "baddbmm",
-    "bitwise_and", "bitwise_not", "bitwise_xor", "bmm", "bucketize", "cat", "ceil", "cholesky",
-    "cholesky_inverse", "cholesky_solve", "clamp", "clip", "column_stack", "concat",
-    "concatenate", "cross", "cumprod", "cumsum", "diag", "digamma", "dot", "dstack", "eq",
-    "erfinv", "fix", "float_power", "floor_divide", "fmax", "fmin", "fmod", "frac", "gather",
-    "ge", "greater", "greater_equal", "gt", "histc", "hstack", "i0", "index_select", "inner",
-    "inverse", "isneginf", "isposinf", "kron", "le", "lerp", "less", "less_equal", "lgamma",
-    "logcumsumexp", "logical_and", "logical_not", "logical_or", "logit", "logsumexp", "lt",
-    "masked_select", "matmul", "matrix_power", "mm", "multinomial", "mv", "mvlgamma",
-    "nan_to_num", "nanmean", "nanquantile", "narrow_copy", "ne", "nonzero", "norm",
-    "not_equal", "outer", "polygamma", "pow", "quantile", "remainder", "round", "row_stack",
-    "searchsorted", "sgn", "sinc", "stack", "std", "take_along_dim", "tril", "triu", "trunc",
-    "var", "vdot", "vstack", "where", "xlogy", "sum", "mean", "prod", "nansum", "argmax",
-    "argmin", "diff", "clamp_min", "clamp_max", "square", "logical_xor", "bitwise_or", "msort",
-    "softmax", "log_softmax", "index_add", "lu_solve", "any", "addr", "angle", "isin",
-    "nonzero_static", "orgqr", "ormqr", "renorm", "hardshrink", "threshold",
-)
+# torch's out= on the package's own functions (numbagrad/__init__.py); every other module
+# declares its functions' beside them, as OUT_FORMS (name -> "one" result, "several" or
+# "factory"), gathered by install()
+_PACKAGE_OUT_FORMS = {"argmax": "one", "argmin": "one"}
 # where torch's autograd refusal names another ATen op than the function (its out variant runs
 # that op: torch.lu_solve is linalg_lu_solve)
 _ATEN_NAME = {"lu_solve": "linalg_lu_solve"}
-# functions of several results (out= a tuple of tensors)
-_SEVERAL = ("aminmax", "cummax", "cummin", "kthvalue", "max", "min", "mode", "sort", "std_mean",
-            "svd", "topk", "var_mean", "geqrf")
-# factories: the result takes out's dtype unless dtype= is given
-_FACTORIES = ("arange", "empty", "eye", "full", "linspace", "logspace", "ones", "rand",
-              "randint", "randn", "randperm", "tril_indices", "triu_indices", "zeros", "range")
 
 
 # ops whose out= must have the result's dtype, and torch's message when it has not
@@ -320,18 +299,17 @@ def install(package_name="numbagrad", also=("numbagrad.functional",)):
     ``also``: modules re-exporting them, which keep the same objects (torch.functional.norm
     is torch.norm)."""
     package = sys.modules[package_name]
-    for names, kind in ((_ONE, "one"), (_SEVERAL, "several"), (_FACTORIES, "factory")):
-        for name in names:
-            fn = getattr(package, name, None)
-            if fn is None or "out" in _parameters(fn):
-                continue
-            wrapped = _with_out(fn, name, kind)
-            wrapped.__module__ = package_name  # (pickle finds it where users do)
-            setattr(package, name, wrapped)
-            for other in also:
-                module = sys.modules.get(other)
-                if module is not None and getattr(module, name, None) is fn:
-                    setattr(module, name, wrapped)
+    for name, kind in _declared(package_name).items():
+        fn = getattr(package, name, None)
+        if fn is None or "out" in _parameters(fn):
+            continue
+        wrapped = _with_out(fn, name, kind)
+        wrapped.__module__ = package_name  # (pickle finds it where users do)
+        setattr(package, name, wrapped)
+        for other in also:
+            module = sys.modules.get(other)
+            if module is not None and getattr(module, name, None) is fn:
+                setattr(module, name, wrapped)
     for namespace, table in _NAMESPACES.items():
         module = sys.modules.get(f"{package_name}.{namespace}")
         for name, (grad, rules, n) in table.items():
@@ -342,6 +320,17 @@ def install(package_name="numbagrad", also=("numbagrad.functional",)):
             # (pickle finds it where users do: linalg.cross wraps ops' linalg_cross)
             wrapped.__module__, wrapped.__qualname__ = module.__name__, name
             setattr(module, name, wrapped)
+
+
+def _declared(package_name):
+    """Every out form declared: the package's own and each of its loaded modules'
+    OUT_FORMS (read from the module's dict: a module's __getattr__ is not asked)."""
+    forms = dict(_PACKAGE_OUT_FORMS)
+    prefix = package_name + "."
+    for name, module in sorted(sys.modules.items()):
+        if name.startswith(prefix):
+            forms.update(getattr(module, "__dict__", {}).get("OUT_FORMS", {}))
+    return forms
 
 
 def _parameters(fn):

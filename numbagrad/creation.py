@@ -296,3 +296,7 @@ __all__ = ["Generator", "backends", "bernoulli", "bfloat16", "can_cast", "comple
 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
 TENSOR_METHODS = {**_METHOD_TABLE, **_RANDOM_METHODS}
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"logspace": "factory", "tril_indices": "factory", "triu_indices": "factory"}

@@ -479,3 +479,7 @@ def _bernoulli_method(self, p=None, *, generator=None):
 
 
 TENSOR_METHODS = {"bernoulli": _bernoulli_method, "multinomial": multinomial}
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"multinomial": "one", "randperm": "factory"}

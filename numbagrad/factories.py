@@ -397,3 +397,9 @@ def randn_like(t, *, generator=None, dtype=None, layout=None, device=None, requi
     """
     return randn(*t.shape, generator=generator, dtype=dtype or t.dtype, device=device,
                  requires_grad=requires_grad)
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"arange": "factory", "empty": "factory", "eye": "factory", "full": "factory",
+             "linspace": "factory", "ones": "factory", "rand": "factory", "randint": "factory",
+             "randn": "factory", "zeros": "factory"}

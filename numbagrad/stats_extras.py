@@ -288,3 +288,7 @@ Tensor.cov = lambda self, *, correction=1, fweights=None, aweights=None: cov(
     self, correction=correction, fweights=fweights, aweights=aweights)
 Tensor.cov.__doc__ = "See :func:`cov`."
 Tensor.corrcoef = corrcoef
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"isin": "one"}

@@ -525,3 +525,7 @@ __all__ = ["angle", "clip_", "detach_", "empty_permuted", "frombuffer", "get_dev
            "renorm", "resize_as_", "set_anomaly_enabled", "split_with_sizes"]
 
 Tensor.angle = angle
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"angle": "one", "nonzero_static": "one", "renorm": "one", "range": "factory"}

@@ -851,3 +851,7 @@ __all__ = [
     "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_",
     "triplet_margin_loss",
 ]
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"threshold": "one"}

@@ -225,3 +225,11 @@ def _operator(fn):
 LOGIC_METHODS = {**LOGIC_FUNCTIONS, "__invert__": bitwise_not}
 for _name, _fn in (("and", bitwise_and), ("or", bitwise_or), ("xor", bitwise_xor)):
     LOGIC_METHODS[f"__{_name}__"] = LOGIC_METHODS[f"__r{_name}__"] = _operator(_fn)
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"bitwise_and": "one", "bitwise_not": "one", "bitwise_xor": "one", "eq": "one", "ge":
+             "one", "greater": "one", "greater_equal": "one", "gt": "one", "isneginf": "one",
+             "isposinf": "one", "le": "one", "less": "one", "less_equal": "one", "logical_and":
+             "one", "logical_not": "one", "logical_or": "one", "lt": "one", "ne": "one",
+             "not_equal": "one", "logical_xor": "one", "bitwise_or": "one"}

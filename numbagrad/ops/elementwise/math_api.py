@@ -392,3 +392,11 @@ _INPLACE_FUNCTIONS = [n + "_" for n in (
     "logit", "fix", "fill", "zero", "i0", "sinc")]
 globals().update({n: inplace_function(n) for n in _INPLACE_FUNCTIONS})
 __all__ += _INPLACE_FUNCTIONS
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"addcdiv": "one", "addcmul": "one", "ceil": "one", "clamp": "one", "clip": "one",
+             "fix": "one", "float_power": "one", "floor_divide": "one", "fmod": "one", "frac":
+             "one", "lerp": "one", "logit": "one", "nan_to_num": "one", "remainder": "one",
+             "round": "one", "sgn": "one", "trunc": "one", "xlogy": "one", "clamp_min": "one",
+             "clamp_max": "one", "square": "one"}

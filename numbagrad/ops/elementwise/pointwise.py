@@ -478,3 +478,7 @@ def binary_op(name, a, b, fname, fattrs=(), layout=None):
 
 def _arrays(tensors):
     return [t._data for t in tensors if isinstance(t, Tensor)]
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"pow": "one", "where": "one"}

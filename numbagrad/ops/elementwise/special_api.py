@@ -159,3 +159,8 @@ assert special_ops.LGAMMA.grads  # the records are declared (imported for their 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
 TENSOR_METHODS = {"lgamma": lgamma, "digamma": digamma, "polygamma": _polygamma_method,
                   "erfinv": erfinv, "mvlgamma": mvlgamma, "i0": i0, "sinc": sinc}
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"digamma": "one", "erfinv": "one", "i0": "one", "lgamma": "one", "mvlgamma": "one",
+             "polygamma": "one", "sinc": "one"}

@@ -398,3 +398,7 @@ def index_add_flat(x, positions, shape, unique=False):
 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
 TENSOR_METHODS = {name: globals()[name] for name in __all__}
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"gather": "one", "index_select": "one"}

@@ -407,3 +407,7 @@ def _matrix_exp_rule(ctx, grads):
     bottom = cat([_zeros_like(at), at], -1)
     block = matrix_exp(cat([top, bottom], -2))
     return [narrow(narrow(block, -2, 0, n), -1, n, n)]
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"svd": "several"}

@@ -149,3 +149,6 @@ def _ormqr_rule(ctx, grads):
         g_a = cat([g_a, a.new_zeros((*a.shape[:-1], cols - rows))], -1)
     return [g_a, g_tau, gc]
 
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"orgqr": "one", "ormqr": "one", "geqrf": "several"}

@@ -514,3 +514,7 @@ def ldl_solve(LD, pivots, B, *, hermitian=False):  # noqa: N803 - torch's keywor
             out[i] = sytrs(lds[i], pivs[i], bs[i], lower=1)[0]
     return record_node("NotImplemented", [out.reshape(batch + b.shape[-2:])], [LD, B],
                        not_differentiable("linalg_ldl_solve"))[0]
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"lu_solve": "one"}

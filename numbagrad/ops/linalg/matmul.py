@@ -485,3 +485,8 @@ def _squeeze_vjp(ctx, g):
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py); addmm's
 # method form names its first operand self
 TENSOR_METHODS = {**{name: globals()[name] for name in __all__}, "addmm": _addmm}
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"addmm": "one", "bmm": "one", "dot": "one", "matmul": "one", "mm": "one", "mv": "one",
+             "outer": "one"}

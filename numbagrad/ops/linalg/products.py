@@ -453,3 +453,8 @@ def matrix_power(input, n):
         if n:
             base = base @ base
     return result
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"addbmm": "one", "addmv": "one", "baddbmm": "one", "cross": "one", "inner": "one",
+             "kron": "one", "matrix_power": "one", "vdot": "one", "addr": "one"}

@@ -328,4 +328,7 @@ def _cholesky_inverse_rule(ctx, grads):
     common = y @ (g + g.mT) @ y
     return [-(low @ common) if ctx.options else -(common @ low)]
 
-
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"cholesky": "one", "cholesky_inverse": "one", "cholesky_solve": "one", "inverse":
+             "one"}

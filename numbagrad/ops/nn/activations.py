@@ -328,3 +328,7 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
 __all__ = ["relu6", "selu", "celu", "softsign", "hardsigmoid", "hardswish", "logsigmoid",
            "tanhshrink", "softshrink", "hardshrink", "threshold", "prelu", "glu", "softmin",
            "gumbel_softmax"]
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"hardshrink": "one"}

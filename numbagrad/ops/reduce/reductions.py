@@ -508,3 +508,9 @@ for _name in __all__:
 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
 TENSOR_METHODS = {name: globals()[name] for name in __all__}
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"amax": "one", "amin": "one", "logsumexp": "one", "norm": "one", "std": "one", "var":
+             "one", "sum": "one", "mean": "one", "prod": "one", "softmax": "one", "log_softmax":
+             "one", "max": "several", "min": "several"}

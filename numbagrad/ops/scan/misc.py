@@ -163,3 +163,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                     for i in range(rows_s.shape[0])]) if rows_s.shape[0] else \
         np.zeros(rows_v.shape, np.int64)
     return _make(np.asarray(out.reshape(v.shape), _index_dtype(out_int32)))
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"bucketize": "one", "histc": "one", "searchsorted": "one"}

@@ -103,3 +103,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     Same as ``torch.nanquantile``.
     """
     return _quantile(input, q, dim, keepdim, interpolation, True)
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"nanquantile": "one", "quantile": "one"}

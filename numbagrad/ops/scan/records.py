@@ -193,3 +193,7 @@ def _nansum_vjp(ctx, g):
     x = np.asarray(ctx.x(0)._data)
     grad = expand_kept(g, ctx.iat, ctx.shapes[0])
     return [where(const(~np.isnan(x), bool), grad, 0.0)]
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"cumprod": "one", "cumsum": "one", "logcumsumexp": "one", "nansum": "one"}

@@ -285,3 +285,7 @@ def cummin(input, dim):
     """
     return _cumulative_extreme(input, dim, CUMMIN)
 
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"msort": "one", "cummax": "several", "cummin": "several", "kthvalue": "several",
+             "mode": "several", "sort": "several", "topk": "several"}

@@ -153,3 +153,7 @@ def _dist_vjp(ctx, g):
         return [None, None]
     return [unbroadcast(gd, ctx.shapes[0]) if ctx.needs[0] else None,
             -unbroadcast(gd, ctx.shapes[1]) if ctx.needs[1] else None]
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"aminmax": "several", "std_mean": "several", "var_mean": "several"}

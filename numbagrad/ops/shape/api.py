@@ -547,3 +547,8 @@ TENSOR_METHODS = {
     "diagonal_scatter": diagonal_scatter, "narrow_copy": narrow_copy, "ravel": ravel,
     "adjoint": adjoint,
 }
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"column_stack": "one", "dstack": "one", "hstack": "one", "nonzero": "one",
+             "row_stack": "one", "take_along_dim": "one", "vstack": "one"}

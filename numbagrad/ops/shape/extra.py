@@ -261,3 +261,7 @@ def unravel_index(indices, shape):
         out.append(np.remainder(rest, s) if s else np.zeros_like(rest))
         rest = np.floor_divide(rest, s) if s else rest
     return tuple(_make(np.ascontiguousarray(a)) for a in reversed(out))
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"narrow_copy": "one"}

@@ -353,3 +353,7 @@ def unfold(x, dimension, size, step):
         return np.lib.stride_tricks.as_strided(a, shape=shape + [size],
                                                strides=strides + [a.strides[d]])
     return as_view(UNFOLD, x, windows)
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"diag": "one", "masked_select": "one", "tril": "one", "triu": "one"}

@@ -268,3 +268,7 @@ def stack(tensors, dim=0):
 
 # Tensor methods this module adds: name -> function (bound in numbagrad/_methods.py)
 TENSOR_METHODS = {name: globals()[name] for name in __all__ if name not in _NO_METHOD}
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"cat": "one", "concat": "one", "concatenate": "one", "stack": "one"}

@@ -437,3 +437,7 @@ def put(x, index, source, accumulate=False):
     if accumulate:
         return _added(PUT_ADD, x, positions, flat)
     return _overwrite(PUT, x, positions, flat)
+
+# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
+# a factory's (out's dtype unless dtype= is given)
+OUT_FORMS = {"index_add": "one"}
