@@ -57,3 +57,24 @@ def test_recording_while_another_thread_runs_backward(shape, late, fast_switchin
         x.grad = None
         z.sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), np.full(shape, 1.01 ** 40), rtol=1e-12)
+
+
+def test_a_backward_holds_the_tapes_buffers_against_resizing():
+    """The views a backward sweeps pin the tape's record buffers: a recorder in another
+    thread gets BufferError (and moves to a new tape) instead of moving them under it."""
+    from numbagrad.autograd.engine import _Run
+
+    x = ng.tensor(np.full(4, 0.5), requires_grad=True)
+    y = (x * 3.0).sum()  # one float attribute, so the fat buffer is viewed too
+    tape = y._tape
+    run = _Run(tape, True)
+    try:
+        for buf in (tape.nodes, tape.shapes, tape.fat):
+            with pytest.raises(BufferError):
+                buf.append(0)
+        with pytest.raises(BufferError):
+            tape.args.extend(bytes(8))
+    finally:
+        run.release()
+    tape.nodes.append(0)  # released: it may grow again
+    del tape.nodes[-1]

@@ -52,13 +52,13 @@ class _Run:
         self.kept = tape.retained
         n = len(tape.nodes) // NODE_FIELDS
         tape.sweeps.append(self)  # until release(): recording elsewhere moves to a new tape
-        # (np.ndarray over a buffer: np.frombuffer's view, in one call fewer)
-        self.nodes = np.ndarray((n, NODE_FIELDS), _I64, tape.nodes)
-        args = tape.args
-        self.args = np.ndarray(len(args) >> 3, _I64, args) if args else _NO_INTS
-        self.shapes = np.ndarray(len(tape.shapes), _I64, tape.shapes) if tape.shapes else _NO_INTS
-        self.iat = np.ndarray(len(tape.iat), _I64, tape.iat) if tape.iat else _NO_INTS
-        self.fat = np.ndarray(len(tape.fat), _F64, tape.fat) if tape.fat else _NO_FLOATS
+        # np.frombuffer, not np.ndarray(buffer=): its view holds the buffer exported, so a
+        # recorder in another thread cannot resize (move) it under the sweep (BufferError)
+        self.nodes = np.frombuffer(tape.nodes, _I64).reshape(n, NODE_FIELDS)
+        self.args = np.frombuffer(tape.args, _I64) if tape.args else _NO_INTS
+        self.shapes = np.frombuffer(tape.shapes, _I64) if tape.shapes else _NO_INTS
+        self.iat = np.frombuffer(tape.iat, _I64) if tape.iat else _NO_INTS
+        self.fat = np.frombuffer(tape.fat, _F64) if tape.fat else _NO_FLOATS
         if tape.unwritten_nodes:
             tape.place_unwritten()
         self.val = tape.val.array()  # (shorter than the arena's n: no value was placed)
