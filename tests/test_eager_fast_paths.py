@@ -295,6 +295,33 @@ def test_a_new_graph_starts_a_new_tape_once_nothing_holds_the_old():
         assert len(loss._tape) == 4  # x, x * i, + 1, sum: this step's nodes only
 
 
+@pytest.mark.parametrize("retain", [True, False])
+def test_graphs_on_a_kept_non_leaf_stop_growing_its_tape_once_it_outgrew(monkeypatch, retain):
+    """A loss recomputed in a loop from one kept non-leaf (``a = x + 1`` alive across steps):
+    once a backward finds its tape outgrown, each later graph built on ``a`` goes on a tape
+    of its own, bridged to it, and dies with its step; the gradients stay torch's."""
+    monkeypatch.setattr(tape_mod, "_OUTGROWN_VALUES", 12_000)
+    rng = np.random.default_rng(0)
+    x0 = rng.standard_normal(1_000)
+
+    def loop(lib, steps=12):
+        x = lib.tensor(x0, requires_grad=True)
+        a = x + 1.0  # saves nothing: a backward without retain_graph may go through it again
+        sizes = []
+        for i in range(steps):
+            loss = (lib.tanh(a) * float(i + 1)).sum()
+            loss.backward(retain_graph=retain)
+            sizes.append(len(a._tape) if lib is ng else 0)
+        return x.grad.numpy(), sizes
+
+    got, sizes = loop(ng)
+    want, _ = loop(torch)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert sizes[0] < sizes[3]  # it grows until a backward finds it outgrown...
+    assert len(set(sizes[-6:])) == 1  # ...then the steps' graphs go elsewhere
+    assert sizes[-1] * 1_000 < 12 * 1_000 * 3  # not every step's values are kept
+
+
 def test_scalar_libm_forward_is_the_kernels_value_to_the_bit():
     """A one-input op whose formula is one C library function computes a float64 scalar with
     math's function: the same value as its scalar kernel, to the bit, also where math raises

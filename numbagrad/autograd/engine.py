@@ -538,6 +538,8 @@ def _sweep_tape(tape, seeds, order, retain_graph, inputs, collect):
         run.release()
     if not retain_graph:
         retire(tape)
+    if tape.outgrown():  # new graphs on its live tensors go on tapes that die with them
+        tape.close()
 
 
 def _stops(tape, inputs):

@@ -162,6 +162,19 @@ class Tape:
     def __len__(self):
         return len(self.nodes) // NODE_FIELDS
 
+    def close(self):
+        """Take no more nodes: every op from now on records on a new tape, bridging this
+        one's tensors (views of its buffers may outlive any sweep, or it has outgrown)."""
+        if CLOSED not in self.sweeps:
+            self.sweeps.append(CLOSED)
+
+    def outgrown(self):
+        """Whether a differentiated tape is large enough that new graphs built on its live
+        tensors should go on tapes of their own: else each such graph (a loss recomputed
+        from one kept non-leaf, in a loop) stays here while that tensor lives."""
+        return not self.pinned and (len(self.nodes) >= FRESH_TAPE_NODES * NODE_FIELDS or
+                                    self.val.n >= _OUTGROWN_VALUES)
+
     def __del__(self):
         val = getattr(self, "val", None)
         if val is not None:
@@ -486,6 +499,10 @@ _PRUNE_AT = 8  # weak references to tapes a source keeps before dropping the dea
 # A new graph starts on a fresh tape once the current one holds this many nodes, so that
 # memory of graphs nobody references any more is let go with their tensors.
 FRESH_TAPE_NODES = 1 << 16
+# ... or, after a backward, once its arena holds this many values (32 MB)
+_OUTGROWN_VALUES = 1 << 22
+# in Tape.sweeps: the tape takes no more nodes (Tape.close)
+CLOSED = "closed"
 
 
 class _Local(threading.local):

@@ -150,11 +150,8 @@ def _on_new_tape(tape, op, out, inputs, iat=(), fat=()):
     if tape.pinned:
         raise RuntimeError(f"{op.name}: a compile trace's tape cannot grow while a backward "
                            "holds it")
-    tape.sweeps.append(_CLOSED)
+    tape.close()
     return record(op, out, inputs, iat, fat)
-
-
-_CLOSED = "closed"  # in Tape.sweeps: views of its buffers outlive any sweep
 
 
 def record_0d(op, out, a, b, fat=()):
