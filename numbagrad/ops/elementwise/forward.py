@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ...engine import formula, kernel_tables, kernelgen
-from ...engine.record import _NO_INTS
+from ...engine.record import _F64_SCALAR, _NO_INTS
 
 _ARRAY, _SCALAR = {}, {}  # op code -> kernel
 
@@ -181,7 +181,6 @@ def _eager_kernel(op, prefix="_fw_"):
 
 
 _F64 = np.dtype(np.float64)
-_F64_SCALAR = np.float64
 _F32 = np.dtype(np.float32)
 _F16 = np.dtype(np.float16)
 _NO_FLOATS = np.empty(0, np.float64)

@@ -117,7 +117,3 @@ for _op in OPS:
 globals().update(FUNCTIONS)
 globals().update(INPLACE_FUNCTIONS)
 __all__ = [*FUNCTIONS, *INPLACE_FUNCTIONS]
-
-# torch's out= on these functions (numbagrad/_out_forms.py adds it): one result, several, or
-# a factory's (out's dtype unless dtype= is given)
-OUT_FORMS = {"fmax": "one", "fmin": "one"}
