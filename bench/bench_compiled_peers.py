@@ -6,7 +6,7 @@ numbagrad eager's first; the callers take turns block by block, round after roun
 (common.interleaved_medians). CasADi is optional (`pip install casadi`): without it its
 cell shows "—".
 
-Run: taskset -c 1 python bench/bench_compiled_peers.py [--rounds N]
+Run: taskset -c 1 python bench/bench_compiled_peers.py [--rounds N] [--only RNN]
 """
 
 import os
@@ -151,12 +151,16 @@ def check(name, reference, got, rtol):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--only", default="", help="run the workloads whose name contains this "
+                                              "(e.g. RNN, MLP, Rosenbrock)")
     opts = ap.parse_args()
     set_threads(1)
     names = ["numbagrad.compile", "numbagrad eager", "jax.jit", "CasADi SX",
              "hand-written NumPy"]
     rows = []
     for name, callers, args, rtol, scale in workloads():
+        if opts.only not in name:
+            continue
         reference = None
         for label, fn in callers.items():
             for _ in range(3):  # first calls: traces and compiles

@@ -57,7 +57,7 @@ def replay_time(fn, args, with_grad):
     c = ng.compile(ng.func.value_and_grad(fn, argnums=tuple(range(len(args)))))
     c(*args)
     p = next(iter(c.traces.values()))
-    x = np.concatenate([np.asarray(a, np.float64).reshape(-1) for a in args])
+    x = [np.asarray(a, np.float64).reshape(-1) for a in args]  # the inputs, flat (as run())
     # the fastest of many runs: the machine's 2 cores are shared, and a median still moves
     # by tens of percent with the other load; the minimum is the replay's own cost
     return min(median_time(lambda _: p._replay(x, with_grad), repeat=1) for _ in range(301))

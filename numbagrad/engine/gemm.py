@@ -284,6 +284,24 @@ def _small(y, a, b, alpha, beta):
 
 
 @njit(cache=True, nogil=True)
+def small_f32(y, a, b, m, k, n):
+    """y = a @ b for float32 operands held in float64 arrays (the replay's arena; flat, C
+    order, a m x k, b k x n), as ``_small`` computes it on float32 arrays: each product and
+    sum in float32, so the same bits, without float32 copies of the operands. Flat indexing:
+    2-d views of the arena's slices index through strides and do not vectorize."""
+    acc = np.empty(n, np.float32)
+    for i in range(m):
+        acc[:] = 0.0
+        for p in range(k):
+            av = np.float32(a[i * k + p])
+            bo = p * n
+            for j in range(n):
+                acc[j] += av * np.float32(b[bo + j])
+        for j in range(n):
+            y[i * n + j] = acc[j]
+
+
+@njit(cache=True, nogil=True)
 def _prepare(y, a, b, alpha, beta):
     """The cases with no BLAS call (empty, small) done; else the BLAS operands:
     (done, a, b, ta, lda, tb, ldb, parts), a and b copied when BLAS cannot read them."""
@@ -314,6 +332,9 @@ def _prepare(y, a, b, alpha, beta):
 def product(y, a, b, alpha, beta):
     """y = alpha * (a @ b) + beta * y (beta = 0: y is not read); y C-contiguous, all three
     of one float dtype. The split blocks run one after the other (the replay's form)."""
+    if a.shape[0] * a.shape[1] * b.shape[1] <= SMALL_MM:  # _prepare's first case, without
+        _small(y, a, b, alpha, beta)  # its tuple (a third of a 1 x 32 x 32 product's time)
+        return
     done, a, b, ta, lda, tb, ldb, parts = _prepare(y, a, b, alpha, beta)
     if not done:
         for p in range(parts):

@@ -214,7 +214,7 @@ def small_ok():
     row = _block[_ROW["small_ok"]]
     if _meta.get("small_ok") != len(registry.OPS):
         row[:len(registry.OPS)] = [op.elementwise for op in registry.OPS]
-        _block[_ROW["own_f32"], :len(registry.OPS)] = [op.replay_f32 for op in registry.OPS]
+        _block[_ROW["own_f32"], :len(registry.OPS)] = [bool(op.replay_f32) for op in registry.OPS]
         _meta["small_ok"] = len(registry.OPS)
     return row
 

@@ -401,6 +401,9 @@ def fw_body(op, f32=False):
         lines += ["if ny == 1 and n0 == 1:", "    val[oy] = val[o0]", "    return"]
     lines += ["y = val[oy:oy + ny]"] + _views(n, grads=False)
     shs = ", ".join(f"sh{q}" for q in range(n))
+    if f32 and isinstance(op.replay_f32, str):  # the op's own kernel on the arena's views
+        xs = ", ".join(f"x{q}" for q in range(n))
+        return lines + [f"{op.replay_f32}(y, {xs}, sh_y, {shs}, ia, fa)"]
     if f32:
         xs32 = ", ".join(f"x{q}.astype(np.float32)" for q in range(n))
         return lines + ["y32 = np.empty(ny, np.float32)",

@@ -34,7 +34,9 @@ How an op is declared (see numbagrad/ops/elementwise/basic.py etc. for the recor
   kernel rounded once differs from NumPy's float32 steps. Set it together with the eager
   op's call to replay_value (which checks it), or with an eager value computed by the
   routine the kernel itself calls: the products' ``gemm.product``, the convolutions'
-  ``conv_forward`` steps.
+  ``conv_forward`` steps. A kernel's name instead of True: the op's own float32 kernel,
+  called on the arena's float64 views (``fw``'s signature) where the generic one would
+  copy every operand to float32 first (a small product's copies cost more than it).
 * ``replay_bw`` the backward the replay sweep calls instead of ``kernel`` (same signature),
   for ops whose recorded attributes are data (an argmax's positions): it recomputes them
   from the replayed values, which the recorded ones would not follow.
@@ -98,7 +100,7 @@ class OpDef:
     fwd: str | None = None
     replay: str | None = None
     replay_bw: str | None = None
-    replay_f32: bool = False
+    replay_f32: bool | str = False
     # eager forward on NumPy values (elementwise ops): f(x0, .., attrs) -> ndarray
     forward: object = None
     torch: str | None = None

@@ -10,36 +10,28 @@ from ..kernel_helpers import bcast_index
 
 # ---- linear algebra: small products as loops, larger ones through gemm.product, the
 # routine eager's products call too ----------------------------------------------------
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+def _row_dots(g, b, ga, m, k, n, alpha):
+    """ga += alpha * (g @ b.T): dot products along contiguous rows. ``reassoc`` lets LLVM
+    sum each one in vector lanes: a fixed order for this machine's
+    build, which eager and the replay share, as they share BLAS's order above SMALL_MM."""
+    for i in range(m):
+        go = i * n
+        for p in range(k):
+            bo = p * n
+            acc = 0.0
+            for j in range(n):
+                acc += g[go + j] * b[bo + j]
+            ga[i * k + p] += alpha * acc
+
+
 @njit(cache=True, error_model="numpy")
 def mm_small_bw(g, a, b, ga, gb, m, k, n, need_a, need_b, alpha):
     """ga += alpha * (g @ b.T) and gb += alpha * (a.T @ g), on flat C-order arrays: each
     product is summed first and then added, as the BLAS path's temporary is (alpha = 1.0
     multiplies exactly)."""
     if need_a:
-        # four rows of b at once: four independent sums in flight instead of one chain of
-        # dependent adds (2x on 1 x 32 x 32); each sum still runs over j in order
-        for i in range(m):
-            go = i * n
-            p = 0
-            while p + 4 <= k:
-                acc0 = acc1 = acc2 = acc3 = 0.0
-                for j in range(n):
-                    gv = g[go + j]
-                    acc0 += gv * b[p * n + j]
-                    acc1 += gv * b[(p + 1) * n + j]
-                    acc2 += gv * b[(p + 2) * n + j]
-                    acc3 += gv * b[(p + 3) * n + j]
-                ga[i * k + p] += alpha * acc0
-                ga[i * k + p + 1] += alpha * acc1
-                ga[i * k + p + 2] += alpha * acc2
-                ga[i * k + p + 3] += alpha * acc3
-                p += 4
-            while p < k:
-                acc = 0.0
-                for j in range(n):
-                    acc += g[go + j] * b[p * n + j]
-                ga[i * k + p] += alpha * acc
-                p += 1
+        _row_dots(g, b, ga, m, k, n, alpha)
     if need_b:
         if m == 1:  # an outer product: one term per element, a loop along rows of g
             for p in range(k):

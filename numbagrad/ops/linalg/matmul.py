@@ -31,7 +31,7 @@ __all__ = ["mm", "mv", "dot", "bmm", "addmm", "matmul", "outer"]
 
 # The products compute in their dtype through gemm.product, eager and replay alike
 # (replay_f32): the same routine on the same float32 data gives the same bits.
-MM = defop("mm", "MmBackward0", 2, replay="mm_fw", replay_f32=True, kernel="mm_bw",
+MM = defop("mm", "MmBackward0", 2, replay="mm_fw", replay_f32="mm_fw32", kernel="mm_bw",
            saves=("x0", "x1"),
            samples=[Sample(((3, 4), (4, 2))), Sample(((1, 5), (5, 1))), Sample(((2, 0), (0, 3)))],
            torch="mm", blas_inner=0)

@@ -1,10 +1,11 @@
 """The linalg family's forward kernels of the products for compiled replay (through gemm's
 routines, as eager)."""
 
+import numpy as np
 from numba import njit
 
 from ...engine import kernelgen
-from ...engine.gemm import batched_product, product
+from ...engine.gemm import SMALL_MM, batched_product, product, small_f32
 from ..kernel_helpers import (
     bcast_index,
 )
@@ -15,6 +16,18 @@ from ..kernel_helpers import (
 def mm_fw(y, x0, x1, sh_y, sh0, sh1, iat, fat):
     m, k, n = sh0[0], sh0[1], sh1[1]
     product(y.reshape((m, n)), x0.reshape((m, k)), x1.reshape((k, n)), 1.0, 0.0)
+
+
+@njit(cache=True, error_model="numpy")
+def mm_fw32(y, x0, x1, sh_y, sh0, sh1, iat, fat):
+    # a float32 node on the arena: eager's float32 product, small ones without copies
+    m, k, n = sh0[0], sh0[1], sh1[1]
+    if m * k * n <= SMALL_MM:
+        small_f32(y, x0, x1, m, k, n)
+        return
+    y32 = np.empty(m * n, np.float32)
+    mm_fw(y32, x0.astype(np.float32), x1.astype(np.float32), sh_y, sh0, sh1, iat, fat)
+    y[:] = y32
 
 
 @njit(cache=True, error_model="numpy")

@@ -32,8 +32,12 @@ def view_fw(y, x0, sh_y, sh0, iat, fat):
         return
     inner = sh_y[nd - 1]
     step = iat[nd]
-    coord = np.zeros(nd, np.int64)
     pos = iat[0]
+    if n == inner and step == 1:  # one run (a row x[t]): no odometer to allocate
+        for b in range(n):
+            y[b] = x0[pos + b]
+        return
+    coord = np.zeros(nd, np.int64)
     k = 0
     while k < n:
         out = y[k:k + inner]  # views, so that the loops index from 0 and vectorize
