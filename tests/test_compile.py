@@ -396,6 +396,59 @@ def test_a_view_taken_again_at_every_step_is_one_node():
             np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
+def test_rows_of_an_input_not_differentiated_are_read_in_place():
+    """``xs[t]`` of an input whose gradient is not taken is an alias of its row in the arena
+    (no node computes it); a strided view, a differentiated input's row and a view of a
+    large input keep their nodes. Each replay equals eager bit for bit, float32 and float64,
+    at the first call and on new values."""
+    def rnn(w, xs):
+        h = ng.zeros((1, 8), dtype=w.dtype)
+        for t in range(xs.shape[0]):
+            h = ng.tanh(xs[t] @ w + h @ w)
+        return (h * h).sum() + xs[:, 0, 1].sum()  # a strided view
+    rng = np.random.default_rng(4)
+    for dtype in (np.float32, np.float64):
+        w = (rng.standard_normal((8, 8)) * 0.3).astype(dtype)
+        for argnums, rows_kept in ((0, 0), ((0, 1), 5)):
+            vg = ng.func.value_and_grad(rnn, argnums=argnums)
+            c = ng.compile(vg)
+            for _ in range(2):
+                xs = rng.standard_normal((5, 1, 8)).astype(dtype)
+                (v, g), (ev, eg) = c(w, xs), vg(w, xs)
+                assert v == ev
+                for got, want in zip(g if argnums != 0 else [g], eg if argnums != 0 else [eg]):
+                    assert got.dtype == want.dtype and np.array_equal(got, want)
+            p = next(iter(c.traces.values()))
+            names = [OPS[k].name for k in p.nodes[:, 0]]
+            # w, xs and the aliased rows are leaves; xs[:, 0, 1] (strided) keeps its node
+            assert names.count("select") == rows_kept + 1
+            assert names.count("leaf") == 2 + 5 - rows_kept
+    big = rng.standard_normal((3, 40_000))  # at or over tape.BIG: eager's big-node rules
+    c = ng.compile(ng.func.grad(lambda a, x: (x[1] * a).sum()))
+    a = rng.standard_normal(40_000)
+    assert np.array_equal(c(a, big), big[1])
+    assert "select" in [OPS[k].name for k in next(iter(c.traces.values())).nodes[:, 0]]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_products_replay_eagers_bits(dtype):
+    """Products under gemm.SMALL_MM multiply-adds run as loops in eager and replay alike
+    (float32 nodes in float32, without copies of their operands): the same bits, value
+    and gradients, at the RNN's shapes and odd ones."""
+    rng = np.random.default_rng(5)
+    for m, k, n in ((1, 32, 32), (1, 16, 32), (3, 7, 5), (8, 32, 32), (2, 0, 3)):
+        a = rng.standard_normal((m, k)).astype(dtype)
+        b = rng.standard_normal((k, n)).astype(dtype)
+        assert m * k * n <= gemm.SMALL_MM
+
+        def f(a, b):
+            y = a @ b
+            return (y.tanh() * y).sum()
+        vg = ng.func.value_and_grad(f, argnums=(0, 1))
+        (v, g), (ev, eg) = ng.compile(vg)(a, b), vg(a, b)
+        assert v == ev and all(np.array_equal(x, y) for x, y in zip(g, eg))
+
+
 def test_argnums_static_arguments_and_unused_inputs():
     def f(x, y, scale, n):
         return (x * y).sum() * scale + (x ** n).sum()

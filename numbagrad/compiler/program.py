@@ -16,7 +16,7 @@ from ..engine import kernel_abi, registry
 from ..engine.record import fresh_view
 from ..func import transforms as func_mod
 from ..tensor import Tensor, _make
-from . import aux_outputs, eager_nodes, fusion, int_args, scalar_stream
+from . import aux_outputs, eager_nodes, fusion, int_args, scalar_stream, views
 
 # arena pairs a trace keeps for reuse (more concurrent calls allocate, and drop, their own)
 _POOLED_ARENAS = 2
@@ -101,7 +101,7 @@ class Program:
         self.out_dtype = out._data.dtype
         self.constant_output = out._tape is not tape
         self._check_tape(tape, compiled)
-        # identical views (``w.T`` written inside a loop) become one node: see _merge_views
+        # identical views (``w.T`` written inside a loop) become one node: see views.merge
         node_of = _take_tape(self, tape, flat, traced, merge=not self.constant_output)
         _split_guards(self, tape, node_of)
         if compiled.has_aux:
@@ -141,6 +141,8 @@ class Program:
         if self.stream is not None:
             self.module = scalar_stream.load(column(self.nodes, "code"))
             self.out_off = int(column(self.nodes, "voff")[self.out_node])
+        if self.stream is None and not self.constant_output:
+            views.alias(self)  # inputs' rows (xs[t]) read in place
         # nodes eager differentiates in float32: its kernels run them (eager_nodes)
         steps = _eager_steps(self, tape, [(self.out_node, self.out_dtype)], node_of) \
             if self.stream is None and not self.constant_output else {}
@@ -403,7 +405,7 @@ def _take_tape(program, tape, flat, traced, merge=False):
     """Set ``program``'s copies of the tape's arrays, its input slots (``inputs``: the flat
     leaves read at each call; ``captured``: closed-over tensors that require grad; ``in_off``
     and ``in_len``: where their values go in the arena) and the constants it watches. With
-    ``merge``, identical view nodes are merged first (``_merge_views``); returns the map
+    ``merge``, identical view nodes are merged first (``views.merge``); returns the map
     from the tape's node numbers to the program's."""
     program.nodes = tape.records()
     program.args = np.frombuffer(tape.args, np.int64).copy() if tape.args else \
@@ -413,7 +415,7 @@ def _take_tape(program, tape, flat, traced, merge=False):
     program.fat = _arr(tape.fat, np.float64)
     program.base = _arr(tape.val.array(), np.float64)
     program.arenas = []  # (values, adjoints) pairs kept between calls: see Program._replay
-    renumber = _merge_views(program) if merge else None
+    renumber = views.merge(program) if merge else None
     node_of = (lambda k: k) if renumber is None else (lambda k: int(renumber[k]))
     # inputs: the dynamic argument leaves on the tape, then closed-over tensors that
     # require grad (parameters), whose current values are read at every call
@@ -464,11 +466,6 @@ def _ancestors(nodes, args, roots):
     return reached
 
 
-# Ops whose replay only moves values (views, reshapes, broadcasts): merging two identical
-# nodes of these kinds cannot change a result.
-_MERGEABLE = ("view_fw", "reshape_fw", "expand_fw")
-
-
 def _eager_steps(program, tape, roots, node_of=int):
     """eager_nodes.plan for ``program``'s trace of ``tape`` (``node_of``: the tape's node
     numbers to the program's, when views were merged), seeded at ``roots``: with the
@@ -478,65 +475,6 @@ def _eager_steps(program, tape, roots, node_of=int):
     constants = [(node_of(tape.sources[id(t)]), t._data.dtype) for t in tape.source_refs
                  if t._data.dtype not in (np.float32, np.float64) and id(t) in tape.sources]
     return eager_nodes.plan(program, transposes, constants, roots)
-
-
-def _merge_views(program):
-    """Common-subexpression elimination of view nodes, at trace time.
-
-    A loop that writes ``h @ w.T`` records a new transpose of ``w`` at every step; the
-    replay would copy the whole matrix into the arena each time and scatter its gradient
-    back each time (for the Elman RNN of bench_compile.py, 200 transposes holding 88% of the
-    arena). A view node with the same op, inputs, shape and attributes as an earlier one
-    is dropped and its consumers read the earlier node; the backward sweep then sums
-    their gradients into that one node, as it does for any value used twice. The value
-    arena is compacted over the nodes kept. Returns the old -> new node index map (None when
-    nothing was merged: the arrays are left as they are)."""
-    nodes, args, shapes = program.nodes, program.args, program.shapes
-    iat, fat = program.iat, program.fat
-    codes = {op.code for op in registry.OPS if op.replay in _MERGEABLE}
-    code, flags = column(nodes, "code"), column(nodes, "flags")
-    arg_ptr, nargs = column(nodes, "arg_ptr"), column(nodes, "nargs")
-    shape_ptr, ndim = column(nodes, "shape_ptr"), column(nodes, "ndim")
-    iat_ptr, niat = column(nodes, "iat_ptr"), column(nodes, "niat")
-    fat_ptr, nfat = column(nodes, "fat_ptr"), column(nodes, "nfat")
-    n = len(nodes)
-    canon = np.arange(n, dtype=np.int64)
-    seen = {}
-    merged = False
-    for i in range(n):
-        if int(code[i]) not in codes:
-            continue
-        p, na = int(arg_ptr[i]), int(nargs[i])
-        for q in range(p, p + na):  # point at the kept nodes first (chains of views)
-            args[q] = canon[args[q]]
-        s, io, fo = int(shape_ptr[i]), int(iat_ptr[i]), int(fat_ptr[i])
-        key = (int(code[i]), int(flags[i]), tuple(args[p:p + na].tolist()),
-               tuple(shapes[s:s + ndim[i]].tolist()),
-               tuple(iat[io:io + niat[i]].tolist()),
-               tuple(fat[fo:fo + nfat[i]].tolist()))
-        first = seen.setdefault(key, i)
-        if first != i:
-            canon[i] = first
-            merged = True
-    if not merged:
-        return None
-    keep = canon == np.arange(n)
-    renumber = np.cumsum(keep) - 1
-    renumber[~keep] = renumber[canon[~keep]]
-    # every argument of every node to the kept node's new index
-    used = np.zeros(len(args), bool)
-    for i in np.flatnonzero(keep):
-        used[arg_ptr[i]:arg_ptr[i] + nargs[i]] = True
-    args[used] = renumber[canon[args[used]]]
-    kept = nodes[keep].copy()
-    sizes = column(kept, "size")
-    new_off = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
-    # arena gather: element j of kept node r comes from old offset + j
-    src = np.repeat(column(kept, "voff") - new_off, sizes) + np.arange(int(sizes.sum()))
-    column(kept, "voff")[:] = new_off
-    program.nodes = kept
-    program.base = program.base[src] if len(src) else np.zeros(1)
-    return renumber
 
 
 def _diff_positions(argnums, nargs):

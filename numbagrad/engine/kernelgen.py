@@ -311,7 +311,7 @@ def _small_paths(op, n, statements):
     one = " and ".join(["ny == 1"] + [f"n{q} == 1" for q in range(n)])
     lines = [f"if {one}:"] + ["    " + s for s in statements(op, n)] + ["    return"]
     equal = " and ".join([f"ny <= {INLINE_MAX}"] + [f"n{q} == ny" for q in range(n)])
-    hoist, body = loop_body(statements(op, n))
+    hoist, body = _on_views(statements(op, n))
     lines += [f"if {equal}:"] + ["    " + s for s in hoist] + ["    for k in range(ny):"]
     lines += ["        " + s for s in body] + ["    return"]
     return lines
