@@ -215,6 +215,33 @@ def test_replay_equals_eager_bit_for_bit_on_big_float32_nodes():
             np.testing.assert_array_equal(got, want)
 
 
+def test_a_float32_network_with_mm_replays_eagers_bits_without_zeroing_stored_gradients():
+    """``x @ w + b`` layers (mm, whose weight gradients eager stores, not adds): the replay
+    leaves those adjoints unzeroed (the stores write all of them) and still equals eager bit
+    for bit, at the first call and on new batches through the reused arenas; the batch and
+    labels arrive in float32 and int64."""
+    rng = np.random.default_rng(6)
+    w1 = (0.05 * rng.standard_normal((784, 256))).astype(np.float32)
+    b1 = np.zeros(256, np.float32)
+    w2 = (0.1 * rng.standard_normal((256, 10))).astype(np.float32)
+
+    def loss(p, x, y):
+        h = (x @ p[0] + p[1]).relu()
+        return ng.nn.functional.cross_entropy(h @ p[2], y)
+    vg = ng.func.value_and_grad(loss)
+    compiled = ng.compile(vg)
+    for _ in range(3):
+        x = rng.standard_normal((64, 784)).astype(np.float32)
+        y = rng.integers(0, 10, 64)
+        (cv, cg), (ev, eg) = compiled((w1, b1, w2), x, y), vg((w1, b1, w2), x, y)
+        assert cv == ev
+        for got, want in zip(cg, eg):
+            assert got.dtype == np.float32 and np.array_equal(got, want)
+    program = next(iter(compiled.traces.values()))
+    leaf = program.grad_off[0]  # w1's adjoint
+    assert not any(lo <= leaf < hi for lo, hi in program.fused.zero)
+
+
 _X32 = np.random.default_rng(0).standard_normal((200, 300)).astype(np.float32)
 _W64 = np.random.default_rng(1).standard_normal((200, 300))
 # big nodes (60,000 elements) whose backward eager runs in float32, or into float32 adjoints

@@ -122,7 +122,7 @@ class Compiled:
                 if out is not None:  # else its guards failed: the general path below
                     return out
         flat, spec = func_mod._tree_flatten((args, kwargs))
-        key = (spec, tuple(_leaf_key(x) for x in flat))
+        key = (spec, tuple([_leaf_key(x) for x in flat]))
         if key in self.traces.eager:
             return self.fn(*args, **kwargs)
         ints_key = int_args.shape_key(key)

@@ -430,7 +430,8 @@ class Plan:
         # and those of nodes no gradient flows through (a large input's, in X @ w)
         unneeded = [(int(voff[i]), int(size[i]))
                     for i in np.flatnonzero((flags & FLAG_NEEDS_GRAD) == 0)]
-        skip = sorted([span for r in regions for span in r.inner] + overwritten + unneeded)
+        skip = sorted([span for r in regions for span in r.inner] + overwritten + unneeded +
+                      _stored(program, self.steps))
         self.zero, pos = [], 0
         for o, n in skip:
             if o > pos:
@@ -455,6 +456,22 @@ class Plan:
             if len(self.grad_buffers) < 2:
                 self.grad_buffers.append(buf)
             return buf
+
+
+def _stored(program, steps):
+    """The adjoint spans the handed-back ``steps`` write first by storing (eager_nodes.STORE:
+    a weight's or an activation's whole gradient) and nothing else writes: they need no
+    zeroing (a 784 x 256 weight's: as long as its product's backward)."""
+    if not steps:
+        return []
+    nodes, args = program.nodes, program.args
+    arg_ptr, nargs = column(nodes, "arg_ptr").tolist(), column(nodes, "nargs").tolist()
+    others = set()  # nodes some node other than a handed-back step reads
+    for j, (p, n) in enumerate(zip(arg_ptr, nargs)):
+        if n and j not in steps:
+            others.update(args[p:p + n].tolist())
+    return [(t.off, t.size) for s in steps.values() for t in s.targets
+            if t.mode == eager_nodes.STORE and t.node not in others]
 
 
 # Elements per thread below which a region runs on one thread: a chunk handed to the pool
@@ -497,7 +514,8 @@ def _add_partials(r, adj, partial):
 
 def run(plan, program, val, adj, parts, with_grad):
     """``program``'s replay (as its module's ``run_in``) with ``plan``'s regions fused, on
-    the inputs ``parts`` (flat float64 arrays, in ``program.in_off`` order)."""
+    the inputs ``parts`` (flat arrays of the inputs' own dtypes, in ``program.in_off``
+    order)."""
     fit_threads()
     replay = program.replay
     nodes, iat, fat = program.nodes, program.iat, program.fat
@@ -590,7 +608,7 @@ def _input(parts, val, p, o, n):
     can take it as it is: writable, contiguous), else the arena's copy."""
     if p >= 0:
         x = parts[p]
-        if x.flags.c_contiguous and x.flags.writeable:
+        if x.flags.c_contiguous and x.flags.writeable and x.dtype == np.float64:
             return x
         val[o:o + n] = x
     return val[o:o + n]

@@ -25,6 +25,8 @@ _NO_INPUTS, _NO_VALUES = np.zeros(0, np.int64), np.zeros(0)
 
 def _leaf_key(x):
     """The part of a trace's signature one argument leaf contributes."""
+    if type(x) is np.ndarray and x.dtype.kind == "f":  # the common case, first
+        return ("a", x.shape, x.dtype.str)
     if isinstance(x, np.ndarray):
         if x.dtype.kind == "f":
             return ("a", x.shape, x.dtype.str)
@@ -193,9 +195,12 @@ class Program:
 
     def run(self, flat, with_grad=True):
         """The output's value and the gradients, or None when the trace's guards fail."""
+        # fused or handed-back traces copy the inputs into the arena themselves (fusion.run):
+        # in their own dtype, so that float32 data is converted once, in that copy
+        dtype = None if self.fused is not None and not self.input_guards else np.float64
         parts = [np.asarray(flat[k]._data if isinstance(flat[k], Tensor) else flat[k],
-                            np.float64).reshape(-1) for k in self.inputs]
-        parts += [np.asarray(t._data, np.float64).reshape(-1) for t in self.captured]
+                            dtype).reshape(-1) for k in self.inputs]
+        parts += [np.asarray(t._data, dtype).reshape(-1) for t in self.captured]
         if self.input_guards and trace_guards.failing(
                 self.input_guards, lambda n: parts[self.slot_of[n]]):
             return None

@@ -89,10 +89,13 @@ def _tree_flatten(tree):
 # cycle, which kept every call's leaves (inputs, 32 MB gradients) alive until the next
 # garbage collection.
 def _flatten_into(x, leaves):
+    if type(x) is np.ndarray:  # the common leaf, first (list comprehensions: faster than
+        leaves.append(x)       # tuple() of a generator, on every compiled call)
+        return None
     if isinstance(x, dict):
-        return (dict, tuple(x), tuple(_flatten_into(v, leaves) for v in x.values()))
+        return (dict, tuple(x), tuple([_flatten_into(v, leaves) for v in x.values()]))
     if isinstance(x, (tuple, list)):
-        return (type(x), None, tuple(_flatten_into(v, leaves) for v in x))
+        return (type(x), None, tuple([_flatten_into(v, leaves) for v in x]))
     leaves.append(x)
     return None
 
@@ -105,7 +108,9 @@ def _build(s, it):
     if s is None:
         return next(it)
     kind, keys, children = s
-    values = [_build(c, it) for c in children]
+    values = [next(it) if c is None else _build(c, it) for c in children]
+    if kind is tuple or kind is list:
+        return kind(values)
     if kind is dict:
         return dict(zip(keys, values))
     if hasattr(kind, "_fields"):  # namedtuple
