@@ -195,9 +195,10 @@ class Program:
 
     def run(self, flat, with_grad=True):
         """The output's value and the gradients, or None when the trace's guards fail."""
-        # fused or handed-back traces copy the inputs into the arena themselves (fusion.run):
-        # in their own dtype, so that float32 data is converted once, in that copy
-        dtype = None if self.fused is not None and not self.input_guards else np.float64
+        # the generic replay converts the inputs as it copies them (fusion.run, _sweeps): in
+        # their own dtype here, so that float32 data is converted once
+        dtype = None if self.stream is None and not self.input_guards and \
+            not self.constant_output else np.float64
         parts = [np.asarray(flat[k]._data if isinstance(flat[k], Tensor) else flat[k],
                             dtype).reshape(-1) for k in self.inputs]
         parts += [np.asarray(t._data, dtype).reshape(-1) for t in self.captured]
@@ -258,9 +259,9 @@ class Program:
             grads = np.zeros(self.grad_total)
             in_off, in_len = self.in_off, self.in_len
             if len(x) == 1:
-                x = x[0]
+                x = np.asarray(x[0], np.float64)
             elif self.in_total <= _CONCATENATE_MAX:
-                x = np.concatenate(x) if x else _NO_VALUES
+                x = np.concatenate(x, dtype=np.float64) if x else _NO_VALUES
             else:  # large inputs straight into the arena: no concatenated copy
                 for o, n, part in zip(in_off, in_len, x):
                     val[o:o + n] = part
