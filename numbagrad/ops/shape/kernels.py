@@ -40,8 +40,9 @@ def view_bw(g, y, x0, gx0, sh_y, sh0, need0, iat, fat):
     step = iat[nd]
     pos = iat[0]
     if n == inner and step == 1:  # one run (a row x[t]): no odometer to allocate
+        run = gx0[pos:pos + n]  # a view: the loop indexes from 0 and vectorizes
         for b in range(n):
-            gx0[pos + b] += g[b]
+            run[b] += g[b]
         return
     coord = np.zeros(nd, np.int64)
     k = 0

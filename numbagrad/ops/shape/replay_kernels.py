@@ -34,8 +34,9 @@ def view_fw(y, x0, sh_y, sh0, iat, fat):
     step = iat[nd]
     pos = iat[0]
     if n == inner and step == 1:  # one run (a row x[t]): no odometer to allocate
+        run = x0[pos:pos + n]  # a view: the loop indexes from 0 and vectorizes
         for b in range(n):
-            y[b] = x0[pos + b]
+            y[b] = run[b]
         return
     coord = np.zeros(nd, np.int64)
     k = 0
