@@ -144,7 +144,9 @@ class Program:
             self.module = scalar_stream.load(column(self.nodes, "code"))
             self.out_off = int(column(self.nodes, "voff")[self.out_node])
         if self.stream is None and not self.constant_output:
-            views.alias(self)  # inputs' rows (xs[t]) read in place
+            # inputs' rows (xs[t]) read in place; not a view whose attributes an integer
+            # argument's recipe rewrites at each call (int_args)
+            views.alias(self, {node_of(n) for n, _, _ in tape.guards.int_recipes})
         # nodes eager differentiates in float32: its kernels run them (eager_nodes)
         steps = _eager_steps(self, tape, [(self.out_node, self.out_dtype)], node_of) \
             if self.stream is None and not self.constant_output else {}

@@ -71,7 +71,7 @@ def merge(program):
     return renumber
 
 
-def alias(program):
+def alias(program, exclude=()):
     """Views of an input read in place, at trace time, on the generic replay.
 
     ``xs[t]`` of a sequence the gradient is not taken of (an RNN's inputs) is a copy the
@@ -80,7 +80,8 @@ def alias(program):
     of it, the node becomes a leaf whose arena offset is that run: its consumers read the
     input's own values, and nothing is computed for it. Only views of small leaves (under
     ``tape.BIG`` elements): eager takes everything computed from a big node as big, and
-    eager_nodes follows that from the nodes' arguments, which an alias no longer has."""
+    eager_nodes follows that from the nodes' arguments, which an alias no longer has.
+    ``exclude``: nodes whose attributes change from call to call (int_args' recipes)."""
     nodes, args, shapes, iat = program.nodes, program.args, program.shapes, program.iat
     code, flags = column(nodes, "code"), column(nodes, "flags")
     voff, size, nargs = column(nodes, "voff"), column(nodes, "size"), column(nodes, "nargs")
@@ -89,7 +90,7 @@ def alias(program):
     views = {op.code for op in registry.OPS if op.replay == "view_fw"}
     for i in range(len(nodes)):
         if int(code[i]) not in views or flags[i] & FLAG_NEEDS_GRAD or nargs[i] != 1 or \
-                i == program.out_node:
+                i == program.out_node or i in exclude:
             continue
         a = int(args[arg_ptr[i]])
         if code[a] != LEAF_CODE or size[a] >= tape_mod.BIG:
