@@ -277,6 +277,22 @@ def run_backward(program, val, seed):
         if len(program.in_off) else np.zeros(0)
 
 
+def stored_spans(program, steps):
+    """The adjoint spans the handed-back ``steps`` write first by storing (``STORE``:
+    a weight's or an activation's whole gradient) and nothing else writes: they need no
+    zeroing (a 784 x 256 weight's: as long as its product's backward)."""
+    if not steps:
+        return []
+    nodes, args = program.nodes, program.args
+    arg_ptr, nargs = column(nodes, "arg_ptr").tolist(), column(nodes, "nargs").tolist()
+    others = set()  # nodes some node other than a handed-back step reads
+    for j, (p, n) in enumerate(zip(arg_ptr, nargs)):
+        if n and j not in steps:
+            others.update(args[p:p + n].tolist())
+    return [(t.off, t.size) for s in steps.values() for t in s.targets
+            if t.mode == STORE and t.node not in others]
+
+
 def sweep_nodes(nodes, steps):
     """``nodes`` with the big-node flag on ``steps``, which makes the sweep hand them back."""
     flagged = nodes.copy()

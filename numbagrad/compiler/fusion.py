@@ -431,7 +431,7 @@ class Plan:
         unneeded = [(int(voff[i]), int(size[i]))
                     for i in np.flatnonzero((flags & FLAG_NEEDS_GRAD) == 0)]
         skip = sorted([span for r in regions for span in r.inner] + overwritten + unneeded +
-                      _stored(program, self.steps))
+                      eager_nodes.stored_spans(program, self.steps))
         self.zero, pos = [], 0
         for o, n in skip:
             if o > pos:
@@ -456,22 +456,6 @@ class Plan:
             if len(self.grad_buffers) < 2:
                 self.grad_buffers.append(buf)
             return buf
-
-
-def _stored(program, steps):
-    """The adjoint spans the handed-back ``steps`` write first by storing (eager_nodes.STORE:
-    a weight's or an activation's whole gradient) and nothing else writes: they need no
-    zeroing (a 784 x 256 weight's: as long as its product's backward)."""
-    if not steps:
-        return []
-    nodes, args = program.nodes, program.args
-    arg_ptr, nargs = column(nodes, "arg_ptr").tolist(), column(nodes, "nargs").tolist()
-    others = set()  # nodes some node other than a handed-back step reads
-    for j, (p, n) in enumerate(zip(arg_ptr, nargs)):
-        if n and j not in steps:
-            others.update(args[p:p + n].tolist())
-    return [(t.off, t.size) for s in steps.values() for t in s.targets
-            if t.mode == eager_nodes.STORE and t.node not in others]
 
 
 # Elements per thread below which a region runs on one thread: a chunk handed to the pool
