@@ -25,8 +25,6 @@ _NO_INPUTS, _NO_VALUES = np.zeros(0, np.int64), np.zeros(0)
 
 def _leaf_key(x):
     """The part of a trace's signature one argument leaf contributes."""
-    if type(x) is np.ndarray and x.dtype.kind == "f":  # the common case, first
-        return ("a", x.shape, x.dtype.str)
     if isinstance(x, np.ndarray):
         if x.dtype.kind == "f":
             return ("a", x.shape, x.dtype.str)

@@ -333,7 +333,7 @@ def product(y, a, b, alpha, beta):
     """y = alpha * (a @ b) + beta * y (beta = 0: y is not read); y C-contiguous, all three
     of one float dtype. The split blocks run one after the other (the replay's form)."""
     if a.shape[0] * a.shape[1] * b.shape[1] <= SMALL_MM:  # _prepare's first case, without
-        _small(y, a, b, alpha, beta)  # its tuple (a third of a 1 x 32 x 32 product's time)
+        _small(y, a, b, alpha, beta)  # building its tuple of operands
         return
     done, a, b, ta, lda, tb, ldb, parts = _prepare(y, a, b, alpha, beta)
     if not done:

@@ -314,7 +314,7 @@ def _small_paths(op, n, statements):
     equal = " and ".join([f"ny <= {INLINE_MAX}"] + [f"n{q} == ny" for q in range(n)])
     hoist, body = loop_body(statements(op, n))
     # unsigned offsets and index: no negative-index fix-up, so the loop vectorizes (views
-    # would too, at a third more compile time for every op's kernel)
+    # would too, but make every op's kernel slower to compile)
     slots = sorted({m for s in body for m in _LOOP_SLOT.findall(s)})
     hoist += [f"u{m} = np.uint64({m})" for m in slots]
     body = [_LOOP_SLOT.sub(r"[u\1 + k]", s) for s in body]

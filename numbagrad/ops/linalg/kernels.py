@@ -13,8 +13,8 @@ from ..kernel_helpers import bcast_index
 @njit(cache=True, error_model="numpy", fastmath={"reassoc"})
 def _row_dots(g, b, ga, m, k, n, alpha):
     """ga += alpha * (g @ b.T): dot products along contiguous rows. ``reassoc`` lets LLVM
-    sum each one in vector lanes: a fixed order for this machine's
-    build, which eager and the replay share, as they share BLAS's order above SMALL_MM."""
+    sum each one in vector lanes: a fixed order for this machine's build, which eager and
+    the replay share, as they share BLAS's order above SMALL_MM."""
     for i in range(m):
         go = i * n
         for p in range(k):
