@@ -232,15 +232,16 @@ def record_array(op, out, a, b=None, iat=(), fat=()):
     return _make(out, tape, node)
 
 
-def scalar_graph_op(op, forward):
+def scalar_graph_op(op, forward, arrays=None):
     """``f(a, b)`` and ``g(a, *fat)``: ``op`` on the values of one scalar graph (NumPy float64
     scalars on one tape, nothing watching: record_0d's common case), its value computed by
     ``forward`` and recorded in the fewest steps a scalar graph's op can take; ``f`` on two
     tensors, ``g`` on one and its float attributes. An op whose ``forward`` is its NumPy
-    function (``rounds_once``) takes C-ordered float arrays of one dtype too (record_array).
-    Both return None for any other operands, which the op's general path takes."""
+    function (``rounds_once``) takes C-ordered float arrays of one dtype too (record_array),
+    unless ``arrays`` is False. Both return None for any other operands, which the op's
+    general path takes."""
     code = op.code
-    arrays = op.rounds_once
+    arrays = op.rounds_once if arrays is None else arrays
 
     def two(a, b):
         x, y, tape = a._data, b._data, a._tape

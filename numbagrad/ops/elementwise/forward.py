@@ -21,7 +21,7 @@ def eager_forward(op, *operands):
     is not correctly rounded (39% of inputs here), its float64 tanh is its own SIMD code
     (30% of inputs differ from the C library's), SciPy's erf is not the C library's, and a
     derivative read from the output (tanh's 1 - y * y) magnifies a last-bit difference."""
-    if len(operands) == 1 and op.arity == 1 and not op.rounds_once:  # tanh of an array, lean
+    if len(operands) == 1 and op.arity == 1 and kernel_first(op):  # tanh of an array, lean
         a = operands[0]
         dt = a.dtype
         if (dt is _F32 or dt is _F64) and a.ndim and a.flags.c_contiguous:
@@ -171,6 +171,25 @@ def scalar_forward(op):
     return forward
 
 
+def kernel_first(op):
+    """Whether an array's unary ``op`` without attributes runs its kernel rather than NumPy:
+    every op whose formula rounds more than once, and those that branch (relu, sign) or
+    take a square root: NumPy's NaN-aware maximum and its float32 sqrt take 3-4x the
+    kernel's time for the same bits (a branch rounds nothing; sqrt is correctly rounded in
+    both)."""
+    first = _KERNEL_FIRST.get(op.code)
+    if first is None:
+        f = op.fwd
+        first = _KERNEL_FIRST[op.code] = f is not None and op.arity == 1 and (
+            not op.rounds_once or (
+            not formula.uses(f, "f0") and not formula.uses(f, "m") and
+            bool(formula.compared(f) or formula.calls(f) & {"sqrt", "sgn", "max", "min"})))
+    return first
+
+
+_KERNEL_FIRST = {}  # op code -> kernel_first(op)
+
+
 def _eager_kernel(op, prefix="_fw_"):
     """The eager kernel ``prefix + op.name`` of the op's kernels module, memoized."""
     memo = _SCALAR if prefix == "_sc_" else _ARRAY
@@ -190,7 +209,11 @@ def warmup(ops):
     """Compile (or load from Numba's cache) eager_forward's kernels of ``ops``, float64 and
     float32."""
     for op in ops:
-        if op.elementwise and op.fwd is not None and not op.rounds_once:
-            for dt in (np.float64, np.float32):
+        if not op.elementwise or op.fwd is None:
+            continue
+        for dt in (np.float64, np.float32):
+            if not op.rounds_once:
                 for x in (np.ones(2, dt), dt(1.0)):
                     eager_forward(op, *([x] * op.arity), 1.0, 20.0)
+            elif kernel_first(op):  # (its arrays' kernel only: no attributes)
+                eager_forward(op, np.ones(2, dt))

@@ -14,7 +14,7 @@ from ...engine.registry import OPS
 from ...tensor import Tensor
 from ..out_api import into
 from . import basic, math_binary, math_unary  # noqa: F401 - the records
-from .forward import scalar_forward
+from .forward import kernel_first, scalar_forward
 from .logic import _plain, need_tensor
 from .pointwise import _promote, binary_op, not_implemented_for, unary
 
@@ -25,7 +25,9 @@ def unary_function(op):
     ``pointwise.unary`` (dtypes, integer inputs, recording) for everything else."""
     name = op.name
     forward = op.forward if op.rounds_once else scalar_forward(op)
-    scalar_graph = record_module.scalar_graph_op(op, forward)[1]
+    # (an array of an op whose kernel is faster than NumPy goes to eager_forward's kernel)
+    scalar_graph = record_module.scalar_graph_op(
+        op, forward, arrays=op.rounds_once and not kernel_first(op))[1]
 
     def fn(input, *, out=None):  # noqa: A002 - torch's name
         if out is not None:
