@@ -170,6 +170,10 @@ def group_sums_into(out, x, sh_x, kept):
         else:
             run *= sh_x[q]
     if trailing and m * run == x.shape[0]:
+        if run <= 128:  # pairwise_sum's one leaf, without its stack's allocations per group
+            for q in range(m):
+                out[q] = _block_sum(x, q * run, run)
+            return
         for q in range(m):
             out[q] = pairwise_sum(x, q * run, run)
         return

@@ -53,8 +53,12 @@ def prod_fw(y, x0, sh_y, sh0, iat, fat):
 
 @njit(cache=True, error_model="numpy")
 def _extreme_fw(y, x0, sh0, kept, is_max):
-    # NaN wins, as in NumPy's max/min
-    j = bcast_index(kept, sh0)
+    _extreme_at(y, x0, bcast_index(kept, sh0), is_max)
+
+
+@njit(cache=True, error_model="numpy")
+def _extreme_at(y, x0, j, is_max):
+    # NaN wins, as in NumPy's max/min; j: each element's group
     seen = np.zeros(y.shape[0], np.bool_)
     for k in range(x0.shape[0]):
         q = j[k]
@@ -101,8 +105,9 @@ def logsumexp_fw(y, x0, sh_y, sh0, iat, fat):
 
 @njit(cache=True, error_model="numpy")
 def _softmax_fw(y, x0, sh0, kept, log):
-    m = _group_max(x0, sh0, kept)
     j = bcast_index(kept, sh0)
+    m = np.empty(numel(kept), x0.dtype)
+    _extreme_at(m, x0, j, True)
     z = np.empty(x0.shape[0], x0.dtype)
     e = np.empty(x0.shape[0], x0.dtype)
     for k in range(x0.shape[0]):
