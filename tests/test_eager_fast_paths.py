@@ -369,3 +369,44 @@ def test_branching_ops_kernel_forward_is_numpys_value_to_the_bit(dtype):
         ours = getattr(ng, name)(ng.tensor(x[14:])).numpy()  # (torch's relu keeps -0.0)
         assert np.array_equal(ours, getattr(torch, name)(torch.tensor(x[14:])).numpy(),
                               equal_nan=True), name
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shapes", [((64, 256), (256,)), ((128, 512), (1, 512)),
+                                    ((3, 4, 40), (40,)), ((256,), (64, 256))])
+def test_a_row_operand_gets_its_rows_summed_as_torch(shapes, dtype):
+    """A binary op whose operand repeats along the leading dims (a bias row, on a small node
+    of the sweep or a big one) takes the row case of its backward kernel: gradients as
+    torch's, the row's added onto what it already had (used twice), its sum in row order
+    (add's equals NumPy's column sum to the bit, in the dtype the node is differentiated in)."""
+    rng = np.random.default_rng(0)
+    a0 = rng.uniform(0.5, 2.0, shapes[0]).astype(dtype)
+    b0 = rng.uniform(0.5, 2.0, shapes[1]).astype(dtype)
+    # torch in float64 the oracle (its float32 row sums are the less accurate here)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
+
+    def grads(lib, op, dt=dtype):
+        a = lib.tensor(a0.astype(dt), requires_grad=True)
+        b = lib.tensor(b0.astype(dt), requires_grad=True)
+        w = lib.tensor(np.linspace(-1, 1, int(np.prod(np.broadcast_shapes(*shapes))))
+                       .astype(dt).reshape(np.broadcast_shapes(*shapes)))
+        out = op(lib, a, b)
+        ((out * w).sum() + (b * 3.0).sum()).backward()  # (b's adjoint written twice)
+        return out.detach().numpy(), a.grad.numpy(), b.grad.numpy()
+
+    ops = {"add": lambda lib, a, b: a + b, "sub": lambda lib, a, b: a - b,
+           "mul": lambda lib, a, b: a * b, "div": lambda lib, a, b: a / b,
+           "maximum": lambda lib, a, b: lib.maximum(a, b * 1.1),
+           "atan2": lambda lib, a, b: lib.atan2(a, b), "pow": lambda lib, a, b: a ** b}
+    for name, op in ops.items():
+        for ours, theirs in zip(grads(ng, op), grads(torch, op, np.float64)):
+            np.testing.assert_allclose(ours, theirs.astype(dtype), **tol, err_msg=name)
+    g = rng.standard_normal(np.broadcast_shapes(*shapes)).astype(dtype)
+    a, b = ng.tensor(a0, requires_grad=True), ng.tensor(b0, requires_grad=True)
+    (a + b).backward(ng.tensor(g))
+    row, full = (b, a) if b0.size < a0.size else (a, b)
+    # (a small float32 node is differentiated in float64, rounded once: see limitations)
+    wide = np.float64 if g.size < BIG else dtype
+    want = g.astype(wide).reshape(-1, row._data.size).sum(axis=0).astype(dtype)
+    assert np.array_equal(row.grad.numpy(), want.reshape(row.shape))
+    assert np.array_equal(full.grad.numpy(), g)

@@ -1,3 +1,5 @@
+# Over 600 lines: one generator per kernel kind (array, per-node, replay, scalar), sharing
+# the formula loaders and statement templates that keep their results equal.
 """Generate one op's kernels from its record: the source of a small module per op.
 
 The module holds the op's @njit kernels (compiled lazily, each on its first call) and the
@@ -225,6 +227,19 @@ def ew_binary(op, parallel):
                 lines += [f"            for k in {rng}(n):"]
                 lines += ["            " + s for s in body]
                 lines += ["                " + s for s in _put(f"gx{i}[k]", i, expr(formula))]
+    for r in (0, 1):  # input r a row repeated along the leading dims (a bias): no index map
+        lines.append(f"    elif m{1 - r} == n and 0 < m{r} < n and is_row(sh{r}, sh_y):")
+        idx = {"a": "k", "b": "k", "ab"[r]: "j"}
+        for i, formula in [(i, f) for i, f in enumerate(op.grads) if f is not None]:
+            # the row's gradient sums the rows in order, as the general case's scatter does
+            row = i == r
+            put = [f"gx{i}[j] += {expr(formula)}"] if row else _put(f"gx{i}[k]", i, expr(formula))
+            lines += [f"        if need{i}:"] + [f"            if need{i} == 2:",
+                                                 f"                gx{i}[:] = 0.0"] * row
+            lines += [f"            for q in {'range' if row else rng}(n // m{r}):",
+                      f"                for j in range(m{r}):",
+                      f"                    k = q * m{r} + j"]
+            lines += ["                    " + s for s in _loads(formula, idx) + put]
     lines += ["    else:", "        i0 = bcast_index(sh0, sh_y)",
               "        i1 = bcast_index(sh1, sh_y)"]
     for i, formula in enumerate(op.grads):

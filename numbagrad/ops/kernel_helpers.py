@@ -61,6 +61,23 @@ def strided_index(shape, offset, strides):
 
 
 @njit(cache=True, error_model="numpy")
+def is_row(sh_in, sh_out):
+    """Whether an operand of shape ``sh_in`` repeats whole along ``sh_out``'s leading dims
+    (a bias row): its dims, leading 1s dropped, are ``sh_out``'s last ones, so output
+    element k reads its element k % numel(sh_in)."""
+    nd_in, nd_out = sh_in.shape[0], sh_out.shape[0]
+    s = 0
+    while s < nd_in and sh_in[s] == 1:
+        s += 1
+    if nd_in - s > nd_out:
+        return False
+    for d in range(s, nd_in):
+        if sh_in[d] != sh_out[nd_out - nd_in + d]:
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
 def bcast_index(sh_in, sh_out):
     """For each element of ``sh_out``, the flat index of the ``sh_in`` element broadcast to it."""
     nd_out = sh_out.shape[0]
