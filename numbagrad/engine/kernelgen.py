@@ -536,6 +536,12 @@ def fw_array(op):
         lines += [f"    {'if' if c == 0 else 'elif'} {cond}:", "        for k in range(n):",
                   f"            av = np.float64({a})", f"            bv = np.float64({b})"]
         lines += ["            " + s for s in mask] + [f"            y[k] = {expr(op.fwd)}"]
+    for r, (a, b) in enumerate((("x0[j]", "x1[k]"), ("x0[k]", "x1[j]"))):  # a bias row
+        lines += [f"    elif m{1 - r} == n and 0 < m{r} < n and is_row(sh{r}, sh_y):",
+                  f"        for q in range(n // m{r}):", f"            for j in range(m{r}):",
+                  f"                k = q * m{r} + j", f"                av = np.float64({a})",
+                  f"                bv = np.float64({b})"]
+        lines += ["                " + s for s in mask] + [f"                y[k] = {expr(op.fwd)}"]
     lines += ["    else:", "        i0 = bcast_index(sh0, sh_y)",
               "        i1 = bcast_index(sh1, sh_y)",
               "        for k in range(n):", "            av = np.float64(x0[i0[k]])",
