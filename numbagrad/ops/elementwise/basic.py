@@ -38,6 +38,11 @@ def _sign(a):
     return s
 
 
+def _relu(a):
+    # max(a, 0) as torch's: -0.0 and NaN pass through (NumPy's maximum turns -0.0 into 0.0)
+    return np.where(a < 0, a.dtype.type(0), a)[()]
+
+
 def _integral(fn):
     """``fn`` (floor, rint) on floats; integers are their own value, in their own dtype."""
     def forward(a):
@@ -107,8 +112,8 @@ defop("tanh", "TanhBackward0", 1, forward=np.tanh, grads=("g * (1.0 - y * y)",),
 defop("sigmoid", "SigmoidBackward0", 1, forward=_sigmoid,
       grads=("g * y * (1.0 - y)",), fwd="sigmoid(a)", torch="sigmoid",
       doc="Element-wise logistic sigmoid, ``1 / (1 + exp(-input))``.", api=PUBLIC)
-defop("relu", "ReluBackward0", 1, forward=lambda a: np.maximum(a, 0).astype(a.dtype, copy=False),
-      grads=("0.0 if y <= 0.0 else g",), fwd="0.0 if a <= 0.0 else a", torch="relu",
+defop("relu", "ReluBackward0", 1, forward=_relu,
+      grads=("0.0 if y <= 0.0 else g",), fwd="0.0 if a < 0.0 else a", torch="relu",
       doc="Element-wise rectified linear unit, ``max(input, 0)``.", api=PUBLIC)
 defop("leaky_relu", "LeakyReluBackward0", 1,
       forward=lambda a, slope: np.where(a > 0, a, a * slope).astype(a.dtype, copy=False),
