@@ -1,6 +1,6 @@
 """An elementwise op's value computed eagerly, laid out as torch lays it out: by NumPy where
-its float32 steps round as the replay's do, else by the replay's own forward kernel (so eager
-and replay agree to the bit)."""
+its float32 steps round as the replay's do and NumPy is the faster (kernel_first), else by the
+replay's own forward kernel (so eager and replay agree to the bit)."""
 
 import math
 
