@@ -116,7 +116,8 @@ def _bump_version(t, since=None):
         # tensor's description is formatted only if that message is ever raised (an
         # optimizer step bumps every parameter, and almost never sees the message); the
         # tensor itself, weakly, for the node it is the output of when the message is made
-        tp.dirty[node] = ((x.dtype, x._data.shape), t._vc, producer, expected, named, exempt)
+        tp.mark_dirty(node, ((x.dtype, x._data.shape), t._vc, producer, expected, named,
+                             exempt))
 
 
 def _sources_changed(t, marks):

@@ -35,7 +35,7 @@ class Tensor:
     # ``_data`` is a NumPy array, or a NumPy scalar for 0-d op results (cheaper to make;
     # turned into a 0-d array the moment anything needs to share or mutate it);
     # _view (views only): (the NumPy view functions from _base, version when recorded)
-    __slots__ = ("_data", "_requires_grad", "_grad", "_tape", "_node", "_vc", "_base",
+    __slots__ = ("_data", "_requires_grad", "_grad", "_tape", "_node", "_vc_list", "_base",
                  "_view", "_retains_grad", "_captured_by", "_hooks", "_post_hooks",
                  "__weakref__")
     __array_priority__ = 1000  # numpy scalars and arrays defer to our reflected operators
@@ -44,6 +44,20 @@ class Tensor:
         t = _new_object(cls)
         t._tape = None  # (also for a tensor whose __init__ raised)
         return t
+
+    @property
+    def _vc(self):
+        """The version counter, a list shared with the views: ``[version, *aliases]``
+        (mutation.py). Made on first use: most op results never need one, and a list
+        per op would double the objects a scalar graph hands the garbage collector."""
+        vc = self._vc_list
+        if vc is None:
+            vc = self._vc_list = [0]
+        return vc
+
+    @_vc.setter
+    def _vc(self, vc):
+        self._vc_list = vc
 
     def __init__(self, *args, device=None, size=None, **unexpected):
         """torch's legacy constructor: ``Tensor(data)`` in the default dtype, ``Tensor(*sizes)``
@@ -696,7 +710,7 @@ def _make(data, tape=None, node=-1):
     t._grad = None
     t._tape = tape
     t._node = node
-    t._vc = [0]
+    t._vc_list = None
     t._base = None
     t._retains_grad = False
     t._requires_grad = tape is not None

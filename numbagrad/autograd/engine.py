@@ -51,7 +51,7 @@ class _Run:
         # nodes whose adjoint is read after the sweep: it is never handed to an input
         self.kept = tape.retained
         n = len(tape.nodes) // NODE_FIELDS
-        tape.sweeps.append(self)  # until release(): recording elsewhere moves to a new tape
+        tape.add_sweep(self)  # until release(): recording elsewhere moves to a new tape
         # np.frombuffer, not np.ndarray(buffer=): its view holds the buffer exported, so a
         # recorder in another thread cannot resize (move) it under the sweep (BufferError)
         self.nodes = np.frombuffer(tape.nodes, _I64).reshape(n, NODE_FIELDS)
@@ -178,8 +178,7 @@ class _Run:
 
     def release(self):
         self.nodes = self.args = self.shapes = self.iat = self.fat = self.val = None
-        if self in self.tape.sweeps:
-            self.tape.sweeps.remove(self)
+        self.tape.drop_sweep(self)
 
     def seed(self, node, grad):
         voff = self.tape.nodes[node * NODE_FIELDS + F_VOFF]

@@ -96,7 +96,7 @@ class Tape:
                  "sites", "transposes",
                  "linear_t", "view_nodes", "big", "pinned", "traced_casts", "guards", "sweeps",
                  "node_objects", "node_metadata", "node_post_hooks", "output_of", "blas", "has_big",
-                 "keep_all", "unwritten_nodes", "has_unwritten", "__weakref__")
+                 "keep_all", "unwritten_nodes", "has_unwritten", "plain", "__weakref__")
 
     def __init__(self):
         self.nodes = array("q")
@@ -158,6 +158,27 @@ class Tape:
         # a node calls BLAS on work big enough for its pool's size to count (engine/record.py):
         # backward and replay then hold the BLAS pools at one thread (numbagrad/_blas.py)
         self.blas = False
+        self._replan()
+
+    def _replan(self):
+        # plain: nothing a scalar graph's op must look at (no backward sweeps the tape, no
+        # value changed in place, no big value): push_0d's precondition, one read per op
+        self.plain = not self.sweeps and not self.dirty and self.big > 1 and not self.has_big
+
+    def add_sweep(self, sweep):
+        """A backward (or close(): CLOSED) holds the tape: no node may be pushed."""
+        self.sweeps.append(sweep)
+        self.plain = False
+
+    def drop_sweep(self, sweep):
+        if sweep in self.sweeps:
+            self.sweeps.remove(sweep)
+            self._replan()
+
+    def mark_dirty(self, node, entry):
+        """``node``'s value changed in place: ``entry`` as ``dirty``'s (see __init__)."""
+        self.dirty[node] = entry
+        self.plain = False
 
     def __len__(self):
         return len(self.nodes) // NODE_FIELDS
@@ -166,7 +187,7 @@ class Tape:
         """Take no more nodes: every op from now on records on a new tape, bridging this
         one's tensors (views of its buffers may outlive any sweep, or it has outgrown)."""
         if CLOSED not in self.sweeps:
-            self.sweeps.append(CLOSED)
+            self.add_sweep(CLOSED)
 
     def outgrown(self):
         """Whether a differentiated tape is large enough that new graphs built on its live
@@ -191,6 +212,7 @@ class Tape:
             big = len(self.big_val)
             self.big_val.append(value)
             self.has_big = True
+            self.plain = False
         else:
             big = -1
             val = self.val
@@ -228,15 +250,11 @@ class Tape:
             self.has_unwritten = True
         return node
 
-    def push_0d(self, code, value, a, b, fat):
+    def push_0d(self, code, value, a, b=-1, fat=()):
         """push() of a 0-d float64 result of elementwise op ``code`` on node ``a`` (and ``b``,
         or -1 for a unary op), with float attributes ``fat``: a scalar graph's node, in
-        fewer steps. A result of a big operand stays big (push() keeps its value)."""
+        fewer steps, on a tape the caller found ``plain``."""
         nodes = self.nodes
-        if self.big <= 1 or self.has_big and (nodes[a * NODE_FIELDS + F_FLAGS] & FLAG_BIG or (
-                b >= 0 and nodes[b * NODE_FIELDS + F_FLAGS] & FLAG_BIG)):
-            return self.push(code, value, 1, (), (a,) if b < 0 else (a, b), (), fat,
-                             FLAG_NEEDS_GRAD | FLAG_BIG)
         node = len(nodes) // NODE_FIELDS
         val = self.val
         if val.pending:

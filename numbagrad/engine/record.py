@@ -165,7 +165,7 @@ def record_0d(op, out, a, b, fat=()):
             if not a._requires_grad:
                 return _make(out)
             tape = ta if ta is not None else current_tape()
-            if not tape.sweeps and not (tape.dirty and _stale(tape, a, None)):
+            if tape.plain:
                 try:
                     na = a._node if ta is tape else tape.source(a)
                     return _make(out, tape, tape.push_0d(op.code, out, na, -1, fat))
@@ -178,8 +178,7 @@ def record_0d(op, out, a, b, fat=()):
                 if not (a._requires_grad or b._requires_grad):
                     return _make(out)
                 tape = current_tape()
-            if (tb is None or tb is tape) and not tape.sweeps and not (tape.dirty and _stale(
-                    tape, a, b)):
+            if (tb is None or tb is tape) and tape.plain:
                 try:
                     na = a._node if ta is tape else tape.source(a)
                     nb = b._node if tb is tape else tape.source(b)
@@ -233,13 +232,13 @@ def record_array(op, out, a, b=None, iat=(), fat=()):
 
 
 def scalar_graph_op(op, forward, arrays=None):
-    """``f(a, b)`` and ``g(a, *fat)``: ``op`` on the values of one scalar graph (NumPy float64
-    scalars on one tape, nothing watching: record_0d's common case), its value computed by
-    ``forward`` and recorded in the fewest steps a scalar graph's op can take; ``f`` on two
-    tensors, ``g`` on one and its float attributes. An op whose ``forward`` is its NumPy
-    function (``rounds_once``) takes C-ordered float arrays of one dtype too (record_array),
-    unless ``arrays`` is False. Both return None for any other operands, which the op's
-    general path takes."""
+    """``two(a, b)``, ``one(a)`` and ``with_number(a, c)``: ``op`` on the values of one
+    scalar graph (NumPy float64 scalars on one plain tape, nothing watching: record_0d's
+    common case), its value computed by ``forward`` and recorded in the fewest steps a
+    scalar graph's op can take; on two tensors, on one, on one and a Python number (the
+    op's float attribute). An op whose ``forward`` is its NumPy function (``rounds_once``)
+    takes C-ordered float arrays of one dtype too (record_array), unless ``arrays`` is
+    False. All return None for any other operands, which the op's general path takes."""
     code = op.code
     arrays = op.rounds_once if arrays is None else arrays
 
@@ -248,11 +247,11 @@ def scalar_graph_op(op, forward, arrays=None):
         kind = type(x)
         if kind is _F64_SCALAR:
             if type(y) is _F64_SCALAR and tape is not None and b._tape is tape and \
-                    not tape.sweeps and forward_hook is None and _grad.enabled and \
-                    not _anomaly.enabled and not (tape.dirty and _stale(tape, a, b)):
+                    tape.plain and forward_hook is None and _grad.enabled and \
+                    not _anomaly.enabled:
                 out = forward(x, y)
                 try:
-                    return _make(out, tape, tape.push_0d(code, out, a._node, b._node, ()))
+                    return _make(out, tape, tape.push_0d(code, out, a._node, b._node))
                 except BufferError:  # (see record())
                     return _on_new_tape(tape, op, out, (a, b))
         elif kind is np.ndarray and arrays and type(y) is np.ndarray:
@@ -267,27 +266,45 @@ def scalar_graph_op(op, forward, arrays=None):
                     return record_array(op, out, a, b)
         return None
 
-    def one(a, *fat):
+    # (one and with_number apart: a star-args call costs a scalar op a tenth of its time)
+    def one(a):
         x, tape = a._data, a._tape
         kind = type(x)
         if kind is _F64_SCALAR:
-            if tape is not None and not tape.sweeps and forward_hook is None and \
-                    _grad.enabled and not _anomaly.enabled and not (
-                        tape.dirty and _stale(tape, a, None)):
-                out = forward(x, *fat)
+            if tape is not None and tape.plain and forward_hook is None and \
+                    _grad.enabled and not _anomaly.enabled:
+                out = forward(x)
                 try:
-                    return _make(out, tape, tape.push_0d(code, out, a._node, -1, fat))
+                    return _make(out, tape, tape.push_0d(code, out, a._node))
                 except BufferError:  # (see record())
-                    return _on_new_tape(tape, op, out, (a,), (), fat)
+                    return _on_new_tape(tape, op, out, (a,))
         elif kind is np.ndarray and arrays and x.flags.c_contiguous:
             dt = x.dtype
             if dt is _F32 or dt is _F64:
-                out = forward(x, *fat)
+                out = forward(x)
                 if type(out) is np.ndarray:
-                    return record_array(op, out, a, None, (), fat if len(fat) == 1 and
-                                        type(fat[0]) is float else tuple(map(float, fat)))
+                    return record_array(op, out, a, None)
         return None
-    return two, one
+
+    def with_number(a, c):
+        x, tape = a._data, a._tape
+        kind = type(x)
+        if kind is _F64_SCALAR:
+            if tape is not None and tape.plain and forward_hook is None and \
+                    _grad.enabled and not _anomaly.enabled:
+                out = forward(x, c)
+                try:
+                    return _make(out, tape, tape.push_0d(code, out, a._node, -1, (c,)))
+                except BufferError:  # (see record())
+                    return _on_new_tape(tape, op, out, (a,), (), (c,))
+        elif kind is np.ndarray and arrays and x.flags.c_contiguous:
+            dt = x.dtype
+            if dt is _F32 or dt is _F64:
+                out = forward(x, c)
+                if type(out) is np.ndarray:
+                    return record_array(op, out, a, None, (), (float(c),))
+        return None
+    return two, one, with_number
 
 
 # the operand bits of tape.READ_*; all of them: a Python or variadic op's, which reads all

@@ -222,16 +222,16 @@ def _scalar_samples(*calls):
     return [Sample((s,), {}, c) for c in calls for s in [(), (4,), (2, 3)]]
 
 
-defop("add_scalar", "AddBackward0", 1, forward=lambda a, c: a + c, grads=("g",),
+defop("add_scalar", "AddBackward0", 1, forward=operator.add, grads=("g",),
       fwd="a + f0", none_operand="last", samples=_scalar_samples("x0 + 1.5", "2 + x0"))
-defop("sub_scalar", "SubBackward0", 1, forward=lambda a, c: a - c, grads=("g",),
+defop("sub_scalar", "SubBackward0", 1, forward=operator.sub, grads=("g",),
       fwd="a - f0", none_operand="last", samples=_scalar_samples("x0 - 0.5"))
 defop("rsub_scalar", "RsubBackward1", 1, forward=lambda a, c: c - a,
       grads=("-g",), fwd="f0 - a", samples=_scalar_samples("1.5 - x0"))
-defop("mul_scalar", "MulBackward0", 1, forward=lambda a, c: a * c,
+defop("mul_scalar", "MulBackward0", 1, forward=operator.mul,
       grads=("g * f0",), fwd="a * f0", saves_number=True,
       none_operand="last", samples=_scalar_samples("x0 * 1.5", "-2 * x0"))
-defop("div_scalar", "DivBackward0", 1, forward=lambda a, c: a / c,
+defop("div_scalar", "DivBackward0", 1, forward=operator.truediv,
       grads=("g / f0",), fwd="a / f0", saves_number=True,
       none_operand="last", samples=_scalar_samples("x0 / 4.0", "x0 / -3"))
 

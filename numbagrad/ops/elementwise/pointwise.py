@@ -183,13 +183,13 @@ _SCALAR_GRAPH_OPS = {name: (BY_NAME[name], BY_NAME[name + "_scalar"]) for name i
 # recorders (record.scalar_graph_op), for Tensor's operators to try first
 SCALAR_GRAPH_ARITHMETIC = {
     name: (record_module.scalar_graph_op(ops[0], ops[0].forward)[0],
-           record_module.scalar_graph_op(ops[1], ops[1].forward)[1])
+           record_module.scalar_graph_op(ops[1], ops[1].forward)[2])
     for name, ops in _SCALAR_GRAPH_OPS.items()}
 
 
 # ``number - x``'s recorder, tried first by Tensor.__rsub__ as the above by the operators
 RSUB_NUMBER = record_module.scalar_graph_op(BY_NAME["rsub_scalar"],
-                                            BY_NAME["rsub_scalar"].forward)[1]
+                                            BY_NAME["rsub_scalar"].forward)[2]
 
 
 def _promoted(name, dt, a, b):
