@@ -50,11 +50,13 @@ class _Run:
         self.stops = ()  # input nodes the derivative stops at (autograd.grad's non-leaves)
         # nodes whose adjoint is read after the sweep: it is never handed to an input
         self.kept = tape.retained
-        n = len(tape.nodes) // NODE_FIELDS
         tape.add_sweep(self)  # until release(): recording elsewhere moves to a new tape
         # np.frombuffer, not np.ndarray(buffer=): its view holds the buffer exported, so a
-        # recorder in another thread cannot resize (move) it under the sweep (BufferError)
-        self.nodes = np.frombuffer(tape.nodes, _I64).reshape(n, NODE_FIELDS)
+        # recorder in another thread cannot resize (move) it under the sweep (BufferError);
+        # the node count is read from that view: one may be pushed until it exists
+        nodes = np.frombuffer(tape.nodes, _I64)
+        n = len(nodes) // NODE_FIELDS
+        self.nodes = nodes.reshape(n, NODE_FIELDS)
         self.args = np.frombuffer(tape.args, _I64) if tape.args else _NO_INTS
         self.shapes = np.frombuffer(tape.shapes, _I64) if tape.shapes else _NO_INTS
         self.iat = np.frombuffer(tape.iat, _I64) if tape.iat else _NO_INTS
