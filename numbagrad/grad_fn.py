@@ -14,6 +14,13 @@ from .core.tape import BRIDGE_CODE, CONST_CODE, F_CODE, FLAG_HOOK, LEAF_CODE, NO
 
 # torch qualifies the nodes it implements by hand (CopySlices, AccumulateGrad)
 _QUALIFIED = {"CopySlices", "CopyBackwards", "AccumulateGrad"}
+
+
+def torch_node_name(short):
+    """torch's ``grad_fn.name()`` of a node whose class is ``short`` (``MulBackward0``,
+    ``torch::autograd::CopySlices``), as its messages name it too."""
+    return f"torch::autograd::{short}" if short in _QUALIFIED else short
+
 # op code -> "first", "last" or a position: torch's node also lists an operand that is no
 # node here (x + 2: AddBackward0 has two next_functions, the second (None, 0)); filled by the
 # op table
@@ -49,8 +56,7 @@ class GradFn:
 
     def name(self):
         """The node's class name, as torch's (``MulBackward0``)."""
-        short = self._short_name()
-        return f"torch::autograd::{short}" if short in _QUALIFIED else short
+        return torch_node_name(self._short_name())
 
     def __repr__(self):
         custom = self._tape.names and self._node in self._tape.names

@@ -4,6 +4,7 @@ saved value changed in place since (and the views of a changed tensor), a hook's
 import re
 
 from ..engine import registry
+from ..grad_fn import torch_node_name
 from ..tensor import Tensor
 from . import anomaly
 
@@ -48,7 +49,7 @@ def dirty_message(tape, i):
             desc = f"torch.{dtype.scalar_name}Tensor [{', '.join(map(str, shape))}]"
             version = counter[0]
             # torch names the forward op here: ExpBackward0 -> Exp
-            name = re.sub(r"Backward\d*$", "", producer or "")
+            name = torch_node_name(re.sub(r"Backward\d*$", "", producer or ""))
             source = f", which is output 0 of {name}," if producer else ""
             hint = ("the backtrace further above shows the operation that failed to compute "
                     "its gradient. The variable in question was changed in there or anywhere "
