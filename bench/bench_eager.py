@@ -6,6 +6,7 @@ round; medians of the rounds.
 
 Run: taskset -c 1 python bench/bench_eager.py      (1 thread, pinned to one core)
      python bench/bench_eager.py --threads 1,2     (1 and 2 threads interleaved, both cores)
+     python bench/bench_eager.py --rounds 40       (more rounds than each workload's own)
 """
 
 import argparse
@@ -150,7 +151,8 @@ def check(name, ref, got, rtol):
 
 def run(thread_counts, only, workloads=WORKLOADS):
     """Every workload at each thread count in ``thread_counts``: the libraries and the thread
-    counts take turns block by block, so the counts are compared in the same conditions."""
+    counts take turns block by block (the counts in alternating order), so the counts are
+    compared in the same conditions."""
     rows = []
     for names, make, rtol, rounds, block in workloads:
         if only and make.__name__ not in only:
@@ -163,8 +165,9 @@ def run(thread_counts, only, workloads=WORKLOADS):
                     s()
         check(names[0], steps["torch"].result, steps["numbagrad"].result, rtol)
         samples = {(label, n): [] for n in thread_counts for label in steps}
-        for _ in range(rounds):
-            for n in thread_counts:
+        for r in range(rounds):
+            # the counts' order alternates: each count follows the other as often
+            for n in thread_counts if r % 2 == 0 else thread_counts[::-1]:
                 set_threads(n)
                 for label, s in steps.items():
                     s()  # not counted: it finds the caches holding the other one's data
@@ -201,9 +204,12 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", default="1", help="comma-separated thread counts")
     p.add_argument("--only", default="", help="comma-separated workloads (scalar, mlp, ...)")
+    p.add_argument("--rounds", type=int, default=0,
+                   help="rounds of every workload (default: each workload's own, 5-15)")
     a = p.parse_args()
     only = set(filter(None, a.only.split(",")))
-    run([int(n) for n in a.threads.split(",")], only)
+    workloads = [(n, m, r, a.rounds or k, b) for n, m, r, k, b in WORKLOADS]
+    run([int(n) for n in a.threads.split(",")], only, workloads)
 
 
 if __name__ == "__main__":
