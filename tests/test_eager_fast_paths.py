@@ -152,6 +152,35 @@ def test_scalar_graph_recorders_record_what_the_general_path_records():
     assert _records(fast) == _records(general)
 
 
+def _leaf_graph(shortcut):
+    """0-d leaves (0-d arrays, no node until used) straight into the operators: with a
+    number on either side, with a non-leaf on either side, with each other."""
+    fresh_tape()
+    a = ng.tensor(0.3, dtype=ng.float64, requires_grad=True)
+    b = ng.tensor(-1.2, dtype=ng.float64, requires_grad=True)
+    if shortcut:
+        u = a * 0.5 + 2.0 * b
+        return (u * a - b * u) / (a - b) + (1.5 - a) - b / 4
+    u = ng.add(ng.mul(a, 0.5), ng.mul(b, 2.0))
+    return ng.sub(ng.add(ng.div(ng.sub(ng.mul(u, a), ng.mul(b, u)), ng.sub(a, b)),
+                         ng.rsub(a, 1.5)), ng.div(b, 4))
+
+
+def test_leaf_operands_record_what_the_general_path_records():
+    fast, general = _leaf_graph(True), _leaf_graph(False)
+    assert fast._data == general._data
+    assert _records(fast) == _records(general)
+    grads = []
+    for lib in (ng, torch):
+        a = lib.tensor(0.3, dtype=lib.float64, requires_grad=True)
+        b = lib.tensor(-1.2, dtype=lib.float64, requires_grad=True)
+        u = a * 0.5 + 2.0 * b
+        y = (u * a - b * u) / (a - b) + (1.5 - a) - b / 4
+        y.backward()
+        grads.append((float(y), float(a.grad), float(b.grad), y.grad_fn.name()))
+    assert grads[0] == grads[1]
+
+
 def test_basic_index_shortcut_records_what_resolve_records():
     """x[i] and x[a:b] (the shortcut) against x[(i,)] and x[(slice,)] (resolve's path)."""
     data = np.arange(24.0).reshape(4, 6)

@@ -268,12 +268,15 @@ class Tape:
         val.n = voff + 1
         self_args = self.args
         # (no shape and no int attributes: their pointers are never read, 0 saves two len())
-        record = _NODE.pack(code, voff, 1, FLAG_NEEDS_GRAD, len(self_args) >> 3,
-                            1 if b < 0 else 2, 0, 0, 0, 0, len(self.fat) if fat else 0,
-                            len(fat), -1)
-        self_args += _ARGS[1].pack(a) if b < 0 else _ARGS[2].pack(a, b)
         if fat:
-            self.fat.extend(fat)
+            fats = self.fat
+            record = _NODE.pack(code, voff, 1, FLAG_NEEDS_GRAD, len(self_args) >> 3,
+                                1 if b < 0 else 2, 0, 0, 0, 0, len(fats), len(fat), -1)
+            fats.extend(fat)
+        else:
+            record = _NODE.pack(code, voff, 1, FLAG_NEEDS_GRAD, len(self_args) >> 3,
+                                1 if b < 0 else 2, 0, 0, 0, 0, 0, 0, -1)
+        self_args += _ARGS[1].pack(a) if b < 0 else _ARGS[2].pack(a, b)
         nodes.frombytes(record)  # last, as in push()
         return node
 
