@@ -1,8 +1,8 @@
 """Eager mode against torch eager on the everyday workloads, in one run: scalar graphs
-(recording and backward per op), an MLP SGD step, an Elman RNN, Rosenbrock, and large
-elementwise arrays. Each library's result is checked against torch's before timing; the
-libraries (and, with several thread counts, the counts) take turns in blocks, round after
-round; medians of the rounds.
+(recording and backward per op: a random graph, and neurons of 0-d leaf weights), an MLP
+SGD step, an Elman RNN, Rosenbrock, and large elementwise arrays. Each library's result is
+checked against torch's before timing; the libraries (and, with several thread counts, the
+counts) take turns in blocks, round after round; medians of the rounds.
 
 Run: taskset -c 1 python bench/bench_eager.py      (1 thread, pinned to one core)
      python bench/bench_eager.py --threads 1,2     (1 and 2 threads interleaved, both cores)
@@ -37,6 +37,32 @@ def scalar(lib):
         y.backward()
         t2 = time.perf_counter()
         step.result = y.item(), [np.nan if t.grad is None else t.grad.item() for t in leaves]
+        return (t1 - t0) / total, (t2 - t1) / total
+    return step
+
+
+def neurons(lib, n_out=16, n_in=32, samples=8):
+    """A scalar network as micrograd's users write it: tanh neurons whose weights are 0-d
+    leaves, times each sample's inputs (Python floats), one op at a time."""
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((n_out, n_in)).tolist()
+    xs = rng.standard_normal((samples, n_in)).tolist()
+    total = samples * n_out * (2 * n_in + 1)
+
+    def step():
+        t0 = time.perf_counter()
+        ws = [[lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in row] for row in w]
+        loss = 0.0
+        for x in xs:
+            for row in ws:
+                act = row[0] * x[0]
+                for wi, xi in zip(row[1:], x[1:]):
+                    act = act + wi * xi
+                loss = loss + lib.tanh(act)
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        step.result = loss.item(), [[t.grad.item() for t in row] for row in ws]
         return (t1 - t0) / total, (t2 - t1) / total
     return step
 
@@ -134,6 +160,8 @@ def elementwise(lib, n=4_000_000):
 WORKLOADS = [
     (("10,000 scalar ops over 100 leaves, forward (recording) per op",
       "same, backward per op"), scalar, 1e-9, 15, 2),
+    (("tanh neurons of 0-d leaf weights (16 x 32, 8 samples), forward (recording) per op",
+      "same, backward per op"), neurons, 1e-9, 15, 2),
     (("MLP 784-256-256-10 float32, batch 64, SGD step",), mlp, 2e-4, 7, 30),
     (("Elman RNN h=32, T=100, float32, forward + backward",), rnn, 1e-4, 7, 10),
     (("Rosenbrock n=1000, value and gradient",), rosenbrock, 1e-10, 7, 100),
