@@ -80,7 +80,7 @@ def record(op, out, inputs, iat=(), fat=()):
     tape = None
     needed = False
     for t in inputs:
-        if t._base is not None and t._view[1] != t._vc[0]:
+        if t._base is not None and t._view[1] != t._vc_list[0]:
             fresh_view(t)
         elif t._tape is not None and t._tape.dirty and t._node in t._tape.dirty and \
                 op.name != "as_strided":
@@ -204,8 +204,8 @@ def record_array(op, out, a, b=None, iat=(), fat=()):
     if tape is None or tape.sweeps or forward_hook is not None or not _grad.enabled or \
             _anomaly.enabled or type(out) not in _ARRAY_TYPES or tape.dirty and \
             _stale(tape, a, b) or a._base is not None and \
-            a._view[1] != a._vc[0] or b is not None and (
-                b._base is not None and b._view[1] != b._vc[0] or
+            a._view[1] != a._vc_list[0] or b is not None and (
+                b._base is not None and b._view[1] != b._vc_list[0] or
                 b._tape is not tape and b._tape is not None):
         return record(op, out, (a,) if b is None else (a, b), iat, fat)
     f32 = FLAG_F32 if out.dtype is _F32 else 0
@@ -361,11 +361,12 @@ def view_map(shape, fn, data=None, view=None, same_start=False, offset=None):
 def note_view(t, x, fn):
     """Make ``t``, ``fn(x)`` sharing ``x``'s memory, a view of ``x``'s base: it shares the
     base's version counter and remembers the view functions from the base (fresh_view)."""
+    vc = x._vc
     if x._base is None:
-        t._base, t._view = x, ((fn,), x._vc[0])
+        t._base, t._view = x, ((fn,), vc[0])
     else:
-        t._base, t._view = x._base, ((*x._view[0], fn), x._vc[0])
-    t._vc = x._vc
+        t._base, t._view = x._base, ((*x._view[0], fn), vc[0])
+    t._vc_list = vc  # (a view's counter is always made: its readers take the slot)
     if t._tape is not None:
         t._tape.view_nodes.append(t._node)
 
