@@ -256,7 +256,7 @@ def scalar_graph_op(op, forward, arrays=None):
                     return _on_new_tape(tape, op, out, (a, b))
             elif type(y) is np.ndarray and y.dtype is _F64 and not y.ndim and \
                     type(b) is Tensor:  # a leaf (a 0-d array) on the right: its source
-                # (its value as a NumPy scalar: the same number, a tenth of the time)
+                # (its value as a NumPy scalar: the same number; 0-d array arithmetic is slow)
                 return record_0d(op, forward(x, y[()]), a, b)
         elif kind is np.ndarray and arrays and type(y) is np.ndarray:
             dt = x.dtype
@@ -275,7 +275,7 @@ def scalar_graph_op(op, forward, arrays=None):
             return record_0d(op, forward(x[()], y), a, b)
         return None
 
-    # (one and with_number apart: a star-args call costs a scalar op a tenth of its time)
+    # (one and with_number apart: no star-args call on a scalar op's path)
     def one(a):
         x, tape = a._data, a._tape
         kind = type(x)
