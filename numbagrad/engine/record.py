@@ -26,6 +26,7 @@ from ..tensor import Tensor, _make  # noqa: F401
 from . import kernelgen
 from .gemm import BLAS_THREADS_MIN
 from .registry import BY_NAME
+from .scalar_push import push_make
 
 _NO_INTS = np.empty(0, np.int64)
 _F16 = np.dtype(np.float16)
@@ -168,7 +169,7 @@ def record_0d(op, out, a, b, fat=()):
             if tape.plain:
                 try:
                     na = a._node if ta is tape else tape.source(a)
-                    return _make(out, tape, tape.push_0d(op.code, out, na, -1, fat))
+                    return push_make(tape, op.code, out, na, -1, fat)
                 except BufferError:  # (see record())
                     return _on_new_tape(tape, op, out, (a,), (), fat)
         else:
@@ -182,7 +183,7 @@ def record_0d(op, out, a, b, fat=()):
                 try:
                     na = a._node if ta is tape else tape.source(a)
                     nb = b._node if tb is tape else tape.source(b)
-                    return _make(out, tape, tape.push_0d(op.code, out, na, nb, fat))
+                    return push_make(tape, op.code, out, na, nb, fat)
                 except BufferError:  # (see record())
                     return _on_new_tape(tape, op, out, (a, b), (), fat)
     return record(op, out, (a,) if b is None else (a, b), (), fat)
@@ -251,7 +252,7 @@ def scalar_graph_op(op, forward, arrays=None):
                     not _anomaly.enabled:
                 out = forward(x, y)
                 try:
-                    return _make(out, tape, tape.push_0d(code, out, a._node, b._node))
+                    return push_make(tape, code, out, a._node, b._node, ())
                 except BufferError:  # (see record())
                     return _on_new_tape(tape, op, out, (a, b))
             elif type(y) is np.ndarray and y.dtype is _F64 and not y.ndim and \
@@ -284,7 +285,7 @@ def scalar_graph_op(op, forward, arrays=None):
                     _grad.enabled and not _anomaly.enabled:
                 out = forward(x)
                 try:
-                    return _make(out, tape, tape.push_0d(code, out, a._node))
+                    return push_make(tape, code, out, a._node, -1, ())
                 except BufferError:  # (see record())
                     return _on_new_tape(tape, op, out, (a,))
         elif kind is np.ndarray and arrays and x.flags.c_contiguous:
@@ -303,7 +304,7 @@ def scalar_graph_op(op, forward, arrays=None):
                     _grad.enabled and not _anomaly.enabled:
                 out = forward(x, c)
                 try:
-                    return _make(out, tape, tape.push_0d(code, out, a._node, -1, (c,)))
+                    return push_make(tape, code, out, a._node, -1, (c,))
                 except BufferError:  # (see record())
                     return _on_new_tape(tape, op, out, (a,), (), (c,))
         elif kind is np.ndarray and arrays and x.flags.c_contiguous:
