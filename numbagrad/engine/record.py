@@ -24,9 +24,9 @@ from ..core.tape import (
 )
 from ..tensor import Tensor, _make  # noqa: F401
 from . import kernelgen
+from .fast_push import push_array_make, push_make
 from .gemm import BLAS_THREADS_MIN
 from .registry import BY_NAME
-from .scalar_push import push_make
 
 _NO_INTS = np.empty(0, np.int64)
 _F16 = np.dtype(np.float16)
@@ -221,15 +221,15 @@ def record_array(op, out, a, b=None, iat=(), fat=()):
                 tape.need(na, a._data)
             if reads & READ_X1 and nb >= 0:
                 tape.need(nb, b._data)
-        node = tape.push_array(op.code, out, na, nb, iat, fat, f32, reads)
+        t = push_array_make(tape, op.code, out, na, nb, iat, fat, f32, reads)
     except BufferError:  # (see record())
         return _on_new_tape(tape, op, out, (a,) if b is None else (a, b), iat, fat)
-    if node < 0:
+    if t is None:
         return record(op, out, (a,) if b is None else (a, b), iat, fat)
     if op.blas_inner is not None and not tape.blas:
         k = op.blas_inner
         tape.blas = k < 0 or out.size * (a if k == 0 else b)._data.shape[-1] >= BLAS_THREADS_MIN
-    return _make(out, tape, node)
+    return t
 
 
 def scalar_graph_op(op, forward, arrays=None):

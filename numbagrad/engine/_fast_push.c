@@ -1,0 +1,457 @@
+/* An op's node pushed on the tape and its Tensor made, in one C call: the Python pairs
+ * `_make(value, tape, tape.push_0d(...))` and `tape.push_array(...)` + `_make`, the common
+ * path of every scalar and small array op (engine/fast_push.py).
+ *
+ * push_make(tape, code, value, a, b, fat): a 0-d float64 result of elementwise op `code`
+ * on nodes `a` and `b` (-1: unary), float attributes `fat` (a tuple), on a tape its caller
+ * found plain.
+ * push_array_make(tape, code, value, a, b, iat, fat, f32, reads): an array result, as
+ * Tape.push_array takes it; None where push() is needed (nothing pushed).
+ *
+ * Both write the records the Python pairs write, and call those pairs for every other case
+ * (a flush due, a buffer full or viewed, a big operand), so every error, growth and flush is
+ * Python's. They write Python objects' slots at the offsets their member descriptors give,
+ * and append to array.array buffers through CPython's array object layout (declared below
+ * as Modules/arraymodule.c has it); setup() checks that layout on a live array and refuses
+ * to work where it differs, and the Python side then keeps the Python pairs. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <string.h>
+
+typedef struct {
+    PyObject_VAR_HEAD
+    char *ob_item;
+    Py_ssize_t allocated;
+    const void *ob_descr;
+    PyObject *weakreflist;
+    Py_ssize_t ob_exports;
+} ArrayObject;
+
+#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+#define MAX_FIELDS 32
+#define MAX_ATTRS 16
+#define MAX_DIMS 32
+
+enum { T_DATA, T_REQUIRES_GRAD, T_GRAD, T_TAPE, T_NODE, T_VC_LIST, T_BASE, T_RETAINS_GRAD,
+       T_CAPTURED_BY, T_HOOKS, T_POST_HOOKS, N_TENSOR_SLOTS };
+enum { P_NODES, P_ARGS, P_SHAPES, P_IAT, P_FAT, P_VAL, P_BIG, P_HAS_BIG, P_KEEP_ALL,
+       P_UNWRITTEN_NODES, P_HAS_UNWRITTEN, N_TAPE_SLOTS };
+enum { A_N, A_CELLS, A_PENDING, A_START, N_ARENA_SLOTS };
+/* the record's fields (their places), then the constants the pushes use */
+enum { L_FIELDS, L_CODE, L_VOFF, L_SIZE, L_FLAGS, L_ARG, L_NARG, L_NDIM, L_SHP, L_IAT, L_NIAT,
+       L_FAT, L_NFAT, L_BIG, L_NEEDS_GRAD, L_UNWRITTEN, L_UNSET, L_LATE_MIN, L_FLUSH_AT,
+       L_READ_Y, N_LAYOUT };
+
+static PyTypeObject *tensor_type, *tape_type, *arena_type, *array_type, *ndarray_type;
+static Py_ssize_t tensor_off[N_TENSOR_SLOTS], tape_off[N_TAPE_SLOTS], arena_off[N_ARENA_SLOTS];
+static long long layout[N_LAYOUT];
+static PyObject *fallback_0d, *fallback_array;  /* the Python pairs, with these signatures */
+static PyObject *str_size, *str_shape, *str_frombytes;
+static int ready;
+
+static int
+slot_offsets(PyTypeObject *type, PyObject *names, Py_ssize_t *out, Py_ssize_t n)
+{
+    if (!PyTuple_Check(names) || PyTuple_GET_SIZE(names) != n) {
+        PyErr_Format(PyExc_ValueError, "setup: %zd slot names expected for %s", n, type->tp_name);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = PyDict_GetItemWithError(type->tp_dict, PyTuple_GET_ITEM(names, i));
+        if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type) ||
+                ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "setup: %R is not a slot of %s",
+                             PyTuple_GET_ITEM(names, i), type->tp_name);
+            return -1;
+        }
+        out[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+    }
+    return 0;
+}
+
+/* The layout check: a live array('q') seen through ArrayObject agrees with its buffer. */
+static int
+check_array_layout(PyObject *arr)
+{
+    Py_buffer view;
+    ArrayObject *a = (ArrayObject *)arr;
+    if (PyObject_GetBuffer(arr, &view, PyBUF_SIMPLE) < 0)
+        return -1;
+    int ok = view.buf == (void *)a->ob_item && view.len == Py_SIZE(a) * 8 &&
+             a->allocated >= Py_SIZE(a) && a->ob_exports == 1;
+    PyBuffer_Release(&view);
+    ok = ok && a->ob_exports == 0;
+    if (!ok) {
+        PyErr_SetString(PyExc_RuntimeError, "setup: array.array's layout is not the one expected");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+setup(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *tensor_names, *tape_names, *arena_names, *lay, *probe, *py_0d, *py_array;
+    PyTypeObject *tt, *pt, *at, *nt;
+    ready = 0;  /* until this setup succeeds: the pushes call the Python pairs meanwhile */
+    if (!PyArg_ParseTuple(args, "O!OO!OO!OO!OOOO", &PyType_Type, &tt, &tensor_names,
+                          &PyType_Type, &pt, &tape_names, &PyType_Type, &at, &arena_names,
+                          &PyType_Type, &nt, &lay, &probe, &py_0d, &py_array))
+        return NULL;
+    if (!PyCallable_Check(py_0d) || !PyCallable_Check(py_array))
+        return PyErr_Format(PyExc_TypeError, "setup: the Python pairs must be callable");
+    if (slot_offsets(tt, tensor_names, tensor_off, N_TENSOR_SLOTS) < 0 ||
+            slot_offsets(pt, tape_names, tape_off, N_TAPE_SLOTS) < 0 ||
+            slot_offsets(at, arena_names, arena_off, N_ARENA_SLOTS) < 0 ||
+            check_array_layout(probe) < 0)
+        return NULL;
+    if (!PyTuple_Check(lay) || PyTuple_GET_SIZE(lay) != N_LAYOUT)
+        return PyErr_Format(PyExc_ValueError, "setup: %d layout entries expected", N_LAYOUT);
+    long long lay_values[N_LAYOUT];
+    for (Py_ssize_t i = 0; i < N_LAYOUT; i++) {
+        lay_values[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(lay, i));
+        if (lay_values[i] == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    if (lay_values[L_FIELDS] <= 0 || lay_values[L_FIELDS] > MAX_FIELDS)
+        return PyErr_Format(PyExc_ValueError, "setup: %lld fields", lay_values[L_FIELDS]);
+    for (Py_ssize_t i = L_CODE; i <= L_BIG; i++)
+        if (lay_values[i] < 0 || lay_values[i] >= lay_values[L_FIELDS])
+            return PyErr_Format(PyExc_ValueError, "setup: field %zd out of the record", i);
+    memcpy(layout, lay_values, sizeof(layout));
+    Py_XSETREF(fallback_0d, Py_NewRef(py_0d));
+    Py_XSETREF(fallback_array, Py_NewRef(py_array));
+    /* types held for good: the module lives as long as the interpreter */
+    tensor_type = (PyTypeObject *)Py_NewRef(tt);
+    tape_type = (PyTypeObject *)Py_NewRef(pt);
+    arena_type = (PyTypeObject *)Py_NewRef(at);
+    ndarray_type = (PyTypeObject *)Py_NewRef(nt);
+    array_type = (PyTypeObject *)Py_NewRef(Py_TYPE(probe));
+    ready = 1;
+    Py_RETURN_NONE;
+}
+
+static inline void
+set_slot(PyObject *obj, Py_ssize_t off, PyObject *value)
+{
+    PyObject *old = SLOT(obj, off);
+    SLOT(obj, off) = Py_NewRef(value);
+    Py_XDECREF(old);
+}
+
+/* an array.array of 8-byte items that nothing views (its buffers can move) */
+static inline int
+growable(PyObject *arr)
+{
+    return arr != NULL && Py_IS_TYPE(arr, array_type) && ((ArrayObject *)arr)->ob_exports == 0;
+}
+
+/* n items appended to a growable array: in place where it has room, else by its own
+ * frombytes (which grows it as Python would) */
+static int
+append_items(PyObject *arr, const void *items, Py_ssize_t n)
+{
+    ArrayObject *a = (ArrayObject *)arr;
+    if (n == 0)
+        return 0;
+    if (Py_SIZE(a) + n <= a->allocated) {
+        memcpy(a->ob_item + Py_SIZE(a) * 8, items, n * 8);
+        Py_SET_SIZE(a, Py_SIZE(a) + n);
+        return 0;
+    }
+    PyObject *bytes = PyBytes_FromStringAndSize(items, n * 8);
+    if (bytes == NULL)
+        return -1;
+    PyObject *r = PyObject_CallMethodOneArg(arr, str_frombytes, bytes);
+    Py_DECREF(bytes);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+static inline int
+args_ok(PyObject *args)
+{
+    return args != NULL && PyByteArray_CheckExact(args) &&
+           ((PyByteArrayObject *)args)->ob_exports == 0;
+}
+
+/* the node's record (last, as in push()), then its Tensor, as _make makes it; takes
+ * node_obj's reference and t's */
+static PyObject *
+finish(PyObject *t, PyObject *tape, PyObject *value, PyObject *node_obj, const long long *rec)
+{
+    if (append_items(SLOT(tape, tape_off[P_NODES]), rec, layout[L_FIELDS]) < 0) {
+        Py_DECREF(node_obj);
+        Py_DECREF(t);
+        return NULL;
+    }
+    SLOT(t, tensor_off[T_DATA]) = Py_NewRef(value);
+    SLOT(t, tensor_off[T_REQUIRES_GRAD]) = Py_NewRef(Py_True);
+    SLOT(t, tensor_off[T_GRAD]) = Py_NewRef(Py_None);
+    SLOT(t, tensor_off[T_TAPE]) = Py_NewRef(tape);
+    SLOT(t, tensor_off[T_NODE]) = node_obj;
+    SLOT(t, tensor_off[T_VC_LIST]) = Py_NewRef(Py_None);
+    SLOT(t, tensor_off[T_BASE]) = Py_NewRef(Py_None);
+    SLOT(t, tensor_off[T_RETAINS_GRAD]) = Py_NewRef(Py_False);
+    SLOT(t, tensor_off[T_CAPTURED_BY]) = Py_NewRef(Py_None);
+    SLOT(t, tensor_off[T_HOOKS]) = Py_NewRef(Py_None);
+    SLOT(t, tensor_off[T_POST_HOOKS]) = Py_NewRef(Py_None);
+    return t;
+}
+
+static int
+read_attrs(PyObject *tuple, long long *ints, double *floats)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
+        PyObject *x = PyTuple_GET_ITEM(tuple, i);
+        if (ints != NULL)
+            ints[i] = PyLong_AsLongLong(x);
+        else
+            floats[i] = PyFloat_Check(x) ? PyFloat_AS_DOUBLE(x) : PyFloat_AsDouble(x);
+    }
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* the node's operands appended to the tape's argument bytes (8 or 16 of them) */
+static int
+append_args(PyObject *args, long long a, long long b)
+{
+    Py_ssize_t nbytes = PyByteArray_GET_SIZE(args);
+    if (PyByteArray_Resize(args, nbytes + (b < 0 ? 8 : 16)) < 0)
+        return -1;
+    long long *out = (long long *)(PyByteArray_AS_STRING(args) + nbytes);
+    out[0] = a;
+    if (b >= 0)
+        out[1] = b;
+    return 0;
+}
+
+static PyObject *
+push_make(PyObject *Py_UNUSED(self), PyObject *const *argv, Py_ssize_t nargs)
+{
+    if (nargs != 6)
+        return PyErr_Format(PyExc_TypeError, "push_make() takes 6 arguments (%zd given)", nargs);
+    if (fallback_0d == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "push_make() before setup()");
+    PyObject *tape = argv[0], *value = argv[2], *fat = argv[5];
+    if (!ready || !Py_IS_TYPE(tape, tape_type) || !PyTuple_Check(fat) ||
+            PyTuple_GET_SIZE(fat) > MAX_ATTRS)
+        return PyObject_Vectorcall(fallback_0d, argv, nargs, NULL);
+    long long code = PyLong_AsLongLong(argv[1]);
+    long long a = PyLong_AsLongLong(argv[3]);
+    long long b = PyLong_AsLongLong(argv[4]);
+    double x = PyFloat_Check(value) ? PyFloat_AS_DOUBLE(value) : PyFloat_AsDouble(value);
+    Py_ssize_t nfat = PyTuple_GET_SIZE(fat);
+    double fats[MAX_ATTRS];
+    if (PyErr_Occurred() || read_attrs(fat, NULL, fats) < 0)
+        return NULL;
+    /* every allocation before the tape is read: a collection it starts may run Python */
+    PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
+    if (t == NULL)
+        return NULL;
+    PyObject *nodes = SLOT(tape, tape_off[P_NODES]), *args = SLOT(tape, tape_off[P_ARGS]);
+    PyObject *fat_arr = SLOT(tape, tape_off[P_FAT]), *val = SLOT(tape, tape_off[P_VAL]);
+    if (!growable(nodes) || !growable(fat_arr) || !args_ok(args) || val == NULL ||
+            !Py_IS_TYPE(val, arena_type))
+        goto python;
+    PyObject *pending = SLOT(val, arena_off[A_PENDING]), *cells = SLOT(val, arena_off[A_CELLS]);
+    PyObject *n_obj = SLOT(val, arena_off[A_N]);
+    if (pending == NULL || !PyList_CheckExact(pending) || PyList_GET_SIZE(pending) ||
+            cells == NULL || !PyMemoryView_Check(cells) || n_obj == NULL ||
+            !PyLong_CheckExact(n_obj))
+        goto python;
+    Py_buffer *cb = PyMemoryView_GET_BUFFER(cells);
+    Py_ssize_t voff = PyLong_AsSsize_t(n_obj);
+    if (voff < 0 || cb->readonly || cb->itemsize != 8 || voff >= cb->len / 8)
+        goto python;  /* (the arena grows in Python) */
+    long long rec[MAX_FIELDS] = {0};
+    rec[layout[L_ARG]] = PyByteArray_GET_SIZE(args) >> 3;
+    rec[layout[L_FAT]] = nfat ? Py_SIZE(fat_arr) : 0;
+    PyObject *node_obj = PyLong_FromSsize_t(Py_SIZE(nodes) / layout[L_FIELDS]);
+    PyObject *n_next = PyLong_FromSsize_t(voff + 1);
+    if (node_obj == NULL || n_next == NULL) {
+        Py_XDECREF(node_obj);
+        Py_XDECREF(n_next);
+        Py_DECREF(t);
+        return NULL;
+    }
+    /* in push_0d's order, the record last: a failed append leaves only entries no node
+     * points to */
+    ((double *)cb->buf)[voff] = x;
+    set_slot(val, arena_off[A_N], n_next);
+    Py_DECREF(n_next);
+    if (append_items(fat_arr, fats, nfat) < 0 || append_args(args, a, b) < 0) {
+        Py_DECREF(node_obj);
+        Py_DECREF(t);
+        return NULL;
+    }
+    rec[layout[L_CODE]] = code;
+    rec[layout[L_VOFF]] = voff;
+    rec[layout[L_SIZE]] = 1;
+    rec[layout[L_FLAGS]] = layout[L_NEEDS_GRAD];
+    rec[layout[L_NARG]] = b < 0 ? 1 : 2;
+    rec[layout[L_NFAT]] = nfat;
+    rec[layout[L_BIG]] = -1;
+    return finish(t, tape, value, node_obj, rec);
+python:
+    Py_DECREF(t);
+    return PyObject_Vectorcall(fallback_0d, argv, nargs, NULL);
+}
+
+static PyObject *
+push_array_make(PyObject *Py_UNUSED(self), PyObject *const *argv, Py_ssize_t nargs)
+{
+    if (nargs != 9)
+        return PyErr_Format(PyExc_TypeError, "push_array_make() takes 9 arguments (%zd given)",
+                            nargs);
+    if (fallback_array == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "push_array_make() before setup()");
+    PyObject *tape = argv[0], *value = argv[2], *iat = argv[5], *fat = argv[6];
+    if (!ready || !Py_IS_TYPE(tape, tape_type) || !Py_IS_TYPE(value, ndarray_type) ||
+            !PyTuple_Check(iat) || !PyTuple_Check(fat) || PyTuple_GET_SIZE(iat) > MAX_ATTRS ||
+            PyTuple_GET_SIZE(fat) > MAX_ATTRS || SLOT(tape, tape_off[P_HAS_BIG]) != Py_False)
+        return PyObject_Vectorcall(fallback_array, argv, nargs, NULL);
+    long long code = PyLong_AsLongLong(argv[1]);
+    long long a = PyLong_AsLongLong(argv[3]);
+    long long b = PyLong_AsLongLong(argv[4]);
+    long long f32 = PyLong_AsLongLong(argv[7]);
+    long long reads = PyLong_AsLongLong(argv[8]);
+    Py_ssize_t niat = PyTuple_GET_SIZE(iat), nfat = PyTuple_GET_SIZE(fat);
+    long long iats[MAX_ATTRS];
+    double fats[MAX_ATTRS];
+    if (PyErr_Occurred() || read_attrs(iat, iats, NULL) < 0 || read_attrs(fat, NULL, fats) < 0)
+        return NULL;
+    PyObject *size_obj = PyObject_GetAttr(value, str_size);
+    if (size_obj == NULL)
+        return NULL;
+    Py_ssize_t size = PyLong_AsSsize_t(size_obj);
+    Py_DECREF(size_obj);
+    PyObject *shape = PyObject_GetAttr(value, str_shape);
+    if (shape == NULL)
+        return NULL;
+    Py_ssize_t ndim = PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : MAX_DIMS + 1;
+    long long dims[MAX_DIMS];
+    for (Py_ssize_t i = 0; i < ndim && ndim <= MAX_DIMS; i++)
+        dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+    Py_DECREF(shape);
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *big = SLOT(tape, tape_off[P_BIG]);
+    Py_ssize_t big_at = big != NULL && PyLong_CheckExact(big) ? PyLong_AsSsize_t(big) : -1;
+    if (big_at == -1 && PyErr_Occurred())
+        return NULL;
+    if (size <= 0 || size >= big_at || ndim > MAX_DIMS)  /* push() or an unusual tape */
+        return PyObject_Vectorcall(fallback_array, argv, nargs, NULL);
+    /* every allocation before the tape is read: a collection it starts may run Python */
+    PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
+    if (t == NULL)
+        return NULL;
+    PyObject *nodes = SLOT(tape, tape_off[P_NODES]), *args = SLOT(tape, tape_off[P_ARGS]);
+    PyObject *shapes = SLOT(tape, tape_off[P_SHAPES]), *iat_arr = SLOT(tape, tape_off[P_IAT]);
+    PyObject *fat_arr = SLOT(tape, tape_off[P_FAT]), *val = SLOT(tape, tape_off[P_VAL]);
+    PyObject *unwritten = SLOT(tape, tape_off[P_UNWRITTEN_NODES]);
+    if (SLOT(tape, tape_off[P_HAS_BIG]) != Py_False || !growable(nodes) || !growable(shapes) ||
+            !growable(iat_arr) || !growable(fat_arr) || !args_ok(args) || val == NULL ||
+            !Py_IS_TYPE(val, arena_type) || unwritten == NULL || !PyList_CheckExact(unwritten))
+        goto python;
+    PyObject *pending = SLOT(val, arena_off[A_PENDING]), *n_obj = SLOT(val, arena_off[A_N]);
+    if (pending == NULL || !PyList_CheckExact(pending) || n_obj == NULL ||
+            !PyLong_CheckExact(n_obj))
+        goto python;
+    int keep = size < layout[L_LATE_MIN] || (reads & layout[L_READ_Y]) ||
+               SLOT(tape, tape_off[P_KEEP_ALL]) == Py_True;
+    if (keep && PyList_GET_SIZE(pending) >= layout[L_FLUSH_AT])
+        goto python;  /* a flush is due */
+    Py_ssize_t n = PyLong_AsSsize_t(n_obj);
+    if (n < 0)
+        goto python;
+    long long rec[MAX_FIELDS] = {0};
+    PyObject *node_obj = PyLong_FromSsize_t(Py_SIZE(nodes) / layout[L_FIELDS]);
+    PyObject *n_next = keep ? PyLong_FromSsize_t(n + size) : NULL;
+    PyObject *start = keep ? PyLong_FromSsize_t(n) : NULL;
+    int first = PyList_GET_SIZE(pending) == 0;
+    /* in push_array's order, the record last: a failed append leaves only entries no node
+     * points to */
+    if (node_obj == NULL || (keep && (n_next == NULL || start == NULL ||
+                                      PyList_Append(pending, value) < 0)))
+        goto error;
+    long long flags = layout[L_NEEDS_GRAD] | f32;
+    long long voff = n;
+    if (keep) {
+        if (first)
+            set_slot(val, arena_off[A_START], start);
+        set_slot(val, arena_off[A_N], n_next);
+    } else {
+        voff = layout[L_UNSET];
+        flags |= layout[L_UNWRITTEN];
+    }
+    rec[layout[L_ARG]] = PyByteArray_GET_SIZE(args) >> 3;
+    rec[layout[L_SHP]] = Py_SIZE(shapes);
+    rec[layout[L_IAT]] = Py_SIZE(iat_arr);
+    rec[layout[L_FAT]] = Py_SIZE(fat_arr);
+    if (append_items(shapes, dims, ndim) < 0 || append_args(args, a, b) < 0 ||
+            append_items(iat_arr, iats, niat) < 0 || append_items(fat_arr, fats, nfat) < 0)
+        goto error;
+    Py_XDECREF(n_next);
+    Py_XDECREF(start);
+    rec[layout[L_CODE]] = code;
+    rec[layout[L_VOFF]] = voff;
+    rec[layout[L_SIZE]] = size;
+    rec[layout[L_FLAGS]] = flags;
+    rec[layout[L_NARG]] = b < 0 ? 1 : 2;
+    rec[layout[L_NDIM]] = ndim;
+    rec[layout[L_NIAT]] = niat;
+    rec[layout[L_NFAT]] = nfat;
+    rec[layout[L_BIG]] = -1;
+    if (keep)
+        return finish(t, tape, value, node_obj, rec);
+    /* (after the record, as in push_array: a backward's place_unwritten reads it) */
+    Py_INCREF(node_obj);
+    t = finish(t, tape, value, node_obj, rec);
+    if (t == NULL || PyList_Append(unwritten, node_obj) < 0) {
+        Py_DECREF(node_obj);
+        Py_XDECREF(t);
+        return NULL;
+    }
+    Py_DECREF(node_obj);
+    set_slot(tape, tape_off[P_HAS_UNWRITTEN], Py_True);
+    return t;
+error:
+    Py_XDECREF(node_obj);
+    Py_XDECREF(n_next);
+    Py_XDECREF(start);
+    Py_DECREF(t);
+    return NULL;
+python:
+    Py_DECREF(t);
+    return PyObject_Vectorcall(fallback_array, argv, nargs, NULL);
+}
+
+static PyMethodDef methods[] = {
+    {"setup", setup, METH_VARARGS,
+     "setup(Tensor, its slots, Tape, its slots, Arena, its slots, ndarray, record layout, "
+     "array('q') probe, the 0-d Python pair, the array Python pair)"},
+    {"push_make", (PyCFunction)(void (*)(void))push_make, METH_FASTCALL,
+     "push_make(tape, code, value, a, b, fat) -> Tensor"},
+    {"push_array_make", (PyCFunction)(void (*)(void))push_array_make, METH_FASTCALL,
+     "push_array_make(tape, code, value, a, b, iat, fat, f32, reads) -> Tensor or None"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fast_push", NULL, -1, methods,
+                                     NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC
+PyInit__fast_push(void)
+{
+    str_size = PyUnicode_InternFromString("size");
+    str_shape = PyUnicode_InternFromString("shape");
+    str_frombytes = PyUnicode_InternFromString("frombytes");
+    if (str_size == NULL || str_shape == NULL || str_frombytes == NULL)
+        return NULL;
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,205 @@
+"""The C recorder of a small op's node (engine/_fast_push.c) writes what the Python pairs it
+replaces write (Tape.push_0d / Tape.push_array, then _make), hands every other case to
+those pairs, and the package uses it wherever a C compiler was there at install."""
+
+import shutil
+import sysconfig
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+from numbagrad.__main__ import scalar_graph
+from numbagrad.core import tape as tape_mod
+from numbagrad.engine import fast_push, record
+
+torch = pytest.importorskip("torch")
+compiled = fast_push._fast_push
+needs_ext = pytest.mark.skipif(compiled is None, reason="the C extension was not built")
+PAIRS = {"C": (compiled and compiled.push_make, compiled and compiled.push_array_make),
+         "Python": (fast_push.push_make_python, fast_push.push_array_make_python)}
+
+
+def test_extension_is_built_where_a_compiler_is():
+    if shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) is None:
+        pytest.skip("no C compiler on this machine: the Python recorder is used")
+    assert compiled is not None, fast_push.unavailable
+    assert record.push_make is compiled.push_make
+    assert record.push_array_make is compiled.push_array_make
+
+
+def _scalar_program(lib, n_ops):
+    """A random scalar graph, then ops that take the other paths: a small array op (its
+    value pending in the arena), a unary op with float attributes, numbers on both sides."""
+    init = np.random.default_rng(3).uniform(-1, 1, 50)
+    leaves = [lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in init]
+    y = scalar_graph(lib, leaves, n_ops)
+    arr = lib.tensor(np.linspace(0.1, 0.9, 5), requires_grad=True)
+    s = (arr * 2.0).sum()  # pending in the arena when the next scalar op comes
+    z = y * s + lib.clamp(leaves[0], -0.5, 0.5) * 3 - 2.0 / (1.5 + leaves[1] * leaves[1])
+    return z + 0.25 * lib.nn.functional.leaky_relu(leaves[2], 0.1), leaves + [arr]
+
+
+def _array_program(lib, steps):
+    """Array ops of every kind the array recorder takes: float32 and float64, products,
+    attributes (a reduction's dim, a scalar), values a derivative reads (exp) or not (add),
+    values of 2,048 elements or more left unwritten, more than 64 values pending."""
+    rng = np.random.default_rng(4)
+    w = lib.tensor(rng.standard_normal((16, 8)).astype(np.float32), requires_grad=True)
+    bias = lib.tensor(rng.standard_normal(16).astype(np.float32), requires_grad=True)
+    x = lib.tensor(rng.standard_normal((4, 8)).astype(np.float32))
+    big = lib.tensor(rng.standard_normal((64, 64)), requires_grad=True)
+    h = lib.zeros(4, 16)
+    for _ in range(steps):
+        h = lib.tanh(x @ w.T + bias + h * 0.5)
+    wide = (big * 2.0 + big).exp() * 1e-3  # 4,096 elements: the sum is not written
+    v = (h.sum(1) ** 2).sum() + wide.sum() + (lib.sigmoid(big[:3]) * 0.5).sum()
+    return v, [w, bias, big]
+
+
+def _run(lib, program, arg, pair=None):
+    old = record.push_make, record.push_array_make
+    if pair is not None:
+        record.push_make, record.push_array_make = pair
+    try:
+        y, leaves = program(lib, arg)
+        tape = getattr(y, "_tape", None)
+        snapshot = None if tape is None else (
+            bytes(tape.nodes), bytes(tape.args), bytes(tape.shapes), bytes(tape.iat),
+            bytes(tape.fat), tape.val.array().tobytes(), list(tape.unwritten_nodes),
+            tape.has_unwritten)
+        y.backward()
+        grads = [None if t.grad is None else t.grad.numpy().copy() for t in leaves]
+        return y.item(), grads, snapshot
+    finally:
+        record.push_make, record.push_array_make = old
+
+
+def _counting_setup(handed):
+    def scalar(*args):
+        handed[0] += 1
+        return fast_push.push_make_python(*args)
+
+    def array_op(*args):
+        handed[1] += 1
+        return fast_push.push_array_make_python(*args)
+    fast_push.setup(compiled, scalar, array_op)
+
+
+@needs_ext
+@pytest.mark.parametrize("program, arg, handed_ranges", [
+    (_scalar_program, 10_000, ((1, 50), (0, 5))),
+    (_array_program, 120, ((0, 5), (1, 50)))])
+def test_records_equal_the_python_pairs(program, arg, handed_ranges):
+    """Node for node, byte for byte (records, arguments, shapes, attributes, values, the
+    nodes left unwritten), through the buffers' growth, flushes and pending values; both
+    ways taken, and the gradients torch's."""
+    handed = [0, 0]
+    _counting_setup(handed)
+    try:
+        ours = _run(ng, program, arg, PAIRS["C"])
+    finally:
+        fast_push.setup(compiled)
+    # both ways taken: C for most ops, the Python pairs where a buffer was full, a flush due
+    assert all(lo <= n < hi for n, (lo, hi) in zip(handed, handed_ranges)), handed
+    python = _run(ng, program, arg, PAIRS["Python"])
+    assert ours[2] == python[2]
+    assert ours[0] == python[0]
+    for g, p in zip(ours[1], python[1]):
+        np.testing.assert_array_equal(g, p)
+    theirs = _run(torch, program, arg)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5)
+    for g, t in zip(ours[1], theirs[1]):
+        if t is None:
+            assert g is None or not np.any(g)
+        else:
+            np.testing.assert_allclose(g, t, rtol=2e-4, atol=1e-6)
+
+
+@needs_ext
+def test_tensors_equal_make():
+    a = ng.tensor(0.5, dtype=ng.float64, requires_grad=True) * 2.0
+    tape = a._tape
+    value = np.ones(3)
+    made = [compiled.push_make(tape, 5, np.float64(3.0), a._node, -1, ()),
+            fast_push.push_make_python(tape, 5, np.float64(3.0), a._node, -1, ()),
+            compiled.push_array_make(tape, 5, value, a._node, -1, (), (), 0, 0),
+            fast_push.push_array_make_python(tape, 5, value, a._node, -1, (), (), 0, 0)]
+    for t, ref in (made[:2], made[2:]):
+        for name in fast_push.TENSOR_SLOTS:
+            if name != "_node":
+                got, want = getattr(t, name), getattr(ref, name)
+                assert got is want or type(got) is type(want) and np.all(got == want), name
+        assert t._node == ref._node - 1
+        assert not hasattr(t, "_view") and not hasattr(ref, "_view")
+
+
+@needs_ext
+def test_what_push_takes_is_none():
+    """No element, a big value, a NumPy scalar: None from both (push() records them)."""
+    a = ng.tensor(np.ones(3), requires_grad=True) * 2.0
+    tape = a._tape
+    n = len(tape)
+    for value in (np.ones(0), np.ones(tape_mod.BIG)):
+        for push in (compiled.push_array_make, fast_push.push_array_make_python):
+            assert push(tape, 5, value, a._node, -1, (), (), 0, 0) is None
+    assert len(tape) == n
+
+
+@needs_ext
+def test_a_viewed_buffer_takes_the_python_path():
+    """A tape whose node buffer is viewed cannot grow: the op goes to a new tape (the
+    BufferError path), as with the Python pairs, and gradients still reach the leaves."""
+    results = []
+    for lib in (ng, torch):
+        a = lib.tensor(0.3, dtype=lib.float64, requires_grad=True)
+        v = lib.tensor([0.1, 0.2], dtype=lib.float64, requires_grad=True)
+        b = a * a
+        u = v * 2.0
+        view = memoryview(b._tape.nodes) if lib is ng else None
+        c = b * 3.0 + b.sin() + (u * u).sum()
+        if view is not None:
+            assert c._tape is not b._tape
+            view.release()
+        c.backward()
+        results.append((c.item(), a.grad.item(), *v.grad.tolist()))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-14)
+
+
+@needs_ext
+def test_bad_arguments_are_python_errors():
+    a = ng.tensor(np.ones(2), requires_grad=True) * 2.0
+    tape = a._tape
+    n = len(tape)
+    with pytest.raises(TypeError):
+        compiled.push_make(tape, 5, np.float64(1.0), a._node)
+    with pytest.raises(TypeError):
+        compiled.push_make(tape, "code", np.float64(1.0), a._node, -1, ())
+    with pytest.raises(TypeError):
+        compiled.push_make(tape, 5, "value", a._node, -1, ())
+    with pytest.raises(TypeError):
+        compiled.push_array_make(tape, 5, np.ones(2), a._node, -1, ("x",), (), 0, 0)
+    with pytest.raises(TypeError):
+        compiled.push_array_make(tape, 5, np.ones(2), a._node, -1, (), (None,), 0, 0)
+    assert len(tape) == n  # nothing written
+
+
+@needs_ext
+def test_setup_refuses_what_it_cannot_write():
+    """Names that are not slots are refused, and a refused setup leaves the functions on the
+    Python pairs (still right) until a setup succeeds."""
+    try:
+        with pytest.raises(TypeError, match="not a slot"):
+            compiled.setup(ng.Tensor, ("_data",) * 10 + ("shape",), tape_mod.Tape,
+                           fast_push.TAPE_SLOTS, fast_push.Arena, fast_push.ARENA_SLOTS,
+                           np.ndarray, fast_push.LAYOUT, fast_push.array("q", [1]),
+                           fast_push.push_make_python, fast_push.push_array_make_python)
+        a = ng.tensor(0.5, dtype=ng.float64, requires_grad=True)
+        v = ng.tensor([1.0, 2.0], requires_grad=True)
+        y = a * a * 3.0 + (v * v).sum()
+        y.backward()
+        assert (y.item(), a.grad.item(), v.grad.tolist()) == (5.75, 3.0, [2.0, 4.0])
+    finally:
+        fast_push.setup(compiled)
+    assert _run(ng, _array_program, 3, PAIRS["C"])[2] == \
+        _run(ng, _array_program, 3, PAIRS["Python"])[2]
