@@ -193,7 +193,8 @@ def test_setup_refuses_what_it_cannot_write():
             compiled.setup(ng.Tensor, ("_data",) * 10 + ("shape",), tape_mod.Tape,
                            fast_push.TAPE_SLOTS, fast_push.Arena, fast_push.ARENA_SLOTS,
                            np.ndarray, fast_push.LAYOUT, fast_push.array("q", [1]),
-                           fast_push.push_make_python, fast_push.push_array_make_python)
+                           fast_push.push_make_python, fast_push.push_array_make_python,
+                           vars(tape_mod))
         a = ng.tensor(0.5, dtype=ng.float64, requires_grad=True)
         v = ng.tensor([1.0, 2.0], requires_grad=True)
         y = a * a * 3.0 + (v * v).sum()

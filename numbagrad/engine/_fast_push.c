@@ -40,14 +40,16 @@ enum { P_NODES, P_ARGS, P_SHAPES, P_IAT, P_FAT, P_VAL, P_BIG, P_HAS_BIG, P_KEEP_
 enum { A_N, A_CELLS, A_PENDING, A_START, N_ARENA_SLOTS };
 /* the record's fields (their places), then the constants the pushes use */
 enum { L_FIELDS, L_CODE, L_VOFF, L_SIZE, L_FLAGS, L_ARG, L_NARG, L_NDIM, L_SHP, L_IAT, L_NIAT,
-       L_FAT, L_NFAT, L_BIG, L_NEEDS_GRAD, L_UNWRITTEN, L_UNSET, L_LATE_MIN, L_FLUSH_AT,
-       L_READ_Y, N_LAYOUT };
+       L_FAT, L_NFAT, L_BIG, L_NEEDS_GRAD, L_UNWRITTEN, L_UNSET, L_FLUSH_AT, L_READ_Y,
+       N_LAYOUT };
 
 static PyTypeObject *tensor_type, *tape_type, *arena_type, *array_type, *ndarray_type;
 static Py_ssize_t tensor_off[N_TENSOR_SLOTS], tape_off[N_TAPE_SLOTS], arena_off[N_ARENA_SLOTS];
 static long long layout[N_LAYOUT];
 static PyObject *fallback_0d, *fallback_array;  /* the Python pairs, with these signatures */
-static PyObject *str_size, *str_shape, *str_frombytes;
+static PyObject *str_size, *str_shape, *str_frombytes, *str_late_min;
+/* the tape module's globals: its _LATE_MIN is read at each push (tests change it) */
+static PyObject *tape_globals;
 static int ready;
 
 static int
@@ -93,13 +95,18 @@ check_array_layout(PyObject *arr)
 static PyObject *
 setup(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *tensor_names, *tape_names, *arena_names, *lay, *probe, *py_0d, *py_array;
+    PyObject *tensor_names, *tape_names, *arena_names, *lay, *probe, *py_0d, *py_array, *globals;
     PyTypeObject *tt, *pt, *at, *nt;
     ready = 0;  /* until this setup succeeds: the pushes call the Python pairs meanwhile */
-    if (!PyArg_ParseTuple(args, "O!OO!OO!OO!OOOO", &PyType_Type, &tt, &tensor_names,
+    if (!PyArg_ParseTuple(args, "O!OO!OO!OO!OOOOO!", &PyType_Type, &tt, &tensor_names,
                           &PyType_Type, &pt, &tape_names, &PyType_Type, &at, &arena_names,
-                          &PyType_Type, &nt, &lay, &probe, &py_0d, &py_array))
+                          &PyType_Type, &nt, &lay, &probe, &py_0d, &py_array, &PyDict_Type,
+                          &globals))
         return NULL;
+    PyObject *late_min = PyDict_GetItemWithError(globals, str_late_min);
+    if (late_min == NULL || !PyLong_CheckExact(late_min))
+        return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError,
+                                                      "setup: no int _LATE_MIN in the globals");
     if (!PyCallable_Check(py_0d) || !PyCallable_Check(py_array))
         return PyErr_Format(PyExc_TypeError, "setup: the Python pairs must be callable");
     if (slot_offsets(tt, tensor_names, tensor_off, N_TENSOR_SLOTS) < 0 ||
@@ -123,6 +130,7 @@ setup(PyObject *Py_UNUSED(self), PyObject *args)
     memcpy(layout, lay_values, sizeof(layout));
     Py_XSETREF(fallback_0d, Py_NewRef(py_0d));
     Py_XSETREF(fallback_array, Py_NewRef(py_array));
+    Py_XSETREF(tape_globals, Py_NewRef(globals));
     /* types held for good: the module lives as long as the interpreter */
     tensor_type = (PyTypeObject *)Py_NewRef(tt);
     tape_type = (PyTypeObject *)Py_NewRef(pt);
@@ -362,7 +370,10 @@ push_array_make(PyObject *Py_UNUSED(self), PyObject *const *argv, Py_ssize_t nar
     if (pending == NULL || !PyList_CheckExact(pending) || n_obj == NULL ||
             !PyLong_CheckExact(n_obj))
         goto python;
-    int keep = size < layout[L_LATE_MIN] || (reads & layout[L_READ_Y]) ||
+    PyObject *late_min = PyDict_GetItemWithError(tape_globals, str_late_min);
+    if (late_min == NULL || !PyLong_CheckExact(late_min))
+        goto python;
+    int keep = size < PyLong_AsSsize_t(late_min) || (reads & layout[L_READ_Y]) ||
                SLOT(tape, tape_off[P_KEEP_ALL]) == Py_True;
     if (keep && PyList_GET_SIZE(pending) >= layout[L_FLUSH_AT])
         goto python;  /* a flush is due */
@@ -434,7 +445,8 @@ python:
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Tensor, its slots, Tape, its slots, Arena, its slots, ndarray, record layout, "
-     "array('q') probe, the 0-d Python pair, the array Python pair)"},
+     "array('q') probe, the 0-d Python pair, the array Python pair, the tape module's "
+     "globals)"},
     {"push_make", (PyCFunction)(void (*)(void))push_make, METH_FASTCALL,
      "push_make(tape, code, value, a, b, fat) -> Tensor"},
     {"push_array_make", (PyCFunction)(void (*)(void))push_array_make, METH_FASTCALL,
@@ -451,7 +463,8 @@ PyInit__fast_push(void)
     str_size = PyUnicode_InternFromString("size");
     str_shape = PyUnicode_InternFromString("shape");
     str_frombytes = PyUnicode_InternFromString("frombytes");
-    if (str_size == NULL || str_shape == NULL || str_frombytes == NULL)
+    str_late_min = PyUnicode_InternFromString("_LATE_MIN");
+    if (str_size == NULL || str_shape == NULL || str_frombytes == NULL || str_late_min == NULL)
         return NULL;
     return PyModule_Create(&module);
 }

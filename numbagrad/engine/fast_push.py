@@ -18,9 +18,9 @@ from array import array
 
 import numpy as np
 
+from ..core import tape as tape_module
 from ..core.arena import _FLUSH_AT, Arena
 from ..core.tape import (
-    _LATE_MIN,
     F_ARG,
     F_BIG,
     F_CODE,
@@ -50,8 +50,8 @@ TAPE_SLOTS = ("nodes", "args", "shapes", "iat", "fat", "val", "big", "has_big", 
               "unwritten_nodes", "has_unwritten")
 ARENA_SLOTS = ("n", "cells", "pending", "start")
 LAYOUT = (NODE_FIELDS, F_CODE, F_VOFF, F_SIZE, F_FLAGS, F_ARG, F_NARG, F_NDIM, F_SHP, F_IAT,
-          F_NIAT, F_FAT, F_NFAT, F_BIG, FLAG_NEEDS_GRAD, FLAG_UNWRITTEN, UNSET, _LATE_MIN,
-          _FLUSH_AT, READ_Y)
+          F_NIAT, F_FAT, F_NFAT, F_BIG, FLAG_NEEDS_GRAD, FLAG_UNWRITTEN, UNSET, _FLUSH_AT,
+          READ_Y)
 
 
 def push_make_python(tape, code, value, a, b, fat):
@@ -68,7 +68,7 @@ def setup(module, push_0d=push_make_python, push_array=push_array_make_python):
     Python pairs it calls for the other cases; raises where it refuses them (ValueError,
     TypeError, RuntimeError)."""
     module.setup(Tensor, TENSOR_SLOTS, Tape, TAPE_SLOTS, Arena, ARENA_SLOTS, np.ndarray, LAYOUT,
-                 array("q", range(3)), push_0d, push_array)
+                 array("q", range(3)), push_0d, push_array, vars(tape_module))
 
 
 try:
