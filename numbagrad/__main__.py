@@ -13,7 +13,7 @@ import numpy as np
 import numbagrad
 from numbagrad.compiler import fusion
 from numbagrad.core import progress
-from numbagrad.engine import codecache, gemm, kernel_tables, registry
+from numbagrad.engine import codecache, fast_push, gemm, kernel_tables, registry
 from numbagrad.ops.elementwise import forward
 from numbagrad.ops.nn import conv, pool2d
 from numbagrad.optim import _kernels as optim_kernels
@@ -91,7 +91,9 @@ def tour():
     np_leaves = [np.float64(v) for v in init]
     np_fwd = _timeit(lambda: scalar_graph(np, np_leaves, n_ops), 3)
     total = n_ops + 99
-    print(f"  numbagrad forward (recording): {fwd / total * 1e9:8.0f} ns/op")
+    recorder = ("nodes written in C" if fast_push.unavailable is None else
+                f"all in Python, no C recorder: {fast_push.unavailable}")
+    print(f"  numbagrad forward (recording): {fwd / total * 1e9:8.0f} ns/op ({recorder})")
     print(f"  numbagrad backward (one @njit sweep): {bwd / total * 1e9:5.0f} ns/op")
     print(f"  plain NumPy scalar forward, no gradient: {np_fwd / total * 1e9:5.0f} ns/op")
     print(f"  -> the whole backward costs {bwd / np_fwd:.2f}x one plain NumPy evaluation")

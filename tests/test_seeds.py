@@ -36,6 +36,11 @@ def test_the_tour_runs_and_prints_real_gradients(capsys):
     assert "Gradients: tensor([2., 2., 2.])" in out
     assert "d/dx x^3 = 12, d2 = 12, d3 = 6" in out
     assert "tour done" in out
+    # which recorder ran, and why not the C one when it did not
+    from numbagrad.engine import fast_push
+    assert ("(nodes written in C)" in out) == (fast_push.unavailable is None)
+    if fast_push.unavailable is not None:
+        assert fast_push.unavailable in out
 
 
 def test_seed_004_as_written_trains_and_lowers_the_loss():
