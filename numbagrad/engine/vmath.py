@@ -24,9 +24,11 @@ the structured ones alike.
 """
 
 import math
+import platform
 
+import llvmlite.binding as llb
 from llvmlite import ir
-from numba import njit, types
+from numba import config, njit, types
 from numba.extending import intrinsic
 
 # ---- bit casts (free: a register move LLVM folds away) ------------------------------------
@@ -56,20 +58,35 @@ def _as_float(typingctx, n):
     return types.float64(types.int64), codegen
 
 
+def _has_fma():
+    """Whether the CPU Numba compiles for has a fused multiply-add instruction (every ARM64;
+    x86-64 from Haswell and Piledriver). A CPU named in NUMBA_CPU_NAME is not asked."""
+    if config.CPU_NAME not in (None, "host"):
+        return False
+    if platform.machine().lower() in ("aarch64", "arm64"):
+        return True
+    return bool(llb.get_host_cpu_features().get("fma", False))
+
+
+_HAS_FMA = _has_fma()
+
+
 @intrinsic
 def _fma(typingctx, a, b, c):
-    """``a * b + c`` rounded once, in float64: LLVM's llvm.fma, one instruction on every
-    x86-64 CPU with AVX2 and every ARM64 (elsewhere libm's fma, exact but slow). Used
-    where it saves an instruction and a rounding; Numba never fuses a multiply-add itself
+    """``a * b + c`` in float64, rounded once (LLVM's llvm.fma) where the CPU has the
+    instruction; elsewhere a multiply and an add (libm's exact fma would be a call per
+    element and keep the loops from vectorizing). Numba never fuses a multiply-add itself
     (it would need fastmath), so the kernels' other arithmetic keeps NumPy's roundings."""
     if not all(isinstance(t, (types.Float, types.Integer)) for t in (a, b, c)):
         return None
 
     def codegen(context, builder, sig, args):
         d = ir.DoubleType()
+        a, b, c = [context.cast(builder, v, t, types.float64) for v, t in zip(args, sig.args)]
+        if not _HAS_FMA:
+            return builder.fadd(builder.fmul(a, b), c)
         fn = builder.module.declare_intrinsic("llvm.fma", [d], ir.FunctionType(d, [d, d, d]))
-        vals = [context.cast(builder, v, t, types.float64) for v, t in zip(args, sig.args)]
-        return builder.call(fn, vals)
+        return builder.call(fn, [a, b, c])
 
     return types.float64(a, b, c), codegen
 
