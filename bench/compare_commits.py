@@ -220,6 +220,12 @@ def worktree(commit):
         CACHE.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), sha],
                        check=True, capture_output=True)
+    engine = path / "numbagrad" / "engine"
+    if (engine / "_fast_push.c").is_file() and not list(engine.glob("_fast_push*.so")):
+        # its C recorder built in place, as `pip install -e .` builds this checkout's
+        # (without it, that tree would record in Python)
+        subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+                       cwd=path, check=True, capture_output=True)
     return sha, path
 
 
