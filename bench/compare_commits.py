@@ -46,7 +46,8 @@ def best_of(fn, calls, repeat=5):
 
 # name -> (unit, scale to that unit, threads, code printing one figure in seconds); the
 # COLD ones run without the prelude, each process on new empty caches (a new machine)
-COLD = {"cold_seed_backward", "cold_compiled_rosenbrock_first_call"}
+COLD = {"cold_seed_backward", "cold_compiled_rosenbrock_first_call",
+        "cold_compiled_fused_first_call"}
 RAW = COLD | {"import_numbagrad", "warm_compiled_logreg_first_call"}
 WORKLOADS = {
     "import_numbagrad": ("s", 1, 1, """
@@ -77,6 +78,27 @@ WORKLOADS = {
         t0 = time.perf_counter()
         vg(x)
         print(time.perf_counter() - t0)
+    """),
+    "cold_compiled_fused_first_call": ("s", 1, 1, """
+        import time
+        import numpy as np
+        import numbagrad as ng
+        import numbagrad.func
+        def f(x, w, b):  # one fused region with its sum (fusion.py), 100,000 elements
+            return (ng.tanh(x * w + b) * ng.exp(-x * x) + 0.5 * (w - b) ** 2).sum()
+        vg = ng.compile(ng.func.value_and_grad(f, argnums=(0, 1, 2)))
+        x, w, b = np.random.default_rng(0).standard_normal((3, 100_000))
+        t0 = time.perf_counter()
+        vg(x, w, b)
+        print(time.perf_counter() - t0)
+    """),
+    "compiled_fused_elementwise": ("ms", 1e3, 1, """
+        import numpy as np
+        def f(x, w, b):
+            return (ng.tanh(x * w + b) * ng.exp(-x * x) + 0.5 * (w - b) ** 2).sum()
+        vg = ng.compile(ng.func.value_and_grad(f, argnums=(0, 1, 2)))
+        x, w, b = np.random.default_rng(0).standard_normal((3, 1_000_000))
+        print(best_of(lambda: vg(x, w, b), 1))
     """),
     "warm_compiled_logreg_first_call": ("s", 1, 1, """
         import time
