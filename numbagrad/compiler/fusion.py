@@ -315,51 +315,34 @@ def _generate(region, nodes, args, fat, needs):
                     out.append(f"{acc[a]} += {formula.rename(grad, nm)}")
         return out + [f"ax{q}[k] = h{q}" for q in vector_grads]
 
-    def leaf_loop(body, backward, name):
+    def leaf_loop(body, backward):
         """The element loop in chunks of up to 8 of the tail's pairwise leaves (at most
         1,024 elements), the reduced member's values kept in an L1-resident buffer and each
-        leaf summed as NumPy sums it. The element loop is a function of its own (``name``),
-        its outermost loop: nested in the leaf loop, LLVM reloaded vmath's constants at
-        every iteration for want of registers. Returns (the caller's lines, the function)."""
+        leaf summed as NumPy sums it."""
         # a float32 tail sums in float32, as np.sum does (and the replay's sum_fw)
         dtype = ", np.float32" if region.tail_f32 else ""
-        view_lines = views(backward, False)
-        arrays = [line.split(" = ")[0] for line in view_lines]
-        running = [f"s{q}" for q in scalar_grads] if backward else []
-        params = ["ins", "fat", "off", "tmp", "n", *(["gs"] if backward else []), *running,
-                  *arrays]
-        call = ", ".join("hi - lo" if a == "n" else a for a in params)
-        params = ", ".join(params)
-        back = f"{', '.join(running)}, = " if running else ""
-        helper = [decorator, f"def {name}({params}):"]
-        helper += ["    " + line for line in constants(backward)]
-        helper += ["    for k in range(n):"] + ["        " + line for line in body]
-        if running:
-            helper.append(f"    return ({', '.join(running)},)")
-        caller = ([f"tmp = np.empty(8 * 128{dtype})", "L = L0", "while L < L1:",
-                   "    L2 = min(L + 8, L1)", "    lo = bounds[L]", "    hi = bounds[L2]"]
-                  + ["    " + line for line in view_lines]
-                  + [f"    {back}{name}({call})"]
-                  + ["    for leaf in range(L, L2):",
-                     "        sums[leaf] = _block_sum(tmp, bounds[leaf] - lo, "
-                     "bounds[leaf + 1] - bounds[leaf])",
-                     "    L = L2"])
-        return caller, helper
+        return ([f"tmp = np.empty(8 * 128{dtype})", "L = L0", "while L < L1:",
+                 "    L2 = min(L + 8, L1)", "    lo = bounds[L]", "    hi = bounds[L2]"]
+                + ["    " + s for s in views(backward, False)]
+                + ["    for k in range(hi - lo):"] + ["        " + s for s in body]
+                + ["    for leaf in range(L, L2):",
+                   "        sums[leaf] = _block_sum(tmp, bounds[leaf] - lo, "
+                   "bounds[leaf + 1] - bounds[leaf])",
+                   "    L = L2"])
 
     decorator = "@njit(cache=True, nogil=True, error_model='numpy')"
     scalar_out = [f"partial[{r}] = s{q}" for r, q in enumerate(scalar_grads)]
     scalar_in = [f"s{q} = 0.0" for q in scalar_grads]
-    w = []
+    w = [decorator]
     if tail is None:
-        w.append(decorator)
         w.append("def fw(ins, val, iat, fat, off, lo, hi):")
         body = constants(False) + views(False, True) + ["for k in range(hi - lo):"]
         body += ["    " + s for s in forward_body(False)]
         body += [f"    vy{j}[k] = v{j}" for j, i in enumerate(members) if i in region.exits]
     else:
-        body, helper = leaf_loop(
-            forward_body(False) + [f"tmp[k] = v{local[region.reduced]}"], False, "fw_elements")
-        w += helper + ["", "", decorator, "def fw(ins, iat, fat, off, bounds, L0, L1, sums):"]
+        w.append("def fw(ins, iat, fat, off, bounds, L0, L1, sums):")
+        body = constants(False) + leaf_loop(
+            forward_body(False) + [f"tmp[k] = v{local[region.reduced]}"], False)
     w += ["    " + s for s in body] + ["", "", decorator]
     w.append("def bw(ins, outs, val, adj, iat, fat, off, lo, hi, partial):")
     body = constants(True) + scalar_in + views(True, True)
@@ -369,13 +352,12 @@ def _generate(region, nodes, args, fat, needs):
     body += ["    " + s for s in forward_body(True) + chain_rule(False)]
     w += ["    " + s for s in body + scalar_out]
     if region.one_pass:
-        body, helper = leaf_loop(
+        w += ["", "", decorator,
+              "def fwbw(ins, outs, iat, fat, off, bounds, L0, L1, sums, partial, gs):"]
+        body = constants(True) + scalar_in + leaf_loop(
             forward_body(True) + [f"tmp[k] = v{local[region.reduced]}"] + chain_rule(True),
-            True, "fwbw_elements")
-        w += ["", ""] + helper + ["", "", decorator,
-                                  "def fwbw(ins, outs, iat, fat, off, bounds, L0, L1, sums, "
-                                  "partial, gs):"]
-        w += ["    " + s for s in scalar_in + body + scalar_out]
+            True)
+        w += ["    " + s for s in body + scalar_out]
     return "\n".join(w) + "\n", off
 
 
