@@ -28,28 +28,24 @@ the tail's adjoint is the seed (1.0) before anything runs backward, so one kerne
 does both passes at once: it reads the caller's arrays in place and writes the gradients
 straight into the result (one read of the inputs and one write of the gradients in all).
 
-Each kernel takes a range (of elements, or of the tail's leaves), and a region of
-2 * PAR_MIN elements or more runs in chunks on a thread pool (the kernels release the GIL),
-as many as Numba's thread count allows. Leaves do not depend on the chunks, so the sum is
-the same on any number of threads. (A node whose one-element operand needs a gradient is
-not fused: eager_nodes runs it as eager does.)
+Each kernel takes a range (of elements, or of the tail's leaves); a region of 2 * PAR_MIN
+elements or more runs in chunks on a thread pool (the kernels release the GIL), as many as
+Numba's thread count allows. Leaves do not depend on the chunks, so the sum is the same on
+any number of threads. (A node whose one-element operand needs a gradient is not fused.)
 
 Python drives a fused trace (``run``): the interpreted forward sweep up to a region, the
 region's kernel, and so on; backward, the interpreted reverse sweep stops at a region (its
 nodes carry the big-node flag, which makes the sweep hand a node back), the region's kernel
 runs, and the sweep resumes below it. The nodes eager_nodes differentiates are handed back
 the same way (``Plan.steps``), so a trace with such nodes runs here even without regions.
-The driver's few calls cost microseconds, against the milliseconds a region of FUSE_MIN or
-more elements takes.
 
 float32 members are computed in float64 and rounded to float32 after each op, as the
 interpreted replay does (and eager's float32 arithmetic: bit for bit for +, -, *, /); a
 float32 tail adds its leaves and tree in float32, as np.sum does.
 
-Not fused (README, Limitations): nodes below FUSE_MIN elements, broadcasts other
-than one-element operands, the nodes eager_nodes differentiates, reductions other than a
-full sum, compiled functions of Tensors and ``as_numba()`` (they keep the one-call
-interpreted replay).
+Not fused (README, Limitations): nodes below FUSE_MIN elements, broadcasts other than
+one-element operands, the nodes eager_nodes differentiates, reductions other than a full
+sum, compiled functions of Tensors and ``as_numba()`` (the one-call interpreted replay).
 """
 
 import os
@@ -316,19 +312,17 @@ def _generate(region, nodes, args, fat, needs):
         return out + [f"ax{q}[k] = h{q}" for q in vector_grads]
 
     def leaf_loop(body, backward):
-        """The element loop in chunks of up to 8 of the tail's pairwise leaves (at most
-        1,024 elements), the reduced member's values kept in an L1-resident buffer and each
-        leaf summed as NumPy sums it."""
+        """The element loop over leaves L0..L1 of the tail's sum, the summed member's values
+        kept in a buffer, then each leaf summed as NumPy sums it. A flat loop: nested in a
+        loop over chunks, LLVM reloaded vmath's constants at every iteration."""
         # a float32 tail sums in float32, as np.sum does (and the replay's sum_fw)
         dtype = ", np.float32" if region.tail_f32 else ""
-        return ([f"tmp = np.empty(8 * 128{dtype})", "L = L0", "while L < L1:",
-                 "    L2 = min(L + 8, L1)", "    lo = bounds[L]", "    hi = bounds[L2]"]
-                + ["    " + s for s in views(backward, False)]
-                + ["    for k in range(hi - lo):"] + ["        " + s for s in body]
-                + ["    for leaf in range(L, L2):",
-                   "        sums[leaf] = _block_sum(tmp, bounds[leaf] - lo, "
-                   "bounds[leaf + 1] - bounds[leaf])",
-                   "    L = L2"])
+        return (["lo = bounds[L0]", "hi = bounds[L1]", f"tmp = np.empty(hi - lo{dtype})"]
+                + views(backward, False)
+                + ["for k in range(hi - lo):"] + ["    " + s for s in body]
+                + ["for leaf in range(L0, L1):",
+                   "    sums[leaf] = _block_sum(tmp, bounds[leaf] - lo, "
+                   "bounds[leaf + 1] - bounds[leaf])"])
 
     decorator = "@njit(cache=True, nogil=True, error_model='numpy')"
     scalar_out = [f"partial[{r}] = s{q}" for r, q in enumerate(scalar_grads)]
@@ -480,8 +474,15 @@ def _split(bounds, parts):
     return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
 
 
-def _leaf_ranges(r):
-    return _split(r.bounds, _chunks(r.size))
+# Leaves of a tail's sum per kernel call: its buffer of the summed values is at most this
+# many leaves of 128 elements (1 MB of float64), its calls a few dozen per 4M elements
+LEAVES_PER_CALL = 1024
+
+
+def _leaf_pieces(r):
+    """Each thread's leaves, in ranges of at most LEAVES_PER_CALL, in order."""
+    return [[(c, min(c + LEAVES_PER_CALL, b)) for c in range(a, b, LEAVES_PER_CALL)]
+            for a, b in _split(r.bounds, _chunks(r.size))]
 
 
 def _element_ranges(r):
@@ -518,19 +519,20 @@ def run(plan, program, val, adj, parts, with_grad):
                          for lo, hi in _element_ranges(r)])
         else:
             sums = np.empty(len(r.bounds) - 1, np.float32 if r.tail_f32 else np.float64)
-            ranges = _leaf_ranges(r)
+            pieces = _leaf_pieces(r)
             if with_grad and r.one_pass:
                 outs = tuple(grads[g:g + n] if g >= 0 else adj[o:o + n]
                              for g, o, n in r.out_dst)
-                partial = np.zeros((len(ranges), max(1, len(r.scalar_grad_off))))
-                in_parallel([lambda c=c, a=a, b=b: r.fwbw(ins, outs, iat, fat, r.off,
-                                                          r.bounds, a, b, sums, partial[c],
-                                                          1.0)
-                             for c, (a, b) in enumerate(ranges)])
-                done, pending = r, partial
+                nq = max(1, len(r.scalar_grad_off))
+                partial = np.zeros((len(pieces), max(map(len, pieces)), nq))
+                calls = [[lambda a=a, b=b, row=partial[c, j]: r.fwbw(
+                    ins, outs, iat, fat, r.off, r.bounds, a, b, sums, row, 1.0)
+                    for j, (a, b) in enumerate(piece)] for c, piece in enumerate(pieces)]
+                done, pending = r, partial.reshape(-1, nq)
             else:
-                in_parallel([lambda a=a, b=b: r.fw(ins, iat, fat, r.off, r.bounds, a, b, sums)
-                             for a, b in ranges])
+                calls = [[lambda a=a, b=b: r.fw(ins, iat, fat, r.off, r.bounds, a, b, sums)
+                          for a, b in piece] for piece in pieces]
+            in_parallel([lambda cs=cs: [c() for c in cs] for cs in calls])
             total = reduction_tree.pairwise_combine(sums, r.post)
             val[r.tail_off] = np.float32(total) if r.tail_f32 else total
         pos = r.end + 1
