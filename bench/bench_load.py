@@ -1,10 +1,11 @@
 """numbagrad at 1 and 2 Numba threads on a busy machine: one process spinning on every core
-while the MLP step (eager, and compiled value_and_grad), and the large elementwise arrays run,
-torch beside them at the same thread counts (bench_eager.py's interleaving and checks). A
-parallel kernel whose threads wait on busy cores takes many times its one-thread time;
-numbagrad's target is at most 1.3x. jax.jit's rows (the MLP's value_and_grad and the
-elementwise workload, jitted) run in processes of their own, one per thread count and
-round, alternating, under the same spinners: XLA's threads are fixed when a process starts.
+while the MLP step and the large elementwise arrays run (each eager, and as a compiled
+value_and_grad), torch beside them at the same thread counts (bench_eager.py's interleaving
+and checks). A parallel kernel whose threads wait on busy cores takes many times its
+one-thread time; numbagrad's target is at most 1.3x. jax.jit's rows (the MLP's
+value_and_grad and the elementwise workload, jitted) run in processes of their own, one per
+thread count and round, alternating, under the same spinners: XLA's threads are fixed when a
+process starts.
 
 Run: python bench/bench_load.py               (the spinners are started and stopped here)
      python bench/bench_load.py --idle        (the same rows without them)
@@ -29,6 +30,7 @@ import numbagrad as ng
 # (docs/guide/configuration.md); started first, the two libraries share numbagrad's
 numba.get_num_threads()
 from bench_eager import _mlp_init, elementwise, mlp, run  # noqa: E402
+from bench_peers import elementwise as elementwise_sum  # noqa: E402
 from bench_peers import mlp_loss_flat  # noqa: E402
 
 
@@ -61,10 +63,37 @@ def compiled_mlp(lib):
     return step
 
 
+def compiled_elementwise(lib):
+    """value_and_grad of the 3 x 4M elementwise sum over its 3 arrays: numbagrad.compile's
+    fused loop (torch's column: torch eager, with autograd.grad)."""
+    arrays = [np.random.default_rng(0).standard_normal(4_000_000) for _ in range(3)]
+    if lib is ng:
+        fn = ng.compile(ng.func.value_and_grad(lambda *a: elementwise_sum(ng, *a),
+                                               argnums=(0, 1, 2)))
+
+        def call():
+            v, g = fn(*arrays)
+            return float(v), [np.asarray(a) for a in g]
+    else:
+        ts = [lib.tensor(a, requires_grad=True) for a in arrays]
+
+        def call():
+            v = elementwise_sum(lib, *ts)
+            return v.item(), [a.numpy() for a in lib.autograd.grad(v, ts)]
+
+    def step():
+        t0 = time.perf_counter()
+        step.result = call()
+        return (time.perf_counter() - t0,)
+    return step
+
+
 WORKLOADS = [
     (("MLP 784-256-256-10 float32, batch 64, SGD step (eager)",), mlp, 2e-4, 7, 20),
     (("same, value_and_grad: numbagrad.compile (torch eager)",), compiled_mlp, 2e-4, 7, 20),
     (("3 x 4M float64 elementwise, forward + backward (eager)",), elementwise, 1e-9, 5, 2),
+    (("same, value_and_grad: numbagrad.compile (torch eager)",), compiled_elementwise, 1e-9,
+     5, 2),
 ]
 
 
