@@ -29,6 +29,8 @@ from pathlib import Path
 from numba.core import caching
 from numba.core.registry import CPUDispatcher
 
+from . import compile_lock
+
 _PACKAGE = Path(__file__).resolve().parent.parent
 
 
@@ -44,7 +46,25 @@ class SafeCache:
         return getattr(self._inner, name)
 
     def load_overload(self, sig, target_context):
-        owner = _owner(self._inner._cache_file._index_path)
+        index = self._inner._cache_file._index_path
+        cres = self._load(sig, target_context, index)
+        # a miss: compile under the function's lock (compile_lock), and if another process
+        # held it, what it compiled may be there now
+        if cres is None and compile_lock.ENABLED and \
+                compile_lock.acquire(index, self._py_func.__qualname__):
+            cres = self._load(sig, target_context, index)
+        if cres is not None:
+            compile_lock.release(index)
+        return cres
+
+    def save_overload(self, sig, data):
+        try:
+            self._inner.save_overload(sig, data)
+        finally:
+            compile_lock.release(self._inner._cache_file._index_path)
+
+    def _load(self, sig, target_context, index):
+        owner = _owner(index)
         if owner is not None and owner not in _TRUSTED:
             self._set_aside(sig, target_context, "another user wrote it")
             return None
