@@ -600,7 +600,6 @@ def _unused_port():
 
 
 def test_a_wrong_scheduler_address_fails_soon_naming_it(monkeypatch):
-    from numbagrad.distributed import _cluster
     assert _cluster._CONNECT_TIMEOUT <= 10  # Dask's default would wait 30 s
     monkeypatch.setattr(_cluster, "_CONNECT_TIMEOUT", 1)  # (the test's own wait, shorter)
     address = f"tcp://127.0.0.1:{_unused_port()}"
