@@ -6,10 +6,9 @@ one paying the whole compile. With this lock, a process that misses an entry tak
 function's lock file (beside its cache index) before compiling and lets go once the entry is
 saved (or the compile failed); another process that misses it meanwhile waits, then loads
 what the first saved. The lock is an advisory ``flock``: the system drops it when its holder
-exits, even killed. A wait ends after ``WAIT_LIMIT``
-seconds (a holder stopped in a debugger), and the waiter compiles the function itself, as
-it would have without the lock. No lock on systems without ``fcntl`` (Windows), or with
-``NUMBAGRAD_COMPILE_LOCK=0``.
+exits, even killed. A wait ends after ``WAIT_LIMIT`` seconds (a holder stopped in a
+debugger), and the waiter compiles the function itself, as it would have without the lock.
+No lock on systems without ``fcntl`` (Windows), or with ``NUMBAGRAD_COMPILE_LOCK=0``.
 """
 
 import os
