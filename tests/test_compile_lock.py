@@ -1,7 +1,6 @@
 """numbagrad.core.compile_lock: two processes missing the same cache entry compile it once;
 the other waits and loads it. A failed compile lets go of the lock at once."""
 
-import fcntl
 import importlib
 import os
 import subprocess
@@ -12,6 +11,8 @@ import numba
 import pytest
 
 from numbagrad.core import compile_lock, safe_cache
+
+fcntl = pytest.importorskip("fcntl")
 
 pytestmark = pytest.mark.skipif(not compile_lock.ENABLED, reason="no compile lock here")
 

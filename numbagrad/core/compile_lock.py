@@ -44,18 +44,18 @@ def acquire(index_path, name):
             f = open(path, "a+b")
         except OSError:
             return False
-        waited, deadline, told = False, time.monotonic() + WAIT_LIMIT, False
+        waited, start, told = False, time.monotonic(), False
         while True:
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 waited = True
-                now = time.monotonic()
-                if now > deadline:
+                waiting = time.monotonic() - start
+                if waiting > WAIT_LIMIT:
                     f.close()
                     return True  # compile here anyway
-                if not told and now > deadline - WAIT_LIMIT + 1.0:
+                if not told and waiting > 1.0:
                     told = True
                     progress.logger.info("numbagrad: waiting for another process that is "
                                          "compiling %s (Numba's cache)...", name)
@@ -85,10 +85,9 @@ class _ReleaseOnFailure(event.Listener):
         pass
 
     def on_end(self, ev):
-        exc = getattr(ev, "_exc_details", None)  # (Event.is_failed is inverted in Numba 0.68)
         cache_file = getattr(getattr(ev.data.get("dispatcher"), "_cache", None), "_cache_file",
                              None)
-        if exc and exc[0] is not None and cache_file is not None:
+        if cache_file is not None and progress.failed(ev):
             release(cache_file._index_path)
 
 

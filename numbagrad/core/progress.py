@@ -97,6 +97,13 @@ def _write_line(out, text, rewrite, count_on_line):
 _script_handler = _ScriptHandler()
 
 
+def failed(ev):
+    """Whether a ``numba:compile`` event ended in an exception (Event.is_failed is inverted
+    in Numba 0.68: read the exception itself)."""
+    exc = getattr(ev, "_exc_details", None)
+    return bool(exc and exc[0] is not None)
+
+
 class CompileProgress(event.Listener):
     """Report the outermost compile of a numbagrad function once it has run for ``after``
     seconds: as records of the ``numbagrad`` logger, or, given a ``stream``, as lines
@@ -123,9 +130,7 @@ class CompileProgress(event.Listener):
         job = getattr(self.local, "job", None)
         self.local.job = None
         if job is not None:
-            # (Event.is_failed is inverted in Numba 0.68: read the exception itself)
-            exc = getattr(ev, "_exc_details", None)
-            self.end(job, failed=bool(exc and exc[0] is not None))
+            self.end(job, failed=failed(ev))
 
     def start(self, what, cached):
         """Begin watching a compile of ``what``: a line once it has run ``after`` seconds."""
