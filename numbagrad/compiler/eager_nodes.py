@@ -195,25 +195,43 @@ def _step(program, i, op, dt, argn, needs, targets, dtypes, big):
 
 def backward(s, val, adj, touched):
     """Step ``s`` on the arenas, as eager's engine runs its node (see ``plan``)."""
+    spans = [adj[t.off:t.off + t.size] for t in s.targets]
+    xs = [val[o:o + n] for o, n in s.arg_spans]
+    differentiate(s, adj[s.off:s.off + s.size], val[s.off:s.off + s.size], xs, spans)
+    for t in s.targets:
+        touched[t.node] = 1
+
+
+def differentiate(s, g, y, xs, spans, fresh=None):
+    """Step ``s``'s derivative: ``g`` its node's adjoint (flat), ``y`` its value and ``xs``
+    its operands' (any float dtype, flat or shaped: converted to what eager computes in;
+    None where the derivative reads nothing), ``spans``
+    its targets' adjoint arrays (flat). Those may be None when ``fresh(target, zero)`` is
+    given: it makes the target's adjoint array, zeroed or not, which gets the gradient
+    (float32_nodes: adjoints as arrays of their own, made when first written)."""
     dt = s.dt
-    g = adj[s.off:s.off + s.size].astype(dt)
+    g = g.astype(dt, copy=False)
     grads = [None] * len(s.argn)
     shared = {}  # node -> the array its gradients go into (x * x: both into one, as eager)
-    after = []  # (arena span, array, dtype of eager's adjoint for a sink, else None)
-    for t in s.targets:
-        span = adj[t.off:t.off + t.size]
+    after = []  # (adjoint, array, dtype of eager's adjoint for a sink, else None)
+    for t, span in zip(s.targets, spans):
         gx = shared.get(t.node) if t.mode == IN_PLACE else None
         if gx is not None:
             pass
         elif t.mode == STORE:
-            buf = shared[t.node] = np.empty(t.size, dt)
+            if span is None:  # an array of its own: the gradient is stored straight in it
+                buf = shared[t.node] = fresh(t, False)
+            else:
+                buf = shared[t.node] = np.empty(t.size, dt)
+                after.append((span, buf, None))
             gx = buf.view(Unwritten)
-            after.append((span, buf, None))
         elif t.mode == SINK:
             gx = np.zeros(t.size, dt)
-            after.append((span, gx, t.dtype))
-        elif dt == _F64:
-            gx = shared[t.node] = span  # the arena: eager's float64 array, added into
+            after.append((fresh(t, True) if span is None else span, gx, t.dtype))
+        elif span is None:
+            gx = shared[t.node] = fresh(t, True)
+        elif span.dtype == dt:
+            gx = shared[t.node] = span  # eager's array (the arena in float64): added into
         else:
             gx = shared[t.node] = span.astype(dt)  # float32 values, held exactly
             after.append((span, gx, None))
@@ -221,8 +239,8 @@ def backward(s, val, adj, touched):
             gx = gx.reshape(t.shape).T
         grads[t.k] = gx
     if s.kernel is None:  # the op's NumPy derivative (matrix products, convolutions)
-        xs = [val[o:o + n].reshape(sh).astype(d) if r else None
-              for (o, n), sh, d, r in zip(s.arg_spans, s.arg_shapes, s.arg_dtypes, s.read_x)]
+        xs = [x.reshape(sh).astype(d, copy=False) if r else None
+              for x, sh, d, r in zip(xs, s.arg_shapes, s.arg_dtypes, s.read_x)]
         # (a flipped target is already the t() node's shape: reshaping it is a view)
         gxs = [None if gx is None else gx.reshape(sh) for gx, sh in zip(grads, s.arg_shapes)]
         s.op.numpy_bw(g.reshape(s.shape), xs, gxs, s.ia, s.fa)
@@ -234,9 +252,9 @@ def backward(s, val, adj, touched):
                 if need:
                     s.kernel(g, grads[k], s.sh, s.sh_args[k], k, s.ia, s.fa)
         else:
-            y = val[s.off:s.off + s.size].astype(dt) if s.read_y else empty
-            xs = [val[o:o + n].astype(dt) if r else empty
-                  for (o, n), r in zip(s.arg_spans, s.read_x)]
+            y = y.reshape(-1).astype(dt, copy=False) if s.read_y else empty
+            xs = [x.reshape(-1).astype(dt, copy=False) if r else empty
+                  for x, r in zip(xs, s.read_x)]
             s.kernel(g, y, *xs, *grads, s.sh, *s.sh_args, *s.need_args, s.ia, s.fa)
     for span, buf, kept in after:  # kept: the dtype of eager's adjoint array, for a sink
         if kept is None:
@@ -245,9 +263,6 @@ def backward(s, val, adj, touched):
             span += buf  # eager's float64 adjoint += the float32 temporary
         else:
             span[:] = (span + buf).astype(_F32)  # its float32 adjoint += a float64 one
-    for t in s.targets:
-        touched[t.node] = 1
-
 
 
 def run_backward(program, val, seed):

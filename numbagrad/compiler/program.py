@@ -16,7 +16,7 @@ from ..engine import kernel_abi, registry
 from ..engine.record import fresh_view
 from ..func import transforms as func_mod
 from ..tensor import Tensor, _make
-from . import aux_outputs, eager_nodes, fusion, int_args, scalar_stream, views
+from . import aux_outputs, eager_nodes, float32_nodes, fusion, int_args, scalar_stream, views
 
 # arena pairs a trace keeps for reuse (more concurrent calls allocate, and drop, their own)
 _POOLED_ARENAS = 2
@@ -155,7 +155,10 @@ class Program:
             self.replay = sweep.Replay(
                 self.nodes, self.args, ("run_forward",) if self.constant_output else
                 () if regions or steps else ("run_in",))
-        self.fused = fusion.Plan(regions, self, steps) if regions or steps else None
+        # a trace of float32 steps only: run on float32 arrays, not the arena
+        self.f32 = float32_nodes.build(self, steps) if not regions else None
+        self.fused = fusion.Plan(regions, self, steps) if (regions or steps) and \
+            self.f32 is None else None
         self.tape_len = len(self.nodes)
         self.int_args = int_args.IntArgs(self, tape, flat, node_of)
         self.single_array = len(flat) == 1 and type(flat[0]) is np.ndarray and \
@@ -165,8 +168,9 @@ class Program:
     def call_array(self, a):
         """The fast path of a call with one floating NumPy array (differentiated); None when
         the trace's guards (on that array only) fail."""
-        x = a.reshape(-1) if a.dtype == np.float64 and a.flags.c_contiguous else \
-            np.ascontiguousarray(a, np.float64).reshape(-1)
+        dt = np.float32 if self.f32 is not None else np.float64
+        x = a.reshape(-1) if a.dtype == dt and a.flags.c_contiguous else \
+            np.ascontiguousarray(a, dt).reshape(-1)
         if self.input_guards and trace_guards.failing(self.input_guards, lambda n: x):
             return None
         value, g = self._replay([x] if self.stream is None else x, True)
@@ -241,6 +245,8 @@ class Program:
             return self.module.run(self.stream[0], self.stream[1], self.base, self.in_off,
                                    self.in_len, x, self.out_off, self.grad_off, self.grad_len,
                                    with_grad)
+        if self.f32 is not None:
+            return float32_nodes.run(self.f32, x, with_grad)
         # arenas from this trace's pool (list pop/append are atomic: concurrent calls each
         # take their own pair, or allocate one when the pool is empty)
         try:

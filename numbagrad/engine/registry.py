@@ -103,6 +103,10 @@ class OpDef:
     replay_f32: bool | str = False
     # eager forward on NumPy values (elementwise ops): f(x0, .., attrs) -> ndarray
     forward: object = None
+    # structured ops whose eager value depends on its operands' layout (a product of a
+    # transposed view): that value, ``value(xs, iat, fat)`` on arrays in their own shapes and
+    # layouts, for the compiled replay's float32 arrays (compiler/float32_nodes.py)
+    value: object = None
     torch: str | None = None
     # the public forms of an elementwise op with no attributes, made from this record by
     # ops/elementwise/public.py: any of "function" (torch.<name>, with out=), "method"

@@ -32,7 +32,7 @@ __all__ = ["mm", "mv", "dot", "bmm", "addmm", "matmul", "outer"]
 # The products compute in their dtype through gemm.product, eager and replay alike
 # (replay_f32): the same routine on the same float32 data gives the same bits.
 MM = defop("mm", "MmBackward0", 2, replay="mm_fw", replay_f32="mm_fw32", kernel="mm_bw",
-           saves=("x0", "x1"),
+           saves=("x0", "x1"), value=lambda xs, iat, fat: _product(*xs),
            samples=[Sample(((3, 4), (4, 2))), Sample(((1, 5), (5, 1))), Sample(((2, 0), (0, 3)))],
            torch="mm", blas_inner=0)
 MV = defop("mv", "MvBackward0", 2, replay="mv_fw", replay_f32=True, kernel="mv_bw",
@@ -46,6 +46,7 @@ BMM = defop("bmm", "BmmBackward0", 2, replay="bmm_fw", replay_f32=True, kernel="
             samples=[Sample(((2, 3, 4), (2, 4, 5)))], torch="bmm", blas_inner=0)
 ADDMM = defop("addmm", "AddmmBackward0", 3, replay="addmm_fw", replay_f32=True,
               kernel="addmm_bw", saves=("x1", "x2"),
+              value=lambda xs, iat, fat: _addmm_value(*xs, fat[0], fat[1]),
               samples=[Sample(((3, 2), (3, 4), (4, 2))), Sample(((2,), (3, 4), (4, 2))),
                        Sample(((3, 2), (3, 4), (4, 2)), {"beta": 0.5, "alpha": 2.0},
                               "lib.addmm(x0, x1, x2, **kw)")], torch="addmm", blas_inner=1)
