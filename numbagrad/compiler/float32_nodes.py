@@ -33,6 +33,7 @@ from ..core.tape import FLAG_F32, FLAG_NEEDS_GRAD, column
 from ..engine import kernelgen, registry
 from ..ops.elementwise.forward import eager_forward
 from . import eager_nodes
+from .result_buffers import ResultBuffers
 
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
@@ -82,7 +83,9 @@ class Plan:
         self.slots = [(node, q, eager_nodes._shape(program.nodes, program.shapes, node))
                       for node, q in slot_nodes.items()]
         self.grads = grads  # (node, position in the returned buffer, size) per gradient
+        self.slot_of = {node: (pos, n) for node, pos, n in grads}
         self.grad_total = int(program.grad_len.sum())
+        self.results = ResultBuffers(self.grad_total, _F32)
         self.out_node, self.out_dtype = program.out_node, program.out_dtype
         self.n = len(program.nodes)
 
@@ -207,11 +210,11 @@ def run(plan, parts, with_grad):
     for f in plan.forward:
         vals[f.i] = _value(f, vals)
     value = vals[plan.out_node].reshape(-1)[0]
-    grads = np.zeros(plan.grad_total, _F32) if not with_grad else \
-        np.empty(plan.grad_total, _F32)
     if not with_grad:
-        return value, grads
-    slot_of = {node: (pos, n) for node, pos, n in plan.grads}
+        return value, np.zeros(plan.grad_total, _F32)
+    grads = plan.results.get()
+    slot_of = plan.slot_of
+    placed = set()  # the gradients written in place in ``grads``
     adjs = [None] * plan.n
     adjs[plan.out_node] = np.ones(1, plan.out_dtype)
 
@@ -224,6 +227,7 @@ def run(plan, parts, with_grad):
         where = slot_of.get(node)
         if where is not None and t.dtype == _F32:
             buf = grads[where[0]:where[0] + where[1]]
+            placed.add(node)
             if zero:
                 buf[:] = 0.0
         else:
@@ -242,7 +246,7 @@ def run(plan, parts, with_grad):
         a = adjs[node]
         if a is None:
             grads[pos:pos + n] = 0.0
-        elif not np.shares_memory(a, grads):
+        elif node not in placed:
             grads[pos:pos + n] = a
     return value, grads
 

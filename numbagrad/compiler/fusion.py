@@ -49,8 +49,6 @@ sum, compiled functions of Tensors and ``as_numba()`` (the one-call interpreted 
 """
 
 import os
-import sys
-import threading
 
 import numba
 import numpy as np
@@ -59,6 +57,7 @@ from .._threads import fit_threads, in_parallel
 from ..core.tape import FLAG_BIG, FLAG_F32, FLAG_HOOK, FLAG_NEEDS_GRAD, column
 from ..engine import formula, kernel_tables, kernelgen, reduction_tree, registry
 from . import eager_nodes
+from .result_buffers import ResultBuffers
 
 # Smallest node (elements) fused: a region costs a few Python-level calls (~10 us); an
 # elementwise pass over 64K float64 elements costs ~50 us or more. Env var for experiments.
@@ -433,23 +432,7 @@ class Plan:
             pos = max(pos, o + n)
         if pos < len(program.base):
             self.zero.append((pos, len(program.base)))
-        self.grad_buffers = []
-        self.lock = threading.Lock()
-
-    def gradient_buffer(self):
-        """An array for a call's gradients: one an earlier call returned, if nothing refers
-        to it any more (the caller dropped every gradient, and the views share its base),
-        else a new one. Fresh memory is expensive here: writing 3 x 4M new float64 costs
-        ~100 ms of page faults, four times the copy itself."""
-        with self.lock:
-            for buf in self.grad_buffers:
-                # references: the list, this loop's name, getrefcount's argument
-                if sys.getrefcount(buf) == 3:
-                    return buf
-            buf = np.empty(self.grad_size)
-            if len(self.grad_buffers) < 2:
-                self.grad_buffers.append(buf)
-            return buf
+        self.results = ResultBuffers(self.grad_size)
 
 
 # Elements per thread below which a region runs on one thread: a chunk handed to the pool
@@ -506,7 +489,7 @@ def run(plan, program, val, adj, parts, with_grad):
     nodes, iat, fat = program.nodes, program.iat, program.fat
     for o, n, p in plan.copy_in:
         val[o:o + n] = parts[p]
-    grads = plan.gradient_buffer() if with_grad else None
+    grads = plan.results.get() if with_grad else None
     done = None  # the one-pass region that already computed its gradients
     pending = []  # its one-element inputs' gradient sums, added once the arena is zeroed
     pos = 0
