@@ -235,6 +235,19 @@ def test_products_name_the_dtypes_as_torch(call):
     assert same_as_torch(call)[0] == "RuntimeError"
 
 
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.mm(lib.ones(2, 2), np.ones((2, 2), np.float32)),
+    lambda lib: lib.matmul(lib.ones(2, 2), np.ones((2, 2), np.float32)),
+    lambda lib: lib.matmul(np.ones((2, 2), np.float32), lib.ones(2, 2)),
+    lambda lib: lib.mv(lib.ones(2, 2), [1.0, 2.0]),
+    lambda lib: lib.dot(np.ones(2), lib.ones(2)),
+    lambda lib: lib.bmm(lib.ones(1, 2, 2), np.ones((1, 2, 2))),
+    lambda lib: lib.addmm(lib.ones(2), lib.ones(2, 2), np.ones((2, 2))),
+])
+def test_products_of_a_non_tensor_raise_torchs_type_error(call):
+    assert same_as_torch(call)[0] == "TypeError"
+
+
 def test_matmul_and_linear_with_empty_dims_as_before(nodes):
     grads_as_torch(lambda lib, a, b: a @ b, [(3, 2, 0), (0, 0)])
     grads_as_torch(lambda lib, x, w: F[lib].linear(x, w), [(3, 2, 0), (4, 0)])
