@@ -187,6 +187,33 @@ test_replay_within_one_ulp_of_eager.exhaustive_when = \
     lambda p: p["big"] and p["dtype"] is np.float32
 
 
+@pytest.mark.parametrize("fuse", [True, False])
+def test_a_large_trace_keeps_only_its_sources_values(fuse, monkeypatch):
+    """The traced values of computed nodes are dropped from a large arena's base (every
+    replay computes them): the replays, fused or interpreted, still equal eager's."""
+    from numbagrad.compiler import program as program_mod
+    if not fuse:
+        monkeypatch.setattr(program_mod.fusion, "plan", lambda *a, **k: [])
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal(300_000)
+
+    def f(x):
+        return ((x * 2.0).sin() * x + w).sum()
+    vg = ng.func.value_and_grad(f)
+    compiled = ng.compile(vg)
+    for scale in (1.0, 0.5):
+        x = scale * rng.standard_normal(300_000)
+        (cv, cg), (ev, eg) = compiled(x), vg(x)
+        np.testing.assert_allclose(cv, ev, rtol=1e-13)
+        np.testing.assert_allclose(cg, eg, rtol=1e-13, atol=1e-15)
+    p = next(iter(compiled.traces.values()))
+    assert p.source_spans is not None and (p.fused is not None) == fuse
+    computed = np.ones(len(p.base), bool)
+    for o, n in p.source_spans:
+        computed[o:o + n] = False
+    assert computed.sum() >= 600_000 and not p.base[computed].any()
+
+
 @_LAYOUT_BITS
 def test_replay_equals_eager_bit_for_bit_on_big_float64_nodes():
     """Products large enough for BLAS and split in blocks (gemm.product): the same bits."""

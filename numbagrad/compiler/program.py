@@ -12,7 +12,7 @@ from ..autograd import sweep
 from ..core import grad_mode, trace_guards
 from ..core import tape as tape_mod
 from ..core.tape import FLAG_NEEDS_GRAD, column
-from ..engine import kernel_abi, registry
+from ..engine import kernel_abi, kernel_tables, registry
 from ..engine.record import fresh_view
 from ..func import transforms as func_mod
 from ..tensor import Tensor, _make
@@ -60,6 +60,8 @@ _CONCATENATE_MAX = 1 << 16
 class Program:
     """One trace: the tape's arrays, the replay module for its ops, and where the inputs and
     gradients live in its arena."""
+
+    source_spans = None  # (set by _sources_only)
 
     def __init__(self, compiled, args, kwargs):
         self.kind = compiled.kind
@@ -164,6 +166,7 @@ class Program:
         self.single_array = len(flat) == 1 and type(flat[0]) is np.ndarray and \
             flat[0].dtype.kind == "f" and self.diff == [0] and not self.constant_output \
             and self.grad_present == [True]
+        self.source_spans = _sources_only(self)
 
     def call_array(self, a):
         """The fast path of a call with one floating NumPy array (differentiated); None when
@@ -252,7 +255,7 @@ class Program:
         try:
             arena = self.arenas.pop()
         except IndexError:
-            arena = (self.base.copy(), np.empty_like(self.base),
+            arena = (self._initial_values(), np.empty_like(self.base),
                      np.empty(len(self.nodes), np.uint8))
         val, adj, touched = arena
         try:
@@ -282,6 +285,16 @@ class Program:
         finally:
             if len(self.arenas) < _POOLED_ARENAS:
                 self.arenas.append(arena)
+
+    def _initial_values(self):
+        """A new values arena: ``base``'s copy, or for a large one, new zero pages (which
+        take memory only where a replay writes) with the sources' values."""
+        if self.source_spans is None:
+            return self.base.copy()
+        val = np.zeros(len(self.base))
+        for o, n in self.source_spans:
+            val[o:o + n] = self.base[o:o + n]
+        return val
 
     def _aux_values(self, val):
         voff, size = column(self.nodes, "voff"), column(self.nodes, "size")
@@ -449,6 +462,31 @@ def _take_tape(program, tape, flat, traced, merge=False):
     program.constants = [(t._vc, t._vc[0]) for t in tape.source_refs + tape.traced_casts
                          if not t._requires_grad and not any(t is x for x in traced)]
     return node_of
+
+
+# an arena of this many values or more keeps only its sources' (see _sources_only)
+_SPARSE_BASE_MIN = 1 << 20
+
+
+def _sources_only(program):
+    """Drop from a large ``program.base`` the traced values of the nodes every replay
+    computes (all but the sources: inputs, constants), which nothing reads: a new array of
+    zero pages, which take no memory until written, holds the sources' values. Returns the
+    sources' (offset, size) spans, which a new arena copies; None when ``base`` is kept
+    whole. (A 3 x 4M-element trace held its 448 MB three times over: the base and the
+    two arenas of a call, each a full copy.)"""
+    base = program.base
+    if len(base) < _SPARSE_BASE_MIN or program.opaque:
+        return None
+    nodes = program.nodes
+    source = kernel_tables.arity()[column(nodes, "code")] == 0
+    voff, size = column(nodes, "voff")[source], column(nodes, "size")[source]
+    spans = sorted(set(zip(voff.tolist(), size.tolist())))
+    sparse = np.zeros(len(base))
+    for o, n in spans:
+        sparse[o:o + n] = base[o:o + n]
+    program.base = sparse
+    return spans
 
 
 def _needs_grad_only_above(nodes, args, sources):
