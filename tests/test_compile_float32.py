@@ -41,12 +41,18 @@ def _sliced_weight(p, x, y):
     return ((x[:, :100] @ p[0][:100]) * (x[:, 100:] @ p[0][100:])).mean()
 
 
+def _cnn(p, x, y):
+    h = F.max_pool2d(F.relu(F.conv2d(x.reshape(-1, 3, 16, 16), p[0], p[1], padding=1)), 2)
+    h = F.avg_pool2d(F.relu(F.conv2d(h, p[2])), 2).flatten(1)
+    return F.cross_entropy(F.linear(h, p[3], p[4]), y)
+
+
 def _unused_input(p, x, y):
     return (x @ p[0]).relu().mean()  # p[1] gets zeros
 
 
-# (function, its parameters, batch size): nodes of 32,768 elements or more (tape.BIG), which
-# eager differentiates in float32
+# (function, its parameters, batch size or (batch size, features: 200 if not given)): nodes
+# of 32,768 elements or more (tape.BIG), which eager differentiates in float32
 CASES = {
     "linear_mlp": (_linear_mlp, lambda: (_f32(256, 200), _f32(256), _f32(256, 256),
                                          _f32(10, 256)), 64),
@@ -54,6 +60,8 @@ CASES = {
     "transposed_weights": (_transposed_weights, lambda: (_f32(256, 200), _f32(256),
                                                          _f32(10, 256)), 64),
     "sliced_weight": (_sliced_weight, lambda: (_f32(200, 64),), 512),
+    "cnn": (_cnn, lambda: (_f32(8, 3, 3, 3), _f32(8), _f32(16, 8, 3, 3), _f32(10, 16 * 3 * 3),
+                           _f32(10)), (64, 768)),
     "unused_input": (_unused_input, lambda: (_f32(200, 512), _f32(512)), 64),
 }
 
@@ -61,11 +69,12 @@ CASES = {
 @pytest.mark.parametrize("name", CASES)
 def test_float32_traces_replay_on_float32_arrays_with_eagers_bits(name):
     f, make, batch = CASES[name]
+    batch, features = batch if isinstance(batch, tuple) else (batch, 200)
     params = make()
     vg = ng.func.value_and_grad(f)
     compiled = ng.compile(vg)
     for _ in range(3):  # the trace, then replays on new batches and labels
-        x = _f32(batch, 200, scale=1.0)
+        x = _f32(batch, features, scale=1.0)
         y = RNG.integers(0, 10, batch)
         (cv, cg), (ev, eg) = compiled(params, x, y), vg(params, x, y)
         assert type(cv) is type(ev) and cv == ev
