@@ -205,10 +205,10 @@ def backward(s, val, adj, touched):
 def differentiate(s, g, y, xs, spans, fresh=None):
     """Step ``s``'s derivative: ``g`` its node's adjoint (flat), ``y`` its value and ``xs``
     its operands' (any float dtype, flat or shaped: converted to what eager computes in;
-    None where the derivative reads nothing), ``spans``
-    its targets' adjoint arrays (flat). Those may be None when ``fresh(target, zero)`` is
-    given: it makes the target's adjoint array, zeroed or not, which gets the gradient
-    (float32_nodes: adjoints as arrays of their own, made when first written)."""
+    None where the derivative reads nothing), ``spans`` its targets' adjoint arrays (flat).
+    Those may be None when ``fresh(target, zero)`` is given: it makes the target's adjoint
+    array, zeroed or not, which gets the gradient (float32_nodes: adjoints as arrays of
+    their own, made when first written)."""
     dt = s.dt
     g = g.astype(dt, copy=False)
     grads = [None] * len(s.argn)
