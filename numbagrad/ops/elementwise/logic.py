@@ -9,13 +9,15 @@ from ...core import trace_guards
 from ...core.docs import torch_doc
 from ...engine.record import shape_error_broadcast
 from ...tensor import Tensor, _make
+from ..index.rules import _type_name
 from .forward import torch_laid_out
 
 
 def need_tensor(x, fname, arg="input", pos=1):
+    """torch's TypeError for an argument that is no Tensor (a NumPy array, a list)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
+                        f"{_type_name(x)}")
 
 
 def _plain(values):

@@ -9,8 +9,8 @@ from ...engine import record as record_module
 from ...engine.record import note_view, record, record_array, shape_error_broadcast
 from ...engine.registry import Sample, Unwritten, defop, vjp_rule
 from ...tensor import Tensor, _make  # noqa: F401
+from ..elementwise.logic import need_tensor
 from ..elementwise.pointwise import binary, to_dtype
-from ..index.rules import _type_name
 from ..shape.movement import (
     TRANSPOSE,
     UNSAFE_VIEW,
@@ -146,7 +146,8 @@ def mm(input, mat2):
 
     Same as ``torch.mm``.
     """
-    _need_tensors("mm", ("input", input), ("mat2", mat2))
+    need_tensor(input, "mm", "input", 1)
+    need_tensor(mat2, "mm", "mat2", 2)
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
@@ -163,7 +164,8 @@ def mv(input, vec):
 
     Same as ``torch.mv``.
     """
-    _need_tensors("mv", ("input", input), ("vec", vec))
+    need_tensor(input, "mv", "input", 1)
+    need_tensor(vec, "mv", "vec", 2)
     if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
         if input.ndim == 2 and vec.ndim == 1:
             raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), "
@@ -188,7 +190,8 @@ def dot(input, b):
     Returns:
         A 0-d tensor, the sum of the elementwise products.
     """
-    _need_tensors("dot", ("input", input), ("tensor", b))
+    need_tensor(input, "dot", "input", 1)
+    need_tensor(b, "dot", "tensor", 2)
     if input.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {b.ndim}D tensors")
     if input.shape[0] != b.shape[0]:
@@ -205,7 +208,8 @@ def bmm(input, mat2):
 
     Same as ``torch.bmm``.
     """
-    _need_tensors("bmm", ("input", input), ("mat2", mat2))
+    need_tensor(input, "bmm", "input", 1)
+    need_tensor(mat2, "bmm", "mat2", 2)
     if input.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.ndim != 3:
@@ -236,7 +240,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
     Same as ``torch.addmm``.
     """
-    _need_tensors("addmm", ("input", input), ("mat1", mat1), ("mat2", mat2))
+    need_tensor(input, "addmm", "input", 1)
+    need_tensor(mat1, "addmm", "mat1", 2)
+    need_tensor(mat2, "addmm", "mat2", 3)
     for first, name in ((input, "self"), (mat1, "mat1")):
         if first.dtype is not mat2.dtype:
             raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
@@ -251,14 +257,6 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     mat1, mat2 = _common(mat1, mat2)
     return record(ADDMM, _addmm_value(input._array(), mat1._array(), mat2._array(), beta, alpha),
                   (input, mat1, mat2), (), (float(beta), float(alpha)))
-
-
-def _need_tensors(fname, *named):
-    """torch's TypeError for an argument that is no Tensor (a NumPy array, a list)."""
-    for pos, (name, x) in enumerate(named, 1):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be Tensor, "
-                            f"not {_type_name(x)}")
 
 
 def _product(a, b):
@@ -347,7 +345,8 @@ def matmul(input, other):
             if dt is db.dtype and (dt is _F32 or dt is _F64) and da.shape[1] == db.shape[0]:
                 return record_array(MM, gemm.matmul(da, db), input, other)  # mm, in fewer steps
             return mm(input, other)
-    _need_tensors("matmul", ("input", input), ("other", other))
+    need_tensor(input, "matmul", "input", 1)
+    need_tensor(other, "matmul", "other", 2)
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{input.ndim}D and {other.ndim}D")
