@@ -143,7 +143,8 @@ def _scalar_operands(nodes, args, big):
     return False
 
 
-def _shape(nodes, shapes, a):
+def node_shape(nodes, shapes, a):
+    """Node ``a``'s shape, a tuple."""
     s = column(nodes, "shape_ptr")[a]
     return tuple(shapes[s:s + column(nodes, "ndim")[a]].tolist())
 
@@ -158,13 +159,13 @@ def _target(k, a, op, dt, transposes, big, store, nodes, shapes):
         # a t() node only this product consumes: its input's gradient, transposed
         mode = IN_PLACE if src in store else STORE
         store[src] = dt
-        return Target(k, src, dt, mode, True, nodes, _shape(nodes, shapes, src))
+        return Target(k, src, dt, mode, True, nodes, node_shape(nodes, shapes, src))
     if may_store and a not in store:
         store[a] = dt
-        return Target(k, a, dt, STORE, False, nodes, _shape(nodes, shapes, a))
+        return Target(k, a, dt, STORE, False, nodes, node_shape(nodes, shapes, a))
     kept = store.setdefault(a, dt) if big[a] else _F64  # small: the float64 arena
     return Target(k, a, kept, IN_PLACE if kept == dt else SINK, False, nodes,
-                  _shape(nodes, shapes, a))
+                  node_shape(nodes, shapes, a))
 
 
 def _step(program, i, op, dt, argn, needs, targets, dtypes, big):
@@ -177,8 +178,8 @@ def _step(program, i, op, dt, argn, needs, targets, dtypes, big):
         s.read_y, s.read_x = True, (True,) * len(argn)  # from the values they read
     s.need_args = tuple(map(int, needs)) if s.kernel is not None and op.takes_int_needs() \
         else needs
-    s.shape = _shape(nodes, shapes, i)
-    s.arg_shapes = [_shape(nodes, shapes, a) for a in argn]
+    s.shape = node_shape(nodes, shapes, i)
+    s.arg_shapes = [node_shape(nodes, shapes, a) for a in argn]
     # eager's NumPy derivatives read big inputs as stored (their own dtype), small ones
     # converted to the compute dtype; its kernels read all of them in the compute dtype
     s.arg_dtypes = [dtypes[a] if big[a] and s.kernel is None else dt for a in argn]

@@ -37,7 +37,6 @@ from .result_buffers import ResultBuffers
 
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
-VIEW_FW = "view_fw"  # the strided views' replay kernel (iat: offset, then strides)
 
 
 class Node:
@@ -58,18 +57,17 @@ class View:
     def __init__(self, node, src, shape, ia):
         self.node, self.src, self.shape, self.ia = node, src, shape, ia
 
-    def of(self, x, itemsize):
-        """The view, on ``x`` (the operand's array, flat in C order, of ``itemsize``)."""
-        nd = len(self.shape)
-        strides = tuple(int(st) * itemsize for st in self.ia[1:1 + nd].tolist())
-        return as_strided(x[int(self.ia[0]):], self.shape, strides, writeable=False)
+    def of(self, x, writeable=False):
+        """The view on ``x``, the operand's array (or its adjoint's), flat in C order. (The
+        map is read at each call: an integer argument's recipe may rewrite it.)"""
+        strides = [st * x.itemsize for st in self.ia[1:1 + len(self.shape)].tolist()]
+        return as_strided(x[int(self.ia[0]):], self.shape, strides, writeable=writeable)
 
     def run(self, adjs):
         a = adjs[self.src]
         if a is None:
             a = adjs[self.src] = np.zeros(self.size_of_src, _F64)
-        target = as_strided(a[int(self.ia[0]):], self.shape, tuple(
-            int(st) * 8 for st in self.ia[1:1 + len(self.shape)].tolist()))
+        target = self.of(a, writeable=True)
         target += adjs[self.node].reshape(self.shape)
 
 
@@ -80,7 +78,7 @@ class Plan:
     def __init__(self, program, forward, order, slot_nodes, constants, grads):
         self.forward, self.order = forward, order
         self.constants = constants
-        self.slots = [(node, q, eager_nodes._shape(program.nodes, program.shapes, node))
+        self.slots = [(node, q, eager_nodes.node_shape(program.nodes, program.shapes, node))
                       for node, q in slot_nodes.items()]
         self.grads = grads  # (node, position in the returned buffer, size) per gradient
         self.slot_of = {node: (pos, n) for node, pos, n in grads}
@@ -122,7 +120,7 @@ def build(program, steps):
             # a small view (a t() of a weight a product reads): eager's sweep adds its
             # gradient into its operand's float64 adjoint, which no step writes
             src = int(args[arg_ptr[i]])
-            if op.replay != VIEW_FW or targets.get(i) != {_F64} or src in targets:
+            if op.replay != kernelgen.GATHER or targets.get(i) != {_F64} or src in targets:
                 return None
             order.append(_view(program, i, src))
             touched[src] = True
@@ -135,7 +133,7 @@ def build(program, steps):
     voff, size = column(nodes, "voff"), column(nodes, "size")
     for i in np.flatnonzero(needed).tolist():
         op = registry.OPS[int(code[i])]
-        shape = eager_nodes._shape(nodes, program.shapes, i)
+        shape = eager_nodes.node_shape(nodes, program.shapes, i)
         if op.arity == 0:
             if i not in slot_nodes:  # a constant: its value, once
                 o, n = int(voff[i]), int(size[i])
@@ -155,7 +153,7 @@ def build(program, steps):
 def _view(program, i, src):
     nodes = program.nodes
     io = column(nodes, "iat_ptr")[i]
-    v = View(i, src, eager_nodes._shape(nodes, program.shapes, i),
+    v = View(i, src, eager_nodes.node_shape(nodes, program.shapes, i),
              program.iat[io:io + column(nodes, "niat")[i]])
     v.size_of_src = int(column(nodes, "size")[src])
     return v
@@ -168,16 +166,16 @@ def _node(program, i, op, shape):
     p, n = column(nodes, "arg_ptr")[i], column(nodes, "nargs")[i]
     f.argn = program.args[p:p + n].tolist()
     f.sh = np.array(shape, np.int64)
-    f.sh_args = [np.array(eager_nodes._shape(nodes, program.shapes, a), np.int64)
+    f.sh_args = [np.array(eager_nodes.node_shape(nodes, program.shapes, a), np.int64)
                  for a in f.argn]
     io, fo = column(nodes, "iat_ptr")[i], column(nodes, "fat_ptr")[i]
     # views: an integer argument's recipe rewrites them in place at each call (int_args)
     f.ia = program.iat[io:io + column(nodes, "niat")[i]]
     f.fa = program.fat[fo:fo + column(nodes, "nfat")[i]]
     f.size = int(column(nodes, "size")[i])
-    f.kernel = None if op.elementwise or op.replay == VIEW_FW else \
+    f.kernel = None if op.elementwise or op.replay == kernelgen.GATHER else \
         kernelgen.kernel_of(op.replay)
-    f.view = _view(program, i, f.argn[0]) if op.replay == VIEW_FW else None
+    f.view = _view(program, i, f.argn[0]) if op.replay == kernelgen.GATHER else None
     f.own_f32 = bool(op.replay_f32)
     return f
 
@@ -186,7 +184,7 @@ def _value(f, vals):
     """Node ``f``'s value from its operands' in ``vals`` (see the module doc)."""
     xs = [vals[a] for a in f.argn]
     if f.view is not None:
-        return f.view.of(np.ascontiguousarray(xs[0]).reshape(-1), _F32.itemsize)
+        return f.view.of(np.ascontiguousarray(xs[0]).reshape(-1))
     if f.op.value is not None:  # on the operands as they are, views included, as eager
         return f.op.value(xs, f.ia, f.fa)
     if f.kernel is None:  # elementwise: eager's own forward, attributes as eager passes them
