@@ -184,8 +184,9 @@ def _ops():
             ops.setdefault(id(fn), (fn, "aten::" + _ATEN.get(name, name)))
     for module_name, prefix in _NAMESPACES:
         module = sys.modules.get(module_name)
+        public = getattr(module, "__all__", None)  # (helpers it imports are not its ops)
         for name, fn in vars(module).items() if module is not None else ():
-            if _is_op(name, fn):
+            if _is_op(name, fn) and (public is None or name in public):
                 ops.setdefault(id(fn), (fn, prefix + _ATEN.get(name, name)))
     for module_name, name, event in _AUTOGRAD:
         fn = getattr(sys.modules.get(module_name), name, None)
