@@ -602,11 +602,13 @@ def _unused_port():
 def test_a_wrong_scheduler_address_fails_soon_naming_it(monkeypatch):
     assert _cluster._CONNECT_TIMEOUT <= 10  # Dask's default would wait 30 s
     monkeypatch.setattr(_cluster, "_CONNECT_TIMEOUT", 1)  # (the test's own wait, shorter)
+    pytest.importorskip("distributed")  # (imported before the clock starts: a cold import
+    # of Dask alone took seconds on a new machine; the bound tells 1 s from Dask's 30)
     address = f"tcp://127.0.0.1:{_unused_port()}"
     start = time.monotonic()
     with pytest.raises(OSError, match=f"no Dask scheduler answered at '{address}'"):
         nd.map_minimize(rosenbrock, [np.zeros(2)], [(1.0,)], address, progress=False)
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 15
     with socket.socket() as silent:  # accepts connections, never says a word
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
@@ -614,7 +616,7 @@ def test_a_wrong_scheduler_address_fails_soon_naming_it(monkeypatch):
         start = time.monotonic()
         with pytest.raises(OSError, match=f"no Dask scheduler answered at '{address}'"):
             nd.DataParallel(_mlp(0), _mse, address)
-        assert time.monotonic() - start < 5  # Dask's Client alone waits on and on
+        assert time.monotonic() - start < 15  # Dask's Client alone waits on and on
     for bad in ("127.0.0.1", "nope://127.0.0.1:1", ""):
         with pytest.raises(ValueError, match="is not a Dask scheduler address"):
             nd.value_and_grad(least_squares, [np.ones((2, 2))], client=bad)
