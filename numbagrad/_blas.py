@@ -4,11 +4,14 @@ threadpoolctl reaches), and what numbagrad changes in them.
 Importing numbagrad changes nothing, unless ``NUMBAGRAD_BLAS_THREADS=n`` is set: then it sets
 every pool to ``n`` threads, as ``set_blas_threads(n)`` does.
 
-numbagrad's own matrix products and convolutions run BLAS on one thread. While one of its
-calls computes them (an eager product of ``gemm.BLAS_THREADS_MIN`` multiply-adds or more:
-the pool of its gemm's library; an eager convolution, a backward through a tape holding
-either, a compiled call whose trace holds either: every pool), the pools are held at one
-thread, and put back to what they were when the call ends. Its parallelism comes from its
+numbagrad's own matrix products and convolutions run BLAS on one thread. The products call
+numbagrad's own copy of OpenBLAS (engine/gemm.py), whose pool is always one thread and is
+left out of everything here (``keep_private``). While one of its calls computes with the
+user's libraries (an eager product of ``gemm.BLAS_THREADS_MIN`` multiply-adds or more when
+the products fall back on NumPy's OpenBLAS: that pool; an eager convolution, a backward
+through a tape holding a product or a convolution, a compiled call whose trace holds one:
+every pool), the pools are held at one thread, and put back to what they were when the
+call ends. Its parallelism comes from its
 own threads (Numba's), beside which BLAS's threads oversubscribe the cores: measured on a
 2-core machine at Numba's default of two threads, a 784-256-256-10 MLP's SGD step (batch
 64, float32) took 1.1 ms with the hold and 128 ms without (NumPy's pool at two threads), a
@@ -36,6 +39,16 @@ _hold = {}  # library path -> (controller, threads to put back) while _held
 _before = {}  # library path -> threads before set_blas_threads first changed it
 _NO_LIMIT = nullcontext()
 _MAIN = threading.main_thread()
+_private = set()  # paths of numbagrad's own BLAS copies: one thread always, never set here
+
+
+def keep_private(path):
+    """Leave the library at ``path`` (numbagrad's own, on one thread) out of the pools that
+    holds and ``set_blas_threads`` change."""
+    global _found
+    with _lock:
+        _private.add(os.path.realpath(path))
+        _found = None
 
 
 def _load(scipy):
@@ -58,7 +71,9 @@ def _blas_controllers(refresh=False):
     if _found is None or _found[0] != with_scipy or refresh:
         import threadpoolctl
 
-        libs = threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
+        libs = [c for c in
+                threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
+                if os.path.realpath(c.filepath) not in _private]
         _found = (with_scipy, libs)
     return _found[1]
 

@@ -19,7 +19,7 @@ threadpoolctl = pytest.importorskip("threadpoolctl")
 THREADS = 3
 
 PRELUDE = f"""
-import json, sys, threading
+import json, os, sys, threading
 import numpy as np
 import scipy.linalg.cython_blas  # SciPy's BLAS loaded too, as numbagrad's kernels load it
 import threadpoolctl
@@ -27,9 +27,15 @@ import threadpoolctl
 threadpoolctl.threadpool_limits({THREADS}, user_api="blas")
 
 
-def counts():
+def all_counts():
     return {{i["filepath"]: i["num_threads"] for i in threadpoolctl.threadpool_info()
             if i["user_api"] == "blas"}}
+
+
+def counts():  # the user's pools: all but numbagrad's own BLAS copy (engine/gemm.py)
+    blas = sys.modules.get("numbagrad._blas")
+    private = blas._private if blas else set()
+    return {{p: n for p, n in all_counts().items() if os.path.realpath(p) not in private}}
 
 
 start = counts()
@@ -113,23 +119,29 @@ def test_set_blas_threads_rejects_bad_counts(bad, error):
         numbagrad.set_blas_threads(bad)
 
 
-def test_calls_hold_one_thread_and_put_the_counts_back():
-    """During a split product and a convolution numbagrad holds every pool at one thread;
-    after eager forwards, backwards and compiled calls the counts are the user's again, also
-    with several threads training at once, and a set_blas_threads made while a call holds
-    the pools takes effect when it ends."""
-    report = _run("""
+@pytest.mark.parametrize("products", ["own", "numpy"])
+def test_calls_hold_one_thread_and_put_the_counts_back(products):
+    """During a split product and a convolution the BLAS they call runs on one thread:
+    numbagrad's own copy always, NumPy's (the products' fallback, without scipy-openblas64)
+    and every other pool held; after eager forwards, backwards and compiled calls the
+    counts are the user's again, also with several threads training at once, and a
+    set_blas_threads made while a call holds the pools takes effect when it ends."""
+    without = "        sys.modules['scipy_openblas64'] = None  # an ImportError\n"
+    report = _run((without if products == "numpy" else "") + """
         import numbagrad as ng
         from numbagrad.engine import gemm
         from numbagrad.ops.nn import conv
 
         during = []
-        # the library gemm calls: an eager product holds that one (a convolution, all)
-        gemm_lib = [c.filepath for c in gemm._ONE_THREAD._libraries()]
+        # the library gemm calls: numbagrad's own (one thread always) or NumPy's, which an
+        # eager product holds (a convolution holds all)
+        report["own_blas"] = gemm.own_blas
+        gemm_lib = sorted(ng._blas._private) if gemm.own_blas else \
+            [c.filepath for c in gemm._ONE_THREAD._libraries()]
 
         def spy(fn, libs=None):
             def call(*args):
-                now = counts()
+                now = all_counts()
                 during.append({now[p] for p in (libs or now)})
                 return fn(*args)
             return call
@@ -176,14 +188,18 @@ def test_calls_hold_one_thread_and_put_the_counts_back():
             def call(*args):
                 if not changed:
                     changed.append(ng.set_blas_threads(2))
-                    report["still_one_inside"] = {counts()[p] for p in gemm_lib} == {1}
+                    now = all_counts()
+                    report["still_one_inside"] = {now[p] for p in gemm_lib} == {1}
                 return fn(*args)
             return call
         gemm._product_parallel = change_inside(gemm._product_parallel)
         mlp(x).sum().backward()
         report["set_inside_applies_after"] = set(counts().values()) == {2}
         report["set_inside_returned_user_counts"] = changed[0] == start
+        now = all_counts()
+        report["gemm_lib_one_after"] = not gemm.own_blas or {now[p] for p in gemm_lib} == {1}
     """)
+    assert report.pop("own_blas") == (products == "own")
     if report.pop("numba_threads") < 2:
         pytest.skip("one Numba thread: no split product runs on Numba's threads here")
     assert [check for check, ok in report.items() if not ok] == []

@@ -4,6 +4,10 @@ whether the split blocks run serially (replay) or on Numba's threads (eager), an
 the thread count."""
 
 import ctypes
+import importlib.util
+import subprocess
+import sys
+import textwrap
 
 import numba
 import numpy as np
@@ -161,3 +165,31 @@ def test_thread_count_does_not_change_the_bits():
         numba.set_num_threads(previous)
     for g, h in zip(one, two):
         np.testing.assert_array_equal(g, h)
+
+
+def test_own_blas_leaves_numpy_and_scipy_lapack_alone():
+    """The products' own OpenBLAS (scipy-openblas64) is loaded privately: SciPy's and
+    NumPy's LAPACK, loaded after it, still call their own helpers (the package's import
+    would load it globally, and SciPy's workspace queries would then read 64-bit integers)."""
+    program = textwrap.dedent("""
+        import sys
+        import numpy as np
+        import numbagrad
+        from numbagrad.engine import gemm
+        y = np.empty((64, 64), np.float32)
+        a = np.ones((64, 300), np.float32)
+        gemm.product(y, a, a.T, 1.0, 0.0)
+        import scipy.linalg
+        x = np.random.default_rng(0).standard_normal((50, 3))
+        s = scipy.linalg.svd(x, full_matrices=False)[1]
+        assert np.allclose(s, np.linalg.svd(x)[1])
+        print(gemm.own_blas, "scipy_openblas64" in sys.modules, float(y[0, 0]))
+    """)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    own, imported, value = done.stdout.split()[-3:]
+    assert float(value) == 300.0
+    assert imported == "False"
+    if importlib.util.find_spec("scipy_openblas64") is not None:
+        assert own == "True"

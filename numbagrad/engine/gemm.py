@@ -10,17 +10,22 @@ float dtype, computed in that dtype:
   OpenBLAS's gemm packs the whole matrix first, 5x slower for a 400k x 32 ``X.T @ g``.
   gemv sums a transposed matrix in another order than a contiguous one, so these products'
   last bits depend on the operand's layout (``layout_sensitive``);
-* above, NumPy's bundled OpenBLAS (its CBLAS ``?gemm``). The kernels reach it through a
-  symbol registered with LLVM (``llvmlite.binding.add_symbol``) rather than an address
-  baked into the code, so the kernels that call it can be cached; a process without that
-  library gets a plain-loop stand-in under the same symbol (slow, but the same everywhere);
+* above, OpenBLAS's CBLAS ``?gemm``: numbagrad's own copy, the scipy-openblas64 package
+  (a dependency), whose pool is kept at one thread, so a product's bits depend on neither
+  the user's BLAS settings nor the calling thread; NumPy's bundled OpenBLAS where that
+  package is missing. The newer copy matters for speed too: NumPy 2.x's OpenBLAS 0.3.31
+  packs a transposed right operand (``x @ W.T``, every Linear layer's forward) far slower
+  (bench/RESULTS.md). The kernels reach it through a symbol registered with LLVM
+  (``llvmlite.binding.add_symbol``) rather than an address baked into the code, so the
+  kernels that call it can be cached; a process with neither library gets a plain-loop
+  stand-in under the same symbol (slow, but the same everywhere);
 * from ``SPLIT_MIN`` multiply-adds, cut into ``SPLIT_PARTS`` blocks of rows (or columns)
   of ``y``, one BLAS call each. Eager runs the blocks on Numba's threads (``product_into``),
   the replay one after the other (``product``). The blocks do not depend on the thread
   count, so neither do the bits: splitting a float32 product changes them, and so would
-  OpenBLAS's own threading, which is why a product from ``BLAS_THREADS_MIN`` multiply-adds
-  runs with the BLAS pool held at one thread (eager here, the replay and the backward
-  around their whole call: numbagrad/_blas.py).
+  OpenBLAS's own threading, which is why numbagrad's copy runs on one thread (NumPy's, the
+  fallback, is held at one thread from ``BLAS_THREADS_MIN`` multiply-adds: eager here, the
+  replay and the backward around their whole call: numbagrad/_blas.py).
 
 Why not ``np.matmul``: it picks gemm, gemv, dot or its own loops by shape, and the replay
 would have to copy that choice; one routine is the same by construction. ``beta`` also lets
@@ -31,6 +36,8 @@ OpenBLAS gives the same bits whether an operand comes transposed or as a C-order
 """
 
 import ctypes
+import importlib.util
+import os
 
 import llvmlite.binding as llb
 import numba
@@ -61,7 +68,7 @@ SPLIT_PARTS = 4
 BLAS_THREADS_MIN = SPLIT_MIN
 _SYMBOLS = {"s": "numbagrad_cblas_sgemm", "d": "numbagrad_cblas_dgemm",
             "sv": "numbagrad_cblas_sgemv", "dv": "numbagrad_cblas_dgemv"}
-_NUMPY_NAMES = {"s": ("scipy_cblas_sgemm64_", "cblas_sgemm64_"),
+_CBLAS_NAMES = {"s": ("scipy_cblas_sgemm64_", "cblas_sgemm64_"),
                 "d": ("scipy_cblas_dgemm64_", "cblas_dgemm64_"),
                 "sv": ("scipy_cblas_sgemv64_", "cblas_sgemv64_"),
                 "dv": ("scipy_cblas_dgemv64_", "cblas_dgemv64_")}
@@ -107,22 +114,51 @@ def _stand_in_gemv(real):
     return gemv
 
 
-def _numpy_blas():
-    """NumPy's own BLAS as a ctypes library, reached through NumPy's extension module that
-    links it (a symbol lookup searches a library's dependencies too); None if not loadable."""
-    core = getattr(np, "_core", None) or np.core
+def _own_library_path():
+    """The scipy-openblas64 package's library file, found without importing the package:
+    its import loads the library into the global namespace (RTLD_GLOBAL), where its
+    unprefixed LAPACK helpers (``droundup_lwork_``, 64-bit integers) would take the place
+    of SciPy's own and break SciPy's LAPACK. None if the package is not installed."""
+    spec = importlib.util.find_spec("scipy_openblas64")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    lib_dir = os.path.join(spec.submodule_search_locations[0], "lib")
     try:
-        return ctypes.CDLL(core._multiarray_umath.__file__)
+        names = sorted(f for f in os.listdir(lib_dir) if f.startswith("libscipy_openblas")
+                       and f.endswith((".so", ".dylib", ".dll")))
     except OSError:
         return None
+    return os.path.join(lib_dir, names[0]) if names else None
+
+
+def _blas_library():
+    """(ctypes library, its path, whether it is numbagrad's own copy) of the OpenBLAS the
+    products call: the scipy-openblas64 package's (loaded privately, RTLD_LOCAL), its pool
+    set to one thread, else NumPy's (reached through NumPy's extension module that links
+    it: a symbol lookup searches a library's dependencies too); (None, None, False) if
+    neither loads."""
+    path = _own_library_path()
+    if path is not None:
+        try:
+            lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_LOCAL", 0))
+            lib.scipy_openblas_set_num_threads64_(1)
+            return lib, path, True
+        except (OSError, AttributeError):
+            pass
+    core = getattr(np, "_core", None) or np.core
+    try:
+        return ctypes.CDLL(core._multiarray_umath.__file__), None, False
+    except OSError:
+        return None, None, False
 
 
 def _register():
-    """Point the two symbols at NumPy's OpenBLAS gemm, or at the stand-ins; returns the name
-    NumPy's sgemm was found under, or None."""
+    """Point the symbols at OpenBLAS's gemm and gemv, or at the stand-ins; returns the name
+    the library's sgemm was found under (None: the stand-ins) and whether the library is
+    numbagrad's own copy."""
     found, names = {}, {}
-    lib = _numpy_blas()
-    for real, candidates in _NUMPY_NAMES.items():
+    lib, path, own = _blas_library()
+    for real, candidates in _CBLAS_NAMES.items():
         for name in candidates:
             fn = getattr(lib, name, None) if lib is not None else None
             if fn is not None and real not in found:
@@ -131,16 +167,20 @@ def _register():
     if len(found) != 4:
         found = {real: (_stand_in(real) if len(real) == 1 else _stand_in_gemv(real)).address
                  for real in _SYMBOLS}
-        names = {}
+        names, own = {}, False
     for real, addr in found.items():
         llb.add_symbol(_SYMBOLS[real], addr)
-    return names.get("s")
+    if own:
+        _blas.keep_private(path)
+    return names.get("s"), own
 
 
-_numpy_sgemm = _register()
-available = _numpy_sgemm is not None
-# eager's products hold at one thread the pool of the BLAS library they call, only that one
-_ONE_THREAD = _blas.OneThread(symbol=_numpy_sgemm) if available else _blas.one_thread(False)
+_sgemm_name, own_blas = _register()
+available = _sgemm_name is not None
+# eager's products hold at one thread the pool of NumPy's BLAS when they call it; numbagrad's
+# own copy is always on one thread
+_ONE_THREAD = _blas.OneThread(symbol=_sgemm_name) if available and not own_blas else \
+    _blas.one_thread(False)
 
 
 def _cblas_call(symbol, single, kinds):
