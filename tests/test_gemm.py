@@ -138,6 +138,36 @@ def test_stand_in_gemv(real, dtype):
         np.testing.assert_allclose(y, 0.5 + exact, rtol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_split_matrix_product_has_the_bits_of_one_call(dtype):
+    """A float32 matrix product is one BLAS call in ``product`` (the replay's, and eager's
+    on one thread) and its blocks (each at least BLOCK_MIN multiply-adds) on Numba's
+    threads: the same bits either way, so neither the thread count nor compiling changes
+    them (float64 runs its blocks in both: dgemm's edge kernels sum some elements in
+    another order). Random shapes from the split's threshold up, in the layouts BLAS reads
+    in place, with and without accumulation."""
+    rng = np.random.default_rng(7 if dtype == np.float64 else 11)
+    previous = numba.get_num_threads()
+    split = 0
+    try:
+        numba.set_num_threads(1)
+        for _ in range(150 if dtype == np.float32 else 40):
+            m, n = (int(v) for v in rng.integers(2, 700, 2))
+            k = max(1, int(rng.uniform(1, 10) * gemm.SPLIT_MIN / (m * n)))
+            a = _operand(rng, m, k, rng.choice(["C", "F"]), dtype)
+            b = _operand(rng, k, n, rng.choice(["C", "F"]), dtype)
+            start = rng.standard_normal((m, n)).astype(dtype)
+            for alpha, beta in ((1.0, 0.0), (0.5, 1.0)):
+                whole, blocks = start.copy(), start.copy()
+                gemm.product(whole, a, b, alpha, beta)
+                gemm._product_parallel(blocks, a, b, alpha, beta)
+                np.testing.assert_array_equal(whole, blocks, err_msg=str((m, k, n)))
+            split += gemm._prepare(whole, a, b, 1.0, 0.0)[7] > 1
+    finally:
+        numba.set_num_threads(previous)
+    assert split >= 0.6 * (150 if dtype == np.float32 else 40)  # most were split
+
+
 def test_thread_count_does_not_change_the_bits():
     """An MLP's float32 gradients at one and at two Numba threads: bit for bit (the split
     blocks do not depend on the thread count)."""

@@ -19,13 +19,21 @@ float dtype, computed in that dtype:
   (``llvmlite.binding.add_symbol``) rather than an address baked into the code, so the
   kernels that call it can be cached; a process with neither library gets a plain-loop
   stand-in under the same symbol (slow, but the same everywhere);
-* from ``SPLIT_MIN`` multiply-adds, cut into ``SPLIT_PARTS`` blocks of rows (or columns)
-  of ``y``, one BLAS call each. Eager runs the blocks on Numba's threads (``product_into``),
-  the replay one after the other (``product``). The blocks do not depend on the thread
-  count, so neither do the bits: splitting a float32 product changes them, and so would
-  OpenBLAS's own threading, which is why numbagrad's copy runs on one thread (NumPy's, the
-  fallback, is held at one thread from ``BLAS_THREADS_MIN`` multiply-adds: eager here, the
-  replay and the backward around their whole call: numbagrad/_blas.py).
+* from ``SPLIT_MIN`` multiply-adds, cut into up to ``SPLIT_PARTS`` blocks of rows (or
+  columns) of ``y``, one BLAS call each. Eager runs the blocks on Numba's threads
+  (``product_into``) when it has more than one, else one after the other (``product``), as
+  the replay does; ``product`` computes a float32 matrix product as one call instead, the
+  blocks' cost saved (~10% of a product here). The blocks do not depend on the thread
+  count, and a
+  matrix product's blocks are at least ``BLOCK_MIN`` multiply-adds each, where OpenBLAS's
+  sgemm computes a block on the path it takes for the whole product (its small-matrix
+  kernels, which sum in another order, stop at 10^6), so its bits are the same split or
+  whole (tests/test_gemm.py checks random shapes). dgemm's edge kernels sum some elements
+  of a block in another order, and so does a split vector product (gemv): those are split
+  at every thread count. OpenBLAS's own threading would change the bits too, which is why
+  numbagrad's copy runs on one thread (NumPy's, the fallback, is held at one thread from
+  ``BLAS_THREADS_MIN`` multiply-adds: eager here, the replay and the backward around their
+  whole call: numbagrad/_blas.py).
 
 Why not ``np.matmul``: it picks gemm, gemv, dot or its own loops by shape, and the replay
 would have to copy that choice; one routine is the same by construction. ``beta`` also lets
@@ -56,11 +64,14 @@ _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 # Products of at most this many multiply-adds (m * k * n) run as loops; measured on this
 # machine kind (2 slow cores): loops win up to ~8k multiply-adds, BLAS from ~16k.
 SMALL_MM = 8192
-# From this many multiply-adds a product is cut into SPLIT_PARTS blocks. Measured on a
-# 64x784 @ 784x256 float32 product: 4 blocks cost 0-3% over one call on one thread, and
-# run in 54% of its time on two.
+# From this many multiply-adds a product is cut into (at most) SPLIT_PARTS blocks when
+# Numba has threads to run them on: 64x784 @ 784x256 float32 runs in 54% of its time on
+# two, while 4 blocks on one thread cost 10-12% over one call (bench/RESULTS.md).
 SPLIT_MIN = 1 << 20
 SPLIT_PARTS = 4
+# A matrix product's blocks are at least this many multiply-adds: above OpenBLAS's
+# small-matrix kernels (10^6), so a block takes the whole product's path and bits.
+BLOCK_MIN = 1 << 20
 # From this many multiply-adds a product runs with the BLAS pool held at one thread. OpenBLAS
 # may thread a call from 2^19 (its 4 x 65536 per thread), but measured here no call below
 # 2^20 changed a bit between one and two threads (1,000 shapes of 2^17-2^22 multiply-adds
@@ -360,10 +371,15 @@ def _prepare(y, a, b, alpha, beta):
     if tb == 0:
         b = np.ascontiguousarray(b)
         tb, ldb = _NO_TRANS, max(n, 1)
-    parts = SPLIT_PARTS if m * k * n >= SPLIT_MIN else 1
+    work = m * k * n
+    parts = SPLIT_PARTS if work >= SPLIT_MIN else 1
+    if m > 1 and n > 1:  # a matrix product: no block under BLOCK_MIN (see there)
+        along = max(m, n)  # _blas_block's split dimension
+        while parts > 1 and (along // parts) * (work // along) < BLOCK_MIN:
+            parts -= 1
     # a vector product is split only into blocks of contiguous rows of its matrix: a block
     # of its columns would read the whole matrix's cache lines for a part of each
-    if (n == 1 and m > 1 and ta == _TRANS) or (m == 1 and n > 1 and tb == _NO_TRANS):
+    elif (n == 1 and m > 1 and ta == _TRANS) or (m == 1 and n > 1 and tb == _NO_TRANS):
         parts = 1
     return False, a, b, ta, lda, tb, ldb, parts
 
@@ -371,12 +387,15 @@ def _prepare(y, a, b, alpha, beta):
 @njit(cache=True, nogil=True)
 def product(y, a, b, alpha, beta):
     """y = alpha * (a @ b) + beta * y (beta = 0: y is not read); y C-contiguous, all three
-    of one float dtype. The split blocks run one after the other (the replay's form)."""
+    of one float dtype. The split blocks run one after the other (the replay's form, and
+    eager's on one thread); a float32 matrix product is one call (its blocks' bits)."""
     if a.shape[0] * a.shape[1] * b.shape[1] <= SMALL_MM:  # _prepare's first case, without
         _small(y, a, b, alpha, beta)  # building its tuple of operands
         return
     done, a, b, ta, lda, tb, ldb, parts = _prepare(y, a, b, alpha, beta)
     if not done:
+        if parts > 1 and y.itemsize == 4 and y.shape[0] > 1 and y.shape[1] > 1:
+            parts = 1
         for p in range(parts):
             _blas_block(y, a, b, alpha, beta, ta, lda, tb, ldb, p, parts)
 
