@@ -20,18 +20,15 @@ float dtype, computed in that dtype:
   kernels that call it can be cached; a process with neither library gets a plain-loop
   stand-in under the same symbol (slow, but the same everywhere);
 * from ``SPLIT_MIN`` multiply-adds, cut into up to ``SPLIT_PARTS`` blocks of rows (or
-  columns) of ``y``, one BLAS call each. Eager runs the blocks on Numba's threads
-  (``product_into``) when it has more than one, else one after the other (``product``), as
-  the replay does; ``product`` computes a float32 matrix product as one call instead, the
-  blocks' cost saved (~10% of a product here). The blocks do not depend on the thread
-  count, and a
-  matrix product's blocks are at least ``BLOCK_MIN`` multiply-adds each, where OpenBLAS's
-  sgemm computes a block on the path it takes for the whole product (its small-matrix
-  kernels, which sum in another order, stop at 10^6), so its bits are the same split or
-  whole (tests/test_gemm.py checks random shapes). dgemm's edge kernels sum some elements
-  of a block in another order, and so does a split vector product (gemv): those are split
-  at every thread count. OpenBLAS's own threading would change the bits too, which is why
-  numbagrad's copy runs on one thread (NumPy's, the fallback, is held at one thread from
+  columns) of ``y``, one BLAS call each, the same blocks at every thread count. Eager runs
+  them on Numba's threads (``product_into``); ``product`` (eager on one thread, the
+  replay) runs them one after the other, or a float32 matrix product as one call (~10% of
+  a large product saved): blocks of at least ``BLOCK_MIN`` multiply-adds take sgemm's path
+  of the whole product (its small-matrix kernels, which sum in another order, stop at
+  10^6), so the bits are the same (tests/test_gemm.py checks random shapes). dgemm's edge
+  kernels and gemv sum some elements in another order when split: those keep their
+  blocks. OpenBLAS's own threading would change the bits too, which is why numbagrad's
+  copy runs on one thread (NumPy's, the fallback, is held at one thread from
   ``BLAS_THREADS_MIN`` multiply-adds: eager here, the replay and the backward around their
   whole call: numbagrad/_blas.py).
 
