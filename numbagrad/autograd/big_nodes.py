@@ -23,7 +23,10 @@ from ..engine import kernel_tables, kernelgen, registry
 
 _F64 = np.dtype(np.float64)
 _EMPTIES = {}  # dtype -> an empty array: the kernels' stand-in for what they do not read
-_PLANS = {}  # (op code, which inputs need a gradient) -> _node_plan's answer
+_PLANS = {}  # (op code, which inputs need a gradient, parallel) -> _node_plan's answer
+# elements from which a big node's elementwise derivative runs on Numba's threads: below,
+# the parallel kernel's launch costs more than it saves, even on idle cores (bench_eager)
+PARALLEL_MIN = 1 << 16
 
 
 def compute_dtype(dts):
@@ -37,12 +40,14 @@ def compute_dtype(dts):
     return np.result_type(*[d for d in dts if d.kind == "f"] or [np.float64])
 
 
-def _node_plan(code, needs):
-    """(op, reads y, reads x_k for each input, parallel kernel or None for the op's NumPy
-    derivative, reads any saved value) of a big node of op ``code`` whose inputs need a
-    gradient as ``needs`` says: the derivatives of the inputs needing one decide which saved
-    values are read."""
-    plan = _PLANS.get((code, needs))
+def _node_plan(code, needs, size):
+    """(op, reads y, reads x_k for each input, kernel or None for the op's NumPy derivative,
+    reads any saved value) of a big node of op ``code`` and ``size`` elements whose inputs
+    need a gradient as ``needs`` says: the derivatives of the inputs needing one decide
+    which saved values are read. An elementwise kernel is the parallel one from
+    PARALLEL_MIN elements on; eager and the compiled replay choose alike."""
+    parallel = size >= PARALLEL_MIN
+    plan = _PLANS.get((code, needs, parallel))
     if plan is None:
         op = registry.OPS[code]
         reads = set()
@@ -52,8 +57,9 @@ def _node_plan(code, needs):
         if op.numpy_bw is not None and op.arity != -1:
             kernel = None
         else:
-            kernel = kernel_tables.njit_kernel(op, kernelgen.kernel_name(op, op.arity != -1))
-        plan = _PLANS[(code, needs)] = (op, "y" in reads,
+            kernel = kernel_tables.njit_kernel(
+                op, kernelgen.kernel_name(op, parallel and op.arity != -1))
+        plan = _PLANS[(code, needs, parallel)] = (op, "y" in reads,
                                         tuple(f"x{k}" in reads for k in range(len(needs))),
                                         kernel, bool(reads))
     return plan
@@ -93,7 +99,8 @@ class _BigNode:
         self.argn = argn = tape.arg_nodes(i)
         self.needs = needs = tuple(bool(tn[a * NODE_FIELDS + F_FLAGS] & FLAG_NEEDS_GRAD)
                                    for a in argn)
-        op, read_y, read_x, kernel, self.reads = _node_plan(tn[base + F_CODE], needs)
+        op, read_y, read_x, kernel, self.reads = _node_plan(tn[base + F_CODE], needs,
+                                                            tn[base + F_SIZE])
         self.op, self.read_y, self.read_x, self.kernel = op, read_y, read_x, kernel
         self.checked = ([i] if read_y else []) + [a for a, r in zip(argn, read_x) if r]
         # One compute dtype per call: Numba's np.dot will not mix float32 and float64.

@@ -172,7 +172,8 @@ def _step(program, i, op, dt, argn, needs, targets, dtypes, big):
     nodes, shapes = program.nodes, program.shapes
     s = Step()
     s.node, s.op, s.dt, s.argn, s.needs, s.targets = i, op, dt, argn, needs, targets
-    _, s.read_y, s.read_x, s.kernel, _ = big_nodes._node_plan(int(column(nodes, "code")[i]), needs)
+    _, s.read_y, s.read_x, s.kernel, _ = big_nodes._node_plan(
+        int(column(nodes, "code")[i]), needs, int(column(nodes, "size")[i]))
     if op.replay_bw:  # recorded positions are the trace's: recompute them, as the sweep
         s.kernel = kernelgen.kernel_of(op.replay_bw)
         s.read_y, s.read_x = True, (True,) * len(argn)  # from the values they read
