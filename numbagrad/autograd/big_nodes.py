@@ -130,16 +130,15 @@ class _BigNode:
             inputs.append((k, a, tn[a * NODE_FIELDS + F_SIZE], may_store, src))
         self.inputs = inputs
         # Inputs of an elementwise kernel whose gradient covers them element for element
-        # (their size is the node's, the other operand's too or one): a first gradient is
-        # stored into an unwritten buffer (need 2) rather than added into a zeroed one.
+        # (their size is the node's; the other operand's may be broadcast, a bias: the
+        # kernels store in every case): a first gradient is stored into an unwritten buffer
+        # (need 2) rather than added into a zeroed one.
         # Of those, ``passes``: a gradient that is the node's own (add's, sub's first), which
         # they take as it is, buffer and all, as torch's engine hands a gradient on.
         # (An arena node's adjoint is in the arena: never one of them.)
         size = tn[base + F_SIZE]
-        sizes = [tn[a * NODE_FIELDS + F_SIZE] for a in argn]
         self.int_needs = kernel is not None and op.takes_int_needs()
-        self.stores = () if not self.int_needs or any(n not in (size, 1) for n in sizes) \
-            else tuple(
+        self.stores = () if not self.int_needs else tuple(
                 k for k, a, size_a, may_store, src in inputs
                 if size_a == size and src is None and not may_store and argn.count(a) == 1
                 and tn[a * NODE_FIELDS + F_VOFF] < 0)
