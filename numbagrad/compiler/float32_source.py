@@ -12,7 +12,7 @@ input read twice, an adjoint converted between dtypes) keeps ``run``.
 import numpy as np
 
 from ..engine.registry import Unwritten
-from ..ops.elementwise.forward import eager_forward
+from ..ops.elementwise import forward
 from .eager_nodes import IN_PLACE, SINK, STORE, Step
 
 _F32 = np.dtype(np.float32)
@@ -23,8 +23,9 @@ class _Source:
     """The function's lines and the objects its names are bound to."""
 
     def __init__(self):
-        self.lines, self.env = [], {"np": np, "_F32": _F32, "_F64": _F64,
-                                    "_Unwritten": Unwritten, "_eager_forward": eager_forward}
+        self.lines = []
+        self.env = {"np": np, "_F32": _F32, "_F64": _F64, "_Unwritten": Unwritten,
+                    "_eager_forward": forward.eager_forward, "_NO_INTS": np.empty(0, np.int64)}
 
     def bind(self, name, obj):
         self.env[name] = obj
@@ -49,9 +50,13 @@ def build(plan):
             f"a{plan.out_node} = np.ones(1, {src.bind('out_dtype', plan.out_dtype)})")
     made = {plan.out_node: np.dtype(plan.out_dtype)}  # adjoints made so far -> dtype
     placed = set()  # gradients stored in place in ``grads``
+    writers = {}  # node -> how many steps write its adjoint
     for s in plan.order:
-        if not (_step(src, s, made, placed, plan.slot_of) if isinstance(s, Step) else
-                _view_backward(src, s, made)):
+        for node in [t.node for t in s.targets] if isinstance(s, Step) else [s.src]:
+            writers[node] = writers.get(node, 0) + 1
+    for s in plan.order:
+        if not (_step(src, s, made, placed, plan.slot_of, writers) if isinstance(s, Step)
+                else _view_backward(src, s, made)):
             return None
     for node, pos, n in plan.grads:
         if node not in made:
@@ -73,6 +78,18 @@ def _forward(src, f):
         src.add(f"v{i} = {fn}.view.of(np.ascontiguousarray(v{f.argn[0]}).reshape(-1))")
     elif f.op.value is not None:
         src.add(f"v{i} = {fn}.op.value([{xs}], {fn}.ia, {fn}.fa)")
+    elif f.kernel is None and f.op.fwd is not None and f.op.arity in (1, 2) and \
+            len(f.shape) and all(len(sh) for sh in f.sh_args):
+        # eager_forward's kernel on arrays (NumPy's loop for an op that rounds once: the
+        # same bits), without its checks: float32 operands of one or more dims
+        kernel = src.bind(f"k{i}", forward.eager_kernel(f.op))
+        flat = ", ".join(f"np.ascontiguousarray(v{a}).reshape(-1)" for a in f.argn)
+        # (a unary kernel reads no shapes)
+        shapes = f"{fn}.sh, {fn}.sh_args[0], {fn}.sh_args[1]" if f.op.arity == 2 else \
+            "_NO_INTS, _NO_INTS"
+        src.add(f"y = np.empty({f.size}, _F32)",
+                f"{kernel}(y, {flat}, {shapes}, _NO_INTS, {fn}.fa)",
+                f"v{i} = y.reshape({fn}.shape)")
     elif f.kernel is None:
         src.add(f"v{i} = np.asarray(_eager_forward({fn}.op, {xs}, *{fn}.fa.tolist()), "
                 f"_F32).reshape({fn}.shape)")
@@ -114,7 +131,7 @@ def _dtype_name(dt):
     return "_F32" if dt == _F32 else "_F64"
 
 
-def _step(src, s, made, placed, slot_of):
+def _step(src, s, made, placed, slot_of, writers):
     """Step ``s`` as eager_nodes.differentiate runs it with float32_nodes.run's ``fresh``;
     False when it is not a case covered here."""
     if s.op.arity == -1 or s.node not in made or \
@@ -148,6 +165,15 @@ def _step(src, s, made, placed, slot_of):
             lines += _fresh(t, False, slot_of, placed)
             if s.kernel is None:
                 gx = f"a{t.node}.view(_Unwritten)"
+        elif t.mode == SINK and have is None and writers[t.node] == 1 and dt == _F32 and \
+                t.dtype == _F64 and t.node in slot_of:
+            # a returned gradient with no other term: its float64 adjoint would hold the
+            # float32 sum exactly and give it back unchanged; summed in its place instead
+            pos, n = slot_of[t.node]
+            gx = f"tmp{t.k}"
+            lines += [f"{gx} = grads[{pos}:{pos + n}]", f"{gx}[:] = 0.0"]
+            placed.add(t.node)
+            made[t.node] = _F32
         elif t.mode == SINK:
             if have is None:
                 lines += _fresh(t, True, slot_of, placed)

@@ -25,7 +25,7 @@ def eager_forward(op, *operands):
         a = operands[0]
         dt = a.dtype
         if (dt is _F32 or dt is _F64) and a.ndim and a.flags.c_contiguous:
-            kernel = _ARRAY.get(op.code) or _eager_kernel(op)
+            kernel = _ARRAY.get(op.code) or eager_kernel(op)
             y = np.empty_like(a)
             kernel(y.ravel(), a.ravel(), _NO_INTS, _NO_INTS, _NO_INTS, _NO_FLOATS)
             return y
@@ -49,7 +49,7 @@ def eager_forward(op, *operands):
         if order is not None:  # computed in the order torch lays the result out
             a = a.transpose(order)
         y = np.empty(a.size, a.dtype)
-        _eager_kernel(op)(y, a.ravel(), _NO_INTS, _NO_INTS, _NO_INTS,
+        eager_kernel(op)(y, a.ravel(), _NO_INTS, _NO_INTS, _NO_INTS,
                           fat)  # a unary kernel reads no shapes
         if order is not None:
             return y.reshape(a.shape).transpose(np.argsort(order))
@@ -71,7 +71,7 @@ def eager_forward(op, *operands):
     shapes = [np.asarray(s, np.int64) for s in [shape] + [a.shape for a in arrays]]
     y = np.empty(shape, dtype)
     fat = np.asarray(operands[op.arity:], np.float64) if len(operands) > op.arity else _NO_FLOATS
-    _eager_kernel(op)(y.reshape(-1), *flat, *shapes, _NO_INTS, fat)
+    eager_kernel(op)(y.reshape(-1), *flat, *shapes, _NO_INTS, fat)
     if order is not None:
         return y.transpose(np.argsort(order))
     return y if y.ndim else y[()]
@@ -147,7 +147,7 @@ def torch_order(shape, arrays):
 
 def _scalar_value(op, x, f0=0.0, f1=0.0):
     """``op`` (unary) of one number by its replay's scalar kernel, as a Python float."""
-    kernel = _SCALAR.get(op.code) or _eager_kernel(op, "_sc_")
+    kernel = _SCALAR.get(op.code) or eager_kernel(op, "_sc_")
     return kernel(float(x), f0, f1)
 
 
@@ -190,7 +190,7 @@ def kernel_first(op):
 _KERNEL_FIRST = {}  # op code -> kernel_first(op)
 
 
-def _eager_kernel(op, prefix="_fw_"):
+def eager_kernel(op, prefix="_fw_"):
     """The eager kernel ``prefix + op.name`` of the op's kernels module, memoized."""
     memo = _SCALAR if prefix == "_sc_" else _ARRAY
     kernel = memo.get(op.code)
