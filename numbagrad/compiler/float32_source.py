@@ -11,6 +11,7 @@ input read twice, an adjoint converted between dtypes) keeps ``run``.
 
 import numpy as np
 
+from ..engine import formula
 from ..engine.registry import Unwritten
 from ..ops.elementwise import forward
 from .eager_nodes import IN_PLACE, SINK, STORE, Step
@@ -79,9 +80,10 @@ def _forward(src, f):
     elif f.op.value is not None:
         src.add(f"v{i} = {fn}.op.value([{xs}], {fn}.ia, {fn}.fa)")
     elif f.kernel is None and f.op.fwd is not None and f.op.arity in (1, 2) and \
-            len(f.shape) and all(len(sh) for sh in f.sh_args):
+            not formula.uses(f.op.fwd, "m") and len(f.shape) and \
+            all(len(sh) for sh in f.sh_args):
         # eager_forward's kernel on arrays (NumPy's loop for an op that rounds once: the
-        # same bits), without its checks: float32 operands of one or more dims
+        # same bits), without its checks: float32 operands of one or more dims, no mask
         kernel = src.bind(f"k{i}", forward.eager_kernel(f.op))
         flat = ", ".join(f"np.ascontiguousarray(v{a}).reshape(-1)" for a in f.argn)
         # (a unary kernel reads no shapes)
