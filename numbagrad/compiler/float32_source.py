@@ -148,15 +148,17 @@ def _step(src, s, made, placed, slot_of, writers):
     # eager's stores and passes (big_nodes._BigNode): an elementwise kernel's first
     # gradient for a full-size input is stored (need 2), or is the node's own, handed on
     storable = s.kernel is not None and s.op.takes_int_needs()
-    handed = made[i] != dt  # (a converted gradient is a copy: eager hands on none then)
+    # the node's adjoint goes to one input at most, and not when converted (a copy: eager
+    # hands on none then)
+    may_hand = made[i] == dt
     for t in s.targets:
         have = made.get(t.node)
         gx = f"a{t.node}"
         if storable and t.mode == IN_PLACE and have is None and not t.flip and \
                 t.size == s.size:
-            if s.op.passes_gradient(t.k) and not handed:
+            if s.op.passes_gradient(t.k) and may_hand:
                 lines.append(f"a{t.node} = g")
-                needs[t.k], handed = "0", True
+                needs[t.k], may_hand = "0", False
                 made[t.node] = dt
                 continue
             lines += _fresh(t, False, slot_of, placed)
