@@ -24,10 +24,11 @@ from ..engine import kernel_tables, registry
 from ..engine.registry import Unwritten
 from ..grad_fn import none_position
 from ..tensor import _make
-from . import anomaly, sweep
+from . import anomaly, sweep, written
 from .big_nodes import _BigNode, _statics_for
 from .checks import FREED_MSG, checked_hook_result, dirty_message, mark_dirty_views
 from .leaf_grads import _accumulate
+from .written import ADD, ADD_NEW, FLIP, FLIP_NEW, NEEDS, PASS, SHARE, STORE, UNWRITTEN
 
 # (read-only stand-ins for a tape's empty buffers)
 _NO_INTS = np.empty(0, np.int64)
@@ -71,6 +72,8 @@ class _Run:
         # id -> [buffer, holders]; whoever writes into it first takes a copy (see _own)
         self.shared = {}
         self.statics = None  # this graph's _BigNode records, looked up at the first big node
+        # what this run does, as written.build reads it (None: not noted)
+        self.log = None
         self.touched = np.zeros(n, np.uint8)
         if tape.freed is None or len(tape.freed) < n:
             freed = np.zeros(n, np.uint8)
@@ -201,6 +204,8 @@ class _Run:
             status, i, row = sweep.sweep(block, sweep.BW, arity, saves, t.nodes, t.args,
                                          t.shapes, t.iat, t.fat, t.val, t.adj, t.touched,
                                          t.freed, t.dirty, start, t.retain, t.check)
+            if self.log is not None:
+                self.log.append(("sweep", start, status, i))
             if status == sweep.DONE:
                 return
             if status == sweep.HAND_BACK:
@@ -338,15 +343,22 @@ class _Run:
             if tape.dirty and any(self.dirty[a] > i for a in s.checked):
                 raise anomaly.sweep_error(self.dirty_message(i), tape, i)
         dt = s.dt
+        big_adj = self.big_adj
+        log = self.log
+        if log is not None:  # (what written.build needs: how each input was reached)
+            acts = []
+            entry = ["node", i, i in big_adj, False, acts]
+            log.append(entry)
         g = self.adjoint(i, dt)
         if g.dtype != dt:
             g = g.astype(dt)
+            if log is not None:
+                entry[3] = True
         ia, fa = self.iat[s.io:s.io_end], self.fat[s.fo:s.fo_end]
         # Where each input's gradient goes: decided here, at run time, because it depends on
         # what earlier nodes of this sweep wrote (which adjoint arrays exist, in what dtype)
         grads, sinks = [], None
         reached = list(s.argn)
-        big_adj = self.big_adj
         needs = s.needs
         handed = s.passes and g is big_adj.get(i) and i not in self.kept
         given = None  # node i's adjoint once handed on: an add's other operand shares it
@@ -362,6 +374,7 @@ class _Run:
                     handed = False
                     needs = needs[:k] + (0,) + needs[k + 1:]
                     grads.append(None)
+                    act = (PASS, k, a)
                 elif given is not None and k in s.passes and self._may_share(a):
                     big_adj[a] = given
                     entry = self.shared.get(id(given))
@@ -371,10 +384,14 @@ class _Run:
                         entry[1] += 1
                     needs = needs[:k] + (0,) + needs[k + 1:]
                     grads.append(None)
+                    act = (SHARE, k, a)
                 else:
                     target = big_adj[a] = self._unwritten(size_a, dt)
                     needs = needs[:k] + (2,) + needs[k + 1:]
                     grads.append(target)
+                    act = (STORE, k, a)
+                if log is not None:
+                    acts.append(act)
                 continue
             if src is not None:
                 # a t() node only this product consumes (F.linear): its input's gradient,
@@ -385,6 +402,8 @@ class _Run:
                     target = self._own(src_node, target)
                 if target is None or target.dtype == dt:
                     reached[k] = src_node
+                    if log is not None:
+                        acts.append((FLIP_NEW if target is None else FLIP, k, src_node))
                     if target is None:
                         target = big_adj[src_node] = np.empty(src_size, dt)
                         grads.append(target.reshape(src_shape).T.view(Unwritten))
@@ -396,8 +415,13 @@ class _Run:
                 # Unwritten target instead of adding into a zeroed one
                 target = big_adj[a] = np.empty(size_a, dt)
                 grads.append(target.view(Unwritten))
+                if log is not None:
+                    acts.append((UNWRITTEN, k, a))
                 continue
+            new = log is not None and self.nodes[a, F_VOFF] < 0 and a not in big_adj
             target = self.writable(a, dt)
+            if log is not None:
+                acts.append((ADD_NEW if new else ADD, k, a, target.dtype != dt))
             if target.dtype != dt:
                 tmp = np.zeros(target.shape, dt)
                 grads.append(tmp)
@@ -424,6 +448,8 @@ class _Run:
                 xs = [self.value(a).astype(dt, copy=False) if r else empty
                       for a, r in zip(s.argn, s.read_x)]
                 s.kernel(g, y, *xs, *grads, s.sh, *s.sh_args, *needs, ia, fa)
+        if log is not None:
+            acts.append((NEEDS, needs, tuple(reached)))
         if sinks:
             for target, tmp in sinks:
                 target += tmp
@@ -523,7 +549,7 @@ def _sweep_tape(tape, seeds, order, retain_graph, inputs, collect):
             run.nodes[stops, F_FLAGS] |= FLAG_HOOK
         for node, g in seeds:
             run.seed(node, g)
-        run.run(seeds[0][0] if len(seeds) == 1 else max(node for node, _ in seeds))
+        written.run_from(run, seeds, inputs, collect)
         _accumulate(run, tape, inputs, collect)
         if tape.bridges:
             for node, (older, older_node) in tape.bridges.items():
