@@ -1,4 +1,4 @@
-"""The backward a graph gets written out as after its first run (autograd/written.py) gives
+"""The backward a graph gets written out as once it recurs (autograd/written.py) gives
 the interpreted engine's gradients to the bit, and is used only where nothing can make two
 backwards of one graph differ."""
 
@@ -91,9 +91,9 @@ def _graphs():
 def test_graphs_equal_the_interpreted_engine_over_repeated_backwards(name, interpreted):
     fn = _graphs()[name]
     big_nodes._STATICS.clear()
-    ours = [_backward(fn, k) for k in range(3)]  # the first interpreted, then written
+    ours = [_backward(fn, k) for k in range(5)]  # interpreted, then written
     interpreted()
-    theirs = [_backward(fn, k) for k in range(3)]
+    theirs = [_backward(fn, k) for k in range(5)]
     for pair_a, pair_b in zip(ours, theirs):
         for a, b in zip(pair_a, pair_b):
             np.testing.assert_array_equal(a, b)
@@ -102,7 +102,7 @@ def test_graphs_equal_the_interpreted_engine_over_repeated_backwards(name, inter
 def test_a_shared_adjoint_is_written_out_with_the_engines_bookkeeping():
     big_nodes._STATICS.clear()
     fn = _graphs()["shared_gradient"]
-    grads = [_backward(fn, 0) for _ in range(3)]
+    grads = [_backward(fn, 0) for _ in range(4)]
     assert _written_graphs() == (1, 0)
     (done,) = [v for s in big_nodes._STATICS.values() for k, v in s.items()
                if isinstance(k, tuple) and callable(v)]
@@ -112,20 +112,21 @@ def test_a_shared_adjoint_is_written_out_with_the_engines_bookkeeping():
         np.testing.assert_array_equal(grads[0][1], g[1])
 
 
-def _three_retained_backwards():
+def _retained_backwards():
     a, b = _big_inputs(0)
     loss = (a.relu() * b).sum()
-    for _ in range(3):
+    for _ in range(4):
         loss.backward(retain_graph=True)
     return a.grad.numpy().copy(), b.grad.numpy().copy()
 
 
 def test_retain_graph_backwards_are_written_and_add_up(interpreted):
+    # (the second notes what it does, the third runs what was written)
     big_nodes._STATICS.clear()
-    ours = _three_retained_backwards()
+    ours = _retained_backwards()
     assert _written_graphs()[0] == 1
     interpreted()
-    theirs = _three_retained_backwards()
+    theirs = _retained_backwards()
     for a, b in zip(ours, theirs):
         np.testing.assert_array_equal(a, b)
 
@@ -133,7 +134,7 @@ def test_retain_graph_backwards_are_written_and_add_up(interpreted):
 def test_a_hook_on_a_later_step_runs_and_changes_the_gradient():
     big_nodes._STATICS.clear()
     fn = _graphs()["add_then_mul"]
-    for k in range(3):
+    for k in range(4):
         _backward(fn, k)
     assert _written_graphs()[0] >= 1
     a, b = _big_inputs(0)
@@ -149,7 +150,7 @@ def test_anomaly_mode_is_interpreted():
     big_nodes._STATICS.clear()
     fn = _graphs()["add_then_mul"]
     with ng.autograd.detect_anomaly():
-        for k in range(2):
+        for k in range(4):
             _backward(fn, k)
     assert _written_graphs() == (0, 0)
 
@@ -157,7 +158,7 @@ def test_anomaly_mode_is_interpreted():
 def test_freed_values_still_raise_torchs_error():
     big_nodes._STATICS.clear()
     fn = _graphs()["exp_log"]
-    for k in range(2):
+    for k in range(4):
         _backward(fn, k)
     a, b = _big_inputs(0)
     loss = fn(a, b)
@@ -169,9 +170,16 @@ def test_freed_values_still_raise_torchs_error():
 def test_written_source_reads_as_python():
     big_nodes._STATICS.clear()
     fn = _graphs()["transposed"]
-    for k in range(2):
+    for k in range(4):
         _backward(fn, k)
     (done,) = [v for s in big_nodes._STATICS.values() for k, v in s.items()
                if isinstance(k, tuple) and callable(v)]
     assert done.source.startswith("def written(run):")
     compile(done.source, "<test>", "exec")
+
+
+def test_a_graph_met_once_is_not_written_out():
+    big_nodes._STATICS.clear()
+    a, b = _big_inputs(0)
+    (a * b).sum().backward()
+    assert _written_graphs() == (0, 0)

@@ -3,11 +3,12 @@
 A training loop records the same graph at every step, and the engine (engine._Run) decides
 the same things for it at every backward: where each input's gradient goes, which adjoint
 arrays exist and in what dtype, where the compiled sweep hands a node back. On a graph of
-big nodes that interpretation costs more than the kernels it calls. So the first backward
-of a graph notes what the engine did (``_Run.log``), ``build`` writes that out as the
-source of a function calling the same kernels and NumPy derivatives on the same arrays in
-the same order, and later backwards of the graph run it: the same bits by construction
-(tests/test_written_backward.py compares them with the interpreted engine's).
+big nodes that Python is a visible part of each step. So the second backward
+of a graph notes what the engine did (``_Run.log``; a graph met once may never come back),
+``build`` writes that out as the source of a function calling the same kernels and NumPy
+derivatives on the same arrays in the same order, and later backwards of the graph run it:
+the same bits by construction (tests/test_written_backward.py compares them with the
+interpreted engine's).
 
 Only what cannot change between two backwards of one graph is written out (``eligible``):
 one seed, no hooks, custom Functions, retained gradients, ``inputs=``, anomaly mode,
@@ -35,6 +36,7 @@ ADD = 7  # the input's existing adjoint, added into (through a temporary if dtyp
 NEEDS = 8  # (last) what the derivative was called with: its needs, the nodes reached
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_SEEN = "seen once"  # a graph whose next backward is noted and written out
 _NOT_WRITTEN = "not written"  # a graph the engine interprets at every backward
 _MAX_STEPS = 2000  # longer logs are not written out (compiling their source costs more)
 
@@ -61,12 +63,14 @@ def run_from(run, seeds, inputs, collect):
     if callable(fn):
         fn(run)
         return
-    if fn is None:
+    if fn is None:  # a graph met once is not written out: it may not come again
+        statics[key] = _SEEN
+    elif fn is _SEEN:
         run.log = []
     run.run(node)
     # nothing is kept when the run compiled a kernel on the way (its sweeps differ)
-    if fn is None and not any(e[0] == "sweep" and e[2] == sweep.NOT_COMPILED
-                              for e in run.log):
+    if run.log is not None and not any(e[0] == "sweep" and e[2] == sweep.NOT_COMPILED
+                                       for e in run.log):
         written = build(run, run.log) if len(run.log) <= _MAX_STEPS else None
         statics[key] = _NOT_WRITTEN if written is None else written
 
