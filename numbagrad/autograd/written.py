@@ -38,7 +38,8 @@ NEEDS = 8  # (last) what the derivative was called with: its needs, the nodes re
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _SEEN = "seen once"  # a graph whose next backward is noted and written out
 _NOT_WRITTEN = "not written"  # a graph the engine interprets at every backward
-_MAX_STEPS = 2000  # longer logs are not written out (compiling their source costs more)
+# longer logs are not written out: compiling the source costs ~0.25 ms a node (bench_written.py)
+_MAX_STEPS = 500
 
 
 def eligible(run, seeds, inputs, collect):
