@@ -349,13 +349,13 @@ class _Run:
         log = self.log
         if log is not None:  # (what written.build needs: how each input was reached)
             acts = []
-            entry = ["node", i, i in big_adj, False, acts]
-            log.append(entry)
+            noted = ["node", i, i in big_adj, False, acts]
+            log.append(noted)
         g = self.adjoint(i, dt)
         if g.dtype != dt:
             g = g.astype(dt)
             if log is not None:
-                entry[3] = True
+                noted[3] = True
         ia, fa = self.iat[s.io:s.io_end], self.fat[s.fo:s.fo_end]
         # Where each input's gradient goes: decided here, at run time, because it depends on
         # what earlier nodes of this sweep wrote (which adjoint arrays exist, in what dtype)

@@ -43,12 +43,13 @@ _MAX_STEPS = 500
 
 
 def eligible(run, seeds, inputs, collect):
-    """Whether ``run``, a backward from ``seeds``, makes no decision another backward of the
-    same graph would make differently (``run.check``: a value was freed or changed)."""
+    """Whether ``run``, a backward from ``seeds``, has big nodes (without, the compiled sweep
+    runs it all) and makes no decision another backward of the same graph would make
+    differently (``run.check``: a value was freed or changed)."""
     tape = run.tape
-    return len(seeds) == 1 and not inputs and collect is None and not run.check and \
-        not tape.functions and not tape.hooks and not tape.node_post_hooks and \
-        not tape.retained and not tape.bridges and not tape.sites
+    return tape.has_big and len(seeds) == 1 and not inputs and collect is None and \
+        not run.check and not tape.functions and not tape.hooks and \
+        not tape.node_post_hooks and not tape.retained and not tape.bridges and not tape.sites
 
 
 def run_from(run, seeds, inputs, collect):
