@@ -3,9 +3,9 @@
 A training loop records the same graph at every step, and the engine (engine._Run) decides
 the same things for it at every backward: where each input's gradient goes, which adjoint
 arrays exist and in what dtype, where the compiled sweep hands a node back. On a graph of
-big nodes that Python is a visible part of each step. So the second backward
-of a graph notes what the engine did (``_Run.log``; a graph met once may never come back),
-``build`` writes that out as the source of a function calling the same kernels and NumPy
+big nodes that Python is a visible part of each step. So the second backward of a graph
+notes what the engine did (``_Run.log``; a graph met once may never come back), ``build``
+writes that out as the source of a function calling the same kernels and NumPy
 derivatives on the same arrays in the same order, and later backwards of the graph run it:
 the same bits by construction (tests/test_written_backward.py compares them with the
 interpreted engine's).
@@ -38,7 +38,8 @@ NEEDS = 8  # (last) what the derivative was called with: its needs, the nodes re
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _SEEN = "seen once"  # a graph whose next backward is noted and written out
 _NOT_WRITTEN = "not written"  # a graph the engine interprets at every backward
-# longer logs are not written out: compiling the source costs ~0.25 ms a node (bench_written.py)
+# longer logs are not written out: compiling their source is paid per node, once, by a
+# graph that may not recur often enough to earn it back (bench/bench_written.py)
 _MAX_STEPS = 500
 
 
