@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core.tape import F_BIG, F_SIZE, F_VOFF, NODE_FIELDS
 from ..engine import kernel_tables
+from ..engine.pysource import Source
 from ..engine.registry import Unwritten
 from . import sweep
 from .big_nodes import _statics_for
@@ -82,19 +83,13 @@ def _dt(dt):
     return "_F32" if dt == _F32 else "_F64" if dt == _F64 else f"np.dtype({dt.str!r})"
 
 
-class _Writer:
+class _Writer(Source):
+    """The written backward's source, and what it reads of ``run``'s tape to write it."""
+
     def __init__(self, run):
+        super().__init__(np=np, _F32=_F32, _F64=_F64, _Unwritten=Unwritten, _sweep=sweep.sweep,
+                         _BW=sweep.BW, _diverged=_diverged)
         self.run, self.tape = run, run.tape
-        self.lines = []
-        self.env = {"np": np, "_F32": _F32, "_F64": _F64, "_Unwritten": Unwritten,
-                    "_sweep": sweep.sweep, "_BW": sweep.BW, "_diverged": _diverged}
-
-    def bind(self, name, obj):
-        self.env[name] = obj
-        return name
-
-    def add(self, *lines):
-        self.lines += ["    " + line for line in lines]
 
     def field(self, node, f):
         return self.tape.nodes[node * NODE_FIELDS + f]
@@ -158,11 +153,7 @@ def build(run, log):
                   f"    _diverged(i, status, {i})")
         else:
             _node(w, e)
-    text = "def written(run):\n" + "\n".join(w.lines) + "\n"
-    exec(compile(text, "<numbagrad written backward>", "exec"), w.env)
-    fn = w.env["written"]
-    fn.source = text
-    return fn
+    return w.function("written(run)", "<numbagrad written backward>")
 
 
 def _node(w, entry):

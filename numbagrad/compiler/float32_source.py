@@ -12,6 +12,7 @@ input read twice, an adjoint converted between dtypes) keeps ``run``.
 import numpy as np
 
 from ..engine import formula
+from ..engine.pysource import Source
 from ..engine.registry import Unwritten
 from ..ops.elementwise import forward
 from .eager_nodes import IN_PLACE, SINK, STORE, Step
@@ -20,26 +21,11 @@ _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 
 
-class _Source:
-    """The function's lines and the objects its names are bound to."""
-
-    def __init__(self):
-        self.lines = []
-        self.env = {"np": np, "_F32": _F32, "_F64": _F64, "_Unwritten": Unwritten,
-                    "_eager_forward": forward.eager_forward, "_NO_INTS": np.empty(0, np.int64)}
-
-    def bind(self, name, obj):
-        self.env[name] = obj
-        return name
-
-    def add(self, *lines):
-        self.lines += ["    " + line for line in lines]
-
-
 def build(plan):
     """``run(parts, grads, with_grad) -> (value, grads)`` for ``plan`` (``grads``: the
     returned buffer), or None when a step is not one this covers (module doc)."""
-    src = _Source()
+    src = Source(np=np, _F32=_F32, _F64=_F64, _Unwritten=Unwritten,
+                 _eager_forward=forward.eager_forward, _NO_INTS=np.empty(0, np.int64))
     for node, q, shape in plan.slots:
         src.add(f"v{node} = np.asarray(parts[{q}], _F32).reshape({shape!r})")
     for node, c in plan.constants.items():
@@ -65,9 +51,7 @@ def build(plan):
         elif node not in placed:
             src.add(f"grads[{pos}:{pos + n}] = a{node}")
     src.add("return value, grads")
-    text = "def run(parts, grads, with_grad):\n" + "\n".join(src.lines) + "\n"
-    exec(compile(text, "<numbagrad float32 plan>", "exec"), src.env)
-    return src.env["run"]
+    return src.function("run(parts, grads, with_grad)", "<numbagrad float32 plan>")
 
 
 def _forward(src, f):
