@@ -62,7 +62,7 @@ def run_from(run, seeds, inputs, collect):
         return
     node, grad = seeds[0]
     statics = run.statics = _statics_for(run.tape)
-    key = ("written", node, grad.dtype.char, grad.size, run.retain)
+    key = ("written", node, grad.dtype.char, run.retain)  # (the seed has the node's size)
     fn = statics.get(key)
     if callable(fn):
         fn(run)
@@ -86,10 +86,13 @@ def _dt(dt):
 class _Writer(Source):
     """The written backward's source, and what it reads of ``run``'s tape to write it."""
 
-    def __init__(self, run):
+    def __init__(self, run, log):
         super().__init__(np=np, _F32=_F32, _F64=_F64, _Unwritten=Unwritten, _sweep=sweep.sweep,
                          _BW=sweep.BW, _diverged=_diverged)
         self.run, self.tape = run, run.tape
+        # an adjoint shared by two nodes (an add's operands): what is written into it, and
+        # its release, go through the engine's own bookkeeping (copied when first written)
+        self.shares = any(act[0] == SHARE for e in log if e[0] == "node" for act in e[4])
 
     def field(self, node, f):
         return self.tape.nodes[node * NODE_FIELDS + f]
@@ -133,16 +136,13 @@ def _diverged(i, status, node):
 
 def build(run, log):
     """The function ``written(run)`` doing what ``log`` says ``run`` did after its seeds."""
-    w = _Writer(run)
+    w = _Writer(run, log)
     w.add("big_adj, adj, val, bv = run.big_adj, run.adj, run.val, run.tape.big_val",
           "iat, fat, touched, freed, spare = run.iat, run.fat, run.touched, run.freed, "
           "run.spare")
     if any(e[0] == "sweep" for e in log):
         w.add("block, arity, saves = tables()")
         w.bind("tables", kernel_tables.sweep_tables)
-    # an adjoint shared by two nodes (an add's operands): what is written into it, and its
-    # release, go through the engine's own bookkeeping (copied when first written)
-    w.shares = any(act[0] == SHARE for e in log if e[0] == "node" for act in e[4])
     for e in log:
         if e[0] == "sweep":
             _, start, status, i = e

@@ -50,7 +50,7 @@ def eager_forward(op, *operands):
             a = a.transpose(order)
         y = np.empty(a.size, a.dtype)
         eager_kernel(op)(y, a.ravel(), _NO_INTS, _NO_INTS, _NO_INTS,
-                          fat)  # a unary kernel reads no shapes
+                         fat)  # a unary kernel reads no shapes
         if order is not None:
             return y.reshape(a.shape).transpose(np.argsort(order))
         return y.reshape(a.shape)  # (a 0-d operand took the scalar path above)
