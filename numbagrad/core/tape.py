@@ -365,19 +365,24 @@ class Tape:
             val.placed += n - val.n
             val.n = n
 
+    def is_big(self, node):
+        """Whether ``node`` keeps its own array (FLAG_BIG)."""
+        return bool(self.nodes[node * NODE_FIELDS + F_FLAGS] & FLAG_BIG)
+
     def unwritten(self, node):
         """Whether ``node``'s value was never written (no derivative read it)."""
         return bool(self.nodes[node * NODE_FIELDS + F_FLAGS] & FLAG_UNWRITTEN)
 
-    def source(self, t):
-        """The node of a leaf or constant tensor on this tape, creating it on first use."""
+    def source(self, t, with_big=False):
+        """The node of a leaf or constant tensor on this tape, creating it on first use;
+        ``with_big``: as a big node (its own array) whatever its size, from two elements."""
         node = self.sources.get(id(t))
         if node is None:
             if self.guards is not None and id(t) in self.guards.int_args:
                 self.guards.int_static.add(self.guards.int_args[id(t)])  # a constant now
             data = t._data
             size = data.size
-            big = FLAG_BIG if size >= self.big else 0
+            big = FLAG_BIG if size >= self.big or with_big and size > 1 else 0
             flags = (FLAG_NEEDS_GRAD if t._requires_grad else 0) | big | \
                 (FLAG_F32 if data.dtype is _F32 else 0)
             code = LEAF_CODE if t._requires_grad else CONST_CODE

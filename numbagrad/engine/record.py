@@ -103,46 +103,70 @@ def record(op, out, inputs, iat=(), fat=()):
         # tape, bridging the inputs, as a graph spanning tapes always does
         tape = fresh_tape()
     try:
-        nodes = tape.nodes
         if isinstance(out, np.generic):  # a 0-d result: skip NumPy's slow scalar attributes
             size, shape = 1, ()
         else:
             size, shape = out.size, out.shape
+        # a leaf or constant first met by a big node keeps its own array too: held in the
+        # float64 arena it would be copied in, differentiated in float64 and copied back
+        with_big = size >= tape.big or tape.has_big and big_operand(tape, inputs)
         args = []
-        argflags = 0
         for t in inputs:
             tt = t._tape
             if tt is tape:
                 a = t._node
             elif tt is None:
-                a = tape.source(t)
+                a = tape.source(t, with_big)
             else:
                 a = tape.bridge(t)
             args.append(a)
-            argflags |= nodes[a * NODE_FIELDS + F_FLAGS]
-        if argflags & FLAG_UNWRITTEN:  # the operands its derivative reads are written
-            reads = op.value_reads
-            for k, (t, a) in enumerate(zip(inputs, args)):
-                if reads == _READ_ALL or k < 3 and reads >> k & 1:
-                    tape.need(a, t._data)
-        flags = FLAG_NEEDS_GRAD | (FLAG_BIG if size >= tape.big or argflags & FLAG_BIG else 0) | \
-            (FLAG_F32 if out.dtype is _F32 else 0)
-        if fat and flags & FLAG_F32 and op.elementwise and op.rounds_once:
-            # NumPy applies a Python number to a float32 operand rounded to float32 (x * 0.8
-            # multiplies by float32(0.8)); recorded so, the replay's float64 formula rounds its
-            # one result to eager's, and the backward uses the factor eager applied
-            fat = tuple(float(np.float32(f)) for f in fat)
-        node = tape.push(op.code, out, size, shape, args, iat, fat, flags, op.value_reads)
-        if op.blas_inner is not None and not tape.blas:
-            k = op.blas_inner
-            tape.blas = k < 0 or size * inputs[k]._data.shape[-1] >= BLAS_THREADS_MIN
-        if _anomaly.enabled:
-            anomaly_flags.note(tape, node)
-        return _make(out, tape, node)
+        return push_node(tape, op, out, size, shape, inputs, args, iat, fat)
     except BufferError:
         # a backward that started after the check above views the buffers: this tape takes
         # no more nodes (push() left none half-written), the op goes to a new one
         return _on_new_tape(tape, op, out, inputs, iat, fat)
+
+
+def big_operand(tape, inputs):
+    """Whether one of ``inputs`` is a big node of ``tape``, or a source that will be one."""
+    nodes, big = tape.nodes, tape.big
+    for t in inputs:
+        tt = t._tape
+        if tt is tape:
+            if nodes[t._node * NODE_FIELDS + F_FLAGS] & FLAG_BIG:
+                return True
+        elif tt is None and t._data.size >= big:
+            return True
+    return False
+
+
+def push_node(tape, op, out, size, shape, inputs, args, iat, fat):
+    """record()'s node: ``op``'s value ``out`` (``size`` elements of ``shape``) over the
+    nodes ``args`` of ``inputs`` on ``tape``, which the caller checked can take it (grad mode
+    on, nothing watching, no stale operand); returns the result Tensor."""
+    nodes = tape.nodes
+    argflags = 0
+    for a in args:
+        argflags |= nodes[a * NODE_FIELDS + F_FLAGS]
+    if argflags & FLAG_UNWRITTEN:  # the operands its derivative reads are written
+        reads = op.value_reads
+        for k, (t, a) in enumerate(zip(inputs, args)):
+            if reads == _READ_ALL or k < 3 and reads >> k & 1:
+                tape.need(a, t._data)
+    flags = FLAG_NEEDS_GRAD | (FLAG_BIG if size >= tape.big or argflags & FLAG_BIG else 0) | \
+        (FLAG_F32 if out.dtype is _F32 else 0)
+    if fat and flags & FLAG_F32 and op.elementwise and op.rounds_once:
+        # NumPy applies a Python number to a float32 operand rounded to float32 (x * 0.8
+        # multiplies by float32(0.8)); recorded so, the replay's float64 formula rounds its
+        # one result to eager's, and the backward uses the factor eager applied
+        fat = tuple(float(np.float32(f)) for f in fat)
+    node = tape.push(op.code, out, size, shape, args, iat, fat, flags, op.value_reads)
+    if op.blas_inner is not None and not tape.blas:
+        k = op.blas_inner
+        tape.blas = k < 0 or size * inputs[k]._data.shape[-1] >= BLAS_THREADS_MIN
+    if _anomaly.enabled:
+        anomaly_flags.note(tape, node)
+    return _make(out, tape, node)
 
 
 def _on_new_tape(tape, op, out, inputs, iat=(), fat=()):
@@ -207,7 +231,9 @@ def record_array(op, out, a, b=None, iat=(), fat=()):
             _stale(tape, a, b) or a._base is not None and \
             a._view[1] != a._vc_list[0] or b is not None and (
                 b._base is not None and b._view[1] != b._vc_list[0] or
-                b._tape is not tape and b._tape is not None):
+                b._tape is not tape and b._tape is not None) or out.size >= tape.big or \
+            tape.has_big and (a._tape is None or b is not None and b._tape is None):
+        # (a big result, or a source that may meet a big node: record() decides its kind)
         return record(op, out, (a,) if b is None else (a, b), iat, fat)
     f32 = FLAG_F32 if out.dtype is _F32 else 0
     if fat and f32 and op.elementwise and op.rounds_once:  # (as in record())

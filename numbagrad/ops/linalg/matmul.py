@@ -6,7 +6,7 @@ from ...core import grad_mode
 from ...core.tape import current_tape
 from ...engine import gemm
 from ...engine import record as record_module
-from ...engine.record import note_view, record, record_array, shape_error_broadcast
+from ...engine.record import note_view, push_node, record, record_array, shape_error_broadcast
 from ...engine.registry import Sample, Unwritten, defop, vjp_rule
 from ...tensor import Tensor, _make  # noqa: F401
 from ..elementwise.logic import need_tensor
@@ -14,6 +14,7 @@ from ..elementwise.pointwise import binary, to_dtype
 from ..shape.movement import (
     TRANSPOSE,
     UNSAFE_VIEW,
+    T,
     _transposed,
     as_view,
     contiguous,
@@ -299,7 +300,46 @@ def linear(x, w, bias):
                                             bias._requires_grad)) and \
             record_module.forward_hook is None:  # forward AD: tangents go through record
         return _make(value)
+    out = _record_linear(value, x, w, bias)
+    if out is not None:
+        return out
     return record(ADDMM, value, (bias, x, weight_t(w)), (), (1.0, 1.0))
+
+
+def _record_linear(value, x, w, bias):
+    """linear()'s two nodes, t(w) and the addmm, pushed as record() would push them, in the
+    common case of a training step: weight and bias leaves new to the tape of ``x`` (or of
+    a new graph), nothing watching (no forward hook or anomaly mode, no backward holding the
+    tape, no value changed in place). None otherwise, pushing nothing: record() takes it.
+    Weight and bias keep their own arrays when the product is big, as record() gives any
+    source it meets with a big node."""
+    if w._tape is not None or bias._tape is not None or w._base is not None or \
+            bias._base is not None or x._base is not None or not w._requires_grad or \
+            not grad_mode.state.enabled or record_module.forward_hook is not None or \
+            record_module._anomaly.enabled:
+        return None
+    tape = x._tape
+    if tape is None:
+        tape = current_tape()
+    sources = tape.sources
+    if tape.sweeps or tape.dirty or tape.pinned or id(w) in sources or id(bias) in sources:
+        return None
+    big = value.size >= tape.big or (tape.is_big(x._node) if x._tape is tape else
+                                     x._data.size >= tape.big)
+    wd = w._data
+    try:
+        nw = tape.source(w, big)
+        wt = push_node(tape, T, wd.T, wd.size, wd.T.shape, (w,), (nw,), (0, 1, wd.shape[1]), ())
+        note_view(wt, w, _transposed)
+        tape.transposes[wt._node] = nw
+        tape.linear_t[nw] = (wt._node, w._vc[0])
+        nb = tape.source(bias, big)
+        nx = x._node if x._tape is tape else tape.source(x)
+        return push_node(tape, ADDMM, value, value.size, value.shape, (bias, x, wt),
+                         (nb, nx, wt._node), (), (1.0, 1.0))
+    except BufferError:  # a backward began holding the tape: record() goes to a new one
+        tape.close()
+        return None
 
 
 def weight_t(w):

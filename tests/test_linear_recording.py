@@ -1,0 +1,133 @@
+"""F.linear's nodes in a training step: pushed directly (matmul._record_linear), they give
+the graph and gradients of record()'s path and of torch; a layer whose product is big keeps
+its weight and bias as big nodes (their own arrays in their dtype, not float64 arena
+copies), and so does any leaf record() first meets with a big node."""
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+from numbagrad.core import tape as tape_module
+from numbagrad.ops.linalg import matmul
+
+torch = pytest.importorskip("torch")
+
+BIG_ROWS = 160  # 160 x 256 = 40,960 elements: big nodes (tape.BIG is 32,768)
+
+
+@pytest.fixture
+def through_record(monkeypatch):
+    """A switch: calling it sends every later F.linear through record()'s path."""
+    def off():
+        monkeypatch.setattr(matmul, "_record_linear", lambda *args: None)
+    return off
+
+
+def _model(lib, sizes, dtype):
+    lib.manual_seed(0)
+    nn = lib.nn
+    layers = []
+    for a, b in zip(sizes, sizes[1:]):
+        layers += [nn.Linear(a, b), nn.ReLU()]
+    model = nn.Sequential(*layers[:-1])
+    return model.to(getattr(lib, np.dtype(dtype).name))
+
+
+def _loss_and_grads(lib, sizes, rows, dtype):
+    model = _model(lib, sizes, dtype)
+    rng = np.random.default_rng(1)
+    x = lib.tensor(rng.standard_normal((rows, sizes[0])).astype(dtype))
+    y = lib.tensor(rng.integers(0, sizes[-1], rows))
+    out = model(x)
+    loss = lib.nn.functional.cross_entropy(out, y)
+    loss.backward()
+    return out, loss, [p.grad.detach().numpy().copy() for p in model.parameters()], model
+
+
+def _names(fn, depth=0):
+    """grad_fn names down the graph, as nested tuples."""
+    if fn is None or depth > 12:
+        return None
+    return (type(fn).__name__, tuple(_names(f, depth + 1) for f, _ in fn.next_functions))
+
+
+CASES = [((20, 16, 4), 8, np.float64), ((20, 16, 4), 8, np.float32),
+         ((300, 256, 256, 10), BIG_ROWS, np.float32), ((300, 256, 10), BIG_ROWS, np.float64)]
+
+
+@pytest.mark.parametrize("sizes, rows, dtype", CASES)
+def test_direct_nodes_match_record_and_torch(sizes, rows, dtype, through_record):
+    out, loss, grads, _ = _loss_and_grads(ng, sizes, rows, dtype)
+    names = _names(loss.grad_fn)
+    through_record()
+    out2, loss2, grads2, _ = _loss_and_grads(ng, sizes, rows, dtype)
+    assert names == _names(loss2.grad_fn)
+    assert _names(out.grad_fn)[0] == "AddmmBackward0"
+    tight = 2e-6 if dtype == np.float32 else 1e-13
+    for g, g2 in zip(grads, grads2):
+        assert g.dtype == g2.dtype == dtype
+        np.testing.assert_allclose(g, g2, rtol=tight, atol=tight)
+    _, tloss, tgrads, _ = _loss_and_grads(torch, sizes, rows, dtype)
+    assert names == _names(tloss.grad_fn)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(loss.item(), tloss.item(), rtol=tol)
+    for g, tg in zip(grads, tgrads):
+        np.testing.assert_allclose(g, tg, rtol=tol, atol=tol)
+
+
+def _big_flags(model, out):
+    tape = out._tape
+    return [tape.is_big(tape.sources[id(p)]) for p in model.parameters()]
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_big_products_keep_weight_and_bias_as_big_nodes(direct, through_record):
+    if not direct:
+        through_record()
+    model = _model(ng, (300, 256, 10), np.float32)
+    x = ng.tensor(np.ones((BIG_ROWS, 300), np.float32))
+    out = model(x)
+    flags = _big_flags(model, out)
+    # the first layer's weight (76,800) is big by size; its bias (256), the last layer's
+    # weight (2,560) and bias (10) only as leaves of big products. record()'s path makes
+    # the biases big (met by the addmm); the last weight's t() node is small there
+    assert flags == ([True] * 4 if direct else [True, True, False, True])
+    out.sum().backward()
+    assert all(p.grad.dtype == ng.float32 for p in model.parameters())
+
+
+def test_small_graphs_keep_their_leaves_in_the_arena(monkeypatch):
+    monkeypatch.setattr(tape_module._local, "tape", None)  # a new graph, not a kept one's
+    model = _model(ng, (20, 16, 4), np.float32)
+    out = model(ng.tensor(np.ones((8, 20), np.float32)))
+    assert _big_flags(model, out) == [False] * 4
+    assert not out._tape.has_big
+
+
+def test_a_leaf_first_met_by_a_big_node_is_big():
+    w, c, v, v2 = (ng.ones(300, dtype=ng.float64, requires_grad=True) for _ in range(4))
+    x = ng.tensor(np.ones((BIG_ROWS, 300)))
+    y = (x * w + c).sum()  # x * w is big (x's size): w and c are big nodes too
+    tape = y._tape
+    assert tape.is_big(tape.sources[id(w)]) and tape.is_big(tape.sources[id(c)])
+    z = (v * v2).sum() + y  # met by a small node (on a tape with big ones): in the arena
+    assert z._tape is tape
+    assert not tape.is_big(tape.sources[id(v)]) and not tape.is_big(tape.sources[id(v2)])
+    z.backward()
+    for leaf, expected in ((w, BIG_ROWS), (c, BIG_ROWS), (v, 1), (v2, 1)):
+        np.testing.assert_array_equal(leaf.grad.numpy(), np.full(300, expected, np.float64))
+
+
+def test_a_weight_applied_twice_and_hooks_take_records_path():
+    model = _model(ng, (300, 256, 256), np.float32)
+    tmodel = _model(torch, (300, 256, 256), np.float32)
+    x = np.random.default_rng(2).standard_normal((BIG_ROWS, 300)).astype(np.float32)
+    seen = []
+    for lib, m in ((ng, model), (torch, tmodel)):
+        m[2].register_forward_hook(lambda mod, args, out: seen.append(out.shape))
+        h = m[0](lib.tensor(x))
+        out = m[2](m[2](h))  # the second layer's weight twice on one graph
+        out.pow(2).mean().backward()
+    assert seen == [(BIG_ROWS, 256)] * 4
+    for p, tp in zip(model.parameters(), tmodel.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-4, atol=1e-5)
