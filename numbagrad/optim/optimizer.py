@@ -3,6 +3,7 @@
 """Optimizer: torch.optim.Optimizer's parameter groups, per-parameter state, state_dict, hooks,
 zero_grad and repr; and ``_run``, which hands one group's update to one Numba kernel call."""
 
+import ctypes
 import functools
 import os
 import warnings
@@ -521,11 +522,13 @@ class _Call:
             if write:
                 self.writebacks.append((a, tmp))
             return tmp.ctypes.data
-        addr = a.ctypes.data
         if not a.flags.writeable:  # never cached: a cache hit may be written to
             if write:
                 raise ValueError("numbagrad.optim: a parameter or state array is read-only")
-            return addr
+            return a.ctypes.data
+        # (a ctypes view of the buffer: a quarter of ndarray.ctypes's time, a gradient new
+        # at every step being the common case)
+        addr = ctypes.addressof(ctypes.c_char.from_buffer(a)) if size else a.ctypes.data
         if len(_ADDR) > 16384:
             _prune_addresses()
         _ADDR[id(a)] = (weakref.ref(a), addr, dt)
@@ -615,7 +618,7 @@ def _run(code, params, grads, slots, hp, pp):
     hp_arr = np.array(hp, dt)
     pp_arr = (np.zeros((len(params), 1), dt) if pp is None
               else np.array(pp, dt).reshape(len(params), -1))
-    parts = _threads(int(sizes_arr.sum()))
+    parts = _threads(sum(sizes))
     if parts > 1:
         _step_threaded(parts, code, p_at, g_at, s_at, sizes_arr, hp_arr, pp_arr, dt.itemsize)
     else:
