@@ -53,6 +53,11 @@ def _bias_adds(p, x, y):
     return F.cross_entropy(h @ p[2] + p[3], y) + (h - p[1]).mean()
 
 
+def _small_weights(p, x, y):
+    # weights and biases under tape.BIG in products that are big: eager keeps them big too
+    return F.cross_entropy(F.linear(F.linear(x, p[0], p[1]).relu(), p[2], p[3]), y)
+
+
 def _unused_input(p, x, y):
     return (x @ p[0]).relu().mean()  # p[1] gets zeros
 
@@ -68,6 +73,8 @@ CASES = {
     "sliced_weight": (_sliced_weight, lambda: (_f32(200, 64),), 512),
     "cnn": (_cnn, lambda: (_f32(8, 3, 3, 3), _f32(8), _f32(16, 8, 3, 3), _f32(10, 16 * 3 * 3),
                            _f32(10)), (64, 768)),
+    "small_weights": (_small_weights, lambda: (_f32(16, 200), _f32(16), _f32(10, 16),
+                                               _f32(10)), 512),
     "unused_input": (_unused_input, lambda: (_f32(200, 512), _f32(512)), 64),
     "bias_adds": (_bias_adds, lambda: (_f32(200, 512), _f32(512), _f32(512, 10), _f32(10)), 64),
 }

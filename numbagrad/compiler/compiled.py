@@ -361,9 +361,10 @@ class TensorProgram:
         self.slot_ends = np.cumsum(self.in_len).tolist()
         self.replay = sweep.Replay(self.nodes, self.args, ("run_forward",))
         # nodes eager differentiates in float32: the backward hands them to its kernels
+        transposes = {int(t): int(src) for t, src in tape.transposes.items()}
         self.steps = _eager_steps(
-            self, tape, [(node, dtype.np) for node, _, dtype in self.outputs if node is not None]) \
-            if out_nodes else {}
+            self, tape, [(node, dtype.np) for node, _, dtype in self.outputs if node is not None],
+            transposes, eager_nodes.eager_big(self, transposes)) if out_nodes else {}
         self.sweep_nodes = eager_nodes.sweep_nodes(self.nodes, self.steps)
 
     def constants_current(self):

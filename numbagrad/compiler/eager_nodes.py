@@ -31,7 +31,7 @@ import numpy as np
 
 from ..autograd import big_nodes
 from ..core import tape as tape_mod
-from ..core.tape import FLAG_BIG, FLAG_F32, FLAG_NEEDS_GRAD, column
+from ..core.tape import CONST_CODE, FLAG_BIG, FLAG_F32, FLAG_NEEDS_GRAD, LEAF_CODE, column
 from ..engine import kernelgen, registry
 from ..engine.registry import Unwritten
 
@@ -74,7 +74,48 @@ def _node_dtypes(nodes, program_sources):
     return dtypes
 
 
-def plan(program, transposes, sources, roots):
+def eager_big(program, transposes):
+    """Which of ``program``'s nodes eager keeps as big (a bool array), in eager's order of
+    decisions: a node of ``tape.BIG`` elements or more or with a big operand; a leaf or
+    constant of two elements or more first used by such a node (engine/record.py), or,
+    F.linear's weight, first used by its t() node (``transposes``: t() node -> weight),
+    when that t()'s product is big by the same rule (matmul.weight_t)."""
+    nodes, args = program.nodes, program.args
+    size, arg_ptr, nargs = column(nodes, "size"), column(nodes, "arg_ptr"), column(nodes, "nargs")
+    big = size >= tape_mod.BIG
+    if not big.any():
+        return big
+    code = column(nodes, "code")
+    source = ((code == LEAF_CODE) | (code == CONST_CODE)) & (size > 1)
+    used = np.zeros(len(nodes), bool)
+    product = {}  # F.linear's t() node -> the product it feeds
+    for i in range(len(nodes)):
+        p, na = arg_ptr[i], nargs[i]
+        for a in args[p:p + na].tolist():
+            if a in transposes and a not in product:
+                product[a] = i
+    for i in range(len(nodes)):
+        p, na = arg_ptr[i], nargs[i]
+        if na == 0:
+            continue
+        argn = args[p:p + na].tolist()
+        w = argn[0]
+        if i in product and source[w] and not used[w]:
+            j = product[i]
+            operands = args[arg_ptr[j]:arg_ptr[j] + nargs[j]].tolist()
+            x = operands[1] if registry.OPS[int(code[j])].name == "addmm" else operands[0]
+            if size[j] >= tape_mod.BIG or (x != i and big[x]):
+                big[w] = True
+        if big[i] or big[argn].any():
+            big[i] = True
+            for a in argn:
+                if source[a] and not used[a]:
+                    big[a] = True
+        used[argn] = True
+    return big
+
+
+def plan(program, transposes, sources, roots, big):
     """The handed-back nodes of ``program``'s trace (a dict node -> Step, empty when eager's
     big-node backward is float64 throughout). ``transposes``: the trace's F.linear t() nodes
     and their inputs (Tape.transposes, renumbered); ``sources``: (node, dtype) of its
@@ -82,15 +123,9 @@ def plan(program, transposes, sources, roots):
     being that of the seed (eager's adjoint array for the output)."""
     nodes, args, shapes = program.nodes, program.args, program.shapes
     size, arg_ptr, nargs = column(nodes, "size"), column(nodes, "arg_ptr"), column(nodes, "nargs")
-    if not (size >= tape_mod.BIG).any():
+    if not big.any():
         return {}  # most traces: no per-node walk at trace time
     n = len(nodes)
-    big = np.zeros(n, bool)
-    for i in range(n):
-        p, na = arg_ptr[i], nargs[i]
-        big[i] = size[i] >= tape_mod.BIG or bool(big[args[p:p + na]].any())
-    if not big.any():
-        return {}
     dtypes = _node_dtypes(nodes, sources)
     if not any(dtypes[i] == _F32 for i in np.flatnonzero(big).tolist()) and \
             not _scalar_operands(nodes, args, big):

@@ -143,12 +143,16 @@ class Program:
         if self.stream is not None:
             self.module = scalar_stream.load(column(self.nodes, "code"))
             self.out_off = int(column(self.nodes, "voff")[self.out_node])
+        # the nodes eager keeps as its own arrays (decided before views become leaves)
+        transposes = {node_of(t): node_of(src) for t, src in tape.transposes.items()}
+        big = eager_nodes.eager_big(self, transposes)
         if self.stream is None and not self.constant_output:
             # inputs' rows (xs[t]) read in place; not a view whose attributes an integer
             # argument's recipe rewrites at each call (int_args)
-            views.alias(self, {node_of(n) for n, _, _ in tape.guards.int_recipes})
+            views.alias(self, {node_of(n) for n, _, _ in tape.guards.int_recipes}, big)
         # nodes eager differentiates in float32: its kernels run them (eager_nodes)
-        steps = _eager_steps(self, tape, [(self.out_node, self.out_dtype)], node_of) \
+        steps = _eager_steps(self, tape, [(self.out_node, self.out_dtype)], transposes, big,
+                             node_of) \
             if self.stream is None and not self.constant_output else {}
         # runs of large elementwise nodes: fused kernels, driven from Python (fusion.run)
         regions = fusion.plan(self.nodes, self.args, self.fat, self.out_node, steps) \
@@ -516,15 +520,15 @@ def _ancestors(nodes, args, roots):
     return reached
 
 
-def _eager_steps(program, tape, roots, node_of=int):
+def _eager_steps(program, tape, roots, transposes, big, node_of=int):
     """eager_nodes.plan for ``program``'s trace of ``tape`` (``node_of``: the tape's node
     numbers to the program's, when views were merged), seeded at ``roots``: with the
-    trace's F.linear t() nodes and their inputs (Tape.transposes), and the dtypes of its
-    sources that the node flags do not tell (integer indices, boolean masks)."""
-    transposes = {node_of(t): node_of(src) for t, src in tape.transposes.items()}
+    trace's F.linear t() nodes and their inputs (Tape.transposes, renumbered), the nodes
+    eager keeps big (eager_nodes.eager_big) and the dtypes of its sources that the node
+    flags do not tell (integer indices, boolean masks)."""
     constants = [(node_of(tape.sources[id(t)]), t._data.dtype) for t in tape.source_refs
                  if t._data.dtype not in (np.float32, np.float64) and id(t) in tape.sources]
-    return eager_nodes.plan(program, transposes, constants, roots)
+    return eager_nodes.plan(program, transposes, constants, roots, big)
 
 
 def _diff_positions(argnums, nargs):

@@ -3,7 +3,6 @@ contiguous view of a small input that needs no gradient read in place (``alias``
 
 import numpy as np
 
-from ..core import tape as tape_mod
 from ..core.tape import FLAG_NEEDS_GRAD, LEAF_CODE, column
 from ..engine import registry
 
@@ -71,20 +70,21 @@ def merge(program):
     return renumber
 
 
-def alias(program, exclude=()):
+def alias(program, exclude, big):
     """Views of an input read in place, at trace time, on the generic replay.
 
     ``xs[t]`` of a sequence the gradient is not taken of (an RNN's inputs) is a copy the
     forward makes at every step. When a view node needs no gradient, reads a leaf (an input
     or a parameter, written into the arena before the forward) and is one contiguous run
     of it, the node becomes a leaf whose arena offset is that run: its consumers read the
-    input's own values, and nothing is computed for it. Only views of small leaves (under
-    ``tape.BIG`` elements): eager takes everything computed from a big node as big, and
-    eager_nodes follows that from the nodes' arguments, which an alias no longer has.
+    input's own values, and nothing is computed for it. Only views of leaves eager keeps
+    small (``big``: eager_nodes.eager_big): eager takes everything computed from a big node
+    as big, and eager_nodes follows that from the nodes' arguments, which an alias no longer
+    has.
     ``exclude``: nodes whose attributes change from call to call (int_args' recipes)."""
     nodes, args, shapes, iat = program.nodes, program.args, program.shapes, program.iat
     code, flags = column(nodes, "code"), column(nodes, "flags")
-    voff, size, nargs = column(nodes, "voff"), column(nodes, "size"), column(nodes, "nargs")
+    voff, nargs = column(nodes, "voff"), column(nodes, "nargs")
     arg_ptr, shape_ptr = column(nodes, "arg_ptr"), column(nodes, "shape_ptr")
     ndim, iat_ptr = column(nodes, "ndim"), column(nodes, "iat_ptr")
     views = {op.code for op in registry.OPS if op.replay == "view_fw"}
@@ -93,7 +93,7 @@ def alias(program, exclude=()):
                 i == program.out_node or i in exclude:
             continue
         a = int(args[arg_ptr[i]])
-        if code[a] != LEAF_CODE or size[a] >= tape_mod.BIG:
+        if code[a] != LEAF_CODE or big[a]:
             continue
         shape = shapes[shape_ptr[i]:shape_ptr[i] + ndim[i]].tolist()
         io = int(iat_ptr[i])  # view_fw's attributes: offset, then y's strides in x

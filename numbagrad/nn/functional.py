@@ -479,23 +479,23 @@ def linear(input, weight, bias=None):  # noqa: A002 - torch's names
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
     if bias is None:
-        return _matmul(input, _weight_t(weight))
+        return _matmul(input, _weight_t(weight, input))
     out = _linear_2d(input, weight, bias)  # the common case, checked once
     if out is not None:
         return out
     if input.ndim == 2:
-        return _addmm(bias, input, _weight_t(weight))
+        return _addmm(bias, input, _weight_t(weight, input))
     # torch folds the rows into one addmm for a contiguous input and a contiguous bias that
     # is 1-d, or 1-d once its dims of size 1 are dropped
     fusable = bias.ndim == 1 or sum(s != 1 for s in bias.shape) == 1
     if fusable and bias.is_contiguous() and input.is_contiguous():
         # (the row count spelled out: -1 cannot be inferred beside a size-0 last dim)
         rows = _reshape(input, (int(np.prod(input.shape[:-1])), input.shape[-1]))
-        out = _addmm(bias, rows, _weight_t(weight))
+        out = _addmm(bias, rows, _weight_t(weight, rows))
         return _reshape(out, (*input.shape[:-1], out.shape[1]))
     # torch's other case: the product, then the bias added in place (so it may broadcast, be
     # of another dtype, or not fit the product: add_'s errors)
-    return _matmul(input, _weight_t(weight)).add_(bias)
+    return _matmul(input, _weight_t(weight, input)).add_(bias)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002

@@ -303,7 +303,18 @@ def linear(x, w, bias):
     out = _record_linear(value, x, w, bias)
     if out is not None:
         return out
-    return record(ADDMM, value, (bias, x, weight_t(w)), (), (1.0, 1.0))
+    return record(ADDMM, value, (bias, x, weight_t(w, x)), (), (1.0, 1.0))
+
+
+def _big_product(tape, x, out_size):
+    """Whether F.linear's product on ``tape`` is a big node: its output of ``out_size``
+    elements is big, or its input ``x`` is (or will be, a source that big)."""
+    if out_size >= tape.big:
+        return True
+    if x._tape is tape:
+        return tape.is_big(x._node)
+    node = tape.sources.get(id(x)) if x._tape is None else None
+    return x._data.size >= tape.big if node is None else tape.is_big(node)
 
 
 def _record_linear(value, x, w, bias):
@@ -324,8 +335,7 @@ def _record_linear(value, x, w, bias):
     sources = tape.sources
     if tape.sweeps or tape.dirty or tape.pinned or id(w) in sources or id(bias) in sources:
         return None
-    big = value.size >= tape.big or (tape.is_big(x._node) if x._tape is tape else
-                                     x._data.size >= tape.big)
+    big = _big_product(tape, x, value.size)
     wd = w._data
     try:
         nw = tape.source(w, big)
@@ -333,8 +343,9 @@ def _record_linear(value, x, w, bias):
         note_view(wt, w, _transposed)
         tape.transposes[wt._node] = nw
         tape.linear_t[nw] = (wt._node, w._vc[0])
+        big = big or tape.is_big(nw)  # (record()'s rule for new sources: a big operand)
         nb = tape.source(bias, big)
-        nx = x._node if x._tape is tape else tape.source(x)
+        nx = x._node if x._tape is tape else tape.source(x, big)
         return push_node(tape, ADDMM, value, value.size, value.shape, (bias, x, wt),
                          (nb, nx, wt._node), (), (1.0, 1.0))
     except BufferError:  # a backward began holding the tape: record() goes to a new one
@@ -342,12 +353,14 @@ def _record_linear(value, x, w, bias):
         return None
 
 
-def weight_t(w):
-    """``t(w)`` for F.linear, whose one matrix product is the only consumer of the result:
-    noted in Tape.transposes, so that product's backward writes w's gradient in w's own
-    layout (engine.py) instead of the t() node scattering it through a strided view. A
-    leaf weight applied again on the same tape, unchanged since, takes the same t() node
-    (an RNN cell's weights at every step): the node is internal, no hook can tell."""
+def weight_t(w, x):
+    """``t(w)`` for F.linear, whose one matrix product (of ``x``, its left operand) is the
+    only consumer of the result: noted in Tape.transposes, so that product's backward writes
+    w's gradient in w's own layout (engine.py) instead of the t() node scattering it through
+    a strided view. A leaf weight applied again on the same tape, unchanged since, takes the
+    same t() node (an RNN cell's weights at every step): the node is internal, no hook can
+    tell. A leaf weight new to the tape is a big node when the product is
+    (compiler/eager_nodes.eager_big follows the same rule)."""
     if w._tape is None and w._requires_grad and grad_mode.state.enabled and \
             record_module.forward_hook is None and not record_module._anomaly.enabled:
         tape = current_tape()
@@ -358,6 +371,11 @@ def weight_t(w):
             wt = _make(w._data.T, tape, shared[0])
             note_view(wt, w, _transposed)
             return wt
+    if w._tape is None and w._requires_grad and w.ndim == 2 and grad_mode.state.enabled:
+        tape = current_tape()
+        if id(w) not in tape.sources and \
+                _big_product(tape, x, x._data.size // max(x.shape[-1], 1) * w.shape[0]):
+            tape.source(w, True)
     wt = _t(w)
     if wt._tape is not None and w.ndim == 2:
         tape = wt._tape

@@ -24,12 +24,12 @@ _NEG_INF = float("-inf")
 def _linear(x, weight, bias):
     """F.linear: one addmm over the rows folded (torch's choice for a contiguous input)."""
     if bias is None:
-        return matmul(x, weight_t(weight))
+        return matmul(x, weight_t(weight, x))
     out = _linear_2d(x, weight, bias) if x.ndim == 2 else None
     if out is not None:
         return out
     rows = reshape(x, (-1, x.shape[-1]))
-    out = addmm(bias, rows, weight_t(weight))
+    out = addmm(bias, rows, weight_t(weight, rows))
     return reshape(out, (*x.shape[:-1], out.shape[-1]))
 
 
