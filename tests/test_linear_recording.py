@@ -3,11 +3,15 @@ the graph and gradients of record()'s path and of torch; a layer whose product i
 its weight and bias as big nodes (their own arrays in their dtype, not float64 arena
 copies), and so does any leaf record() first meets with a big node."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 import numbagrad as ng
+from numbagrad.compiler import eager_nodes
 from numbagrad.core import tape as tape_module
+from numbagrad.core.tape import FLAG_BIG, column
 from numbagrad.ops.linalg import matmul
 
 torch = pytest.importorskip("torch")
@@ -134,10 +138,6 @@ def test_a_weight_applied_twice_and_hooks_take_records_path():
 
 def _eager_picture_matches(out):
     """compiler/eager_nodes.eager_big, run on this eager tape's records, gives its flags."""
-    from types import SimpleNamespace
-
-    from numbagrad.compiler import eager_nodes
-    from numbagrad.core.tape import FLAG_BIG, column
     tape = out._tape
     records = tape.records()
     program = SimpleNamespace(nodes=records, args=np.frombuffer(bytes(tape.args), np.int64))
