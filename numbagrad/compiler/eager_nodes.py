@@ -75,11 +75,11 @@ def _node_dtypes(nodes, program_sources):
 
 
 def eager_big(program, transposes):
-    """Which of ``program``'s nodes eager keeps as big (a bool array), in eager's order of
-    decisions: a node of ``tape.BIG`` elements or more or with a big operand; a leaf or
-    constant of two elements or more first used by such a node (engine/record.py), or,
-    F.linear's weight, first used by its t() node (``transposes``: t() node -> weight),
-    when that t()'s product is big by the same rule (matmul.weight_t)."""
+    """Which of ``program``'s nodes eager keeps as big (a bool array), decided in eager's
+    order: a node of ``tape.BIG`` elements or more, or with a big operand; and F.linear's
+    operands new to the tape (weight, bias, a 2-d input: leaves or constants of two
+    elements or more) when its product is big (matmul._big_operands). ``transposes``:
+    F.linear's t() nodes -> their weights."""
     nodes, args = program.nodes, program.args
     size, arg_ptr, nargs = column(nodes, "size"), column(nodes, "arg_ptr"), column(nodes, "nargs")
     big = size >= tape_mod.BIG
@@ -89,28 +89,32 @@ def eager_big(program, transposes):
     source = ((code == LEAF_CODE) | (code == CONST_CODE)) & (size > 1)
     used = np.zeros(len(nodes), bool)
     product = {}  # F.linear's t() node -> the product it feeds
-    for i in range(len(nodes)):
-        p, na = arg_ptr[i], nargs[i]
-        for a in args[p:p + na].tolist():
-            if a in transposes and a not in product:
-                product[a] = i
+    if transposes:
+        for i in range(len(nodes)):
+            p, na = arg_ptr[i], nargs[i]
+            for a in args[p:p + na].tolist():
+                if a in transposes and a not in product:
+                    product[a] = i
     for i in range(len(nodes)):
         p, na = arg_ptr[i], nargs[i]
         if na == 0:
             continue
         argn = args[p:p + na].tolist()
-        w = argn[0]
-        if i in product and source[w] and not used[w]:
+        if i in product:
             j = product[i]
             operands = args[arg_ptr[j]:arg_ptr[j] + nargs[j]].tolist()
-            x = operands[1] if registry.OPS[int(code[j])].name == "addmm" else operands[0]
-            if size[j] >= tape_mod.BIG or (x != i and big[x]):
+            addmm = registry.OPS[int(code[j])].name == "addmm"
+            x = operands[1] if addmm else operands[0]
+            w = argn[0]
+            product_big = size[j] >= tape_mod.BIG or (x != i and big[x])
+            if product_big and source[w] and not used[w]:
                 big[w] = True
+            if product_big or big[w]:
+                for a in (operands[0], x) if addmm else (x,):
+                    if a != i and source[a] and not used[a]:
+                        big[a] = True
         if big[i] or big[argn].any():
             big[i] = True
-            for a in argn:
-                if source[a] and not used[a]:
-                    big[a] = True
         used[argn] = True
     return big
 

@@ -107,16 +107,13 @@ def record(op, out, inputs, iat=(), fat=()):
             size, shape = 1, ()
         else:
             size, shape = out.size, out.shape
-        # a leaf or constant first met by a big node keeps its own array too: held in the
-        # float64 arena it would be copied in, differentiated in float64 and copied back
-        with_big = size >= tape.big or big_operand(tape, inputs)
         args = []
         for t in inputs:
             tt = t._tape
             if tt is tape:
                 a = t._node
             elif tt is None:
-                a = tape.source(t, with_big)
+                a = tape.source(t)
             else:
                 a = tape.bridge(t)
             args.append(a)
@@ -125,20 +122,6 @@ def record(op, out, inputs, iat=(), fat=()):
         # a backward that started after the check above views the buffers: this tape takes
         # no more nodes (push() left none half-written), the op goes to a new one
         return _on_new_tape(tape, op, out, inputs, iat, fat)
-
-
-def big_operand(tape, inputs):
-    """Whether one of ``inputs`` is a big node of ``tape``, or will be one (a source or a
-    bridge new to it, from ``tape.big`` elements)."""
-    nodes, big = tape.nodes, tape.big
-    for t in inputs:
-        node = t._node if t._tape is tape else tape.sources.get(id(t))
-        if node is None:
-            if t._data.size >= big:
-                return True
-        elif nodes[node * NODE_FIELDS + F_FLAGS] & FLAG_BIG:
-            return True
-    return False
 
 
 def push_node(tape, op, out, size, shape, inputs, args, iat, fat):
@@ -232,11 +215,7 @@ def record_array(op, out, a, b=None, iat=(), fat=()):
             _stale(tape, a, b) or a._base is not None and \
             a._view[1] != a._vc_list[0] or b is not None and (
                 b._base is not None and b._view[1] != b._vc_list[0] or
-                b._tape is not tape and b._tape is not None) or out.size >= tape.big or \
-            (a._tape is None or b is not None and b._tape is None) and (
-                tape.has_big or a._data.size >= tape.big or
-                b is not None and b._data.size >= tape.big):
-        # (a big result, or a source that may meet a big node: record() decides its kind)
+                b._tape is not tape and b._tape is not None):
         return record(op, out, (a,) if b is None else (a, b), iat, fat)
     f32 = FLAG_F32 if out.dtype is _F32 else 0
     if fat and f32 and op.elementwise and op.rounds_once:  # (as in record())

@@ -484,14 +484,14 @@ def linear(input, weight, bias=None):  # noqa: A002 - torch's names
     if out is not None:
         return out
     if input.ndim == 2:
-        return _addmm(bias, input, _weight_t(weight, input))
+        return _addmm(bias, input, _weight_t(weight, input, bias))
     # torch folds the rows into one addmm for a contiguous input and a contiguous bias that
     # is 1-d, or 1-d once its dims of size 1 are dropped
     fusable = bias.ndim == 1 or sum(s != 1 for s in bias.shape) == 1
     if fusable and bias.is_contiguous() and input.is_contiguous():
         # (the row count spelled out: -1 cannot be inferred beside a size-0 last dim)
         rows = _reshape(input, (int(np.prod(input.shape[:-1])), input.shape[-1]))
-        out = _addmm(bias, rows, _weight_t(weight, rows))
+        out = _addmm(bias, rows, _weight_t(weight, rows, bias))
         return _reshape(out, (*input.shape[:-1], out.shape[1]))
     # torch's other case: the product, then the bias added in place (so it may broadcast, be
     # of another dtype, or not fit the product: add_'s errors)

@@ -303,18 +303,30 @@ def linear(x, w, bias):
     out = _record_linear(value, x, w, bias)
     if out is not None:
         return out
-    return record(ADDMM, value, (bias, x, weight_t(w, x)), (), (1.0, 1.0))
+    return record(ADDMM, value, (bias, x, weight_t(w, x, bias)), (), (1.0, 1.0))
 
 
-def _big_product(tape, x, out_size):
-    """Whether F.linear's product on ``tape`` is a big node: its output of ``out_size``
-    elements is big, or its input ``x`` is (or will be, a source that big)."""
-    if out_size >= tape.big:
-        return True
-    if x._tape is tape:
-        return tape.is_big(x._node)
-    node = tape.sources.get(id(x)) if x._tape is None else None
-    return x._data.size >= tape.big if node is None else tape.is_big(node)
+def _is_big(tape, t):
+    """Whether ``t`` is (or will be: a source or bridge new to ``tape``, from ``tape.big``
+    elements) a big node of ``tape``."""
+    node = t._node if t._tape is tape else tape.sources.get(id(t))
+    return t._data.size >= tape.big if node is None else tape.is_big(node)
+
+
+def _big_operands(tape, x, w, bias, out_size):
+    """F.linear's operands new to ``tape`` (its weight, bias and input, leaves or constants)
+    become big nodes when its product (``out_size`` elements) is big: in the float64 arena
+    they would be copied in, differentiated in float64 and rounded back for ``.grad``.
+    Only F.linear's: a leaf met first by another big node stays in the arena, as the small
+    ops a parameter often feeds next would otherwise all become big nodes too.
+    compiler/eager_nodes.eager_big follows the same rule."""
+    big = out_size >= tape.big or _is_big(tape, x)
+    if big and w._tape is None and w._data.size > 1:
+        tape.source(w, True)
+    if big or _is_big(tape, w):
+        for t in (bias, x if x.ndim == 2 else None):  # (the product's own operands)
+            if t is not None and t._tape is None and t._data.size > 1:
+                tape.source(t, True)
 
 
 def _record_linear(value, x, w, bias):
@@ -322,8 +334,7 @@ def _record_linear(value, x, w, bias):
     common case of a training step: weight and bias leaves new to the tape of ``x`` (or of
     a new graph), nothing watching (no forward hook or anomaly mode, no backward holding the
     tape, no value changed in place). None otherwise, pushing nothing: record() takes it.
-    Weight and bias keep their own arrays when the product is big, as record() gives any
-    source it meets with a big node."""
+    Its sources are big nodes when the product is (``_big_operands``)."""
     if w._tape is not None or bias._tape is not None or w._base is not None or \
             bias._base is not None or x._base is not None or not w._requires_grad or \
             not grad_mode.state.enabled or record_module.forward_hook is not None or \
@@ -335,17 +346,16 @@ def _record_linear(value, x, w, bias):
     sources = tape.sources
     if tape.sweeps or tape.dirty or tape.pinned or id(w) in sources or id(bias) in sources:
         return None
-    big = _big_product(tape, x, value.size)
     wd = w._data
     try:
-        nw = tape.source(w, big)
+        _big_operands(tape, x, w, bias, value.size)
+        nw = tape.source(w)
         wt = push_node(tape, T, wd.T, wd.size, wd.T.shape, (w,), (nw,), (0, 1, wd.shape[1]), ())
         note_view(wt, w, _transposed)
         tape.transposes[wt._node] = nw
         tape.linear_t[nw] = (wt._node, w._vc[0])
-        big = big or tape.is_big(nw)  # (record()'s rule for new sources: a big operand)
-        nb = tape.source(bias, big)
-        nx = x._node if x._tape is tape else tape.source(x, big)
+        nb = tape.source(bias)
+        nx = x._node if x._tape is tape else tape.source(x)
         return push_node(tape, ADDMM, value, value.size, value.shape, (bias, x, wt),
                          (nb, nx, wt._node), (), (1.0, 1.0))
     except BufferError:  # a backward began holding the tape: record() goes to a new one
@@ -353,14 +363,14 @@ def _record_linear(value, x, w, bias):
         return None
 
 
-def weight_t(w, x):
-    """``t(w)`` for F.linear, whose one matrix product (of ``x``, its left operand) is the
-    only consumer of the result: noted in Tape.transposes, so that product's backward writes
-    w's gradient in w's own layout (engine.py) instead of the t() node scattering it through
-    a strided view. A leaf weight applied again on the same tape, unchanged since, takes the
-    same t() node (an RNN cell's weights at every step): the node is internal, no hook can
-    tell. A leaf weight new to the tape is a big node when the product is
-    (compiler/eager_nodes.eager_big follows the same rule)."""
+def weight_t(w, x, bias=None):
+    """``t(w)`` for F.linear, whose one matrix product (of ``x``, its left operand, plus
+    ``bias``) is the only consumer of the result: noted in Tape.transposes, so that
+    product's backward writes w's gradient in w's own layout (engine.py) instead of the t()
+    node scattering it through a strided view. A leaf weight applied again on the same
+    tape, unchanged since, takes the same t() node (an RNN cell's weights at every step):
+    the node is internal, no hook can tell. Operands new to the tape are big nodes when the
+    product is (``_big_operands``)."""
     if w._tape is None and w._requires_grad and grad_mode.state.enabled and \
             record_module.forward_hook is None and not record_module._anomaly.enabled:
         tape = current_tape()
@@ -371,11 +381,10 @@ def weight_t(w, x):
             wt = _make(w._data.T, tape, shared[0])
             note_view(wt, w, _transposed)
             return wt
-    if w._tape is None and w._requires_grad and w.ndim == 2 and grad_mode.state.enabled:
-        tape = current_tape()
-        if id(w) not in tape.sources and \
-                _big_product(tape, x, x._data.size // max(x.shape[-1], 1) * w.shape[0]):
-            tape.source(w, True)
+    if w.ndim == 2 and grad_mode.state.enabled and (w._requires_grad or x._requires_grad or
+                                                    bias is not None and bias._requires_grad):
+        _big_operands(current_tape(), x, w, bias,
+                      x._data.size // max(x.shape[-1], 1) * w.shape[0])
     wt = _t(w)
     if wt._tape is not None and w.ndim == 2:
         tape = wt._tape

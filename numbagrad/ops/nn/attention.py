@@ -29,7 +29,7 @@ def _linear(x, weight, bias):
     if out is not None:
         return out
     rows = reshape(x, (-1, x.shape[-1]))
-    out = addmm(bias, rows, weight_t(weight, rows))
+    out = addmm(bias, rows, weight_t(weight, rows, bias))
     return reshape(out, (*x.shape[:-1], out.shape[-1]))
 
 
