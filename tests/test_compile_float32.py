@@ -58,6 +58,14 @@ def _small_weights(p, x, y):
     return F.cross_entropy(F.linear(F.linear(x, p[0], p[1]).relu(), p[2], p[3]), y)
 
 
+def _linear_3d(p, x, y):
+    # F.linear on 3-d input: without a bias a matmul of the rows, with one the rows folded
+    # into one addmm (torch's two paths), each then a view
+    h = F.linear(x.reshape(8, -1, 200), p[0]).relu()
+    h = F.linear(h, p[1], p[2]).reshape(-1, 256)
+    return F.cross_entropy(F.linear(h, p[3]), y)
+
+
 def _unused_input(p, x, y):
     return (x @ p[0]).relu().mean()  # p[1] gets zeros
 
@@ -75,6 +83,8 @@ CASES = {
                            _f32(10)), (64, 768)),
     "small_weights": (_small_weights, lambda: (_f32(16, 200), _f32(16), _f32(10, 16),
                                                _f32(10)), 512),
+    "linear_3d": (_linear_3d, lambda: (_f32(256, 200), _f32(256, 256), _f32(256),
+                                       _f32(10, 256)), 512),
     "unused_input": (_unused_input, lambda: (_f32(200, 512), _f32(512)), 64),
     "bias_adds": (_bias_adds, lambda: (_f32(200, 512), _f32(512), _f32(512, 10), _f32(10)), 64),
 }
