@@ -167,3 +167,25 @@ def test_the_replays_picture_of_big_nodes_is_eagers(direct, through_record, monk
     monkeypatch.setattr(tape_module._local, "tape", None)  # a new graph, of small nodes
     small = F.linear(ng.ones(3, 4), p[0][:, :4], p[1]).sum()
     assert not _eager_picture_matches(small).any()
+
+
+def _shared_bias_loss(lib, arrays):
+    x, w1, w2, b, m = (lib.tensor(a, requires_grad=k > 0) for k, a in enumerate(arrays))
+    f = lib.nn.functional
+    h = f.linear(x, w1, b).tanh() * b.sigmoid()
+    # one bias in two big products and another op: the last product's gradient, the first
+    # the backward reaches, is stored, the others added
+    h = f.linear(h, w2, b)
+    out = lib.addmm(m, h, w2) * 0.5  # a full (rows, n) bias: stored without a column sum
+    loss = out.square().mean()
+    loss.backward()
+    return [t.grad.detach().numpy().copy() for t in (w1, w2, b, m)]
+
+
+def test_a_bias_in_several_big_products_gets_torchs_gradient():
+    rng = np.random.default_rng(2)
+    arrays = [rng.standard_normal(s) * 0.1 for s in
+              ((BIG_ROWS, 256), (256, 256), (256, 256), (256,), (BIG_ROWS, 256))]
+    got, want = _shared_bias_loss(ng, arrays), _shared_bias_loss(torch, arrays)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)

@@ -85,11 +85,19 @@ def _mv_numpy(g, xs, gxs, iat, fat):
 def _addmm_numpy(g, xs, gxs, iat, fat):
     beta, alpha = fat[0], fat[1]
     _, a, b = xs
-    if gxs[0] is not None:
+    gc = gxs[0]
+    if gc is not None:
         gb = g if beta == 1.0 else g * g.dtype.type(beta)
         # F.linear's (n,) bias on (m, n) rows, the common case, is a column sum
-        column_sum = gxs[0].ndim == 1 and gb.ndim == 2 and gxs[0].shape[0] == gb.shape[1]
-        gxs[0] += gb.sum(axis=0) if column_sum else unbroadcast_array(gb, gxs[0].shape)
+        if gc.ndim == 1 and gb.ndim == 2 and gc.shape[0] == gb.shape[1]:
+            if type(gc) is Unwritten:  # its first gradient: summed straight into it
+                np.sum(gb, axis=0, out=gc.view(np.ndarray))
+            else:
+                gc += gb.sum(axis=0)
+        elif type(gc) is Unwritten:
+            gc.view(np.ndarray)[...] = unbroadcast_array(gb, gc.shape)
+        else:
+            gc += unbroadcast_array(gb, gc.shape)
     if gxs[1] is not None:
         _add_product(gxs[1], g, b.T, alpha)
     if gxs[2] is not None:
@@ -99,7 +107,7 @@ def _addmm_numpy(g, xs, gxs, iat, fat):
 MM.numpy_bw, MV.numpy_bw = _mm_numpy, _mv_numpy
 MM.numpy_bw_any_layout = (0, 1)  # both go through _add_product
 ADDMM.numpy_bw = _addmm_numpy
-ADDMM.numpy_bw_any_layout = (1, 2)  # the two products (not the broadcast bias)
+ADDMM.numpy_bw_any_layout = (0, 1, 2)  # the two products and the bias (stored)
 
 
 def _bmm_numpy(g, xs, gxs, iat, fat):
