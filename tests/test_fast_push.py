@@ -1,6 +1,7 @@
 """The C recorder of a small op's node (engine/_fast_push.c) writes what the Python pairs it
 replaces write (Tape.push_0d / Tape.push_array, then _make), hands every other case to
-those pairs, and the package uses it wherever a C compiler was there at install."""
+those pairs, and the package uses it wherever a C compiler was there at install; its
+push_big writes what Tape.push() writes for a big node."""
 
 import shutil
 import sysconfig
@@ -26,6 +27,7 @@ def test_extension_is_built_where_a_compiler_is():
     assert compiled is not None, fast_push.unavailable
     assert record.push_make is compiled.push_make
     assert record.push_array_make is compiled.push_array_make
+    assert tape_mod._native_push_big is compiled.push_big
 
 
 def _scalar_program(lib, n_ops):
@@ -210,3 +212,70 @@ def test_setup_refuses_what_it_cannot_write():
         fast_push.setup(compiled)
     assert _run(ng, _array_program, 3, PAIRS["C"])[2] == \
         _run(ng, _array_program, 3, PAIRS["Python"])[2]
+
+
+def _big_program(lib, _):
+    """Big nodes of every form push() takes: sources, a t() node and a product (tuple
+    operands and int attributes), ReLU (operands in a list), a loss (an index map of int64
+    in an ndarray), float attributes, a reduction over a dim."""
+    rng = np.random.default_rng(5)
+    w = lib.tensor(rng.standard_normal((256, 200)).astype(np.float32) * 0.1, requires_grad=True)
+    b = lib.tensor(np.zeros(256, np.float32), requires_grad=True)
+    x = lib.tensor(rng.standard_normal((160, 200)).astype(np.float32))
+    h = lib.nn.functional.linear(x, w, b).relu() * 0.5
+    loss = lib.nn.functional.cross_entropy(h[:, :10], lib.tensor(rng.integers(0, 10, 160)))
+    return loss + h.sum(1).mean() * 1e-3, [w, b]
+
+
+def _tape_bytes(tape):
+    return (bytes(tape.nodes), bytes(tape.args), bytes(tape.shapes), bytes(tape.iat),
+            bytes(tape.fat), [v.shape for v in tape.big_val], tape.has_big, tape.plain)
+
+
+@needs_ext
+def test_big_nodes_equal_pythons_push(monkeypatch):
+    pushed = []
+
+    def counting(*args):
+        node = compiled.push_big(*args)
+        pushed.append(node is not None)
+        return node
+    monkeypatch.setattr(tape_mod, "_native_push_big", counting)
+    y, leaves = _big_program(ng, None)
+    ours = _tape_bytes(y._tape)
+    y.backward()
+    grads = [t.grad.numpy().copy() for t in leaves]
+    assert len(pushed) >= 10 and all(pushed)  # every node of the graph, none handed back
+    monkeypatch.setattr(tape_mod, "_native_push_big", None)
+    y2, leaves2 = _big_program(ng, None)
+    assert ours == _tape_bytes(y2._tape)
+    y2.backward()
+    for g, t in zip(grads, leaves2):
+        np.testing.assert_array_equal(g, t.grad.numpy())
+    t_loss, t_leaves = _big_program(torch, None)
+    t_loss.backward()
+    np.testing.assert_allclose(y.item(), t_loss.item(), rtol=1e-5)
+    for g, t in zip(grads, t_leaves):
+        np.testing.assert_allclose(g, t.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+@needs_ext
+def test_push_big_hands_back_what_it_does_not_read():
+    """A shape that is not a tuple, attributes of other kinds or dims, more than 16 operands,
+    an unwritten node: None, nothing pushed (push() takes them)."""
+    a = ng.tensor(np.ones((200, 200)), requires_grad=True) * 2.0
+    tape = a._tape
+    before = _tape_bytes(tape)
+    big, value = tape_mod.FLAG_BIG, np.ones((200, 200))
+    for shape, args, iat, fat, flags in [
+            ([200, 200], (0,), (), (), big), ((200, 200), (0,) * 17, (), (), big),
+            ((200, 200), (0,), np.ones((2, 2), np.int64), (), big),
+            ((200, 200), (0,), np.ones(3, np.int32), (), big),
+            ((200, 200), (0,), (1.5,), (), big), ((200, 200), (0,), (), ("x",), big),
+            ((200, 200), (0,), (), np.ones(2, np.float32), big),
+            ((200, 200), (0,), (), (), big | tape_mod.FLAG_UNWRITTEN)]:
+        assert compiled.push_big(tape, 5, value, value.size, shape, args, iat, fat,
+                                 flags) is None
+    assert _tape_bytes(tape) == before
+    with pytest.raises(TypeError):
+        compiled.push_big(tape, 5, value)

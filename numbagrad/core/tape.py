@@ -205,6 +205,10 @@ class Tape:
         """Append one node; returns its index. ``value`` is the NumPy value (array or scalar);
         ``reads``: the READ_* bits of the op (as push_array's: without READ_Y, a large value
         is not written)."""
+        if flags & FLAG_BIG and _native_push_big is not None:
+            node = _native_push_big(self, code, value, size, shape, args, iat, fat, flags)
+            if node is not None:
+                return node
         nodes = self.nodes
         node = len(nodes) // NODE_FIELDS
         if flags & FLAG_BIG:
@@ -547,6 +551,11 @@ def column(records, name):
 # references to the current tape that nothing else holds: this thread's slot, current_tape's
 # local name and getrefcount's argument (every tensor of the graph adds one: its _tape)
 _UNHELD = 3
+
+
+# push()'s big nodes in C: engine/fast_push.py sets it where it built the extension (push()'s
+# arguments less ``reads``; it returns the node, or None for Python to push it)
+_native_push_big = None
 
 
 def current_tape():

@@ -8,7 +8,11 @@
  * push_array_make(tape, code, value, a, b, iat, fat, f32, reads): an array result, as
  * Tape.push_array takes it; None where push() is needed (nothing pushed).
  *
- * Both write the records the Python pairs write, and call those pairs for every other case
+ * push_big(tape, code, value, size, shape, args, iat, fat, flags): Tape.push() of a big node
+ * (flags hold FLAG_BIG: the value kept as it is, in tape.big_val), returning its node; None
+ * where push() is needed (nothing pushed).
+ *
+ * They write the records the Python code writes, and call those pairs for every other case
  * (a flush due, a buffer full or viewed, a big operand), so every error, growth and flush is
  * Python's. They write Python objects' slots at the offsets their member descriptors give,
  * and append to array.array buffers through CPython's array object layout (declared below
@@ -36,7 +40,7 @@ typedef struct {
 enum { T_DATA, T_REQUIRES_GRAD, T_GRAD, T_TAPE, T_NODE, T_VC_LIST, T_BASE, T_RETAINS_GRAD,
        T_CAPTURED_BY, T_HOOKS, T_POST_HOOKS, N_TENSOR_SLOTS };
 enum { P_NODES, P_ARGS, P_SHAPES, P_IAT, P_FAT, P_VAL, P_BIG, P_HAS_BIG, P_KEEP_ALL,
-       P_UNWRITTEN_NODES, P_HAS_UNWRITTEN, N_TAPE_SLOTS };
+       P_UNWRITTEN_NODES, P_HAS_UNWRITTEN, P_BIG_VAL, P_PLAIN, N_TAPE_SLOTS };
 enum { A_N, A_CELLS, A_PENDING, A_START, N_ARENA_SLOTS };
 /* the record's fields (their places), then the constants the pushes use */
 enum { L_FIELDS, L_CODE, L_VOFF, L_SIZE, L_FLAGS, L_ARG, L_NARG, L_NDIM, L_SHP, L_IAT, L_NIAT,
@@ -442,6 +446,147 @@ python:
     return PyObject_Vectorcall(fallback_array, argv, nargs, NULL);
 }
 
+/* A sequence of numbers push() appends: a tuple or list of at most MAX_ATTRS, read as
+ * int64 or double, or (`buffers`) any C-contiguous buffer of 8-byte items of that kind,
+ * read in place. */
+typedef struct {
+    const void *items;
+    Py_ssize_t n;
+    Py_buffer view;
+    int viewed;
+    long long small[MAX_ATTRS];
+} Items;
+
+/* 1: read into `it`; 0: not a form read here (push() takes it; no error set) */
+static int
+read_items(PyObject *obj, int floats, int buffers, Items *it)
+{
+    it->viewed = 0;
+    if (PyTuple_Check(obj) || PyList_Check(obj)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+        if (n > MAX_ATTRS)
+            return 0;
+        PyObject **xs = PySequence_Fast_ITEMS(obj);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (floats)
+                ((double *)it->small)[i] = PyFloat_Check(xs[i]) ? PyFloat_AS_DOUBLE(xs[i])
+                                                                : PyFloat_AsDouble(xs[i]);
+            else
+                it->small[i] = PyLong_AsLongLong(xs[i]);
+        }
+        if (PyErr_Occurred()) {  /* (push() raises its own error for it) */
+            PyErr_Clear();
+            return 0;
+        }
+        it->items = it->small;
+        it->n = n;
+        return 1;
+    }
+    if (!buffers || !PyObject_CheckBuffer(obj))
+        return 0;
+    if (PyObject_GetBuffer(obj, &it->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    const char *f = it->view.format;
+    int kind_ok = f != NULL && f[0] != '\0' && f[1] == '\0' &&
+                  (floats ? f[0] == 'd' : (f[0] == 'q' || f[0] == 'l'));
+    if (!kind_ok || it->view.itemsize != 8 || it->view.ndim > 1) {  /* (push() takes len()) */
+        PyBuffer_Release(&it->view);
+        return 0;
+    }
+    it->viewed = 1;
+    it->items = it->view.buf;
+    it->n = it->view.len / 8;
+    return 1;
+}
+
+static void
+release_items(Items *it)
+{
+    if (it->viewed)
+        PyBuffer_Release(&it->view);
+    it->viewed = 0;
+}
+
+static PyObject *
+push_big(PyObject *Py_UNUSED(self), PyObject *const *argv, Py_ssize_t nargs)
+{
+    if (nargs != 9)
+        return PyErr_Format(PyExc_TypeError, "push_big() takes 9 arguments (%zd given)", nargs);
+    PyObject *tape = argv[0], *value = argv[2], *result = NULL;
+    if (!ready || !Py_IS_TYPE(tape, tape_type))
+        Py_RETURN_NONE;
+    long long code = PyLong_AsLongLong(argv[1]);
+    long long size = PyLong_AsLongLong(argv[3]);
+    long long flags = PyLong_AsLongLong(argv[8]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (flags & layout[L_UNWRITTEN])
+        Py_RETURN_NONE;
+    Items shape, operands, iat, fat;
+    shape.viewed = operands.viewed = iat.viewed = fat.viewed = 0;
+    if (!PyTuple_Check(argv[4]) || read_items(argv[4], 0, 0, &shape) < 1 ||
+            read_items(argv[5], 0, 0, &operands) < 1 || read_items(argv[6], 0, 1, &iat) < 1 ||
+            read_items(argv[7], 1, 1, &fat) < 1) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    PyObject *nodes = SLOT(tape, tape_off[P_NODES]), *args = SLOT(tape, tape_off[P_ARGS]);
+    PyObject *shapes = SLOT(tape, tape_off[P_SHAPES]), *iat_arr = SLOT(tape, tape_off[P_IAT]);
+    PyObject *fat_arr = SLOT(tape, tape_off[P_FAT]), *big_val = SLOT(tape, tape_off[P_BIG_VAL]);
+    if (!growable(nodes) || !growable(shapes) || !growable(iat_arr) || !growable(fat_arr) ||
+            !args_ok(args) || big_val == NULL || !PyList_CheckExact(big_val)) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    long long rec[MAX_FIELDS] = {0};
+    PyObject *node_obj = PyLong_FromSsize_t(Py_SIZE(nodes) / layout[L_FIELDS]);
+    if (node_obj == NULL)
+        goto done;
+    rec[layout[L_BIG]] = PyList_GET_SIZE(big_val);
+    /* in push()'s order, the record last: a failed append leaves only entries no node
+     * points to */
+    if (PyList_Append(big_val, value) < 0)
+        goto error;
+    set_slot(tape, tape_off[P_HAS_BIG], Py_True);
+    set_slot(tape, tape_off[P_PLAIN], Py_False);
+    rec[layout[L_ARG]] = PyByteArray_GET_SIZE(args) >> 3;
+    rec[layout[L_SHP]] = Py_SIZE(shapes);
+    rec[layout[L_IAT]] = Py_SIZE(iat_arr);
+    rec[layout[L_FAT]] = Py_SIZE(fat_arr);
+    if (append_items(shapes, shape.items, shape.n) < 0)
+        goto error;
+    if (operands.n) {
+        Py_ssize_t nbytes = PyByteArray_GET_SIZE(args);
+        if (PyByteArray_Resize(args, nbytes + operands.n * 8) < 0)
+            goto error;
+        memcpy(PyByteArray_AS_STRING(args) + nbytes, operands.items, operands.n * 8);
+    }
+    if (append_items(iat_arr, iat.items, iat.n) < 0 || append_items(fat_arr, fat.items, fat.n) < 0)
+        goto error;
+    rec[layout[L_CODE]] = code;
+    rec[layout[L_VOFF]] = -1;
+    rec[layout[L_SIZE]] = size;
+    rec[layout[L_FLAGS]] = flags;
+    rec[layout[L_NARG]] = operands.n;
+    rec[layout[L_NDIM]] = shape.n;
+    rec[layout[L_NIAT]] = iat.n;
+    rec[layout[L_NFAT]] = fat.n;
+    if (append_items(nodes, rec, layout[L_FIELDS]) < 0)
+        goto error;
+    result = node_obj;
+    goto done;
+error:
+    Py_DECREF(node_obj);
+done:
+    release_items(&shape);
+    release_items(&operands);
+    release_items(&iat);
+    release_items(&fat);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Tensor, its slots, Tape, its slots, Arena, its slots, ndarray, record layout, "
@@ -451,6 +596,8 @@ static PyMethodDef methods[] = {
      "push_make(tape, code, value, a, b, fat) -> Tensor"},
     {"push_array_make", (PyCFunction)(void (*)(void))push_array_make, METH_FASTCALL,
      "push_array_make(tape, code, value, a, b, iat, fat, f32, reads) -> Tensor or None"},
+    {"push_big", (PyCFunction)(void (*)(void))push_big, METH_FASTCALL,
+     "push_big(tape, code, value, size, shape, args, iat, fat, flags) -> node or None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -4,7 +4,10 @@ small array op:
 - ``push_make(tape, code, value, a, b, fat)``: ``_make(value, tape, tape.push_0d(code,
   value, a, b, fat))``, on a tape its caller found ``plain``;
 - ``push_array_make(tape, code, value, a, b, iat, fat, f32, reads)``: ``tape.push_array``
-  (same arguments) and ``_make``, or None where push() is needed (nothing pushed).
+  (same arguments) and ``_make``, or None where push() is needed (nothing pushed);
+- ``push_big``: ``Tape.push`` of a big node (a training step's nodes are mostly big), which
+  push() and record.push_node call as ``core.tape._native_push_big``; None where Python
+  must push it.
 
 Most of a small op's recording was those Python pairs, so the package builds them as C
 functions (``_fast_push.c``) where a C compiler was there at install. They write the same
@@ -47,7 +50,7 @@ from ..tensor import Tensor, _make
 TENSOR_SLOTS = ("_data", "_requires_grad", "_grad", "_tape", "_node", "_vc_list", "_base",
                 "_retains_grad", "_captured_by", "_hooks", "_post_hooks")
 TAPE_SLOTS = ("nodes", "args", "shapes", "iat", "fat", "val", "big", "has_big", "keep_all",
-              "unwritten_nodes", "has_unwritten")
+              "unwritten_nodes", "has_unwritten", "big_val", "plain")
 ARENA_SLOTS = ("n", "cells", "pending", "start")
 LAYOUT = (NODE_FIELDS, F_CODE, F_VOFF, F_SIZE, F_FLAGS, F_ARG, F_NARG, F_NDIM, F_SHP, F_IAT,
           F_NIAT, F_FAT, F_NFAT, F_BIG, FLAG_NEEDS_GRAD, FLAG_UNWRITTEN, UNSET, _FLUSH_AT,
@@ -81,3 +84,4 @@ except (ImportError, RuntimeError, TypeError, ValueError) as e:
 else:
     unavailable = None
     push_make, push_array_make = _fast_push.push_make, _fast_push.push_array_make
+    tape_module._native_push_big = _fast_push.push_big
