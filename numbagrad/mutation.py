@@ -97,16 +97,17 @@ def _bump_version(t, since=None):
         producer = OPS[t._tape.code(t._node)].grad_fn
         marks.append((t._tape, t._node, producer, t, weakref.ref(t), since))
     _sources_changed(t, marks)
-    for owner in _sharing_memory(t):
-        if owner._tape is not None:
-            producer = OPS[owner._tape.code(owner._node)].grad_fn
-            # (no tensor: torch names the op the owner came from, not its refreshed node)
-            marks.append((owner._tape, owner._node, producer, owner, _no_tensor, None))
-        else:
-            _sources_changed(owner, marks)
-    for entry in t._vc[1:]:
-        if type(entry) is WriteThrough:
-            entry.write()
+    if t._base is not None or len(t._vc) > 1:  # (not an optimizer's parameter, as a rule)
+        for owner in _sharing_memory(t):
+            if owner._tape is not None:
+                producer = OPS[owner._tape.code(owner._node)].grad_fn
+                # (no tensor: torch names the op the owner came from, not its refreshed node)
+                marks.append((owner._tape, owner._node, producer, owner, _no_tensor, None))
+            else:
+                _sources_changed(owner, marks)
+        for entry in t._vc[1:]:
+            if type(entry) is WriteThrough:
+                entry.write()
     for tp, node, producer, x, named, exempt in marks:
         prev = tp.dirty.get(node)
         expected = prev[3] if prev else t._vc[0] - 1

@@ -189,8 +189,8 @@ class _Run:
         voff = self.tape.nodes[node * NODE_FIELDS + F_VOFF]
         if voff >= 0 and grad.size == 1:  # a scalar loss's seed: no array arithmetic
             self.adj[voff] += grad.item()
-        elif voff < 0 and node not in self.big_adj:  # a new zeroed array of grad's dtype
-            self.writable(node, grad.dtype)[:] += np.asarray(grad).reshape(-1)
+        elif voff < 0 and node not in self.big_adj:  # a copy of grad, in its dtype
+            self.big_adj[node] = np.array(grad, grad.dtype).reshape(-1)
         else:
             self.writable(node, grad.dtype)[:] += np.asarray(grad, dtype=np.float64).reshape(-1)
         self.touched[node] = 1
