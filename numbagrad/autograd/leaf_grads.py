@@ -30,7 +30,7 @@ def _write_leaf(run, node, leaf, voff, first=None):
             size = run.tape.nodes[node * NODE_FIELDS + F_SIZE]
             _accumulate_grad(leaf, run.adj[voff:voff + size])
         else:  # a big node's adjoint is a buffer of its own: hand it over, no copy
-            g = run.gradient_of(node)
+            g = run.big_adj.get(node)  # (gradient_of's, the node being reached)
             _accumulate_grad(leaf, g, owned=run.gives_up(g))
 
 
