@@ -361,6 +361,42 @@ def test_noncontiguous_and_mixed_dtype_parameters():
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["SGD", "Adam"])
+def test_kernel_addresses_from_c_and_from_python_agree(name, monkeypatch):
+    """The C helper hands the kernel the addresses of contiguous arrays of the group's dtype
+    and leaves the others (a strided leaf) to Python: the same steps either way."""
+    from numbagrad.engine import fast_push
+    helper = fast_push.addresses
+    if helper is None:
+        pytest.skip("the C extension was not built")
+    answers = []
+
+    def counting(*args):
+        found = helper(*args)
+        answers.append(found is not None)
+        return found
+
+    def run(addresses):
+        monkeypatch.setattr(fast_push, "addresses", addresses)
+        w = ng.tensor(W0.T.copy(), requires_grad=True)
+        wt = w.detach().t().requires_grad_()  # strided: the Python path
+        b = ng.tensor(B0.copy(), requires_grad=True)
+        c = ng.tensor(B0 * 2, requires_grad=True)
+        b32 = ng.tensor(B0.astype(np.float32), requires_grad=True)
+        opt = getattr(ng.optim, name)([{"params": [b, b32, c]}, {"params": [wt]}], lr=0.05)
+        for _ in range(3):
+            opt.zero_grad()
+            y = ng.tanh(ng.tensor(X) @ wt + b * c + b32.double())
+            (y * y).sum().backward()
+            opt.step()
+        return [t.detach().numpy().copy() for t in (w, b, b32, c)]
+
+    with_c = run(counting)
+    assert True in answers and False in answers  # both ways taken
+    for got, want in zip(with_c, run(None)):
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "Adagrad"])
 def test_threaded_split_gives_the_serial_results(name, monkeypatch):
     import numba

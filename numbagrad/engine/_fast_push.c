@@ -587,6 +587,66 @@ done:
     return result;
 }
 
+/* addresses(tensors, format, sizes, writable): the data address of each tensor's array, a
+ * list of ints (what an optimizer's kernel reads its parameters through), or None where one
+ * is not a C-contiguous buffer of `sizes[i]` items of `format` (writable where asked): the
+ * optimizer's Python takes those. */
+static PyObject *
+addresses(PyObject *Py_UNUSED(self), PyObject *const *argv, Py_ssize_t nargs)
+{
+    if (nargs != 4)
+        return PyErr_Format(PyExc_TypeError, "addresses() takes 4 arguments (%zd given)", nargs);
+    PyObject *tensors = argv[0], *sizes = argv[2];
+    int writable = PyObject_IsTrue(argv[3]);
+    if (writable < 0)
+        return NULL;
+    if (!ready || !PyList_Check(tensors) || !PyList_Check(sizes) || !PyUnicode_Check(argv[1]) ||
+            PyList_GET_SIZE(sizes) != PyList_GET_SIZE(tensors))
+        Py_RETURN_NONE;
+    const char *format = PyUnicode_AsUTF8(argv[1]);
+    if (format == NULL)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(tensors);
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyList_GET_ITEM(tensors, i);
+        if (!PyObject_TypeCheck(t, tensor_type))
+            goto other;
+        PyObject *data = SLOT(t, tensor_off[T_DATA]);
+        if (data == NULL || !Py_IS_TYPE(data, ndarray_type))
+            goto other;
+        Py_ssize_t size = PyLong_AsSsize_t(PyList_GET_ITEM(sizes, i));
+        if (size == -1 && PyErr_Occurred()) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_buffer view;
+        if (PyObject_GetBuffer(data, &view, flags) < 0) {
+            PyErr_Clear();  /* (read-only, strided: the Python path says what is wrong) */
+            goto other;
+        }
+        int ok = view.format != NULL && strcmp(view.format, format) == 0 && view.itemsize > 0 &&
+                 view.len / view.itemsize == size && size > 0;
+        void *buf = view.buf;
+        PyBuffer_Release(&view);
+        if (!ok)
+            goto other;
+        PyObject *address = PyLong_FromVoidPtr(buf);
+        if (address == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, address);
+    }
+    return out;
+other:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Tensor, its slots, Tape, its slots, Arena, its slots, ndarray, record layout, "
@@ -598,6 +658,8 @@ static PyMethodDef methods[] = {
      "push_array_make(tape, code, value, a, b, iat, fat, f32, reads) -> Tensor or None"},
     {"push_big", (PyCFunction)(void (*)(void))push_big, METH_FASTCALL,
      "push_big(tape, code, value, size, shape, args, iat, fat, flags) -> node or None"},
+    {"addresses", (PyCFunction)(void (*)(void))addresses, METH_FASTCALL,
+     "addresses(tensors, format, sizes, writable) -> list of int or None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -5,6 +5,8 @@ small array op:
   value, a, b, fat))``, on a tape its caller found ``plain``;
 - ``push_array_make(tape, code, value, a, b, iat, fat, f32, reads)``: ``tape.push_array``
   (same arguments) and ``_make``, or None where push() is needed (nothing pushed);
+- ``addresses(tensors, format, sizes, writable)``: the data addresses an optimizer's kernel
+  reads, or None where its Python must work them out (None: no extension);
 - ``push_big``: ``Tape.push`` of a big node (a training step's nodes are mostly big), which
   push() and record.push_node call as ``core.tape._native_push_big``; None where Python
   must push it.
@@ -81,7 +83,9 @@ except (ImportError, RuntimeError, TypeError, ValueError) as e:
     _fast_push = None
     unavailable = f"{type(e).__name__}: {e}"
     push_make, push_array_make = push_make_python, push_array_make_python
+    addresses = None
 else:
     unavailable = None
     push_make, push_array_make = _fast_push.push_make, _fast_push.push_array_make
+    addresses = _fast_push.addresses
     tape_module._native_push_big = _fast_push.push_big

@@ -21,6 +21,7 @@ from .._foreign import foreign_array, is_array_like
 from .._threads import fit_threads, in_parallel
 from ..core import grad_mode
 from ..dtypes import float64, get_default_dtype
+from ..engine import fast_push
 from ..mutation import _bump_version
 from ..predicates import typename
 from ..tensor import Tensor, _make
@@ -535,8 +536,11 @@ class _Call:
         return addr
 
     def addresses(self, tensors, sizes, write):
-        return np.array([self.address(t._array(), n, write) for t, n in zip(tensors, sizes)],
-                        np.int64)
+        found = None if fast_push.addresses is None or type(tensors) is not list else \
+            fast_push.addresses(tensors, self.dt.char, sizes, write)
+        if found is None:  # (another dtype, a strided or read-only array, no C extension)
+            found = [self.address(t._array(), n, write) for t, n in zip(tensors, sizes)]
+        return np.array(found, np.int64)
 
     def finish(self):
         for orig, tmp in self.writebacks:
