@@ -356,16 +356,14 @@ def _record_linear(value, x, w, bias):
         return None
     wd = w._data
     try:
-        # the sources in _big_operands' order and with its flags, each looked up once
-        big = value.size >= tape.big or _is_big(tape, x)
-        nw = tape.source(w, big)
-        big = big or tape.is_big(nw)
-        nb = tape.source(bias, big)
-        nx = x._node if x._tape is tape else tape.source(x, big and x.ndim == 2)
+        _big_operands(tape, x, w, bias, value.size)
+        nw = tape.source(w)
         wt = push_node(tape, T, wd.T, wd.size, wd.T.shape, (w,), (nw,), (0, 1, wd.shape[1]), ())
         note_view(wt, w, _transposed)
         tape.transposes[wt._node] = nw
         tape.linear_t[nw] = (wt._node, w._vc[0])
+        nb = tape.source(bias)
+        nx = x._node if x._tape is tape else tape.source(x)
         return push_node(tape, ADDMM, value, value.size, value.shape, (bias, x, wt),
                          (nb, nx, wt._node), (), (1.0, 1.0))
     except BufferError:  # a backward began holding the tape: record() goes to a new one
