@@ -8,8 +8,7 @@ small array op:
 - ``addresses(tensors, format, sizes, writable)``: the data addresses an optimizer's kernel
   reads, or None where its Python must work them out (None: no extension);
 - ``push_big``: ``Tape.push`` of a big node (a training step's nodes are mostly big), which
-  push() and record.push_node call as ``core.tape._native_push_big``; None where Python
-  must push it.
+  push() calls first (``core.tape._native_push_big``); None where Python must push it.
 
 Most of a small op's recording was those Python pairs, so the package builds them as C
 functions (``_fast_push.c``) where a C compiler was there at install. They write the same

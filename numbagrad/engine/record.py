@@ -6,7 +6,6 @@ import numpy as np
 from .. import dtypes
 from .. import tensor as _tensor_module
 from ..core import anomaly_flags, grad_mode, trace_guards
-from ..core import tape as tape_module
 from ..core.tape import (
     _F32,
     _F64,
@@ -145,11 +144,7 @@ def push_node(tape, op, out, size, shape, inputs, args, iat, fat):
         # multiplies by float32(0.8)); recorded so, the replay's float64 formula rounds its
         # one result to eager's, and the backward uses the factor eager applied
         fat = tuple(float(np.float32(f)) for f in fat)
-    native = tape_module._native_push_big if flags & FLAG_BIG else None
-    node = None if native is None else native(tape, op.code, out, size, shape, args, iat, fat,
-                                              flags)
-    if node is None:
-        node = tape.push(op.code, out, size, shape, args, iat, fat, flags, op.value_reads)
+    node = tape.push(op.code, out, size, shape, args, iat, fat, flags, op.value_reads)
     if op.blas_inner is not None and not tape.blas:
         k = op.blas_inner
         tape.blas = k < 0 or size * inputs[k]._data.shape[-1] >= BLAS_THREADS_MIN
