@@ -28,6 +28,7 @@ def test_extension_is_built_where_a_compiler_is():
     assert record.push_make is compiled.push_make
     assert record.push_array_make is compiled.push_array_make
     assert tape_mod._native_push_big is compiled.push_big
+    assert tape_mod._native_source is compiled.source_big
 
 
 def _scalar_program(lib, n_ops):
@@ -257,6 +258,83 @@ def test_big_nodes_equal_pythons_push(monkeypatch):
     np.testing.assert_allclose(y.item(), t_loss.item(), rtol=1e-5)
     for g, t in zip(grads, t_leaves):
         np.testing.assert_allclose(g, t.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def _sources(tape):
+    """What source() wrote besides the records, by position (ids differ between runs)."""
+    refs = tape.source_refs
+    position = {id(t): k for k, t in enumerate(refs)}
+    return (sorted((position[i], node) for i, node in tape.sources.items()),
+            [(node, position[id(t)]) for node, t in tape.leaves], bytes(tape.leaf_nodes),
+            [[ref() is tape for ref in t._captured_by] for t in refs])
+
+
+@needs_ext
+def test_big_sources_equal_pythons(monkeypatch):
+    """Leaves and constants new to a tape that become big nodes: C's source_big writes
+    what Tape.source's Python writes (records, sources, leaves, _captured_by)."""
+    pushed = []
+
+    def counting(*args):
+        node = compiled.source_big(*args)
+        pushed.append(node is not None)
+        return node
+    monkeypatch.setattr(tape_mod, "_native_source", counting)
+    y, _ = _big_program(ng, None)
+    ours = _tape_bytes(y._tape) + (bytes(y._tape.leaf_nodes),), _sources(y._tape)
+    assert len(pushed) >= 3 and all(pushed)  # w, b and x, none handed back
+    del y  # (its tape is done with: the next graph goes on a new one)
+    monkeypatch.setattr(tape_mod, "_native_source", None)
+    y2, _ = _big_program(ng, None)
+    assert ours == (_tape_bytes(y2._tape) + (bytes(y2._tape.leaf_nodes),), _sources(y2._tape))
+
+
+@needs_ext
+@pytest.mark.parametrize("native", [True, False])
+def test_a_source_keeps_only_live_tapes(monkeypatch, native):
+    """A weight used on a new tape at every step of a loop: its list of tapes is cleared of
+    the dead ones, by C as by Python."""
+    if not native:
+        monkeypatch.setattr(tape_mod, "_native_source", None)
+    pushed = []
+
+    def counting(*args):
+        node = compiled.source_big(*args)
+        pushed.append(node is not None)
+        return node
+    if native:
+        monkeypatch.setattr(tape_mod, "_native_source", counting)
+    w = ng.tensor(np.ones((300, 300), np.float32), requires_grad=True)
+    b, x = ng.zeros(300, requires_grad=True), ng.ones(64, 300)
+    kept = []
+    for step in range(3 * tape_mod._PRUNE_AT):
+        y = ng.nn.functional.linear(x, w, b).sum()
+        y.backward()  # (the next graph goes on a new tape)
+        if step % 5 == 0:
+            kept.append(y)  # graphs still alive
+        assert len(w._captured_by) <= tape_mod._PRUNE_AT + 1
+    live = [ref() for ref in w._captured_by if ref() is not None]
+    assert all(t._tape in live for t in kept) and y._tape in live
+    assert all(pushed) and len(pushed) == (9 * tape_mod._PRUNE_AT if native else 0)
+
+
+@needs_ext
+def test_source_big_hands_back_what_it_does_not_read():
+    """A trace's tape, a value below the big size, a tensor whose _captured_by is not a
+    list, an object that is no Tensor: None, nothing pushed (source() takes them)."""
+    tape = tape_mod.Tape()
+    before = _tape_bytes(tape), _sources(tape)
+    small = ng.tensor(np.ones(3), requires_grad=True)
+    odd = ng.tensor(np.ones((300, 300)), requires_grad=True)
+    odd._captured_by = ()
+    assert compiled.source_big(tape, small, False) is None
+    assert compiled.source_big(tape, odd, False) is None
+    assert compiled.source_big(tape, np.ones((300, 300)), False) is None
+    tape.guards = object()
+    assert compiled.source_big(tape, ng.ones(300, 300), True) is None
+    assert (_tape_bytes(tape), _sources(tape)) == before
+    with pytest.raises(TypeError):
+        compiled.source_big(tape, small)
 
 
 @needs_ext

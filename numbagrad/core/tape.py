@@ -215,8 +215,7 @@ class Tape:
             voff = -1
             big = len(self.big_val)
             self.big_val.append(value)
-            self.has_big = True
-            self.plain = False
+            self.has_big, self.plain = True, False
         else:
             big = -1
             val = self.val
@@ -381,6 +380,8 @@ class Tape:
         """The node of a leaf or constant tensor on this tape, creating it on first use;
         ``with_big``: as a big node (its own array) whatever its size, from two elements."""
         node = self.sources.get(id(t))
+        if node is None and _native_source is not None:
+            node = _native_source(self, t, with_big)
         if node is None:
             if self.guards is not None and id(t) in self.guards.int_args:
                 self.guards.int_static.add(self.guards.int_args[id(t)])  # a constant now
@@ -553,9 +554,9 @@ def column(records, name):
 _UNHELD = 3
 
 
-# push()'s big nodes in C: engine/fast_push.py sets it where it built the extension (push()'s
-# arguments less ``reads``; it returns the node, or None for Python to push it)
-_native_push_big = None
+# push()'s big nodes and source()'s new big sources in C (engine/fast_push.py sets them where
+# built; same arguments less ``reads``): each returns the node, or None for Python to push it
+_native_push_big = _native_source = None
 
 
 def current_tape():

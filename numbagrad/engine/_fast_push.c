@@ -12,6 +12,10 @@
  * (flags hold FLAG_BIG: the value kept as it is, in tape.big_val), returning its node; None
  * where push() is needed (nothing pushed).
  *
+ * source_big(tape, t, with_big): Tape.source() of a tensor new to the tape that becomes a big
+ * node (a training step's parameters on each step's new tape), returning its node; None
+ * where source() is needed (nothing pushed).
+ *
  * They write the records the Python code writes, and call those pairs for every other case
  * (a flush due, a buffer full or viewed, a big operand), so every error, growth and flush is
  * Python's. They write Python objects' slots at the offsets their member descriptors give,
@@ -40,18 +44,19 @@ typedef struct {
 enum { T_DATA, T_REQUIRES_GRAD, T_GRAD, T_TAPE, T_NODE, T_VC_LIST, T_BASE, T_RETAINS_GRAD,
        T_CAPTURED_BY, T_HOOKS, T_POST_HOOKS, N_TENSOR_SLOTS };
 enum { P_NODES, P_ARGS, P_SHAPES, P_IAT, P_FAT, P_VAL, P_BIG, P_HAS_BIG, P_KEEP_ALL,
-       P_UNWRITTEN_NODES, P_HAS_UNWRITTEN, P_BIG_VAL, P_PLAIN, N_TAPE_SLOTS };
+       P_UNWRITTEN_NODES, P_HAS_UNWRITTEN, P_BIG_VAL, P_PLAIN, P_SOURCES, P_SOURCE_REFS,
+       P_LEAVES, P_LEAF_NODES, P_GUARDS, N_TAPE_SLOTS };
 enum { A_N, A_CELLS, A_PENDING, A_START, N_ARENA_SLOTS };
 /* the record's fields (their places), then the constants the pushes use */
 enum { L_FIELDS, L_CODE, L_VOFF, L_SIZE, L_FLAGS, L_ARG, L_NARG, L_NDIM, L_SHP, L_IAT, L_NIAT,
        L_FAT, L_NFAT, L_BIG, L_NEEDS_GRAD, L_UNWRITTEN, L_UNSET, L_FLUSH_AT, L_READ_Y,
-       N_LAYOUT };
+       L_FLAG_BIG, L_FLAG_F32, L_LEAF_CODE, L_CONST_CODE, L_PRUNE_AT, N_LAYOUT };
 
 static PyTypeObject *tensor_type, *tape_type, *arena_type, *array_type, *ndarray_type;
 static Py_ssize_t tensor_off[N_TENSOR_SLOTS], tape_off[N_TAPE_SLOTS], arena_off[N_ARENA_SLOTS];
 static long long layout[N_LAYOUT];
 static PyObject *fallback_0d, *fallback_array;  /* the Python pairs, with these signatures */
-static PyObject *str_size, *str_shape, *str_frombytes, *str_late_min;
+static PyObject *str_size, *str_shape, *str_frombytes, *str_late_min, *str_dtype, *str_f32;
 /* the tape module's globals: its _LATE_MIN is read at each push (tests change it) */
 static PyObject *tape_globals;
 static int ready;
@@ -587,6 +592,136 @@ done:
     return result;
 }
 
+/* the weak reference to `tape` appended to source t's _captured_by list (made when None),
+ * the list first cleared of dead tapes' references from PRUNE_AT of them, as
+ * Tape._capture does */
+static int
+note_capture(PyObject *t, PyObject *tape)
+{
+    PyObject *tapes = SLOT(t, tensor_off[T_CAPTURED_BY]);
+    PyObject *ref = PyWeakref_NewRef(tape, NULL);
+    if (ref == NULL)
+        return -1;
+    if (tapes == NULL || tapes == Py_None) {
+        PyObject *list = PyList_New(1);
+        if (list == NULL) {
+            Py_DECREF(ref);
+            return -1;
+        }
+        PyList_SET_ITEM(list, 0, ref);
+        SLOT(t, tensor_off[T_CAPTURED_BY]) = list;
+        Py_XDECREF(tapes);
+        return 0;
+    }
+    if (PyList_GET_SIZE(tapes) >= layout[L_PRUNE_AT]) {
+        Py_ssize_t kept = 0, n = PyList_GET_SIZE(tapes);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *r = PyList_GET_ITEM(tapes, i);
+            if (!PyWeakref_Check(r) || PyWeakref_GET_OBJECT(r) != Py_None) {
+                Py_INCREF(r);  /* kept in order; a non-reference is kept, as ref() of it */
+                PyObject *old = PyList_GET_ITEM(tapes, kept);
+                PyList_SET_ITEM(tapes, kept, r);
+                Py_DECREF(old);
+                kept++;
+            }
+        }
+        if (PyList_SetSlice(tapes, kept, n, NULL) < 0) {
+            Py_DECREF(ref);
+            return -1;
+        }
+    }
+    int rc = PyList_Append(tapes, ref);
+    Py_DECREF(ref);
+    return rc;
+}
+
+/* source_big(tape, t, with_big): Tape.source() of a tensor new to `tape` (its caller looked
+ * it up) that becomes a big node, pushed and captured as the Python code does it; None
+ * where that code must (a trace's tape, a value not an ndarray, an arena node, a
+ * _captured_by that is not a list), nothing pushed. */
+static PyObject *
+source_big(PyObject *Py_UNUSED(self), PyObject *const *argv, Py_ssize_t nargs)
+{
+    if (nargs != 3)
+        return PyErr_Format(PyExc_TypeError, "source_big() takes 3 arguments (%zd given)",
+                            nargs);
+    PyObject *tape = argv[0], *t = argv[1];
+    if (!ready || !Py_IS_TYPE(tape, tape_type) || !PyObject_TypeCheck(t, tensor_type) ||
+            SLOT(tape, tape_off[P_GUARDS]) != Py_None)
+        Py_RETURN_NONE;
+    PyObject *data = SLOT(t, tensor_off[T_DATA]), *tapes = SLOT(t, tensor_off[T_CAPTURED_BY]);
+    PyObject *sources = SLOT(tape, tape_off[P_SOURCES]);
+    PyObject *refs = SLOT(tape, tape_off[P_SOURCE_REFS]), *leaves = SLOT(tape, tape_off[P_LEAVES]);
+    PyObject *leaf_nodes = SLOT(tape, tape_off[P_LEAF_NODES]);
+    if (data == NULL || !Py_IS_TYPE(data, ndarray_type) ||
+            (tapes != NULL && tapes != Py_None && !PyList_CheckExact(tapes)) ||
+            sources == NULL || !PyDict_CheckExact(sources) || refs == NULL ||
+            !PyList_CheckExact(refs) || leaves == NULL || !PyList_CheckExact(leaves) ||
+            !growable(leaf_nodes))
+        Py_RETURN_NONE;
+    PyObject *size_obj = PyObject_GetAttr(data, str_size);
+    if (size_obj == NULL)
+        return NULL;
+    long long size = PyLong_AsLongLong(size_obj);
+    long long threshold = PyLong_AsLongLong(SLOT(tape, tape_off[P_BIG]));
+    int with_big = PyObject_IsTrue(argv[2]);
+    if (PyErr_Occurred() || with_big < 0) {
+        Py_DECREF(size_obj);
+        return NULL;
+    }
+    if (!(size >= threshold || (with_big && size > 1))) {
+        Py_DECREF(size_obj);
+        Py_RETURN_NONE;
+    }
+    PyObject *f32 = PyDict_GetItemWithError(tape_globals, str_f32);
+    PyObject *dtype = PyObject_GetAttr(data, str_dtype);
+    PyObject *shape = PyObject_GetAttr(data, str_shape);
+    PyObject *result = NULL, *node = NULL, *key = NULL, *pair = NULL;
+    PyObject *code = NULL, *flags_obj = NULL;
+    if (dtype == NULL || shape == NULL || (f32 == NULL && PyErr_Occurred()))
+        goto done;
+    int grad = SLOT(t, tensor_off[T_REQUIRES_GRAD]) == Py_True;
+    long long flags = (grad ? layout[L_NEEDS_GRAD] : 0) | layout[L_FLAG_BIG] |
+                      (dtype == f32 ? layout[L_FLAG_F32] : 0);
+    code = PyLong_FromLongLong(layout[grad ? L_LEAF_CODE : L_CONST_CODE]);
+    flags_obj = PyLong_FromLongLong(flags);
+    if (code == NULL || flags_obj == NULL)
+        goto done;
+    PyObject *empty = PyTuple_New(0);  /* (the empty tuple is a singleton) */
+    if (empty == NULL)
+        goto done;
+    PyObject *push_argv[9] = {tape, code, data, size_obj, shape, empty, empty, empty, flags_obj};
+    node = push_big(NULL, push_argv, 9);
+    Py_DECREF(empty);
+    if (node == NULL || node == Py_None) {
+        result = node;  /* an error, or nothing pushed: the Python code takes it */
+        node = NULL;
+        goto done;
+    }
+    /* as _capture, then the leaf lists */
+    key = PyLong_FromVoidPtr(t);
+    if (key == NULL || PyDict_SetItem(sources, key, node) < 0 || PyList_Append(refs, t) < 0 ||
+            note_capture(t, tape) < 0)
+        goto done;
+    if (grad) {
+        long long n = PyLong_AsLongLong(node);
+        pair = PyTuple_Pack(2, node, t);
+        if (pair == NULL || PyList_Append(leaves, pair) < 0 || append_items(leaf_nodes, &n, 1) < 0)
+            goto done;
+    }
+    result = Py_NewRef(node);
+done:
+    Py_XDECREF(pair);
+    Py_XDECREF(key);
+    Py_XDECREF(node);
+    Py_XDECREF(code);
+    Py_XDECREF(flags_obj);
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    Py_DECREF(size_obj);
+    return result;
+}
+
 /* addresses(tensors, format, sizes, writable): the data address of each tensor's array, a
  * list of ints (what an optimizer's kernel reads its parameters through), or None where one
  * is not a C-contiguous buffer of `sizes[i]` items of `format` (writable where asked): the
@@ -658,6 +793,8 @@ static PyMethodDef methods[] = {
      "push_array_make(tape, code, value, a, b, iat, fat, f32, reads) -> Tensor or None"},
     {"push_big", (PyCFunction)(void (*)(void))push_big, METH_FASTCALL,
      "push_big(tape, code, value, size, shape, args, iat, fat, flags) -> node or None"},
+    {"source_big", (PyCFunction)(void (*)(void))source_big, METH_FASTCALL,
+     "source_big(tape, t, with_big) -> node or None"},
     {"addresses", (PyCFunction)(void (*)(void))addresses, METH_FASTCALL,
      "addresses(tensors, format, sizes, writable) -> list of int or None"},
     {NULL, NULL, 0, NULL},
@@ -673,7 +810,10 @@ PyInit__fast_push(void)
     str_shape = PyUnicode_InternFromString("shape");
     str_frombytes = PyUnicode_InternFromString("frombytes");
     str_late_min = PyUnicode_InternFromString("_LATE_MIN");
-    if (str_size == NULL || str_shape == NULL || str_frombytes == NULL || str_late_min == NULL)
+    str_dtype = PyUnicode_InternFromString("dtype");
+    str_f32 = PyUnicode_InternFromString("_F32");
+    if (str_size == NULL || str_shape == NULL || str_frombytes == NULL || str_late_min == NULL ||
+            str_dtype == NULL || str_f32 == NULL)
         return NULL;
     return PyModule_Create(&module);
 }

@@ -8,7 +8,10 @@ small array op:
 - ``addresses(tensors, format, sizes, writable)``: the data addresses an optimizer's kernel
   reads, or None where its Python must work them out (None: no extension);
 - ``push_big``: ``Tape.push`` of a big node (a training step's nodes are mostly big), which
-  push() calls first (``core.tape._native_push_big``); None where Python must push it.
+  push() calls first (``core.tape._native_push_big``); None where Python must push it;
+- ``source_big``: ``Tape.source`` of a tensor new to the tape that becomes a big node (a
+  training step's parameters, on each step's new tape), which source() calls first
+  (``core.tape._native_source``); None where Python must push it.
 
 Most of a small op's recording was those Python pairs, so the package builds them as C
 functions (``_fast_push.c``) where a C compiler was there at install. They write the same
@@ -25,6 +28,7 @@ import numpy as np
 from ..core import tape as tape_module
 from ..core.arena import _FLUSH_AT, Arena
 from ..core.tape import (
+    CONST_CODE,
     F_ARG,
     F_BIG,
     F_CODE,
@@ -38,8 +42,11 @@ from ..core.tape import (
     F_SHP,
     F_SIZE,
     F_VOFF,
+    FLAG_BIG,
+    FLAG_F32,
     FLAG_NEEDS_GRAD,
     FLAG_UNWRITTEN,
+    LEAF_CODE,
     NODE_FIELDS,
     READ_Y,
     UNSET,
@@ -51,11 +58,12 @@ from ..tensor import Tensor, _make
 TENSOR_SLOTS = ("_data", "_requires_grad", "_grad", "_tape", "_node", "_vc_list", "_base",
                 "_retains_grad", "_captured_by", "_hooks", "_post_hooks")
 TAPE_SLOTS = ("nodes", "args", "shapes", "iat", "fat", "val", "big", "has_big", "keep_all",
-              "unwritten_nodes", "has_unwritten", "big_val", "plain")
+              "unwritten_nodes", "has_unwritten", "big_val", "plain", "sources", "source_refs",
+              "leaves", "leaf_nodes", "guards")
 ARENA_SLOTS = ("n", "cells", "pending", "start")
 LAYOUT = (NODE_FIELDS, F_CODE, F_VOFF, F_SIZE, F_FLAGS, F_ARG, F_NARG, F_NDIM, F_SHP, F_IAT,
           F_NIAT, F_FAT, F_NFAT, F_BIG, FLAG_NEEDS_GRAD, FLAG_UNWRITTEN, UNSET, _FLUSH_AT,
-          READ_Y)
+          READ_Y, FLAG_BIG, FLAG_F32, LEAF_CODE, CONST_CODE, tape_module._PRUNE_AT)
 
 
 def push_make_python(tape, code, value, a, b, fat):
@@ -88,3 +96,4 @@ else:
     push_make, push_array_make = _fast_push.push_make, _fast_push.push_array_make
     addresses = _fast_push.addresses
     tape_module._native_push_big = _fast_push.push_big
+    tape_module._native_source = _fast_push.source_big
