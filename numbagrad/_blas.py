@@ -9,10 +9,10 @@ numbagrad's own copy of OpenBLAS (engine/gemm.py), whose pool is always one thre
 left out of everything here (``keep_private``). While one of its calls computes with the
 user's libraries (an eager product of ``gemm.BLAS_THREADS_MIN`` multiply-adds or more when
 the products fall back on NumPy's OpenBLAS: that pool; an eager convolution, a backward
-through a tape holding a product or a convolution, a compiled call whose trace holds one:
-every pool), the pools are held at one thread, and put back to what they were when the
-call ends. Its parallelism comes from its own threads (Numba's), beside which BLAS's
-threads oversubscribe the cores: measured on a
+through a tape holding a convolution, or a product in that fallback, a compiled call whose
+trace holds one: every pool), the pools are held at one thread, and put back to what they
+were when the call ends. Its parallelism comes from its own threads (Numba's), beside which
+BLAS's threads oversubscribe the cores: measured on a
 2-core machine at Numba's default of two threads, a 784-256-256-10 MLP's SGD step (batch
 64, float32) took 1.1 ms with the hold and 128 ms without (NumPy's pool at two threads), a
 small CNN's, which alternates NumPy's and SciPy's pools, 29 ms against 186 ms. And

@@ -185,9 +185,11 @@ def _register():
 
 _sgemm_name, own_blas = _register()
 available = _sgemm_name is not None
+# the products run on a BLAS whose pool is the user's (NumPy's), not numbagrad's own copy
+on_user_blas = available and not own_blas
 # eager's products hold at one thread the pool of NumPy's BLAS when they call it; numbagrad's
 # own copy is always on one thread
-_ONE_THREAD = _blas.OneThread(symbol=_sgemm_name) if available and not own_blas else \
+_ONE_THREAD = _blas.OneThread(symbol=_sgemm_name) if on_user_blas else \
     _blas.one_thread(False)
 
 

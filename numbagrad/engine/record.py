@@ -25,7 +25,7 @@ from ..core.tape import (
 from ..tensor import Tensor, _make  # noqa: F401
 from . import kernelgen
 from .fast_push import push_array_make, push_make
-from .gemm import BLAS_THREADS_MIN
+from .gemm import BLAS_THREADS_MIN, on_user_blas
 from .registry import BY_NAME
 
 _NO_INTS = np.empty(0, np.int64)
@@ -147,7 +147,8 @@ def push_node(tape, op, out, size, shape, inputs, args, iat, fat):
     node = tape.push(op.code, out, size, shape, args, iat, fat, flags, op.value_reads)
     if op.blas_inner is not None and not tape.blas:
         k = op.blas_inner
-        tape.blas = k < 0 or size * inputs[k]._data.shape[-1] >= BLAS_THREADS_MIN
+        tape.blas = k < 0 or on_user_blas and \
+            size * inputs[k]._data.shape[-1] >= BLAS_THREADS_MIN
     if _anomaly.enabled:
         anomaly_flags.note(tape, node)
     return _make(out, tape, node)
@@ -236,7 +237,8 @@ def record_array(op, out, a, b=None, iat=(), fat=()):
         return record(op, out, (a,) if b is None else (a, b), iat, fat)
     if op.blas_inner is not None and not tape.blas:
         k = op.blas_inner
-        tape.blas = k < 0 or out.size * (a if k == 0 else b)._data.shape[-1] >= BLAS_THREADS_MIN
+        tape.blas = k < 0 or on_user_blas and \
+            out.size * (a if k == 0 else b)._data.shape[-1] >= BLAS_THREADS_MIN
     return t
 
 

@@ -144,7 +144,8 @@ class OpDef:
     # ops whose kernels call BLAS: the input whose last dimension is the product's inner one
     # (-1: any size counts, the convolutions), so that record() can flag a tape holding a
     # product big enough for BLAS to use several threads (its backward then holds the BLAS
-    # pools at one thread, numbagrad/_blas.py)
+    # pools at one thread, numbagrad/_blas.py; a product only where the products run on the
+    # user's BLAS, not numbagrad's own copy)
     blas_inner: int | None = None
     # where torch's CPU kernels refuse float16: the kernel its NotImplementedError names, for
     # the op's value (``half``) or its derivative (``half_backward``); None: torch computes it
