@@ -134,7 +134,7 @@ class Arena:
             _large_idle += 1
             if _large_idle > _LARGE_IDLE_MAX:
                 _large.clear()
-        if len(_spare) < _SPARE_MAX and _ARENA_START < len(buf) and sys.getrefcount(buf) == 3:
+        if len(_spare) < _SPARE_MAX and sys.getrefcount(buf) == 3:
             _spare.append(buf)
 
 
