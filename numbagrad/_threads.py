@@ -11,6 +11,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
+import numba.np.ufunc.parallel as _numba_parallel
 
 _pool = _pool_pid = None
 _lock = threading.Lock()
@@ -91,6 +92,16 @@ try:
     _TICKS = os.sysconf("SC_CLK_TCK")
 except (AttributeError, ValueError, OSError):
     _FIT = False
+
+
+def num_threads():
+    """``numba.get_num_threads()``, less the process-wide lock it takes at every call to check
+    that its threads were launched: once they were, the threading layer's own count (an
+    eager product asks at every call)."""
+    count = getattr(_numba_parallel, "_get_num_threads", None)
+    if count is None or not getattr(_numba_parallel, "_is_initialized", False):
+        return numba.get_num_threads()
+    return count()
 
 
 def busy_cores(last, now):

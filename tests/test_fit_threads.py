@@ -86,3 +86,24 @@ def test_real_reading_is_a_plausible_count():
         pytest.skip("no /proc/stat here")
     sum(range(2_000_000))
     assert _threads._busy_seconds() >= b0
+
+
+def test_num_threads_is_numbas_count_in_every_thread():
+    """_threads.num_threads (the launched layer's count, without numba's lock) answers what
+    numba.get_num_threads does: after each change, and in another thread (counts are per
+    thread)."""
+    import threading
+
+    before = numba.get_num_threads()
+    try:
+        for n in range(1, numba.config.NUMBA_NUM_THREADS + 1):
+            numba.set_num_threads(n)
+            assert _threads.num_threads() == numba.get_num_threads() == n
+        seen = []
+        worker = threading.Thread(
+            target=lambda: seen.append((_threads.num_threads(), numba.get_num_threads())))
+        worker.start()
+        worker.join()
+        assert seen[0][0] == seen[0][1]
+    finally:
+        numba.set_num_threads(before)

@@ -45,7 +45,6 @@ import importlib.util
 import os
 
 import llvmlite.binding as llb
-import numba
 import numpy as np
 from llvmlite import ir
 from numba import cfunc, njit, prange, types
@@ -53,7 +52,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .. import _blas
-from .._threads import fit_threads
+from .._threads import fit_threads, num_threads
 
 # CBLAS enums
 _F16 = np.dtype(np.float16)
@@ -445,7 +444,7 @@ def product_into(y, a, b, alpha=1.0, beta=0.0):
     if work >= SPLIT_MIN:
         fit_threads()
     with _ONE_THREAD:
-        if work >= SPLIT_MIN and numba.get_num_threads() > 1:
+        if work >= SPLIT_MIN and num_threads() > 1:
             _product_parallel(y, a, b, float(alpha), float(beta))
         else:
             product(y, a, b, float(alpha), float(beta))

@@ -13,12 +13,11 @@ from collections.abc import Iterable
 from copy import deepcopy
 from itertools import chain
 
-import numba
 import numpy as np
 
 from .. import dtypes
 from .._foreign import foreign_array, is_array_like
-from .._threads import fit_threads, in_parallel
+from .._threads import fit_threads, in_parallel, num_threads
 from ..core import grad_mode
 from ..dtypes import float64, get_default_dtype
 from ..engine import fast_push
@@ -552,7 +551,7 @@ def _size_error(expected, got):
                        f"({expected}) at non-singleton dimension 0")
 
 
-# A group of at least this many elements is split over numba.get_num_threads() threads: the
+# A group of at least this many elements is split over Numba's thread count threads: the
 # hand-over to a worker thread costs tens of microseconds, which an elementwise update of
 # fewer elements does not pay back (bench/bench_optim.py).
 PARALLEL_MIN = int(os.environ.get("NUMBAGRAD_OPTIM_PARALLEL_MIN", 1 << 19))
@@ -562,7 +561,7 @@ def _threads(total):
     if total < PARALLEL_MIN:
         return 1
     fit_threads()
-    return numba.get_num_threads()
+    return num_threads()
 
 
 def _step_threaded(parts, code, p_at, g_at, s_at, sizes, hp, pp, itemsize):
