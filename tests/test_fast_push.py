@@ -233,21 +233,46 @@ def _tape_bytes(tape):
             bytes(tape.fat), [v.shape for v in tape.big_val], tape.has_big, tape.plain)
 
 
+def _python_pushes(monkeypatch):
+    """Every node and source pushed by the Python code alone from now on."""
+    from numbagrad.ops.linalg import matmul
+
+    monkeypatch.setattr(tape_mod, "_native_push_big", None)
+    monkeypatch.setattr(tape_mod, "_native_source", None)
+    monkeypatch.setattr(record, "push_node", record.push_node_python)
+    monkeypatch.setattr(matmul, "push_node", record.push_node_python)
+
+
 @needs_ext
 def test_big_nodes_equal_pythons_push(monkeypatch):
-    pushed = []
+    """C's push_node and push_big write the records Python's push_node and Tape.push write,
+    and the gradients follow (also torch's)."""
+    from numbagrad.ops.linalg import matmul
+
+    calls, handed = [], []
 
     def counting(*args):
-        node = compiled.push_big(*args)
-        pushed.append(node is not None)
-        return node
-    monkeypatch.setattr(tape_mod, "_native_push_big", counting)
-    y, leaves = _big_program(ng, None)
+        calls.append(args[1].name)
+        return compiled.push_node(*args)
+
+    def python_body(*args):
+        handed.append(args[1].name)
+        return record.push_node_python(*args)
+    monkeypatch.setattr(record, "push_node", counting)
+    monkeypatch.setattr(matmul, "push_node", counting)
+    compiled.setup_push_node(python_body, record._anomaly, record.on_user_blas)
+    try:
+        y, leaves = _big_program(ng, None)
+    finally:
+        compiled.setup_push_node(record.push_node_python, record._anomaly, record.on_user_blas)
     ours = _tape_bytes(y._tape)
     y.backward()
     grads = [t.grad.numpy().copy() for t in leaves]
-    assert len(pushed) >= 10 and all(pushed)  # every node of the graph, none handed back
-    monkeypatch.setattr(tape_mod, "_native_push_big", None)
+    # the graph's big nodes pushed in C (t, addmm, relu, mul, slice, log_softmax, sum),
+    # the loss's scalars by Python
+    assert len(calls) - len(handed) >= 6
+    del y
+    _python_pushes(monkeypatch)
     y2, leaves2 = _big_program(ng, None)
     assert ours == _tape_bytes(y2._tape)
     y2.backward()
@@ -255,9 +280,33 @@ def test_big_nodes_equal_pythons_push(monkeypatch):
         np.testing.assert_array_equal(g, t.grad.numpy())
     t_loss, t_leaves = _big_program(torch, None)
     t_loss.backward()
-    np.testing.assert_allclose(y.item(), t_loss.item(), rtol=1e-5)
+    np.testing.assert_allclose(float(y2.item()), t_loss.item(), rtol=1e-5)
     for g, t in zip(grads, t_leaves):
         np.testing.assert_allclose(g, t.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+@needs_ext
+def test_push_node_hands_back_what_it_does_not_push(monkeypatch):
+    """Anomaly mode, a float32 elementwise node with float attributes, a node flagging its
+    tape for a BLAS hold, a small node: the Python body pushes them (the same records)."""
+    handed = []
+
+    def python_body(*args):
+        handed.append(args[1].name)
+        return record.push_node_python(*args)
+    compiled.setup_push_node(python_body, record._anomaly, True)
+    try:
+        x = ng.tensor(np.ones((300, 300), np.float32), requires_grad=True)
+        w = ng.tensor(np.ones((300, 300), np.float32), requires_grad=True)
+        y = ng.nn.functional.linear(x, w, w[0])  # products flag the tape here
+        with ng.autograd.detect_anomaly():
+            z = y.relu()
+    finally:
+        compiled.setup_push_node(record.push_node_python, record._anomaly, record.on_user_blas)
+    assert "addmm" in handed and "relu" in handed
+    with pytest.raises(TypeError):
+        compiled.push_node(y._tape, None)
+    del z
 
 
 def _sources(tape):
@@ -284,7 +333,7 @@ def test_big_sources_equal_pythons(monkeypatch):
     ours = _tape_bytes(y._tape) + (bytes(y._tape.leaf_nodes),), _sources(y._tape)
     assert len(pushed) >= 3 and all(pushed)  # w, b and x, none handed back
     del y  # (its tape is done with: the next graph goes on a new one)
-    monkeypatch.setattr(tape_mod, "_native_source", None)
+    _python_pushes(monkeypatch)
     y2, _ = _big_program(ng, None)
     assert ours == (_tape_bytes(y2._tape) + (bytes(y2._tape.leaf_nodes),), _sources(y2._tape))
 

@@ -45,7 +45,7 @@ enum { T_DATA, T_REQUIRES_GRAD, T_GRAD, T_TAPE, T_NODE, T_VC_LIST, T_BASE, T_RET
        T_CAPTURED_BY, T_HOOKS, T_POST_HOOKS, N_TENSOR_SLOTS };
 enum { P_NODES, P_ARGS, P_SHAPES, P_IAT, P_FAT, P_VAL, P_BIG, P_HAS_BIG, P_KEEP_ALL,
        P_UNWRITTEN_NODES, P_HAS_UNWRITTEN, P_BIG_VAL, P_PLAIN, P_SOURCES, P_SOURCE_REFS,
-       P_LEAVES, P_LEAF_NODES, P_GUARDS, N_TAPE_SLOTS };
+       P_LEAVES, P_LEAF_NODES, P_GUARDS, P_BLAS, N_TAPE_SLOTS };
 enum { A_N, A_CELLS, A_PENDING, A_START, N_ARENA_SLOTS };
 /* the record's fields (their places), then the constants the pushes use */
 enum { L_FIELDS, L_CODE, L_VOFF, L_SIZE, L_FLAGS, L_ARG, L_NARG, L_NDIM, L_SHP, L_IAT, L_NIAT,
@@ -57,6 +57,11 @@ static Py_ssize_t tensor_off[N_TENSOR_SLOTS], tape_off[N_TAPE_SLOTS], arena_off[
 static long long layout[N_LAYOUT];
 static PyObject *fallback_0d, *fallback_array;  /* the Python pairs, with these signatures */
 static PyObject *str_size, *str_shape, *str_frombytes, *str_late_min, *str_dtype, *str_f32;
+static PyObject *str_code, *str_blas_inner, *str_grads, *str_enabled;
+/* push_node's: record.push_node's Python body, the anomaly mode's state object, and whether
+ * a product's node must flag its tape for a hold of the user's BLAS pools */
+static PyObject *node_python, *anomaly_state;
+static int products_hold;
 /* the tape module's globals: its _LATE_MIN is read at each push (tests change it) */
 static PyObject *tape_globals;
 static int ready;
@@ -198,6 +203,8 @@ args_ok(PyObject *args)
 
 /* the node's record (last, as in push()), then its Tensor, as _make makes it; takes
  * node_obj's reference and t's */
+static PyObject *make(PyObject *t, PyObject *tape, PyObject *value, PyObject *node_obj);
+
 static PyObject *
 finish(PyObject *t, PyObject *tape, PyObject *value, PyObject *node_obj, const long long *rec)
 {
@@ -206,6 +213,14 @@ finish(PyObject *t, PyObject *tape, PyObject *value, PyObject *node_obj, const l
         Py_DECREF(t);
         return NULL;
     }
+    return make(t, tape, value, node_obj);
+}
+
+/* t (new, its slots empty) made the Tensor of `value` at node_obj of `tape`, as _make makes
+ * it; takes node_obj's reference and t's */
+static PyObject *
+make(PyObject *t, PyObject *tape, PyObject *value, PyObject *node_obj)
+{
     SLOT(t, tensor_off[T_DATA]) = Py_NewRef(value);
     SLOT(t, tensor_off[T_REQUIRES_GRAD]) = Py_NewRef(Py_True);
     SLOT(t, tensor_off[T_GRAD]) = Py_NewRef(Py_None);
@@ -722,6 +737,134 @@ done:
     return result;
 }
 
+/* setup_push_node(python body, anomaly state, products hold): what push_node hands back to,
+ * the object whose `enabled` is anomaly mode's, and whether a product's node flags its tape
+ * for a hold of the user's BLAS pools (then Python pushes it) */
+static PyObject *
+setup_push_node(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *fn, *state;
+    int hold;
+    if (!PyArg_ParseTuple(args, "OOp", &fn, &state, &hold))
+        return NULL;
+    if (!PyCallable_Check(fn))
+        return PyErr_Format(PyExc_TypeError, "setup_push_node: the Python body must be callable");
+    Py_XSETREF(node_python, Py_NewRef(fn));
+    Py_XSETREF(anomaly_state, Py_NewRef(state));
+    products_hold = hold;
+    Py_RETURN_NONE;
+}
+
+/* push_node(tape, op, out, size, shape, inputs, args, iat, fat): record.push_node of a big
+ * node (an operand big, or `size` from the tape's big size), its Tensor made; the other
+ * cases go to the Python body, which it calls: an unwritten operand, a value that is not an
+ * ndarray, anomaly mode, float attributes of a float32 elementwise node (rounded there), a
+ * node that flags its tape for a BLAS hold, what push_big hands back. */
+static PyObject *
+push_node(PyObject *Py_UNUSED(self), PyObject *const *argv, Py_ssize_t nargs)
+{
+    if (nargs != 9)
+        return PyErr_Format(PyExc_TypeError, "push_node() takes 9 arguments (%zd given)", nargs);
+    if (node_python == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "push_node() before setup_push_node()");
+    PyObject *tape = argv[0], *op = argv[1], *out = argv[2], *args = argv[6], *fat = argv[8];
+    if (!ready || !Py_IS_TYPE(tape, tape_type) || !Py_IS_TYPE(out, ndarray_type) ||
+            !(PyTuple_Check(args) || PyList_Check(args)) || !PyTuple_Check(fat))
+        return PyObject_Vectorcall(node_python, argv, nargs, NULL);
+    /* every allocation before the tape is read: a collection it starts may run Python */
+    PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
+    if (t == NULL)
+        return NULL;
+    PyObject *code = NULL, *flags_obj = NULL, *node = NULL, *attr = NULL, *dtype = NULL;
+    attr = PyObject_GetAttr(anomaly_state, str_enabled);
+    int anomaly = attr == NULL ? -1 : PyObject_IsTrue(attr);
+    Py_CLEAR(attr);
+    if (anomaly < 0)
+        goto error;
+    if (anomaly)
+        goto python;
+    attr = PyObject_GetAttr(op, str_blas_inner);
+    if (attr == NULL)
+        goto error;
+    if (attr != Py_None) {
+        long k = PyLong_AsLong(attr);
+        if (k == -1 && PyErr_Occurred())
+            goto error;
+        if (SLOT(tape, tape_off[P_BLAS]) != Py_True && (k < 0 || products_hold))
+            goto python;
+    }
+    Py_CLEAR(attr);
+    PyObject *nodes = SLOT(tape, tape_off[P_NODES]);
+    if (!growable(nodes))
+        goto python;
+    const long long *rec = (const long long *)((ArrayObject *)nodes)->ob_item;
+    Py_ssize_t n_nodes = Py_SIZE(nodes) / layout[L_FIELDS];
+    long long argflags = 0;
+    Py_ssize_t nargs_ = PySequence_Fast_GET_SIZE(args);
+    PyObject **items = PySequence_Fast_ITEMS(args);
+    for (Py_ssize_t i = 0; i < nargs_; i++) {
+        long long a = PyLong_AsLongLong(items[i]);
+        if (a == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            goto python;
+        }
+        if (a < 0 || a >= n_nodes)
+            goto python;
+        argflags |= rec[a * layout[L_FIELDS] + layout[L_FLAGS]];
+    }
+    if (argflags & layout[L_UNWRITTEN])
+        goto python;
+    long long size = PyLong_AsLongLong(argv[3]);
+    long long threshold = PyLong_AsLongLong(SLOT(tape, tape_off[P_BIG]));
+    if (PyErr_Occurred())
+        goto error;
+    if (!(size >= threshold || (argflags & layout[L_FLAG_BIG])))
+        goto python;
+    dtype = PyObject_GetAttr(out, str_dtype);
+    PyObject *f32 = PyDict_GetItemWithError(tape_globals, str_f32);
+    if (dtype == NULL || (f32 == NULL && PyErr_Occurred()))
+        goto error;
+    int is_f32 = dtype == f32;
+    if (is_f32 && PyTuple_GET_SIZE(fat)) {
+        attr = PyObject_GetAttr(op, str_grads);  /* elementwise: its grads are declared */
+        if (attr == NULL)
+            goto error;
+        if (attr != Py_None)
+            goto python;
+        Py_CLEAR(attr);
+    }
+    code = PyObject_GetAttr(op, str_code);
+    flags_obj = PyLong_FromLongLong(layout[L_NEEDS_GRAD] | layout[L_FLAG_BIG] |
+                                    (is_f32 ? layout[L_FLAG_F32] : 0));
+    if (code == NULL || flags_obj == NULL)
+        goto error;
+    PyObject *push_argv[9] = {tape, code, out, argv[3], argv[4], args, argv[7], fat, flags_obj};
+    node = push_big(NULL, push_argv, 9);
+    if (node == NULL)
+        goto error;
+    if (node == Py_None)
+        goto python;
+    Py_DECREF(code);
+    Py_DECREF(flags_obj);
+    Py_DECREF(dtype);
+    return make(t, tape, out, node);
+python:
+    Py_XDECREF(attr);
+    Py_XDECREF(code);
+    Py_XDECREF(flags_obj);
+    Py_XDECREF(node);
+    Py_XDECREF(dtype);
+    Py_DECREF(t);
+    return PyObject_Vectorcall(node_python, argv, nargs, NULL);
+error:
+    Py_XDECREF(attr);
+    Py_XDECREF(code);
+    Py_XDECREF(flags_obj);
+    Py_XDECREF(dtype);
+    Py_DECREF(t);
+    return NULL;
+}
+
 /* addresses(tensors, format, sizes, writable): the data address of each tensor's array, a
  * list of ints (what an optimizer's kernel reads its parameters through), or None where one
  * is not a C-contiguous buffer of `sizes[i]` items of `format` (writable where asked): the
@@ -793,6 +936,10 @@ static PyMethodDef methods[] = {
      "push_array_make(tape, code, value, a, b, iat, fat, f32, reads) -> Tensor or None"},
     {"push_big", (PyCFunction)(void (*)(void))push_big, METH_FASTCALL,
      "push_big(tape, code, value, size, shape, args, iat, fat, flags) -> node or None"},
+    {"setup_push_node", setup_push_node, METH_VARARGS,
+     "setup_push_node(record.push_node's Python body, anomaly state, products hold)"},
+    {"push_node", (PyCFunction)(void (*)(void))push_node, METH_FASTCALL,
+     "push_node(tape, op, out, size, shape, inputs, args, iat, fat) -> Tensor"},
     {"source_big", (PyCFunction)(void (*)(void))source_big, METH_FASTCALL,
      "source_big(tape, t, with_big) -> node or None"},
     {"addresses", (PyCFunction)(void (*)(void))addresses, METH_FASTCALL,
@@ -812,8 +959,13 @@ PyInit__fast_push(void)
     str_late_min = PyUnicode_InternFromString("_LATE_MIN");
     str_dtype = PyUnicode_InternFromString("dtype");
     str_f32 = PyUnicode_InternFromString("_F32");
+    str_code = PyUnicode_InternFromString("code");
+    str_blas_inner = PyUnicode_InternFromString("blas_inner");
+    str_grads = PyUnicode_InternFromString("grads");
+    str_enabled = PyUnicode_InternFromString("enabled");
     if (str_size == NULL || str_shape == NULL || str_frombytes == NULL || str_late_min == NULL ||
-            str_dtype == NULL || str_f32 == NULL)
+            str_dtype == NULL || str_f32 == NULL || str_code == NULL || str_blas_inner == NULL ||
+            str_grads == NULL || str_enabled == NULL)
         return NULL;
     return PyModule_Create(&module);
 }

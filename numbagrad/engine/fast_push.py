@@ -11,7 +11,9 @@ small array op:
   push() calls first (``core.tape._native_push_big``); None where Python must push it;
 - ``source_big``: ``Tape.source`` of a tensor new to the tape that becomes a big node (a
   training step's parameters, on each step's new tape), which source() calls first
-  (``core.tape._native_source``); None where Python must push it.
+  (``core.tape._native_source``); None where Python must push it;
+- ``push_node``: ``record.push_node`` of a big node, its Tensor made (``node_pusher``), the
+  other cases handed to its Python body.
 
 Most of a small op's recording was those Python pairs, so the package builds them as C
 functions (``_fast_push.c``) where a C compiler was there at install. They write the same
@@ -59,7 +61,7 @@ TENSOR_SLOTS = ("_data", "_requires_grad", "_grad", "_tape", "_node", "_vc_list"
                 "_retains_grad", "_captured_by", "_hooks", "_post_hooks")
 TAPE_SLOTS = ("nodes", "args", "shapes", "iat", "fat", "val", "big", "has_big", "keep_all",
               "unwritten_nodes", "has_unwritten", "big_val", "plain", "sources", "source_refs",
-              "leaves", "leaf_nodes", "guards")
+              "leaves", "leaf_nodes", "guards", "blas")
 ARENA_SLOTS = ("n", "cells", "pending", "start")
 LAYOUT = (NODE_FIELDS, F_CODE, F_VOFF, F_SIZE, F_FLAGS, F_ARG, F_NARG, F_NDIM, F_SHP, F_IAT,
           F_NIAT, F_FAT, F_NFAT, F_BIG, FLAG_NEEDS_GRAD, FLAG_UNWRITTEN, UNSET, _FLUSH_AT,
@@ -97,3 +99,13 @@ else:
     addresses = _fast_push.addresses
     tape_module._native_push_big = _fast_push.push_big
     tape_module._native_source = _fast_push.source_big
+
+
+def node_pusher(python, anomaly_state, products_hold):
+    """record.push_node: the C form of its Python body ``python`` (a big node pushed and its
+    Tensor made in one call, the other cases handed to ``python``), or ``python`` without
+    the extension."""
+    if _fast_push is None:
+        return python
+    _fast_push.setup_push_node(python, anomaly_state, products_hold)
+    return _fast_push.push_node

@@ -23,7 +23,7 @@ from ..core.tape import (
     fresh_tape,
 )
 from ..tensor import Tensor, _make  # noqa: F401
-from . import kernelgen
+from . import fast_push, kernelgen
 from .fast_push import push_array_make, push_make
 from .gemm import BLAS_THREADS_MIN, on_user_blas
 from .registry import BY_NAME
@@ -124,10 +124,11 @@ def record(op, out, inputs, iat=(), fat=()):
         return _on_new_tape(tape, op, out, inputs, iat, fat)
 
 
-def push_node(tape, op, out, size, shape, inputs, args, iat, fat):
+def push_node_python(tape, op, out, size, shape, inputs, args, iat, fat):
     """record()'s node: ``op``'s value ``out`` (``size`` elements of ``shape``) over the
     nodes ``args`` of ``inputs`` on ``tape``, which the caller checked can take it (grad mode
-    on, nothing watching, no stale operand); returns the result Tensor."""
+    on, nothing watching, no stale operand); returns the result Tensor. (``push_node``: the
+    C form where the extension is built, calling this for what it does not push itself.)"""
     nodes = tape.nodes
     argflags = 0
     for a in args:
@@ -152,6 +153,9 @@ def push_node(tape, op, out, size, shape, inputs, args, iat, fat):
     if _anomaly.enabled:
         anomaly_flags.note(tape, node)
     return _make(out, tape, node)
+
+
+push_node = fast_push.node_pusher(push_node_python, _anomaly, on_user_blas)
 
 
 def _on_new_tape(tape, op, out, inputs, iat=(), fat=()):

@@ -91,7 +91,7 @@ def _addmm_numpy(g, xs, gxs, iat, fat):
         # F.linear's (n,) bias on (m, n) rows, the common case, is a column sum
         if gc.ndim == 1 and gb.ndim == 2 and gc.shape[0] == gb.shape[1]:
             if type(gc) is Unwritten:  # its first gradient: summed straight into it
-                np.sum(gb, axis=0, out=gc.view(np.ndarray))
+                np.add.reduce(gb, 0, None, gc.view(np.ndarray))
             else:
                 gc += gb.sum(axis=0)
         elif type(gc) is Unwritten:
