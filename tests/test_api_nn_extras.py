@@ -703,3 +703,17 @@ def test_wishart_mode_expand_and_number_df_are_torchs():
         return (w.mode, tuple(w.batch_shape), tuple(w.event_shape), draw, tuple(e.batch_shape),
                 e.precision_matrix, e.log_prob(lib.eye(2)), e.entropy())
     close_to_torch(fn, 2e-5)
+
+
+@pytest.mark.parametrize("call", [
+    "F.linear(np.ones((2, 3)), lib.ones(4, 3), lib.ones(4))",
+    "F.linear(lib.ones(2, 3), [1.0], None)",
+    "F.linear(lib.ones(2, 3), lib.ones(4, 3), 3)",
+    "F.linear(lib.ones(2, 3), np.ones((4, 3)))",
+    "F.linear(lib.ones(2, 3), lib.ones(4, 3), [1.0])",
+])
+def test_linear_arguments_that_are_no_tensor_get_torchs_error(call):
+    def fn(lib):
+        return eval(call, {"lib": lib, "F": lib.nn.functional, "np": np})  # noqa: S307
+    result = same_as_torch(fn)
+    assert result[0] == "TypeError" and "must be Tensor" in result[1]

@@ -51,6 +51,7 @@ from ..ops.nn.spatial import *  # noqa: F401,F403
 from ..ops.shape.movement import permute as _permute
 from ..ops.shape.movement import reshape as _reshape
 from ..ops.shape.movement import unsqueeze as _unsqueeze
+from ..tensor import Tensor as _Tensor
 from ..tensor import _make as _make_const
 from .ctc import ctc_loss  # noqa: F401
 from .functional_more import *  # noqa: F401,F403
@@ -475,14 +476,25 @@ def linear(input, weight, bias=None):  # noqa: A002 - torch's names
     Returns:
         ``input @ weight.T + bias``, of shape (*, out_features).
     """
+    if bias is not None:
+        try:
+            out = _linear_2d(input, weight, bias)  # the common case first, checked once
+        except AttributeError:  # (an argument that is no Tensor: torch's error below)
+            out = None
+        if out is not None:
+            return out
+    for pos, (name, x) in enumerate((("input", input), ("weight", weight), ("bias", bias))):
+        if not isinstance(x, _Tensor) and (x is not None or pos < 2):
+            kind = type(x)
+            kind = kind.__name__ if kind.__module__ == "builtins" else \
+                f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+            raise TypeError(f"linear(): argument '{name}' (position {pos + 1}) must be Tensor, "
+                            f"not {kind}")
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
     if bias is None:
         return _matmul(input, _weight_t(weight, input))
-    out = _linear_2d(input, weight, bias)  # the common case, checked once
-    if out is not None:
-        return out
     if input.ndim == 2:
         return _addmm(bias, input, _weight_t(weight, input, bias))
     # torch folds the rows into one addmm for a contiguous input and a contiguous bias that

@@ -218,7 +218,10 @@ class Module:
 
     def __getattr__(self, name):
         d = self.__dict__
-        for store in ("_parameters", "_buffers", "_modules"):
+        params = d.get("_parameters")  # (a layer's weight and bias at every call: first)
+        if params is not None and name in params:
+            return params[name]
+        for store in ("_buffers", "_modules"):
             if store in d and name in d[store]:
                 return d[store][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
