@@ -313,7 +313,7 @@ class TensorProgram:
                 "included, are not supported yet: keep such a function eager)")
         if tape.bridges:
             raise NotImplementedError(_FOREIGN.format(name))
-        self.blas = tape.blas  # a product or convolution: BLAS held at one thread (_blas.py)
+        self.blas = tape.blas  # a convolution, or a product on NumPy's BLAS: pools held
         Program._check_tape(tape, compiled)
         node_of = _take_tape(self, tape, flat, traced)
         _split_guards(self, tape, node_of)

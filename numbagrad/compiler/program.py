@@ -92,7 +92,7 @@ class Program:
         if self.opaque:
             self._check_tape(tape, compiled)  # an op replay lacks is the error to report
             return  # not replayable: the caller runs the function eagerly
-        self.blas = tape.blas  # a product or convolution: replays hold BLAS at one thread
+        self.blas = tape.blas  # a convolution, or a product on NumPy's BLAS: pools held
         api = f"{compiled.kind}(f)(*args)"
         if not isinstance(out, Tensor):
             raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(out)}")

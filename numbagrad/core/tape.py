@@ -380,7 +380,7 @@ class Tape:
         """The node of a leaf or constant tensor on this tape, creating it on first use;
         ``with_big``: as a big node (its own array) whatever its size, from two elements."""
         node = self.sources.get(id(t))
-        if node is None and _native_source is not None:
+        if node is None and _native_source is not None and (with_big or t._data.size >= self.big):
             node = _native_source(self, t, with_big)
         if node is None:
             if self.guards is not None and id(t) in self.guards.int_args:

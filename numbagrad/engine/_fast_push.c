@@ -771,7 +771,32 @@ push_node(PyObject *Py_UNUSED(self), PyObject *const *argv, Py_ssize_t nargs)
     if (!ready || !Py_IS_TYPE(tape, tape_type) || !Py_IS_TYPE(out, ndarray_type) ||
             !(PyTuple_Check(args) || PyList_Check(args)) || !PyTuple_Check(fat))
         return PyObject_Vectorcall(node_python, argv, nargs, NULL);
-    /* every allocation before the tape is read: a collection it starts may run Python */
+    /* first what decides it is a big node, read from the tape's records: a small node (most
+     * of a small-array graph's) goes to Python at once */
+    PyObject *nodes = SLOT(tape, tape_off[P_NODES]);
+    if (!growable(nodes))
+        return PyObject_Vectorcall(node_python, argv, nargs, NULL);
+    const long long *rec = (const long long *)((ArrayObject *)nodes)->ob_item;
+    Py_ssize_t n_nodes = Py_SIZE(nodes) / layout[L_FIELDS];
+    long long argflags = 0;
+    Py_ssize_t n_args = PySequence_Fast_GET_SIZE(args);
+    PyObject **items = PySequence_Fast_ITEMS(args);
+    for (Py_ssize_t i = 0; i < n_args; i++) {
+        long long a = PyLong_AsLongLong(items[i]);
+        if ((a == -1 && PyErr_Occurred()) || a < 0 || a >= n_nodes) {
+            PyErr_Clear();
+            return PyObject_Vectorcall(node_python, argv, nargs, NULL);
+        }
+        argflags |= rec[a * layout[L_FIELDS] + layout[L_FLAGS]];
+    }
+    long long size = PyLong_AsLongLong(argv[3]);
+    long long threshold = PyLong_AsLongLong(SLOT(tape, tape_off[P_BIG]));
+    if (PyErr_Occurred())
+        return NULL;
+    if ((argflags & layout[L_UNWRITTEN]) ||
+            !(size >= threshold || (argflags & layout[L_FLAG_BIG])))
+        return PyObject_Vectorcall(node_python, argv, nargs, NULL);
+    /* every allocation before the tape is written: a collection it starts may run Python */
     PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
     if (t == NULL)
         return NULL;
@@ -794,32 +819,6 @@ push_node(PyObject *Py_UNUSED(self), PyObject *const *argv, Py_ssize_t nargs)
             goto python;
     }
     Py_CLEAR(attr);
-    PyObject *nodes = SLOT(tape, tape_off[P_NODES]);
-    if (!growable(nodes))
-        goto python;
-    const long long *rec = (const long long *)((ArrayObject *)nodes)->ob_item;
-    Py_ssize_t n_nodes = Py_SIZE(nodes) / layout[L_FIELDS];
-    long long argflags = 0;
-    Py_ssize_t nargs_ = PySequence_Fast_GET_SIZE(args);
-    PyObject **items = PySequence_Fast_ITEMS(args);
-    for (Py_ssize_t i = 0; i < nargs_; i++) {
-        long long a = PyLong_AsLongLong(items[i]);
-        if (a == -1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            goto python;
-        }
-        if (a < 0 || a >= n_nodes)
-            goto python;
-        argflags |= rec[a * layout[L_FIELDS] + layout[L_FLAGS]];
-    }
-    if (argflags & layout[L_UNWRITTEN])
-        goto python;
-    long long size = PyLong_AsLongLong(argv[3]);
-    long long threshold = PyLong_AsLongLong(SLOT(tape, tape_off[P_BIG]));
-    if (PyErr_Occurred())
-        goto error;
-    if (!(size >= threshold || (argflags & layout[L_FLAG_BIG])))
-        goto python;
     dtype = PyObject_GetAttr(out, str_dtype);
     PyObject *f32 = PyDict_GetItemWithError(tape_globals, str_f32);
     if (dtype == NULL || (f32 == NULL && PyErr_Occurred()))
