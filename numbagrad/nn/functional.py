@@ -17,10 +17,7 @@ from ..ops.elementwise.forward import torch_layout as _torch_layout
 from ..ops.elementwise.pointwise import gelu, softplus  # noqa: F401 - torch.nn.functional's
 from ..ops.elementwise.pointwise import unary as _unary
 from ..ops.elementwise.public import sigmoid, tanh  # noqa: F401 - torch.nn.functional's
-from ..ops.linalg.matmul import addmm as _addmm
-from ..ops.linalg.matmul import linear as _linear_2d
-from ..ops.linalg.matmul import matmul as _matmul
-from ..ops.linalg.matmul import weight_t as _weight_t
+from ..ops.linalg import matmul as _mm
 from ..ops.nn import activations as _act
 from ..ops.nn import spatial_misc as _spm
 from ..ops.nn.activations import *  # noqa: F401,F403
@@ -51,7 +48,6 @@ from ..ops.nn.spatial import *  # noqa: F401,F403
 from ..ops.shape.movement import permute as _permute
 from ..ops.shape.movement import reshape as _reshape
 from ..ops.shape.movement import unsqueeze as _unsqueeze
-from ..tensor import Tensor as _Tensor
 from ..tensor import _make as _make_const
 from .ctc import ctc_loss  # noqa: F401
 from .functional_more import *  # noqa: F401,F403
@@ -477,37 +473,28 @@ def linear(input, weight, bias=None):  # noqa: A002 - torch's names
         ``input @ weight.T + bias``, of shape (*, out_features).
     """
     if bias is not None:
-        try:
-            out = _linear_2d(input, weight, bias)  # the common case first, checked once
-        except AttributeError:  # (an argument that is no Tensor: torch's error below)
-            out = None
+        out = _mm.linear(input, weight, bias)  # the common case first, checked once
         if out is not None:
             return out
-    for pos, (name, x) in enumerate((("input", input), ("weight", weight), ("bias", bias))):
-        if not isinstance(x, _Tensor) and (x is not None or pos < 2):
-            kind = type(x)
-            kind = kind.__name__ if kind.__module__ == "builtins" else \
-                f"{kind.__module__.split('.')[0]}.{kind.__name__}"
-            raise TypeError(f"linear(): argument '{name}' (position {pos + 1}) must be Tensor, "
-                            f"not {kind}")
+    _mm.check_linear_arguments(input, weight, bias)
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
     if bias is None:
-        return _matmul(input, _weight_t(weight, input))
+        return _mm.matmul(input, _mm.weight_t(weight, input))
     if input.ndim == 2:
-        return _addmm(bias, input, _weight_t(weight, input, bias))
+        return _mm.addmm(bias, input, _mm.weight_t(weight, input, bias))
     # torch folds the rows into one addmm for a contiguous input and a contiguous bias that
     # is 1-d, or 1-d once its dims of size 1 are dropped
     fusable = bias.ndim == 1 or sum(s != 1 for s in bias.shape) == 1
     if fusable and bias.is_contiguous() and input.is_contiguous():
         # (the row count spelled out: -1 cannot be inferred beside a size-0 last dim)
         rows = _reshape(input, (int(np.prod(input.shape[:-1])), input.shape[-1]))
-        out = _addmm(bias, rows, _weight_t(weight, rows, bias))
+        out = _mm.addmm(bias, rows, _mm.weight_t(weight, rows, bias))
         return _reshape(out, (*input.shape[:-1], out.shape[1]))
     # torch's other case: the product, then the bias added in place (so it may broadcast, be
     # of another dtype, or not fit the product: add_'s errors)
-    return _matmul(input, _weight_t(weight, input)).add_(bias)
+    return _mm.matmul(input, _mm.weight_t(weight, input)).add_(bias)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
@@ -555,7 +542,7 @@ def bilinear(input1, input2, weight, bias=None):
     lead = input1.shape[:-1]
     x1 = _reshape(input1, (-1, in1))
     x2 = _reshape(input2, (-1, in2))
-    t = _matmul(x1, _reshape(_permute(weight, 1, 0, 2), (in1, out_f * in2)))  # (n, out * in2)
+    t = _mm.matmul(x1, _reshape(_permute(weight, 1, 0, 2), (in1, out_f * in2)))  # (n, out * in2)
     y = (_reshape(t, (-1, out_f, in2)) * _unsqueeze(x2, 1)).sum(-1)
     y = _reshape(y, (*lead, out_f))
     return y + bias if bias is not None else y

@@ -295,7 +295,10 @@ def linear(x, w, bias):
     matching sizes; records what ``addmm(bias, x, t(w))`` records (TBackward0 under
     AddmmBackward0, as torch), with the argument checks done once on the NumPy arrays.
     Returns None when the case does not apply (the caller takes the general path)."""
-    xd, wd, bd = x._data, w._data, bias._data
+    try:
+        xd, wd, bd = x._data, w._data, bias._data
+    except AttributeError:  # an argument that is no Tensor: check_linear_arguments raises
+        return None
     if type(xd) is not np.ndarray or type(wd) is not np.ndarray or \
             type(bd) is not np.ndarray or xd.ndim != 2 or wd.ndim != 2 or bd.ndim != 1:
         return None
@@ -312,6 +315,13 @@ def linear(x, w, bias):
     if out is not None:
         return out
     return record(ADDMM, value, (bias, x, weight_t(w, x, bias)), (), (1.0, 1.0))
+
+
+def check_linear_arguments(input, weight, bias):  # noqa: A002 - torch's names
+    """torch's TypeError for an argument of F.linear that is no Tensor (bias may be None)."""
+    for pos, x in enumerate((input, weight, bias)):
+        if x is not None or pos < 2:
+            need_tensor(x, "linear", ("input", "weight", "bias")[pos], pos + 1)
 
 
 def _is_big(tape, t):
