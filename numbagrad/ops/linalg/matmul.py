@@ -319,9 +319,9 @@ def linear(x, w, bias):
 
 def check_linear_arguments(input, weight, bias):  # noqa: A002 - torch's names
     """torch's TypeError for an argument of F.linear that is no Tensor (bias may be None)."""
-    for pos, x in enumerate((input, weight, bias)):
-        if x is not None or pos < 2:
-            need_tensor(x, "linear", ("input", "weight", "bias")[pos], pos + 1)
+    for pos, (name, x) in enumerate((("input", input), ("weight", weight), ("bias", bias)), 1):
+        if x is not None or name != "bias":
+            need_tensor(x, "linear", name, pos)
 
 
 def _is_big(tape, t):
