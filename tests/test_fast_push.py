@@ -406,3 +406,61 @@ def test_push_big_hands_back_what_it_does_not_read():
     assert _tape_bytes(tape) == before
     with pytest.raises(TypeError):
         compiled.push_big(tape, 5, value)
+
+
+@needs_ext
+def test_reached_leaves_equal_numpys_reads(monkeypatch):
+    """After a sweep, the C loop finds the leaves the NumPy reads find, with their value
+    offsets and first adjoints: 0-d leaves reached and not, a small array leaf, a big leaf
+    (its adjoint a buffer of its own), a leaf that does not require grad; the gradients
+    equal torch's."""
+    from numbagrad.autograd import leaf_grads
+    reads = []
+
+    def both(run, tape):
+        reads.append((leaf_grads._read_reached(run, tape),
+                      leaf_grads._read_reached_numpy(run, tape)))
+        real(run, tape)
+
+    real = leaf_grads._accumulate_many
+    monkeypatch.setattr(leaf_grads, "_accumulate_many", both)
+    values = [0.5 * i - 3.0 for i in range(20)] + [np.arange(5.0), np.linspace(0, 1, 40_000)]
+    results = []
+    for lib in (ng, torch):
+        leaves = [lib.tensor(v, requires_grad=i != 3) for i, v in enumerate(values)]
+        unreached = leaves[16] * leaves[17]  # noqa: F841 - on the tape, not in y's graph
+        y = sum(x * x * (i + 1) for i, x in enumerate(leaves[:15])) + leaves[3] * leaves[18]
+        y = y + (leaves[20] * 3.0).sum() + (leaves[21].tanh()).sum()
+        y.backward()
+        results.append([None if x.grad is None else np.asarray(x.grad) for x in leaves])
+    (hit, voffs, firsts), (hit_np, voffs_np, firsts_np) = reads[0]
+    # reached: 14 of the first 15 (the 4th needs no gradient), the 19th, 21st and 22nd
+    assert hit == hit_np and voffs == voffs_np and len(hit) == 17
+    assert [f for f, v in zip(firsts, voffs) if v >= 0] == \
+        [f for f, v in zip(firsts_np, voffs_np) if v >= 0]
+    assert any(v < 0 for v in voffs)  # the big leaf's
+    for ours, theirs in zip(*results):
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+@needs_ext
+def test_reached_leaves_declines_what_it_cannot_read():
+    """Buffers of other item sizes, an out-of-range node: -1 (the NumPy reads take them)."""
+    leaf_nodes = np.array([0, 2], np.int64)
+    touched = np.ones(3, np.uint8)
+    nodes = np.zeros((3, tape_mod.NODE_FIELDS), np.int64)
+    adj = np.zeros(4)
+    out = (np.empty(2, np.int64), np.empty(2, np.int64), np.empty(2))
+    assert compiled.reached_leaves(leaf_nodes, touched, nodes, adj, *out) == 2
+    assert compiled.reached_leaves(leaf_nodes, touched, nodes, adj.astype(np.float32),
+                                   *out) == -1
+    assert compiled.reached_leaves(leaf_nodes, touched.astype(np.int64), nodes, adj,
+                                   *out) == -1
+    assert compiled.reached_leaves(np.array([0, 3], np.int64), touched, nodes, adj,
+                                   *out) == -1
+    nodes[2, tape_mod.F_VOFF] = 4  # past the arena
+    assert compiled.reached_leaves(leaf_nodes, touched, nodes, adj, *out) == -1
+    with pytest.raises(TypeError):
+        compiled.reached_leaves(leaf_nodes, touched)

@@ -5,6 +5,7 @@ input for ``autograd.grad``."""
 import numpy as np
 
 from ..core.tape import F_SIZE, F_VOFF, NODE_FIELDS
+from ..engine.fast_push import reached_leaves
 from ..tensor import _accumulate_grad, _make, post_accumulate
 
 _F64 = np.dtype(np.float64)
@@ -38,21 +39,38 @@ def _accumulate_many(run, tape):
     """_accumulate's leaves, when there are many: the reached ones found in one vectorized
     read (many graphs alive on one tape hold many leaves; a backward reaches a few), then a
     plain Python loop over those."""
+    hit_voffs_firsts = _read_reached(run, tape) if reached_leaves is not None else None
+    if hit_voffs_firsts is None:
+        hit_voffs_firsts = _read_reached_numpy(run, tape)
+    hit, voffs, firsts = hit_voffs_firsts
+    leaves = tape.leaves
+    for k, h in enumerate(hit):
+        node, leaf = leaves[h]
+        if leaf._requires_grad:
+            _write_leaf(run, node, leaf, voffs[k], firsts[k])
+
+
+def _read_reached(run, tape):
+    """The reached leaves' places in ``tape.leaves``, value offsets and first adjoint
+    values, read by the C extension's one loop over their (by then cold) records; None where
+    it declines."""
+    n = len(tape.leaf_nodes)
+    hit, voffs, firsts = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n)
+    k = reached_leaves(tape.leaf_nodes, run.touched, run.nodes, run.adj, hit, voffs, firsts)
+    if k < 0:
+        return None
+    return hit[:k].tolist(), voffs[:k].tolist(), list(firsts[:k])
+
+
+def _read_reached_numpy(run, tape):
     idx = np.frombuffer(tape.leaf_nodes, np.int64)
     hit = np.flatnonzero(run.touched[idx])
-    if not len(hit):
-        return
     idx = idx[hit]
     voffs = run.nodes[idx, F_VOFF]
     # (read only for one-element leaves; an empty leaf may sit at the arena's end)
     firsts = list(run.adj[np.minimum(np.maximum(voffs, 0), len(run.adj) - 1)]) \
         if len(run.adj) else [_F64.type(0.0)] * len(idx)
-    voffs = voffs.tolist()
-    leaves = tape.leaves
-    for k, h in enumerate(hit.tolist()):
-        node, leaf = leaves[h]
-        if leaf._requires_grad:
-            _write_leaf(run, node, leaf, voffs[k], firsts[k])
+    return hit.tolist(), voffs.tolist(), firsts
 
 
 def _accumulate(run, tape, inputs, collect=None):

@@ -924,6 +924,68 @@ other:
     Py_RETURN_NONE;
 }
 
+/* reached_leaves(leaf_nodes, touched, nodes, adj, hit, voff, first): of the tape's leaves
+ * (their nodes, int64), those a backward reached (`touched`, uint8 by node): their places
+ * in `leaf_nodes` into `hit`, their value offsets into `voff` and their adjoints' first
+ * values into `first` (0 where a leaf's offset is negative, a big node's); returns how many.
+ * A compiled loop over those cold records overlaps their cache misses where NumPy's three
+ * fancy-indexing passes take them one at a time. -1 where a buffer or an index is not what
+ * it should be: the Python reads take those. */
+static PyObject *
+reached_leaves(PyObject *Py_UNUSED(self), PyObject *const *argv, Py_ssize_t nargs)
+{
+    if (nargs != 7)
+        return PyErr_Format(PyExc_TypeError, "reached_leaves() takes 7 arguments (%zd given)",
+                            nargs);
+    Py_buffer v[7];
+    int got = 0;
+    long long k = -1;
+    for (; got < 7; got++)
+        if (PyObject_GetBuffer(argv[got], &v[got],
+                               PyBUF_C_CONTIGUOUS | PyBUF_FORMAT |
+                               (got >= 4 ? PyBUF_WRITABLE : 0)) < 0) {
+            PyErr_Clear();
+            goto done;
+        }
+    const long long *leaf_nodes = v[0].buf, *nodes = v[2].buf;
+    const unsigned char *touched = v[1].buf;
+    const double *adj = v[3].buf;
+    long long *hit = v[4].buf, *voff = v[5].buf;
+    double *first = v[6].buf;
+    Py_ssize_t n = v[0].len / 8, n_nodes = v[1].len, n_adj = v[3].len / 8;
+    long long fields = layout[L_FIELDS], f_voff = layout[L_VOFF];
+    for (int i = 0; i < 7; i++)
+        if (v[i].itemsize != (i == 1 ? 1 : 8))
+            goto done;
+    if (!ready || strcmp(v[3].format, "d") != 0 || strcmp(v[6].format, "d") != 0 ||
+            v[2].len / 8 < n_nodes * fields || v[4].len / 8 < n || v[5].len / 8 < n ||
+            v[6].len / 8 < n)
+        goto done;
+    k = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long long node = leaf_nodes[i];
+        if (node < 0 || node >= n_nodes) {
+            k = -1;
+            goto done;
+        }
+        if (!touched[node])
+            continue;
+        long long off = nodes[node * fields + f_voff];
+        if (off >= n_adj) {
+            k = -1;
+            goto done;
+        }
+        hit[k] = i;
+        voff[k] = off;
+        first[k] = off >= 0 ? adj[off] : 0.0;
+        k++;
+    }
+done:
+    while (got > 0)
+        PyBuffer_Release(&v[--got]);
+    return PyLong_FromLongLong(k);
+}
+
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Tensor, its slots, Tape, its slots, Arena, its slots, ndarray, record layout, "
@@ -943,6 +1005,8 @@ static PyMethodDef methods[] = {
      "source_big(tape, t, with_big) -> node or None"},
     {"addresses", (PyCFunction)(void (*)(void))addresses, METH_FASTCALL,
      "addresses(tensors, format, sizes, writable) -> list of int or None"},
+    {"reached_leaves", (PyCFunction)(void (*)(void))reached_leaves, METH_FASTCALL,
+     "reached_leaves(leaf_nodes, touched, nodes, adj, hit, voff, first) -> count or -1"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -13,7 +13,9 @@ small array op:
   training step's parameters, on each step's new tape), which source() calls first
   (``core.tape._native_source``); None where Python must push it;
 - ``push_node``: ``record.push_node`` of a big node, its Tensor made (``node_pusher``), the
-  other cases handed to its Python body.
+  other cases handed to its Python body;
+- ``reached_leaves``: after a backward's sweep, the leaves it reached and their adjoints read
+  in one loop (None: no extension; -1 where its Python must read them).
 
 Most of a small op's recording was those Python pairs, so the package builds them as C
 functions (``_fast_push.c``) where a C compiler was there at install. They write the same
@@ -92,11 +94,12 @@ except (ImportError, RuntimeError, TypeError, ValueError) as e:
     _fast_push = None
     unavailable = f"{type(e).__name__}: {e}"
     push_make, push_array_make = push_make_python, push_array_make_python
-    addresses = None
+    addresses = reached_leaves = None
 else:
     unavailable = None
     push_make, push_array_make = _fast_push.push_make, _fast_push.push_array_make
     addresses = _fast_push.addresses
+    reached_leaves = _fast_push.reached_leaves
     tape_module._native_push_big = _fast_push.push_big
     tape_module._native_source = _fast_push.source_big
 
