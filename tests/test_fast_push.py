@@ -464,3 +464,67 @@ def test_reached_leaves_declines_what_it_cannot_read():
     assert compiled.reached_leaves(leaf_nodes, touched, nodes, adj, *out) == -1
     with pytest.raises(TypeError):
         compiled.reached_leaves(leaf_nodes, touched)
+
+
+def _leaf_program(lib, write):
+    """A graph over 14 leaves of every kind _write_leaf tells apart, differentiated twice
+    (the second backward accumulates); ``write``: leaf_grads' C writer, or None."""
+    from numbagrad.autograd import leaf_grads
+    posts = []
+    values = [0.25 * i - 1.0 for i in range(8)]
+    leaves = [lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in values]
+    leaves += [lib.tensor(0.5, dtype=lib.float32, requires_grad=True),  # float32
+               lib.tensor(1.5, dtype=lib.float64),  # needs no gradient
+               lib.nn.Parameter(lib.tensor(2.0, dtype=lib.float64)),
+               lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True),  # not 0-d
+               lib.tensor(0.75, dtype=lib.float64, requires_grad=True),  # hooked
+               lib.tensor(-0.5, dtype=lib.float64, requires_grad=True)]  # post-hooked
+    leaves[12].register_hook(lambda g: g * 3)
+    leaves[13].register_post_accumulate_grad_hook(lambda t: posts.append(t.grad.item()))
+    with pytest.MonkeyPatch.context() as mp:
+        if lib is ng:
+            mp.setattr(leaf_grads, "write_scalar_grads", write)
+        for _ in range(2):
+            y = sum(x * x * (i + 1) for i, x in enumerate(leaves[:8]))
+            y = y + leaves[8] * leaves[9] + leaves[10].tanh() + leaves[11].sum() * leaves[12]
+            (y + leaves[13] * leaves[12]).backward()
+    return leaves, posts
+
+
+@needs_ext
+def test_scalar_grads_equal_pythons():
+    """The C writer's .grad tensors equal _write_leaf's slot for slot (a 0-d float64 or
+    float32 leaf, a Parameter; hooked, post-hooked and 1-d leaves handed to Python, as is
+    every leaf of the second, accumulating backward), and torch's values."""
+    ours, posts = _leaf_program(ng, fast_push.write_scalar_grads)
+    ref, ref_posts = _leaf_program(ng, None)
+    theirs, torch_posts = _leaf_program(torch, None)
+    slots = [n for n in ng.Tensor.__slots__ if n != "__weakref__"]
+    assert posts == ref_posts == pytest.approx(torch_posts) and len(posts) == 2
+    for t, r, o in zip(ours, ref, theirs):
+        assert (t.grad is None) == (r.grad is None) == (o.grad is None)
+        if t.grad is None:
+            continue
+        for name in slots:
+            got, want = getattr(t.grad, name, None), getattr(r.grad, name, None)
+            assert got is want or type(got) is type(want) and np.all(got == want), name
+        np.testing.assert_allclose(np.asarray(t.grad), o.grad.numpy(), rtol=1e-6)
+        assert np.asarray(t.grad).dtype == o.grad.numpy().dtype
+
+
+@needs_ext
+def test_write_scalar_grads_hands_back_what_it_does_not_write():
+    """Arguments of other kinds: None (Python writes every leaf); a place out of range, a pair
+    that is not one, an object that is no Tensor: handed back."""
+    f64 = np.dtype(np.float64)
+    leaf = ng.tensor(1.0, dtype=ng.float64, requires_grad=True)
+    leaves = [(0, leaf), (1, "no tensor"), [2, leaf]]
+    assert compiled.write_scalar_grads((0,), [0], [0], [1.0], f64) is None
+    assert compiled.write_scalar_grads(leaves, [0, 1], [0], [1.0], f64) is None
+    assert compiled.write_scalar_grads(leaves, [3, 1, 2], [0, 0, 0],
+                                       [np.float64(1.0)] * 3, f64) == [0, 1, 2]
+    assert leaf.grad is None
+    assert compiled.write_scalar_grads(leaves, [0], [0], [np.float64(2.5)], f64) == []
+    assert leaf.grad.item() == 2.5 and type(leaf.grad._data) is np.float64
+    with pytest.raises(TypeError):
+        compiled.write_scalar_grads(leaves, [0])

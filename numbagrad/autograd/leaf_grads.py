@@ -5,7 +5,7 @@ input for ``autograd.grad``."""
 import numpy as np
 
 from ..core.tape import F_SIZE, F_VOFF, NODE_FIELDS
-from ..engine.fast_push import reached_leaves
+from ..engine.fast_push import reached_leaves, write_scalar_grads
 from ..tensor import _accumulate_grad, _make, post_accumulate
 
 _F64 = np.dtype(np.float64)
@@ -44,8 +44,10 @@ def _accumulate_many(run, tape):
         hit_voffs_firsts = _read_reached_numpy(run, tape)
     hit, voffs, firsts = hit_voffs_firsts
     leaves = tape.leaves
-    for k, h in enumerate(hit):
-        node, leaf = leaves[h]
+    left = write_scalar_grads(leaves, hit, voffs, firsts, _F64) \
+        if write_scalar_grads is not None else None
+    for k in range(len(hit)) if left is None else left:
+        node, leaf = leaves[hit[k]]
         if leaf._requires_grad:
             _write_leaf(run, node, leaf, voffs[k], firsts[k])
 

@@ -57,7 +57,7 @@ static Py_ssize_t tensor_off[N_TENSOR_SLOTS], tape_off[N_TAPE_SLOTS], arena_off[
 static long long layout[N_LAYOUT];
 static PyObject *fallback_0d, *fallback_array;  /* the Python pairs, with these signatures */
 static PyObject *str_size, *str_shape, *str_frombytes, *str_late_min, *str_dtype, *str_f32;
-static PyObject *str_code, *str_blas_inner, *str_grads, *str_enabled;
+static PyObject *str_code, *str_blas_inner, *str_grads, *str_enabled, *str_ndim, *str_type;
 /* push_node's: record.push_node's Python body, the anomaly mode's state object, and whether
  * a product's node must flag its tape for a hold of the user's BLAS pools */
 static PyObject *node_python, *anomaly_state;
@@ -986,6 +986,113 @@ done:
     return PyLong_FromLongLong(k);
 }
 
+/* write_scalar_grads(leaves, hit, voffs, firsts, float64): leaf_grads._write_leaf's common
+ * case for each reached leaf k (the pair tape.leaves[hit[k]], its adjoint's offset and first
+ * value): a 0-d array leaf that requires grad, has no .grad, no hooks and its adjoint in the
+ * arena gets .grad, a Tensor of firsts[k] in the leaf's dtype; a leaf that does not require
+ * grad is skipped. Returns the k's it left to Python (a list), or None where an argument is
+ * not what it should be (Python writes them all). */
+static PyObject *
+write_scalar_grads(PyObject *Py_UNUSED(self), PyObject *const *argv, Py_ssize_t nargs)
+{
+    if (nargs != 5)
+        return PyErr_Format(PyExc_TypeError,
+                            "write_scalar_grads() takes 5 arguments (%zd given)", nargs);
+    PyObject *leaves = argv[0], *hit = argv[1], *voffs = argv[2], *firsts = argv[3];
+    PyObject *f64 = argv[4];
+    if (!ready || !PyList_Check(leaves) || !PyList_Check(hit) || !PyList_Check(voffs) ||
+            !PyList_Check(firsts))
+        Py_RETURN_NONE;
+    Py_ssize_t n = PyList_GET_SIZE(hit);
+    if (PyList_GET_SIZE(voffs) != n || PyList_GET_SIZE(firsts) != n)
+        Py_RETURN_NONE;
+    PyObject *rest = PyList_New(0);
+    if (rest == NULL)
+        return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        Py_ssize_t h = PyLong_AsSsize_t(PyList_GET_ITEM(hit, k));
+        long long voff = PyLong_AsLongLong(PyList_GET_ITEM(voffs, k));
+        if (PyErr_Occurred())
+            goto error;
+        if (h < 0 || h >= PyList_GET_SIZE(leaves))
+            goto python;
+        PyObject *pair = PyList_GET_ITEM(leaves, h);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2)
+            goto python;
+        PyObject *leaf = PyTuple_GET_ITEM(pair, 1);
+        if (!PyObject_TypeCheck(leaf, tensor_type))
+            goto python;
+        PyObject *requires_grad = SLOT(leaf, tensor_off[T_REQUIRES_GRAD]);
+        if (requires_grad == Py_False)
+            continue;
+        PyObject *data = SLOT(leaf, tensor_off[T_DATA]);
+        PyObject *hooks = SLOT(leaf, tensor_off[T_HOOKS]);
+        PyObject *post_hooks = SLOT(leaf, tensor_off[T_POST_HOOKS]);
+        if (requires_grad != Py_True || voff < 0 || SLOT(leaf, tensor_off[T_GRAD]) != Py_None ||
+                data == NULL || !Py_IS_TYPE(data, ndarray_type) ||
+                (hooks != NULL && hooks != Py_None) ||
+                (post_hooks != NULL && post_hooks != Py_None))
+            goto python;
+        PyObject *ndim = PyObject_GetAttr(data, str_ndim);
+        if (ndim == NULL)
+            goto error;
+        long nd = PyLong_AsLong(ndim);
+        Py_DECREF(ndim);
+        if (nd == -1 && PyErr_Occurred())
+            goto error;
+        if (nd != 0)
+            goto python;
+        PyObject *dtype = PyObject_GetAttr(data, str_dtype);
+        if (dtype == NULL)
+            goto error;
+        PyObject *value, *g = PyList_GET_ITEM(firsts, k);
+        if (dtype == f64) {
+            value = Py_NewRef(g);
+        } else {  /* the first value in the leaf's own dtype, as data.dtype.type(g) */
+            PyObject *type = PyObject_GetAttr(dtype, str_type);
+            value = type == NULL ? NULL : PyObject_CallOneArg(type, g);
+            Py_XDECREF(type);
+        }
+        Py_DECREF(dtype);
+        if (value == NULL)
+            goto error;
+        PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
+        PyObject *node = PyLong_FromLong(-1);
+        if (t == NULL || node == NULL) {
+            Py_XDECREF(t);
+            Py_XDECREF(node);
+            Py_DECREF(value);
+            goto error;
+        }
+        SLOT(t, tensor_off[T_DATA]) = value;  /* as _make(value): no tape, node -1 */
+        SLOT(t, tensor_off[T_REQUIRES_GRAD]) = Py_NewRef(Py_False);
+        SLOT(t, tensor_off[T_GRAD]) = Py_NewRef(Py_None);
+        SLOT(t, tensor_off[T_TAPE]) = Py_NewRef(Py_None);
+        SLOT(t, tensor_off[T_NODE]) = node;
+        SLOT(t, tensor_off[T_VC_LIST]) = Py_NewRef(Py_None);
+        SLOT(t, tensor_off[T_BASE]) = Py_NewRef(Py_None);
+        SLOT(t, tensor_off[T_RETAINS_GRAD]) = Py_NewRef(Py_False);
+        SLOT(t, tensor_off[T_CAPTURED_BY]) = Py_NewRef(Py_None);
+        SLOT(t, tensor_off[T_HOOKS]) = Py_NewRef(Py_None);
+        SLOT(t, tensor_off[T_POST_HOOKS]) = Py_NewRef(Py_None);
+        PyObject *old = SLOT(leaf, tensor_off[T_GRAD]);
+        SLOT(leaf, tensor_off[T_GRAD]) = t;
+        Py_DECREF(old);
+        continue;
+    python:;
+        PyObject *place = PyLong_FromSsize_t(k);
+        if (place == NULL || PyList_Append(rest, place) < 0) {
+            Py_XDECREF(place);
+            goto error;
+        }
+        Py_DECREF(place);
+    }
+    return rest;
+error:
+    Py_DECREF(rest);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Tensor, its slots, Tape, its slots, Arena, its slots, ndarray, record layout, "
@@ -1007,6 +1114,8 @@ static PyMethodDef methods[] = {
      "addresses(tensors, format, sizes, writable) -> list of int or None"},
     {"reached_leaves", (PyCFunction)(void (*)(void))reached_leaves, METH_FASTCALL,
      "reached_leaves(leaf_nodes, touched, nodes, adj, hit, voff, first) -> count or -1"},
+    {"write_scalar_grads", (PyCFunction)(void (*)(void))write_scalar_grads, METH_FASTCALL,
+     "write_scalar_grads(leaves, hit, voffs, firsts, float64 dtype) -> list of int or None"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1026,9 +1135,11 @@ PyInit__fast_push(void)
     str_blas_inner = PyUnicode_InternFromString("blas_inner");
     str_grads = PyUnicode_InternFromString("grads");
     str_enabled = PyUnicode_InternFromString("enabled");
+    str_ndim = PyUnicode_InternFromString("ndim");
+    str_type = PyUnicode_InternFromString("type");
     if (str_size == NULL || str_shape == NULL || str_frombytes == NULL || str_late_min == NULL ||
             str_dtype == NULL || str_f32 == NULL || str_code == NULL || str_blas_inner == NULL ||
-            str_grads == NULL || str_enabled == NULL)
+            str_grads == NULL || str_enabled == NULL || str_ndim == NULL || str_type == NULL)
         return NULL;
     return PyModule_Create(&module);
 }

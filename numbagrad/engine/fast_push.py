@@ -15,7 +15,9 @@ small array op:
 - ``push_node``: ``record.push_node`` of a big node, its Tensor made (``node_pusher``), the
   other cases handed to its Python body;
 - ``reached_leaves``: after a backward's sweep, the leaves it reached and their adjoints read
-  in one loop (None: no extension; -1 where its Python must read them).
+  in one loop (None: no extension; -1 where its Python must read them);
+  ``write_scalar_grads``: the ``.grad`` of those that are 0-d, without hooks, made in one
+  loop (the others' places handed back to its Python).
 
 Most of a small op's recording was those Python pairs, so the package builds them as C
 functions (``_fast_push.c``) where a C compiler was there at install. They write the same
@@ -94,12 +96,13 @@ except (ImportError, RuntimeError, TypeError, ValueError) as e:
     _fast_push = None
     unavailable = f"{type(e).__name__}: {e}"
     push_make, push_array_make = push_make_python, push_array_make_python
-    addresses = reached_leaves = None
+    addresses = reached_leaves = write_scalar_grads = None
 else:
     unavailable = None
     push_make, push_array_make = _fast_push.push_make, _fast_push.push_array_make
     addresses = _fast_push.addresses
     reached_leaves = _fast_push.reached_leaves
+    write_scalar_grads = _fast_push.write_scalar_grads
     tape_module._native_push_big = _fast_push.push_big
     tape_module._native_source = _fast_push.source_big
 
