@@ -5,6 +5,7 @@ the thread count."""
 
 import ctypes
 import importlib.util
+import os
 import subprocess
 import sys
 import textwrap
@@ -166,6 +167,42 @@ def test_a_split_matrix_product_has_the_bits_of_one_call(dtype):
     finally:
         numba.set_num_threads(previous)
     assert split >= 0.6 * (80 if dtype == np.float32 else 15)  # most were split
+
+
+@pytest.mark.parametrize("core", ["Haswell", "SkylakeX"])
+def test_a_float32_product_is_one_call_only_where_its_blocks_have_its_bits(core):
+    """Under OpenBLAS's AVX2 kernels (OPENBLAS_CORETYPE=Haswell, as on an AVX2 machine) a
+    float32 product keeps its blocks, whose bits the whole product does not have there; under
+    SkylakeX's it is one call. Either way one and two threads give the same bits (a product
+    of 2^25 multiply-adds, split in four on two threads), and the choice is part of the
+    package kernels' cache key (a cache made under the other kernels is not loaded)."""
+    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    needs = {"Haswell": "avx2", "SkylakeX": "avx512f"}[core]
+    if needs not in flags.split():
+        pytest.skip(f"no {needs} here (or no /proc/cpuinfo): OpenBLAS would not run {core}'s")
+    program = textwrap.dedent("""
+        import numba, numpy as np
+        from numbagrad.core import safe_cache
+        from numbagrad.engine import gemm
+        rng = np.random.default_rng(3)
+        a = rng.standard_normal((300, 700)).astype(np.float32)
+        b = rng.standard_normal((700, 200)).astype(np.float32)
+        y1, y2 = np.zeros((300, 200), np.float32), np.zeros((300, 200), np.float32)
+        numba.set_num_threads(1)
+        gemm.product_into(y1, a, b)
+        numba.set_num_threads(2)
+        gemm.product_into(y2, a, b)
+        print(gemm.core_name, gemm.SGEMM_WHOLE, safe_cache.KEY_PARTS["sgemm_whole"],
+              np.array_equal(y1, y2))
+    """)
+    env = dict(os.environ, OPENBLAS_CORETYPE=core)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    name, whole, key, threads_equal = done.stdout.split()[-4:]
+    assert name == core.lower()
+    assert whole == key == str(core == "SkylakeX")
+    assert threads_equal == "True"
 
 
 def test_thread_count_does_not_change_the_bits():

@@ -110,6 +110,12 @@ class SafeCache:
                       f"({why}); compiling it again.", UserWarning, stacklevel=2)
 
 
+# machine-dependent constants the package's kernels compile in (each set at import by the
+# module that decides it, before a kernel that reads it compiles): part of every package
+# kernel's key, so a cache made under other ones is not loaded
+KEY_PARTS = {}
+
+
 @functools.cache
 def package_fingerprint():
     """A hash of the package's source files. Numba keys a cache entry on its function's own
@@ -219,7 +225,8 @@ def guard(compiled):
         if _in_package(py_func):
             numba_key = cache._index_key
             cache._index_key = lambda sig, codegen: (*numba_key(sig, codegen),
-                                                     package_fingerprint())
+                                                     package_fingerprint(),
+                                                     tuple(sorted(KEY_PARTS.items())))
         compiled._cache = SafeCache(cache, py_func)
     return compiled
 

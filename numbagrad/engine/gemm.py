@@ -23,11 +23,12 @@ float dtype, computed in that dtype:
   columns) of ``y``, one BLAS call each, the same blocks at every thread count. Eager runs
   them on Numba's threads (``product_into``); ``product`` (eager on one thread, the
   replay) runs them one after the other, or a float32 matrix product as one call (~10% of
-  a large product saved): blocks of at least ``BLOCK_MIN`` multiply-adds take sgemm's path
-  of the whole product (its small-matrix kernels, which sum in another order, stop at
-  10^6), so the bits are the same (tests/test_gemm.py checks random shapes). dgemm's edge
-  kernels and gemv sum some elements in another order when split: those keep their
-  blocks. OpenBLAS's own threading would change the bits too, which is why numbagrad's
+  a large product saved) where OpenBLAS runs its SkylakeX kernels (``SGEMM_WHOLE``):
+  blocks of at least ``BLOCK_MIN`` multiply-adds take sgemm's path of the whole product
+  (its small-matrix kernels, which sum in another order, stop at 10^6), so the bits are
+  the same (tests/test_gemm.py checks random shapes). Its Haswell and Zen kernels (AVX2),
+  dgemm's edge kernels and gemv sum some elements in another order when split: those keep
+  their blocks. OpenBLAS's own threading would change the bits too, which is why numbagrad's
   copy runs on one thread (NumPy's, the fallback, is held at one thread from
   ``BLAS_THREADS_MIN`` multiply-adds: eager here, the replay and the backward around their
   whole call: numbagrad/_blas.py).
@@ -53,6 +54,7 @@ from numba.extending import intrinsic
 
 from .. import _blas
 from .._threads import fit_threads, num_threads
+from ..core import safe_cache
 
 # CBLAS enums
 _F16 = np.dtype(np.float16)
@@ -179,11 +181,29 @@ def _register():
         llb.add_symbol(_SYMBOLS[real], addr)
     if own:
         _blas.keep_private(path)
-    return names.get("s"), own
+    return names.get("s"), own, _core_name(lib) if names else None
 
 
-_sgemm_name, own_blas = _register()
+def _core_name(lib):
+    """The kernel family OpenBLAS picked for this CPU ("skylakex", "haswell", "zen"...), or
+    None where the library does not say."""
+    fn = getattr(lib, "scipy_openblas_get_corename64_", None)
+    if fn is None:
+        return None
+    fn.restype = ctypes.c_char_p
+    name = fn()
+    return name.decode(errors="replace").strip().lower() if name else None
+
+
+_sgemm_name, own_blas, core_name = _register()
 available = _sgemm_name is not None
+# OpenBLAS's kernel families whose sgemm gives a product's blocks (each of BLOCK_MIN
+# multiply-adds or more) the bits of the whole product (tests/test_gemm.py): there a float32
+# product on one thread is one call. Others (Haswell's, Zen's: AVX2 machines, or the
+# OPENBLAS_CORETYPE variable) sum some elements of a block in another order, so their
+# products keep the blocks, as float64's do, and the bits stay those of any thread count.
+SGEMM_WHOLE = core_name in ("skylakex",)
+safe_cache.KEY_PARTS["sgemm_whole"] = SGEMM_WHOLE
 # the products run on a BLAS whose pool is the user's (NumPy's), not numbagrad's own copy
 on_user_blas = available and not own_blas
 # eager's products hold at one thread the pool of NumPy's BLAS when they call it; numbagrad's
@@ -392,7 +412,8 @@ def product(y, a, b, alpha, beta):
         return
     done, a, b, ta, lda, tb, ldb, parts = _prepare(y, a, b, alpha, beta)
     if not done:
-        if parts > 1 and y.itemsize == 4 and y.shape[0] > 1 and y.shape[1] > 1:
+        if parts > 1 and SGEMM_WHOLE and y.itemsize == 4 and y.shape[0] > 1 and \
+                y.shape[1] > 1:
             parts = 1
         for p in range(parts):
             _blas_block(y, a, b, alpha, beta, ta, lda, tb, ldb, p, parts)
