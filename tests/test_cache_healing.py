@@ -130,17 +130,23 @@ def test_an_entry_whose_data_is_not_written_yet_is_a_quiet_miss(warm_cache):
 def test_the_package_functions_entries_are_keyed_on_the_package_source(monkeypatch):
     """Numba keys an entry on its function's own file and bytecode: a changed constant of
     another module (a node field's offset) would leave it stale. numbagrad's own functions
-    add a hash of the package's source to the key; generated kernels hash their inputs."""
+    add a hash of the package's source to the key, and the machine-dependent constants
+    they compile in (gemm's choice of one sgemm call); generated kernels hash their
+    inputs."""
     from numbagrad.autograd import sweep
     from numbagrad.core import safe_cache
+    from numbagrad.engine import gemm
 
     fn = sweep.kernels_needed
     sig, codegen = sweep.entry_signature("kernels_needed"), fn.targetctx.codegen()
     key = fn._cache._index_key(sig, codegen)
-    assert key[-1] == safe_cache.package_fingerprint()
+    assert key[-2] == safe_cache.package_fingerprint()
+    assert key[-1] == (("sgemm_whole", gemm.SGEMM_WHOLE),)
     monkeypatch.setattr(safe_cache, "package_fingerprint", lambda: "another source")
-    assert fn._cache._index_key(sig, codegen)[:-1] == key[:-1]
-    assert fn._cache._index_key(sig, codegen)[-1] == "another source"
+    assert fn._cache._index_key(sig, codegen)[:-2] == key[:-2]
+    assert fn._cache._index_key(sig, codegen)[-2] == "another source"
+    monkeypatch.setitem(safe_cache.KEY_PARTS, "sgemm_whole", not gemm.SGEMM_WHOLE)
+    assert fn._cache._index_key(sig, codegen)[-1] != key[-1]
 
 
 class _Payload:
