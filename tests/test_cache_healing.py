@@ -141,7 +141,7 @@ def test_the_package_functions_entries_are_keyed_on_the_package_source(monkeypat
     sig, codegen = sweep.entry_signature("kernels_needed"), fn.targetctx.codegen()
     key = fn._cache._index_key(sig, codegen)
     assert key[-2] == safe_cache.package_fingerprint()
-    assert key[-1] == (("sgemm_whole", gemm.SGEMM_WHOLE),)
+    assert key[-1] == (("sgemm_whole", gemm.SGEMM_WHOLE), ("split_parts", gemm.SPLIT_PARTS))
     monkeypatch.setattr(safe_cache, "package_fingerprint", lambda: "another source")
     assert fn._cache._index_key(sig, codegen)[:-2] == key[:-2]
     assert fn._cache._index_key(sig, codegen)[-2] == "another source"

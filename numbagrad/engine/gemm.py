@@ -66,7 +66,10 @@ SMALL_MM = 8192
 # Numba has threads to run them on: 64x784 @ 784x256 float32 runs in 54% of its time on
 # two, while 4 blocks on one thread cost 10-12% over one call (bench/RESULTS.md).
 SPLIT_MIN = 1 << 20
-SPLIT_PARTS = 4
+# (no more blocks than the machine has cores: each block packs the other operand again, so
+# fewer blocks run faster on one thread; a machine constant, so the bits still do not
+# depend on the thread count)
+SPLIT_PARTS = max(1, min(4, os.cpu_count() or 4))
 # A matrix product's blocks are at least this many multiply-adds: above OpenBLAS's
 # small-matrix kernels (10^6), so a block takes the whole product's path and bits.
 BLOCK_MIN = 1 << 20
@@ -204,6 +207,7 @@ available = _sgemm_name is not None
 # products keep the blocks, as float64's do, and the bits stay those of any thread count.
 SGEMM_WHOLE = core_name in ("skylakex",)
 safe_cache.KEY_PARTS["sgemm_whole"] = SGEMM_WHOLE
+safe_cache.KEY_PARTS["split_parts"] = SPLIT_PARTS
 # the products run on a BLAS whose pool is the user's (NumPy's), not numbagrad's own copy
 on_user_blas = available and not own_blas
 # eager's products hold at one thread the pool of NumPy's BLAS when they call it; numbagrad's
