@@ -2,8 +2,9 @@
 
 Numba caches a function beside its source file and keys the entry on that file's stamp, not
 on the functions it calls, so every generated module is named by a hash of its own text, of
-the source of every @njit helper it reaches and of the Numba and NumPy versions: a changed
-formula or helper makes a new file, never a stale entry. The code run is always the text
+the source of every @njit helper it reaches, of the Numba and NumPy versions and of the
+machine-dependent constants those helpers compile in: a changed formula, helper or constant
+makes a new file, never a stale entry. The code run is always the text
 generated in this process (compiled from memory, the file only anchors Numba's cache), and
 the directory must belong to the user and be writable by nobody else: Numba unpickles its
 index files, so a directory another user can write into would let them run code here.
@@ -115,12 +116,14 @@ def _names(code):
 
 def module_name(prefix, source, helpers=()):
     """``prefix`` + a hash of ``source``, the sources ``helpers`` (@njit functions the module
-    calls) reach, and the Numba and NumPy versions."""
+    calls) reach, the Numba and NumPy versions and the machine-dependent constants the
+    helpers compile in (``safe_cache.KEY_PARTS``: not in their sources)."""
     h = hashlib.sha256(source.encode())
     for disp in sorted(helpers, key=lambda d: (d.py_func.__module__, d.py_func.__qualname__)):
         h.update(dispatcher_sources(disp).encode())
     h.update(numba.__version__.encode())
     h.update(np.__version__.encode())
+    h.update(repr(sorted(safe_cache.KEY_PARTS.items())).encode())
     return prefix + h.hexdigest()[:20]
 
 
