@@ -205,6 +205,18 @@ args_ok(PyObject *args)
  * node_obj's reference and t's */
 static PyObject *make(PyObject *t, PyObject *tape, PyObject *value, PyObject *node_obj);
 
+/* obj.name as a Py_ssize_t into *out; -1 with the error set where it fails */
+static int
+int_attr(PyObject *obj, PyObject *name, Py_ssize_t *out)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    *out = PyLong_AsSsize_t(v);
+    Py_DECREF(v);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
 static PyObject *
 finish(PyObject *t, PyObject *tape, PyObject *value, PyObject *node_obj, const long long *rec)
 {
@@ -216,13 +228,13 @@ finish(PyObject *t, PyObject *tape, PyObject *value, PyObject *node_obj, const l
     return make(t, tape, value, node_obj);
 }
 
-/* t (new, its slots empty) made the Tensor of `value` at node_obj of `tape`, as _make makes
- * it; takes node_obj's reference and t's */
+/* t (new, its slots empty) made the Tensor of `value` at node_obj of `tape` (None: no tape),
+ * as _make makes it; takes node_obj's reference and t's */
 static PyObject *
 make(PyObject *t, PyObject *tape, PyObject *value, PyObject *node_obj)
 {
     SLOT(t, tensor_off[T_DATA]) = Py_NewRef(value);
-    SLOT(t, tensor_off[T_REQUIRES_GRAD]) = Py_NewRef(Py_True);
+    SLOT(t, tensor_off[T_REQUIRES_GRAD]) = Py_NewRef(tape == Py_None ? Py_False : Py_True);
     SLOT(t, tensor_off[T_GRAD]) = Py_NewRef(Py_None);
     SLOT(t, tensor_off[T_TAPE]) = Py_NewRef(tape);
     SLOT(t, tensor_off[T_NODE]) = node_obj;
@@ -357,11 +369,9 @@ push_array_make(PyObject *Py_UNUSED(self), PyObject *const *argv, Py_ssize_t nar
     double fats[MAX_ATTRS];
     if (PyErr_Occurred() || read_attrs(iat, iats, NULL) < 0 || read_attrs(fat, NULL, fats) < 0)
         return NULL;
-    PyObject *size_obj = PyObject_GetAttr(value, str_size);
-    if (size_obj == NULL)
+    Py_ssize_t size;
+    if (int_attr(value, str_size, &size) < 0)
         return NULL;
-    Py_ssize_t size = PyLong_AsSsize_t(size_obj);
-    Py_DECREF(size_obj);
     PyObject *shape = PyObject_GetAttr(value, str_shape);
     if (shape == NULL)
         return NULL;
@@ -1033,12 +1043,8 @@ write_scalar_grads(PyObject *Py_UNUSED(self), PyObject *const *argv, Py_ssize_t 
                 (hooks != NULL && hooks != Py_None) ||
                 (post_hooks != NULL && post_hooks != Py_None))
             goto python;
-        PyObject *ndim = PyObject_GetAttr(data, str_ndim);
-        if (ndim == NULL)
-            goto error;
-        long nd = PyLong_AsLong(ndim);
-        Py_DECREF(ndim);
-        if (nd == -1 && PyErr_Occurred())
+        Py_ssize_t nd;
+        if (int_attr(data, str_ndim, &nd) < 0)
             goto error;
         if (nd != 0)
             goto python;
@@ -1064,17 +1070,8 @@ write_scalar_grads(PyObject *Py_UNUSED(self), PyObject *const *argv, Py_ssize_t 
             Py_DECREF(value);
             goto error;
         }
-        SLOT(t, tensor_off[T_DATA]) = value;  /* as _make(value): no tape, node -1 */
-        SLOT(t, tensor_off[T_REQUIRES_GRAD]) = Py_NewRef(Py_False);
-        SLOT(t, tensor_off[T_GRAD]) = Py_NewRef(Py_None);
-        SLOT(t, tensor_off[T_TAPE]) = Py_NewRef(Py_None);
-        SLOT(t, tensor_off[T_NODE]) = node;
-        SLOT(t, tensor_off[T_VC_LIST]) = Py_NewRef(Py_None);
-        SLOT(t, tensor_off[T_BASE]) = Py_NewRef(Py_None);
-        SLOT(t, tensor_off[T_RETAINS_GRAD]) = Py_NewRef(Py_False);
-        SLOT(t, tensor_off[T_CAPTURED_BY]) = Py_NewRef(Py_None);
-        SLOT(t, tensor_off[T_HOOKS]) = Py_NewRef(Py_None);
-        SLOT(t, tensor_off[T_POST_HOOKS]) = Py_NewRef(Py_None);
+        make(t, Py_None, value, node);  /* as _make(value): no tape, node -1 */
+        Py_DECREF(value);
         PyObject *old = SLOT(leaf, tensor_off[T_GRAD]);
         SLOT(leaf, tensor_off[T_GRAD]) = t;
         Py_DECREF(old);
