@@ -418,9 +418,15 @@ def test_reached_leaves_equal_numpys_reads(monkeypatch):
     reads = []
 
     def both(run, tape):
+        n = len(tape.leaf_nodes)
+        out = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n)
+        counts.append(compiled.reached_leaves(tape.leaf_nodes, run.touched, run.nodes,
+                                              run.adj, *out))
         reads.append((leaf_grads._read_reached(run, tape),
                       leaf_grads._read_reached_numpy(run, tape)))
         real(run, tape)
+
+    counts = []  # the C loop's, -1 where it declines (then both reads would be NumPy's)
 
     real = leaf_grads._accumulate_many
     monkeypatch.setattr(leaf_grads, "_accumulate_many", both)
@@ -435,7 +441,7 @@ def test_reached_leaves_equal_numpys_reads(monkeypatch):
         results.append([None if x.grad is None else np.asarray(x.grad) for x in leaves])
     (hit, voffs, firsts), (hit_np, voffs_np, firsts_np) = reads[0]
     # reached: 14 of the first 15 (the 4th needs no gradient), the 19th, 21st and 22nd
-    assert hit == hit_np and voffs == voffs_np and len(hit) == 17
+    assert hit == hit_np and voffs == voffs_np and len(hit) == 17 == counts[0]
     assert [f for f, v in zip(firsts, voffs) if v >= 0] == \
         [f for f, v in zip(firsts_np, voffs_np) if v >= 0]
     assert any(v < 0 for v in voffs)  # the big leaf's

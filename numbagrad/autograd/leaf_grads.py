@@ -36,13 +36,10 @@ def _write_leaf(run, node, leaf, voff, first=None):
 
 
 def _accumulate_many(run, tape):
-    """_accumulate's leaves, when there are many: the reached ones found in one vectorized
-    read (many graphs alive on one tape hold many leaves; a backward reaches a few), then a
-    plain Python loop over those."""
-    hit_voffs_firsts = _read_reached(run, tape) if reached_leaves is not None else None
-    if hit_voffs_firsts is None:
-        hit_voffs_firsts = _read_reached_numpy(run, tape)
-    hit, voffs, firsts = hit_voffs_firsts
+    """_accumulate's leaves, when there are many: the reached ones found in one read (many
+    graphs alive on one tape hold many leaves; a backward reaches a few), the .grad of the
+    0-d ones made by the C extension's loop, then _write_leaf for the others."""
+    hit, voffs, firsts = _read_reached(run, tape)
     leaves = tape.leaves
     left = write_scalar_grads(leaves, hit, voffs, firsts, _F64) \
         if write_scalar_grads is not None else None
@@ -54,14 +51,16 @@ def _accumulate_many(run, tape):
 
 def _read_reached(run, tape):
     """The reached leaves' places in ``tape.leaves``, value offsets and first adjoint
-    values, read by the C extension's one loop over their (by then cold) records; None where
-    it declines."""
-    n = len(tape.leaf_nodes)
-    hit, voffs, firsts = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n)
-    k = reached_leaves(tape.leaf_nodes, run.touched, run.nodes, run.adj, hit, voffs, firsts)
-    if k < 0:
-        return None
-    return hit[:k].tolist(), voffs[:k].tolist(), list(firsts[:k])
+    values: read by the C extension's one loop over their (by then cold) records, or by
+    NumPy where it is absent or declines."""
+    if reached_leaves is not None:
+        n = len(tape.leaf_nodes)
+        hit, voffs, firsts = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n)
+        k = reached_leaves(tape.leaf_nodes, run.touched, run.nodes, run.adj, hit, voffs,
+                           firsts)
+        if k >= 0:
+            return hit[:k].tolist(), voffs[:k].tolist(), list(firsts[:k])
+    return _read_reached_numpy(run, tape)
 
 
 def _read_reached_numpy(run, tape):
